@@ -1,0 +1,164 @@
+/* Packet buffers and fixed-size buffer pools.
+ *
+ * A pool is one DMA region cut into equal elements; each element is a 64-byte struct
+ * myrio_pkt followed by its data buffer. The frame lives at buf + data_off: receive
+ * buffers start with MYRIO_PKT_HEADROOM bytes free (the NIC writes at +2, spec §4.4),
+ * transmit buffers leave the same headroom so the stack can write headers in front of the
+ * payload without copying it. Pools are single-threaded; alloc and free are O(1) stack
+ * pushes and pops, in bursts.
+ */
+#ifndef MYRIO_PKT_H
+#define MYRIO_PKT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MYRIO_PKT_HEADROOM 128u /* bytes in front of the frame; 64-aligned */
+#define MYRIO_PKT_RX_PAD 2u     /* the NIC writes a frame 2 bytes after the buffer address */
+
+/* ol_flags */
+#define MYRIO_PKT_RX_CSUM_PARTIAL 0x0001u /* rx_csum holds the NIC's sum from byte 14 (§4.6) */
+#define MYRIO_PKT_TX_CSUM 0x0100u         /* NIC fills the L4 checksum (§5.5) */
+#define MYRIO_PKT_TX_TSO 0x0200u          /* reserved: TCP segmentation offload (§5.6) */
+
+struct myrio_pool;
+
+struct myrio_pkt {
+	uint64_t iova;           /* bus address of buf[0] */
+	struct myrio_pool *pool; /* where free returns it */
+	uint32_t data_off;       /* frame start, relative to buf */
+	uint32_t len;            /* frame length in bytes */
+	uint32_t buf_len;        /* bytes in buf */
+	uint16_t ol_flags;
+	uint16_t rx_csum;   /* rx: ones'-complement sum of frame bytes [14, len), host order */
+	uint16_t csum_start; /* tx: frame offset where checksumming starts (L4 header) */
+	uint16_t csum_field; /* tx: frame offset of the 16-bit checksum field */
+	uint16_t refcnt;     /* holders; free() drops one and recycles at zero */
+	uint16_t port;       /* receiving port's index, for the application */
+	struct myrio_pkt *next; /* for whoever holds the packet: queues and chains */
+	uint64_t user;          /* private to the holder (the stack keeps a sequence number) */
+	uint8_t buf[] __attribute__((aligned(64))); /* 64 bytes into the element */
+};
+_Static_assert(sizeof(struct myrio_pkt) == 64, "packet header is one cache line");
+
+struct myrio_pool {
+	struct myrio_pkt **free_stack; /* free_top entries are free */
+	uint32_t free_top;
+	uint32_t count;
+	uint32_t elem_size; /* sizeof(struct myrio_pkt) + buffer, a multiple of 64 */
+	uint32_t buf_len;
+	uint8_t *base;      /* element 0 */
+	uint64_t base_iova; /* IOVA of element 0 */
+	void *region;       /* the DMA region that backs the pool (internal) */
+	uint64_t alloc_failures;
+};
+
+/* Releases a pool and its memory; every buffer must have come back. */
+void myrio_pool_destroy(struct myrio_pool *pool);
+
+static inline uint8_t *myrio_pkt_data(const struct myrio_pkt *p)
+{
+	return (uint8_t *)p->buf + p->data_off;
+}
+
+static inline uint64_t myrio_pkt_data_iova(const struct myrio_pkt *p)
+{
+	return p->iova + p->data_off;
+}
+
+/* Makes room for n bytes of header in front of the frame; NULL if the headroom is short. */
+static inline uint8_t *myrio_pkt_prepend(struct myrio_pkt *p, uint32_t n)
+{
+	if (n > p->data_off)
+		return NULL;
+	p->data_off -= n;
+	p->len += n;
+	return (uint8_t *)p->buf + p->data_off;
+}
+
+/* Drops n bytes from the front of the frame (a header that was parsed). */
+static inline uint8_t *myrio_pkt_adj(struct myrio_pkt *p, uint32_t n)
+{
+	if (n > p->len)
+		return NULL;
+	p->data_off += n;
+	p->len -= n;
+	return (uint8_t *)p->buf + p->data_off;
+}
+
+/* Bytes that can still be appended behind the frame. */
+static inline uint32_t myrio_pkt_tailroom(const struct myrio_pkt *p)
+{
+	return p->buf_len - p->data_off - p->len;
+}
+
+static inline void myrio_pkt_reset(struct myrio_pkt *p)
+{
+	p->data_off = MYRIO_PKT_HEADROOM;
+	p->len = 0;
+	p->ol_flags = 0;
+	p->refcnt = 1;
+	p->next = NULL;
+}
+
+static inline struct myrio_pkt *myrio_pkt_alloc(struct myrio_pool *pool)
+{
+	if (pool->free_top == 0) {
+		pool->alloc_failures++;
+		return NULL;
+	}
+	struct myrio_pkt *p = pool->free_stack[--pool->free_top];
+	myrio_pkt_reset(p);
+	return p;
+}
+
+/* All n or nothing: returns n, or 0 when fewer than n are free. */
+static inline unsigned myrio_pkt_alloc_bulk(struct myrio_pool *pool, struct myrio_pkt **pkts,
+					    unsigned n)
+{
+	if (pool->free_top < n) {
+		pool->alloc_failures++;
+		return 0;
+	}
+	struct myrio_pkt **src = pool->free_stack + pool->free_top - n;
+	for (unsigned i = 0; i < n; i++) {
+		pkts[i] = src[i];
+		myrio_pkt_reset(pkts[i]);
+	}
+	pool->free_top -= n;
+	return n;
+}
+
+/* An extra holder (TCP keeps a sent segment until it is acknowledged). */
+static inline void myrio_pkt_ref(struct myrio_pkt *p)
+{
+	p->refcnt++;
+}
+
+static inline void myrio_pkt_free(struct myrio_pkt *p)
+{
+	if (--p->refcnt == 0) {
+		struct myrio_pool *pool = p->pool;
+		pool->free_stack[pool->free_top++] = p;
+	}
+}
+
+static inline void myrio_pkt_free_bulk(struct myrio_pkt **pkts, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		myrio_pkt_free(pkts[i]);
+}
+
+static inline unsigned myrio_pool_free_count(const struct myrio_pool *pool)
+{
+	return pool->free_top;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,104 @@
+/* The port: one NIC (one slice) as the application sees it.
+ *
+ * Device strings, chosen at run time:
+ *   "sim:NAME"          a NIC of an in-process device model (conf.sim), see sim.h
+ *   "simd:NAME[@SOCK]"  a NIC hosted by the model daemon, attached through its UNIX socket
+ *   "0000:03:00.0"      a Myri-10G board bound to vfio-pci
+ *
+ * Every call returns 0 or a negative errno and logs a message that says what to do.
+ * rx_burst/tx_burst never block and never allocate beyond the port's pools.
+ */
+#ifndef MYRIO_PORT_H
+#define MYRIO_PORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "myrio/pkt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct myrio_port;
+struct myrio_sim;
+
+struct myrio_port_conf {
+	uint32_t mtu;            /* IP MTU, 68..9000; 0 = 1500 */
+	uint32_t rx_pool_size;   /* receive buffers per ring beyond the ring; 0 = default */
+	uint32_t intr_coal_us;   /* interrupt coalescing delay (§6.6); 0 = immediate */
+	bool promisc;            /* receive frames for any MAC */
+	bool adopt_firmware;     /* true: keep the running firmware (§2.3) when no image given */
+	const char *firmware;    /* image to load and hand off (§2.2, §2.4), NULL = adopt */
+	struct myrio_sim *sim;   /* in-process model hosting "sim:" devices */
+};
+
+/* Offload capabilities (myrio_port_info.caps). */
+#define MYRIO_CAP_TX_CSUM 0x1u         /* per-packet L4 checksum insertion, §5.5 */
+#define MYRIO_CAP_RX_CSUM_PARTIAL 0x2u /* whole-frame sum in every completion, §4.6 */
+#define MYRIO_CAP_TSO 0x4u             /* TCP segmentation (§5.6) */
+#define MYRIO_CAP_IRQ 0x8u             /* interrupt eventfd for sleeping when idle */
+
+enum myrio_link { MYRIO_LINK_DOWN = 0, MYRIO_LINK_UP = 1, MYRIO_LINK_UNKNOWN = 3 };
+
+struct myrio_port_info {
+	char device[64];      /* the device string it was opened with */
+	char bus[16];         /* "sim", "simd", "vfio" */
+	char fw_version[128]; /* firmware header version string (§1.5) */
+	uint8_t mac[6];
+	char serial[32];
+	char product[32];
+	uint32_t mtu;
+	uint32_t max_frame;      /* SET_MTU value: mtu + 18 */
+	uint32_t tx_ring_entries;
+	uint32_t rx_ring_entries; /* per ring (small and big) */
+	uint32_t small_buf_size;
+	uint32_t big_buf_size;
+	uint32_t tx_boundary;
+	uint32_t caps;
+};
+
+/* Driver counters plus every NIC counter of the status block (§6.1). */
+struct myrio_port_stats {
+	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
+	uint64_t rx_bad_completion; /* completion entries with impossible lengths, dropped */
+	uint64_t rx_refill_failed;  /* buffer pool empty when refilling the rings */
+	uint64_t tx_ring_full;      /* packets tx_burst could not take */
+	uint64_t tx_dropped_bad;    /* packets refused: too long, too short, bad offload request */
+	uint64_t link_changes;
+	/* NIC counters, cumulative since the last reset (status block, §6.1) */
+	uint32_t dropped_pause, dropped_unicast_filtered, dropped_bad_crc32, dropped_bad_phy;
+	uint32_t dropped_multicast_filtered, dropped_link_overflow, dropped_link_error_or_filtered;
+	uint32_t dropped_runt, dropped_overrun, dropped_no_small_buffer, dropped_no_big_buffer;
+	uint32_t rdma_tags_available;
+	uint32_t link_up;
+};
+
+void myrio_port_conf_init(struct myrio_port_conf *conf);
+
+int myrio_port_open(struct myrio_port **out, const char *device, const struct myrio_port_conf *conf);
+void myrio_port_close(struct myrio_port *port);
+
+/* Receives up to n packets; the caller owns them and frees them with myrio_pkt_free. */
+uint16_t myrio_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n);
+/* Queues up to n packets for transmission and takes ownership of the ones it queued
+ * (it frees them when the NIC has read them); returns how many it took. */
+uint16_t myrio_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n);
+
+/* Transmit buffers: a pool whose memory the port's device can reach. */
+int myrio_port_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,
+			   struct myrio_pool **out);
+
+int myrio_port_link(struct myrio_port *port); /* enum myrio_link, or < 0 */
+int myrio_port_info(struct myrio_port *port, struct myrio_port_info *info);
+int myrio_port_stats(struct myrio_port *port, struct myrio_port_stats *stats);
+
+/* Interrupt-driven waiting, for programs that sleep when idle: the fd becomes readable
+ * when the NIC raises an interrupt after myrio_port_irq_arm. -ENOTSUP without interrupts. */
+int myrio_port_irq_fd(struct myrio_port *port);
+int myrio_port_irq_arm(struct myrio_port *port);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,58 @@
+/* The device model of the Myri-10G NIC, hosted in this process.
+ *
+ * A model "world" holds NICs named sim0, sim1, ... and the cables between them: by default
+ * sim0<->sim1, sim2<->sim3, ... It runs either on a thread of its own (give it its own
+ * core) or stepped: no thread, and myrio_sim_step runs one iteration of every NIC's
+ * firmware loop, so tests are deterministic. Open its NICs with myrio_port_open("sim:sim0")
+ * and conf.sim pointing at the world. The model daemon (myrio-simd) hosts the same code.
+ */
+#ifndef MYRIO_SIM_H
+#define MYRIO_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct myrio_sim;
+
+/* Cable faults, each a probability per frame, drawn from a generator seeded by seed. */
+struct myrio_sim_faults {
+	double loss, reorder, duplicate, corrupt;
+	uint32_t flap_period_ms; /* 0 = no flaps; else the link goes down every period... */
+	uint32_t flap_down_ms;   /* ...for this long */
+};
+
+struct myrio_sim_conf {
+	unsigned nics;            /* default 2 */
+	uint64_t link_bps;        /* default 10e9 (preamble, FCS and IFG counted); 0 = unlimited */
+	bool stepped;             /* no thread: the caller drives myrio_sim_step */
+	bool spin;                /* model thread never sleeps when idle (benchmarks) */
+	uint32_t rx_ring_entries; /* per rx ring, power of 2; default 512 */
+	uint32_t tx_ring_entries; /* send ring, power of 2; default 1024 */
+	uint64_t seed;
+	struct myrio_sim_faults faults;
+	char product_code[32];    /* EEPROM PC=, default 10G-PCIE-8B-S */
+};
+
+void myrio_sim_conf_init(struct myrio_sim_conf *conf);
+/* "nics=2,link=10g|1g|unlimited|<bps>,stepped,spin,seed=N,loss=P,reorder=P,dup=P,
+ *  corrupt=P,flap=PERIOD_MS/DOWN_MS,rx_ring=N,tx_ring=N,pc=CODE" */
+int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec);
+
+int myrio_sim_create(struct myrio_sim **out, const struct myrio_sim_conf *conf);
+void myrio_sim_destroy(struct myrio_sim *sim);
+
+/* Stepped mode: n iterations of every NIC's firmware loop. */
+void myrio_sim_step(struct myrio_sim *sim, unsigned n);
+
+/* Changes a NIC's cable at run time (tests, fault injection). */
+int myrio_sim_set_faults(struct myrio_sim *sim, const char *nic, const struct myrio_sim_faults *f);
+int myrio_sim_set_link(struct myrio_sim *sim, const char *nic, bool up);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds into build/ (or $1), optionally with sanitizers: scripts/build.sh build-asan asan
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build}
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+[[ ${2:-} == asan ]] && flags+=(-DMYRIO_SANITIZE=ON -DCMAKE_C_COMPILER=clang)
+cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
+ninja -C "$dir"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what libmyrio needs on Debian 12 and reserves hugepages. Idempotent; needs root.
+set -euo pipefail
+
+PACKAGES=(build-essential cmake ninja-build pkg-config clang
+  libpciaccess-dev libhugetlbfs-dev libcmocka-dev libpcap-dev
+  iproute2 tcpdump socat netcat-openbsd iperf3 python3 valgrind
+  qemu-system-x86 busybox-static cpio kmod)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Hugepages: 2 MiB pages for rings and packet buffers, mounted where libhugetlbfs looks.
+want=${MYRIO_HUGEPAGES:-1024}
+have=$(cat /proc/sys/vm/nr_hugepages)
+if ((have < want)); then
+  echo "$want" >/proc/sys/vm/nr_hugepages || true
+  have=$(cat /proc/sys/vm/nr_hugepages)
+  ((have >= want)) || echo "setup: warning: only $have of $want hugepages could be reserved"
+fi
+if ! grep -q ' hugetlbfs ' /proc/mounts; then
+  mkdir -p /dev/hugepages
+  mount -t hugetlbfs nodev /dev/hugepages
+fi

@@ -1,0 +1,51 @@
+/* The bus: everything the myri10ge driver needs from the machine, and nothing more.
+ *
+ * BAR0 is a plain memory mapping on every bus: the driver stores into it exactly as it
+ * would into a VFIO BAR mapping (spec §10.1), and the device model watches the same memory.
+ * Implementations: vfio (src/pci/), the in-process model (src/sim/sim_bus.c), the model
+ * daemon's client (src/bus/simd_bus.c).
+ */
+#ifndef MYRIO_BUS_H
+#define MYRIO_BUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct myrio_bus;
+struct myrio_dma_region;
+
+struct myrio_bus_ops {
+	/* Makes the region reachable by the device; sets r->iova and r->bus. */
+	int (*dma_map)(struct myrio_bus *bus, struct myrio_dma_region *r);
+	void (*dma_unmap)(struct myrio_bus *bus, struct myrio_dma_region *r);
+	/* Waits about us microseconds for the device (command and handoff polling). On the
+	 * stepped model this is where the model advances. */
+	void (*delay_us)(struct myrio_bus *bus, unsigned us);
+	/* PCI configuration space (command register, vendor-specific capability §1.7). */
+	int (*cfg_read)(struct myrio_bus *bus, unsigned off, unsigned size, uint32_t *val);
+	int (*cfg_write)(struct myrio_bus *bus, unsigned off, unsigned size, uint32_t val);
+	/* An eventfd signalled on each device interrupt; -ENOTSUP if the bus has none. */
+	int (*irq_fd)(struct myrio_bus *bus);
+	/* Function-level reset where supported; -ENOTSUP otherwise. */
+	int (*reset)(struct myrio_bus *bus);
+	void (*close)(struct myrio_bus *bus);
+};
+
+struct myrio_bus {
+	const struct myrio_bus_ops *ops;
+	volatile uint8_t *bar0;
+	size_t bar0_len;
+	char kind[16]; /* "sim", "simd", "vfio" */
+	char name[64]; /* device name or PCI address */
+};
+
+/* Opens the bus a device string names ("sim:X", "simd:X[@sock]", "DDDD:BB:DD.F"). */
+struct myrio_sim;
+int myrio_bus_open(const char *device, struct myrio_sim *sim, struct myrio_bus **out);
+
+/* Back-ends, selected by myrio_bus_open. */
+int myrio_sim_bus_open(struct myrio_sim *sim, const char *nic, struct myrio_bus **out);
+int myrio_simd_bus_open(const char *nic, const char *socket_path, struct myrio_bus **out);
+int myrio_vfio_bus_open(const char *pci_addr, struct myrio_bus **out);
+
+#endif

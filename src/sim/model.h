@@ -1,0 +1,74 @@
+/* The device model's internal API: what the in-process bus (sim_bus.c), the model daemon
+ * (tools/myrio-simd) and the tests use. The public face is include/myrio/sim.h.
+ *
+ * A world (struct myrio_sim) holds NICs and cables and runs every NIC's firmware loop,
+ * on its own thread or stepped by the caller. The driver reaches a NIC only through its
+ * BAR0 memory, its config space, the DMA regions registered with it and its interrupt
+ * eventfd, as it would reach a board through VFIO (spec §10).
+ */
+#ifndef MYRIO_SIM_MODEL_H
+#define MYRIO_SIM_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "myrio/sim.h"
+
+struct sim_nic;
+struct sim_endpoint;
+
+/* Building a world: new (nothing runs yet), add NICs and cables, then start. The public
+ * myrio_sim_create does exactly this with the default NICs and cables. */
+int sim_world_new(const struct myrio_sim_conf *conf, struct myrio_sim **out);
+int sim_world_add_nic(struct myrio_sim *sim, const char *name, const uint8_t mac[6],
+		      struct sim_nic **out);
+int sim_world_cable(struct sim_nic *a, struct sim_nic *b);            /* NIC to NIC */
+int sim_world_cable_endpoint(struct sim_nic *nic, struct sim_endpoint *ep); /* NIC to TAP... */
+int sim_world_start(struct myrio_sim *sim); /* the model thread, unless conf.stepped */
+/* One iteration of every NIC's firmware loop and every cable; returns the work done
+ * (0 when idle), so a host loop can decide to sleep. */
+unsigned sim_world_run_once(struct myrio_sim *sim);
+
+struct sim_nic *sim_nic_find(struct myrio_sim *sim, const char *name);
+unsigned sim_world_nic_count(const struct myrio_sim *sim);
+struct sim_nic *sim_world_nic(struct myrio_sim *sim, unsigned index);
+const char *sim_nic_name(const struct sim_nic *nic);
+
+/* One driver at a time, like a PCI function bound to one process. Detach (or the driver
+ * process dying, in the daemon) puts the NIC back to power-on state: running EEPROM
+ * firmware, all DMA regions forgotten, no DMA, link as the cable says. */
+int sim_nic_attach(struct sim_nic *nic); /* -EBUSY when attached */
+void sim_nic_detach(struct sim_nic *nic);
+
+/* BAR0: 16 MiB of shared memory (a memfd, so the daemon can pass it on). */
+volatile uint8_t *sim_nic_bar0(struct sim_nic *nic);
+size_t sim_nic_bar0_len(const struct sim_nic *nic);
+int sim_nic_bar0_fd(const struct sim_nic *nic);
+
+/* DMA registration, the model's IOMMU: the device may only touch registered IOVA ranges
+ * and fails loudly (and counts) on anything else. Safe to call while the model runs. */
+int sim_nic_dma_map(struct sim_nic *nic, uint64_t iova, void *va, size_t len);
+int sim_nic_dma_unmap(struct sim_nic *nic, uint64_t iova, size_t len);
+
+/* Config space (256 bytes + the vendor-specific capability of §1.7). */
+int sim_nic_cfg_read(struct sim_nic *nic, unsigned off, unsigned size, uint32_t *val);
+int sim_nic_cfg_write(struct sim_nic *nic, unsigned off, unsigned size, uint32_t val);
+
+/* Interrupts are delivered by writing 1 to this eventfd (§6.4, MSI). */
+int sim_nic_irq_fd(const struct sim_nic *nic);
+
+/* Stepped mode: the bus's delay_us lands here and runs the world for that long. */
+bool sim_world_is_stepped(const struct myrio_sim *sim);
+
+/* Fault injection beyond the cable's (issue: reliability): command errors/timeouts,
+ * firmware reboot, bogus completions. */
+enum sim_fault {
+	SIM_FAULT_REBOOT,          /* bus master off, SRAM back to EEPROM firmware (§10) */
+	SIM_FAULT_CMD_TIMEOUT,     /* next command: no response */
+	SIM_FAULT_CMD_ERROR,       /* next command: result = arg */
+	SIM_FAULT_BAD_COMPLETION,  /* next completion entry carries length arg */
+};
+int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg);
+
+#endif

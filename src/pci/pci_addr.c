@@ -36,6 +36,6 @@ ok:
 char *myrio_pci_addr_str(const struct myrio_pci_addr *a, char *buf)
 {
 	snprintf(buf, MYRIO_PCI_ADDR_STRLEN + 1, "%04x:%02x:%02x.%x", a->domain, a->bus, a->dev,
-		 a->func);
+		 a->func & 7u);
 	return buf;
 }

@@ -12,7 +12,7 @@ struct myrio_pci_addr {
 };
 
 /* Canonical form, as sysfs names devices: "0000:03:00.0". */
-#define MYRIO_PCI_ADDR_STRLEN 13
+#define MYRIO_PCI_ADDR_STRLEN 12
 
 /* 0, or -EINVAL when s is not a PCI address. */
 int myrio_pci_addr_parse(const char *s, struct myrio_pci_addr *a);

@@ -19,18 +19,20 @@ static int irq_count(struct myrio_vfio_dev *d, uint32_t index)
 
 static int set_trigger(struct myrio_vfio_dev *d, uint32_t index, int efd)
 {
-	struct {
+	/* struct vfio_irq_set ends in a flexible array: the eventfd goes right after it. */
+	union {
 		struct vfio_irq_set set;
-		int32_t fd;
-	} s;
-	memset(&s, 0, sizeof(s));
-	s.set.argsz = sizeof(s);
-	s.set.flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER;
-	s.set.index = index;
-	s.set.start = 0;
-	s.set.count = 1;
-	s.fd = efd;
-	return ioctl(d->device, VFIO_DEVICE_SET_IRQS, &s) == 0 ? 0 : -errno;
+		uint8_t raw[sizeof(struct vfio_irq_set) + sizeof(int32_t)];
+	} u;
+	memset(&u, 0, sizeof(u));
+	u.set.argsz = sizeof(u.raw);
+	u.set.flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER;
+	u.set.index = index;
+	u.set.start = 0;
+	u.set.count = 1;
+	int32_t fd = efd;
+	memcpy(u.set.data, &fd, sizeof(fd));
+	return ioctl(d->device, VFIO_DEVICE_SET_IRQS, &u) == 0 ? 0 : -errno;
 }
 
 int myrio_vfio_irq_fd(struct myrio_bus *bus)

@@ -26,6 +26,13 @@ static int open_container(struct myrio_vfio_dev *d)
 		return rc;
 	}
 	int ver = ioctl(d->container, VFIO_GET_API_VERSION);
+	if (ver < 0) {
+		int rc = -errno;
+		log_err("%s is not the VFIO container device (%s): load VFIO with "
+			"'modprobe vfio-pci'",
+			path, strerror(-rc));
+		return rc;
+	}
 	if (ver != VFIO_API_VERSION) {
 		log_err("%s speaks VFIO API %d, this library needs %d", path, ver,
 			VFIO_API_VERSION);

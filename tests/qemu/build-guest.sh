@@ -9,7 +9,10 @@ set -euo pipefail
 src=$1 cache=$2 out=$3
 mkdir -p "$cache" "$out"
 
-# 1. Kernel package: the one linux-image-amd64 depends on, fetched once.
+# 1. Kernel package: the one linux-image-amd64 depends on, fetched once. The lock keeps two
+# builds sharing the cache (e.g. two build directories tested at once) out of each other's way.
+exec 9>"$cache/.lock"
+flock 9
 deb=$(ls "$cache"/linux-image-6.1.*-amd64_*_amd64.deb 2>/dev/null | sort -V | tail -n 1 || true)
 if [[ -z $deb ]]; then
 	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-6\.1/ {print $2; exit}')
@@ -42,6 +45,7 @@ if [[ ! -f $kdir/.done ]]; then
 	rm -rf "$kdir.tmp"
 	touch "$kdir/.done"
 fi
+flock -u 9
 
 # 2. Static test programs from the project's sources (the same src/pci/ the library has).
 CFLAGS=(-static -O2 -g0 -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE

@@ -238,3 +238,17 @@ int e1000e_recv(struct e1000e *n, void *buf, size_t len, unsigned timeout_ms)
 	n->rx_next = (n->rx_next + 1) % E1000E_RING;
 	return rc;
 }
+
+unsigned e1000e_rx_point_next(struct e1000e *n, uint64_t iova)
+{
+	n->rx[n->rx_next].addr = iova;
+	barrier();
+	return n->rx_next;
+}
+
+void e1000e_rx_restore(struct e1000e *n, unsigned idx)
+{
+	n->rx[idx % E1000E_RING].addr =
+		n->mem.iova + OFF_RX_BUF + (uint64_t)(idx % E1000E_RING) * E1000E_BUF;
+	barrier();
+}

@@ -94,6 +94,10 @@ int e1000e_send(struct e1000e *n, const void *frame, uint16_t len);
 int e1000e_send_iova(struct e1000e *n, uint64_t iova, uint16_t len);
 /* Waits up to timeout_ms for the descriptor to complete; 0 or -ETIMEDOUT. */
 int e1000e_tx_wait(struct e1000e *n, int idx, unsigned timeout_ms);
+/* Points the next receive descriptor's buffer at an arbitrary IOVA (the IOMMU negative
+ * test); returns its index. e1000e_rx_restore gives it its own buffer back. */
+unsigned e1000e_rx_point_next(struct e1000e *n, uint64_t iova);
+void e1000e_rx_restore(struct e1000e *n, unsigned idx);
 /* Waits up to timeout_ms for a frame; copies it into buf; returns its length or -errno. */
 int e1000e_recv(struct e1000e *n, void *buf, size_t len, unsigned timeout_ms);
 

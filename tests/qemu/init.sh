@@ -23,11 +23,13 @@ for d in /sys/bus/pci/devices/*; do
 done
 echo "guest: e1000e functions:$nics; IOMMU groups: $(ls /sys/kernel/iommu_groups | wc -l)"
 
+set -- $nics
+[ $# -ge 1 ] && /vfio_e1000e_test expect-refused "$1"
+
 for a in $nics; do
 	echo "guest: $a driver before: $(basename "$(readlink /sys/bus/pci/devices/$a/driver)")"
 	/myrio-setup bind "$a" || echo "guest: myrio-setup bind $a failed"
 done
-set -- $nics
 /myrio-setup check "$1"
 echo "guest: /dev/vfio: $(ls /dev/vfio | tr '\n' ' ')"
 
@@ -36,7 +38,9 @@ if [ $# -eq 2 ]; then
 else
 	echo "MYRIO-VFIO-RESULT: FAIL reason: expected 2 e1000e functions, found $#"
 fi
+/myrio-setup unbind "$1"
+echo "guest: $1 driver after unbind: $(basename "$(readlink /sys/bus/pci/devices/$1/driver)")"
 echo "guest: DMAR faults logged: $(dmesg | grep -ci 'dmar.*fault')"
-dmesg | grep -i 'dmar.*fault' | head -n 3 | sed 's/^/guest: dmesg: /'
+dmesg | grep 'DMAR: \[DMA .*fault addr' | head -n 4 | sed 's/^/guest: dmesg: /'
 sync
 poweroff -f

@@ -169,6 +169,48 @@ static int blocked_dma(struct e1000e *a, struct e1000e *b, struct result *r)
 	return blocked;
 }
 
+/* A receive descriptor pointing at an unmapped IOVA: the NIC gets the frame, but the IOMMU
+ * must stop the write, so the memory that used to be mapped there keeps its pattern. */
+static int blocked_rx(struct e1000e *a, struct e1000e *b, struct result *r)
+{
+	struct myrio_dma_region stray;
+	uint8_t tx[E1000E_BUF], rx[E1000E_BUF];
+	int rc = myrio_dma_alloc(&stray, 4096);
+	if (rc == 0 && (rc = b->bus->ops->dma_map(b->bus, &stray)) < 0)
+		myrio_dma_free(&stray);
+	if (rc < 0) {
+		fail(r, "cannot set up the receive negative test (%s%ld)", "", rc);
+		return 0;
+	}
+	uint64_t iova = stray.iova;
+	memset(stray.va, 0xa5, E1000E_BUF);
+	b->bus->ops->dma_unmap(b->bus, &stray);
+	unsigned idx = e1000e_rx_point_next(b, iova);
+	uint16_t len = build_frame(tx, b->mac, a->mac, 0x66);
+	int t = e1000e_send(a, tx, len);
+	if (t < 0 || e1000e_tx_wait(a, t, 2000) < 0)
+		fail(r, "receive negative test: frame not sent (%s%ld)", "", t);
+	int got = e1000e_recv(b, rx, sizeof(rx), 2000);
+	e1000e_rx_restore(b, idx);
+	int untouched = 1;
+	for (unsigned k = 0; k < E1000E_BUF; k++)
+		untouched &= ((uint8_t *)stray.va)[k] == 0xa5;
+	printf("negative test: receive descriptor at unmapped IOVA 0x%" PRIx64
+	       ": descriptor %s, memory behind the old mapping %s\n",
+	       iova, got >= 0 || got == -EBADMSG ? "completed" : "not completed",
+	       untouched ? "untouched (write blocked by the IOMMU)" : "WRITTEN");
+	if (!untouched)
+		fail(r, "receive DMA to an unmapped IOVA was not blocked (%s%ld)", "", got);
+	/* Still alive. */
+	len = build_frame(tx, b->mac, a->mac, 98);
+	t = e1000e_send(a, tx, len);
+	got = t < 0 || e1000e_tx_wait(a, t, 2000) < 0 ? -EIO : e1000e_recv(b, rx, sizeof(rx), 2000);
+	if (got != len || memcmp(rx, tx, len) != 0)
+		fail(r, "receive ring dead after the blocked write (%s%ld)", "", got);
+	myrio_dma_free(&stray);
+	return untouched;
+}
+
 static uint64_t irq_count(int efd)
 {
 	uint64_t v = 0;
@@ -178,16 +220,35 @@ static uint64_t irq_count(int efd)
 	return v;
 }
 
+/* Before binding: the generic open must refuse a device held by its kernel driver, and
+ * the Myri-10G open must refuse an Intel NIC; both say why. */
+static int expect_refused(const char *addr)
+{
+	struct myrio_bus *bus = NULL;
+	int rc1 = myrio_vfio_open_any(addr, &bus);
+	if (bus)
+		bus->ops->close(bus);
+	int rc2 = myrio_vfio_bus_open(addr, &bus);
+	if (bus)
+		bus->ops->close(bus);
+	int ok = rc1 == -EBUSY && rc2 == -ENODEV;
+	printf("MYRIO-VFIO-REFUSED: %s %s open_any=%d myri_open=%d\n", ok ? "PASS" : "FAIL", addr,
+	       rc1, rc2);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "expect-refused") == 0)
+		return expect_refused(argv[2]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s ADDR_A ADDR_B\n", argv[0]);
+		fprintf(stderr, "usage: %s ADDR_A ADDR_B | expect-refused ADDR\n", argv[0]);
 		return 2;
 	}
 	struct result r = {0};
 	struct myrio_bus *ba = NULL, *bb = NULL;
 	struct e1000e a = {0}, b = {0};
-	int ab = 0, ba_ok = 0, blocked = 0;
+	int ab = 0, ba_ok = 0, blocked = 0, blocked_w = 0;
 	uint64_t irqs = 0;
 	if (open_nic(argv[1], &ba, &a, &r) == 0 && open_nic(argv[2], &bb, &b, &r) == 0) {
 		int efd = bb->ops->irq_fd(bb);
@@ -202,6 +263,15 @@ int main(int argc, char **argv)
 			fail(&r, "%s: no interrupt reached the eventfd (%ld)", argv[2], 0);
 		ba_ok = exchange(&b, &a, 100, &r);
 		blocked = blocked_dma(&a, &b, &r);
+		blocked_w = blocked_rx(&a, &b, &r);
+		struct myrio_bus *again = NULL;
+		int rc = myrio_vfio_open_any(argv[1], &again);
+		printf("second open of %s while in use: %s\n", argv[1],
+		       rc == -EBUSY ? "refused (busy)" : strerror(-rc));
+		if (rc != -EBUSY)
+			fail(&r, "%s: second open not refused as busy (%ld)", argv[1], rc);
+		if (again)
+			again->ops->close(again);
 		printf("counters: %s sent %u, %s received %u\n", argv[1],
 		       e1000e_rd(&a, E1000E_GPTC), argv[2], e1000e_rd(&b, E1000E_GPRC));
 	}
@@ -211,8 +281,18 @@ int main(int argc, char **argv)
 		ba->ops->close(ba);
 	if (bb)
 		bb->ops->close(bb);
-	printf("MYRIO-VFIO-RESULT: %s a2b=%d/%d b2a=%d/%d blocked=%d irqs=%" PRIu64 "%s%s\n",
-	       r.fails ? "FAIL" : "PASS", ab, NFRAMES, ba_ok, NFRAMES, blocked, irqs,
+	if (ba) {
+		/* close must have released the group: it opens again at once. */
+		int rc = myrio_vfio_open_any(argv[1], &ba);
+		printf("reopen of %s after close: %s\n", argv[1], rc == 0 ? "ok" : strerror(-rc));
+		if (rc < 0)
+			fail(&r, "%s: cannot reopen after close (%ld)", argv[1], rc);
+		else
+			ba->ops->close(ba);
+	}
+	printf("MYRIO-VFIO-RESULT: %s a2b=%d/%d b2a=%d/%d blocked_read=%d blocked_write=%d "
+	       "irqs=%" PRIu64 "%s%s\n",
+	       r.fails ? "FAIL" : "PASS", ab, NFRAMES, ba_ok, NFRAMES, blocked, blocked_w, irqs,
 	       r.fails ? " reason: " : "", r.why);
 	return r.fails ? 1 : 0;
 }

@@ -49,24 +49,40 @@ timeout --foreground -k 5 150 qemu-system-x86_64 \
 	-netdev hubport,id=nb,hubid=1 -device e1000e,netdev=nb,mac=$mac_b,romfile=,addr=0x11 \
 	-object filter-dump,id=da,netdev=na,file="$out/a.pcap" \
 	</dev/null >"$out/console.log" 2>&1 || rc=$?
-sed -n '/^guest:\|^0000:\|MAC \|->\|negative test\|interrupts\|counters\|FAIL\|myrio\|^  \(ok\|FIX\)/p' \
+sed -n '/^guest:\|^0000:\|MAC \|->\|negative test\|interrupts\|counters\|open\|FAIL\|REFUSED\|myrio\|^  \(ok\|FIX\)/p' \
 	"$out/console.log" | tr -d '\r'
 echo "qemu_vfio: QEMU exited with $rc after $((SECONDS - start)) s"
 
 result=$(grep -a 'MYRIO-VFIO-RESULT:' "$out/console.log" | tr -d '\r' | tail -n 1 || true)
 echo "${result:-qemu_vfio: no result line from the guest (see $out/console.log)}"
-[[ $result == *"MYRIO-VFIO-RESULT: PASS"* ]] || exit 1
+if [[ $result != *"MYRIO-VFIO-RESULT: PASS"* ]]; then
+	echo "qemu_vfio: last lines of the guest console:"
+	tail -n 25 "$out/console.log" | tr -d '\r' | sed 's/^/  | /'
+	[[ $rc -eq 124 ]] && echo "qemu_vfio: QEMU was stopped by the 150 s timeout"
+	exit 1
+fi
+
+# Before binding, the open path refused the device held by e1000e, and refused it as a Myri.
+grep -aq 'MYRIO-VFIO-REFUSED: PASS' "$out/console.log" || { echo "qemu_vfio: open of a device held by e1000e was not refused as expected"; exit 1; }
+grep -aq "bound to e1000e, not vfio-pci: run 'myrio-setup bind 0000:00:10.0'" "$out/console.log" || { echo "qemu_vfio: no fix named for a device held by e1000e"; exit 1; }
+# myrio-setup unbind gave the device back to its kernel driver.
+grep -aq 'driver after unbind: e1000e' "$out/console.log" || { echo "qemu_vfio: unbind did not return the NIC to e1000e"; exit 1; }
+
+# The guest kernel logged the IOMMU's refusals: a read (transmit) and a write (receive).
+grep -aq 'DMA Read.*\[00:10.0\] fault addr' "$out/console.log" || { echo "qemu_vfio: no DMAR read fault logged"; exit 1; }
+grep -aq 'DMA Write.*\[00:11.0\] fault addr' "$out/console.log" || { echo "qemu_vfio: no DMAR write fault logged"; exit 1; }
 
 # The MACs the guest read through BAR0 are the ones QEMU was given.
 grep -aq "MAC 0000:00:10.0 $mac_a" "$out/console.log" || { echo "qemu_vfio: NIC A's MAC wrong"; exit 1; }
 grep -aq "MAC 0000:00:11.0 $mac_b" "$out/console.log" || { echo "qemu_vfio: NIC B's MAC wrong"; exit 1; }
 
-# What NIC A really put on the wire: 9 test frames (8 + 1 after the negative test), and not
+# What NIC A really put on the wire: 11 test frames (8, then 1 after the transmit negative
+# test, 2 in the receive negative test), and not
 # the one whose buffer was unmapped (marker byte 0x55 after the Ethernet header).
 if command -v tcpdump >/dev/null; then
 	sent=$(tcpdump -r "$out/a.pcap" -nn "ether src $mac_a and ether proto 0x88b5" 2>/dev/null | grep -c "^[0-9]" || true)
 	leaked=$(tcpdump -r "$out/a.pcap" -nn "ether src $mac_a and ether proto 0x88b5 and ether[14] = 0x55" 2>/dev/null | grep -c "^[0-9]" || true)
 	echo "qemu_vfio: packet dump of NIC A: $sent test frames sent, $leaked from the unmapped buffer"
-	[[ $sent -eq 9 && $leaked -eq 0 ]] || { echo "qemu_vfio: packet dump disagrees"; exit 1; }
+	[[ $sent -eq 11 && $leaked -eq 0 ]] || { echo "qemu_vfio: packet dump disagrees"; exit 1; }
 fi
 echo "qemu_vfio: PASS in $((SECONDS - start)) s"

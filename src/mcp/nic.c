@@ -144,8 +144,11 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 	rc = mcp_read_eeprom(nic);
 	if (rc < 0)
 		return rc;
+	/* Optional commands may be unknown to the firmware, but a silent NIC is fatal. */
 	uint32_t tso6;
-	(void)cmd(nic, MCP_CMD_GET_MAX_TSO6_HDR_SIZE, 0, 0, 0, &tso6);
+	rc = cmd(nic, MCP_CMD_GET_MAX_TSO6_HDR_SIZE, 0, 0, 0, &tso6);
+	if (rc == -ETIMEDOUT)
+		return rc;
 	rc = read_ring_sizes(nic);
 	if (rc < 0)
 		return rc;
@@ -157,6 +160,8 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 		uint64_t page = nic->ctrl.iova + NIC_CTRL_DMATEST;
 		rc = cmd(nic, MCP_CMD_UNALIGNED_TEST, (uint32_t)page, (uint32_t)(page >> 32),
 			 4096u * 0x10001u, NULL);
+		if (rc == -ETIMEDOUT)
+			return rc;
 		if (rc < 0) {
 			log_info("%s: unaligned completions (%d): using 2 KiB send descriptors",
 				 bus->name, rc);
@@ -197,12 +202,16 @@ static int reset_sequence(struct myri_nic *nic)
 	for (int i = 0; i < 3; i++) {
 		rc = cmd(nic, MCP_CMD_DMA_TEST, (uint32_t)page, (uint32_t)(page >> 32), modes[i],
 			 &data);
+		if (rc == -ETIMEDOUT)
+			return rc;
 		if (rc < 0)
 			log_warn("%s: DMA test %d failed (%d)", nic->bus->name, i, rc);
 		else if ((data >> 16) == 0 || (data & 0xffff) == 0)
 			log_warn("%s: DMA test %d reports no transfers", nic->bus->name, i);
 	}
-	(void)cmd(nic, MCP_CMD_SET_RSS_MCP_SLOT_TYPE, 0, 0, 0, NULL);
+	rc = cmd(nic, MCP_CMD_SET_RSS_MCP_SLOT_TYPE, 0, 0, 0, NULL);
+	if (rc == -ETIMEDOUT)
+		return rc;
 	rc = cmd(nic, MCP_CMD_SET_INTRQ_SIZE, nic->intrq_entries * 4, 0, 0, NULL);
 	if (rc < 0)
 		return rc;

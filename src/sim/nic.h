@@ -211,8 +211,10 @@ struct sim_nic {
 	uint64_t pending_since; /* ns; coalescing starts here */
 	bool pending;
 	uint32_t link_state; /* 0 down, 1 up (what the status block reports) */
-	/* transmit pacing */
+	/* transmit pacing and 802.3x pause from the peer */
 	uint64_t tx_idle_at;
+	uint64_t paused_since;
+	bool paused;
 	/* i2c (SFP+ EEPROM) */
 	uint64_t i2c_busy_until;
 	uint8_t sfp[256];
@@ -312,6 +314,8 @@ int sim_dma_write(struct sim_nic *nic, uint64_t iova, const void *src, uint32_t 
 
 /* rx.c */
 void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f);
+/* True if a frame of len bytes would find its buffers posted (pause model). */
+bool sim_rx_has_room(struct sim_nic *nic, uint32_t len);
 
 /* tx.c */
 unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now);

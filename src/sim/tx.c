@@ -15,6 +15,7 @@
 
 #define TX_BUDGET 256u  /* chains per loop iteration */
 #define TX_PARSE_MAX 128u
+#define PAUSE_MAX_NS 100000000ull /* [I] 100 ms */
 
 /* Ones'-complement sum of frame bytes [from, len) over a gather list (not folded). */
 uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
@@ -113,6 +114,21 @@ static bool validate(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d,
 	return true;
 }
 
+static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uint64_t now)
+{
+	if (!dst->flow_control || !dst->running || sim_rx_has_room(dst, len)) {
+		nic->paused = false;
+		return true;
+	}
+	if (!nic->paused) {
+		nic->paused = true;
+		nic->paused_since = now;
+		nic->ctr.dropped_pause++; /* the peer's PAUSE frame, consumed by our MAC */
+		return false;
+	}
+	return now - nic->paused_since >= PAUSE_MAX_NS;
+}
+
 unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 {
 	struct sim_txd d[TX_PARSE_MAX];
@@ -140,6 +156,12 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 			read_desc(nic, idx + i, &d[i]);
 			total += d[i].len;
 		}
+		/* 802.3x pause (§7.4): a peer NIC out of buffers, with flow control on at
+		 * both ends, holds our transmitter instead of dropping, for at most
+		 * PAUSE_MAX_NS (fw >= 1.4.25 gives up on a host that stopped refilling). */
+		if (c && c->up && nic->flow_control && nic->out->dst_nic &&
+		    (f0 & TXF_NO_TSO) && !pause_ok(nic, nic->out->dst_nic, total, now))
+			break;
 		/* Link-rate pacing: the frame starts when the wire is free, but not before
 		 * the ring was last seen empty; it is handed over when its last bit is out. */
 		if (c && c->link_bps && c->up) {

@@ -18,10 +18,10 @@
 #define H_STATS 64u
 #define H_DMATEST 4096u
 #define H_INTRQ 8192u     /* up to 32 KiB */
-#define H_SMALL 65536u    /* small buffers, 256 bytes apart */
-#define H_BIG (1u << 20)  /* big buffers, 4096 bytes apart */
+#define H_SMALL 65536u    /* small buffers, 2048 bytes apart */
+#define H_BIG (2u << 20)  /* big buffers, 4096 bytes apart */
 #define H_TX (4u << 20)   /* tx buffers, 4096 bytes apart */
-#define H_SMALL_STRIDE 256u
+#define H_SMALL_STRIDE 2048u
 #define H_BIG_STRIDE 4096u
 #define H_TX_STRIDE 4096u
 
@@ -223,12 +223,27 @@ static inline uint8_t *h_tx_buf(struct hnic *h, uint32_t slot)
 }
 static inline void h_send(struct hnic *h, const void *frame, uint16_t len)
 {
+	/* 4 KiB-aligned buffer, cut at 2 KiB (the "p" firmware's tx_boundary, §5.4);
+	 * descriptors 1.. first, descriptor 0's commit word last (§5.7). */
 	uint8_t *b = h_tx_buf(h, h->tx_prod);
 	memcpy(b, frame, len);
-	uint8_t fl = 0x10 | 0x02 | (len <= 1520 ? 0x01 : 0);
-	h_txd(h, 0, h_iova(h, (uint32_t)(b - h->mem)), len, 0, 1, 0, fl, 1);
-	h->tx_prod++;
+	uint64_t a = h_iova(h, (uint32_t)(b - h->mem));
+	uint32_t n = (len + 2047u) / 2048u;
+	uint8_t small = len <= 1520 ? 0x01 : 0;
+	for (uint32_t i = n; i-- > 0;) {
+		uint32_t l = len - i * 2048u < 2048u ? len - i * 2048u : 2048u;
+		uint8_t fl = (uint8_t)(0x10 | small | (i == 0 ? 0x02 : 0));
+		h_txd(h, i, a + i * 2048u, (uint16_t)l, 0, (uint8_t)(i == 0 ? n : 1), 0, fl, i != 0);
+	}
+	uint32_t off0 = h->send_off + (h->tx_prod & (h->tx_entries - 1)) * 16;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	h_w32(h, off0 + 12, (uint32_t)n << 16 | (uint32_t)(0x12 | small));
+	h->tx_prod += n;
 }
+
+/* Runs the handshake until the NIC reports send_done == want (or gives up); returns the
+ * last send_done seen. */
+static inline uint32_t h_send_done(struct hnic *h, uint32_t want);
 
 /* The status-block handshake of a polled driver (§6.5): returns valid (0 = nothing). */
 static inline uint8_t h_status(struct hnic *h, uint32_t *send_done, uint32_t *link)
@@ -249,6 +264,20 @@ static inline uint8_t h_status(struct hnic *h, uint32_t *send_done, uint32_t *li
 		myrio_sim_step(h->w, 1);
 	h_w32(h, h->claim_off + 4, 3);
 	return v;
+}
+
+static inline uint32_t h_send_done(struct hnic *h, uint32_t want)
+{
+	uint32_t sd = 0;
+	for (unsigned i = 0; i < 20; i++) {
+		uint32_t v;
+		if (h_status(h, &v, NULL))
+			sd = v;
+		if (sd == want)
+			break;
+		myrio_sim_step(h->w, 1);
+	}
+	return sd;
 }
 
 static inline void h_frame(uint8_t *f, const uint8_t dst[6], const uint8_t src[6],

@@ -71,6 +71,8 @@ void sim_cfg_power_on(struct sim_nic *nic)
 	c[CAP_VS + 1] = 0;
 	c[CAP_VS + 2] = 0x1C;
 	nic->vs_mode = nic->vs_addr = nic->vs_data = 0;
+	nic->dma.cache_gen = 0;
+	nic->intrq_gen = 0;
 }
 
 bool sim_cfg_msi_enabled(const struct sim_nic *nic)
@@ -170,6 +172,10 @@ int sim_nic_cfg_write(struct sim_nic *nic, unsigned off, unsigned size, uint32_t
 		else if (o >= CAP_VS + 4 && o < CAP_VS + 0x1C)
 			m = 0xFF;
 		write_bytes(nic, o, 1, b, &m);
+	}
+	if (!sim_cfg_bus_master(nic)) { /* no more DMA: drop the fast-path translations */
+		nic->dma.cache_gen = 0;
+		nic->intrq_gen = 0;
 	}
 	/* Vendor-specific capability side effects (§1.7). */
 	nic->vs_mode = nic->cfg[CAP_VS + 0x10];

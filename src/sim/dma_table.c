@@ -124,6 +124,13 @@ uint8_t *sim_dma_slow(struct sim_nic *nic, uint64_t iova, uint32_t len, const ch
 		else
 			hi = mid;
 	}
+	if (__builtin_expect(!sim_cfg_bus_master(nic), 0)) {
+		nic->st.dma_faults++;
+		if (sim_nic_ratelimit(nic))
+			log_err("%s: DMA (%s) with bus mastering disabled in the PCI command "
+				"register: set bit 2 first (§1.8); access refused", nic->name, what);
+		return NULL;
+	}
 	if (lo < t->n && t->e[lo].iova <= iova && iova + len <= t->e[lo].end &&
 	    iova + len >= iova) {
 		nic->dma.cache_gen = t->gen;

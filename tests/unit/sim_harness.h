@@ -60,6 +60,7 @@ static inline int h_init(struct hnic *h, struct myrio_sim *w, unsigned index)
 	if (!h->nic || sim_nic_attach(h->nic) < 0)
 		return -1;
 	h->bar = sim_nic_bar0(h->nic);
+	sim_nic_cfg_write(h->nic, 4, 2, 0x0006); /* memory space, bus master (§1.8) */
 	h->mem = aligned_alloc(4096, H_MEM_LEN);
 	if (!h->mem)
 		return -1;

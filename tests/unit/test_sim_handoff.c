@@ -159,6 +159,10 @@ static void reboot_and_detach_restore_power_on(void **state)
 	assert_int_equal(h_bringup(&c->h, 126, 2048, 8), 0);
 	assert_int_equal(sim_nic_inject(c->h.nic, SIM_FAULT_REBOOT, 0), 0);
 	assert_string_equal(running_version(c), "1.4.57 -- libmyrio model");
+	uint32_t cmdreg = 0xFFFF;
+	sim_nic_cfg_read(c->h.nic, 4, 2, &cmdreg);
+	assert_int_equal(cmdreg & 4, 0); /* what the driver's watchdog looks at (§8.5) */
+	sim_nic_cfg_write(c->h.nic, 4, 2, 0x0006);
 	/* the NIC answers again, from scratch */
 	assert_int_equal(h_bringup(&c->h, 126, 2048, 8), 0);
 	/* detach: power-on state, DMA registrations gone, a new driver may attach */
@@ -172,6 +176,8 @@ static void reboot_and_detach_restore_power_on(void **state)
 	sim_nic_get_stats(c->h.nic, &st);
 	assert_true(st.dma_faults >= 1);
 	assert_int_equal(sim_nic_dma_map(c->h.nic, c->h.iova, c->h.mem, H_MEM_LEN), 0);
+	assert_int_equal(h_cmd(&c->h, 1, 0, 0, 0, NULL), -1); /* bus master off again */
+	sim_nic_cfg_write(c->h.nic, 4, 2, 0x0006);
 	assert_int_equal(h_cmd(&c->h, 1, 0, 0, 0, NULL), 0);
 }
 

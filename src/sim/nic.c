@@ -11,7 +11,7 @@
 #include "sim/nic.h"
 #include "util/log.h"
 
-#define SCRATCH_LEN (128u * 1024)
+#define SCRATCH_LEN (160u * 1024) /* a TSO request and one segment (tx_tso.c) */
 
 bool sim_nic_ratelimit(struct sim_nic *nic)
 {

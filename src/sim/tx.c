@@ -169,6 +169,8 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 			if (nic->out->t_free > start)
 				start = nic->out->t_free;
 			uint32_t wire_len = total < 60 ? 60 : total;
+			if (!(f0 & TXF_NO_TSO))
+				wire_len = sim_tso_wire_len(d, n, total);
 			uint64_t end = start + sim_wire_ps(c, wire_len);
 			if (end > now_ps)
 				break;

@@ -199,6 +199,88 @@ static void runt_sent_as_given(void **state)
 	assert_int_equal(k.dropped_runt, 1);
 }
 
+/* A TCP/IPv4 request of `payload` bytes: header descriptor, then payload descriptors cut
+ * at 2 KiB (§5.6). seed_ok = false puts a wrong checksum seed. */
+static uint32_t tso_send(struct ctx *c, uint32_t payload, uint16_t mss, bool seed_ok,
+			 uint8_t *req)
+{
+	struct hnic *a = &c->a;
+	uint32_t hl = 14 + 20 + 20, total = hl + payload;
+	h_frame(req, c->b.nic->eeprom_mac, src_mac, 0x0800, total, 3);
+	uint8_t *ip = req + 14, *t = ip + 20;
+	memset(ip, 0, 40);
+	ip[0] = 0x45;
+	put_be16(ip + 2, (uint16_t)(total - 14 > 0xFFFF ? 0 : total - 14));
+	put_be16(ip + 4, 100);
+	ip[8] = 64;
+	ip[9] = 6;
+	put_be32(ip + 12, 0x0a000001);
+	put_be32(ip + 16, 0x0a000002);
+	put_be16(t, 80);
+	put_be16(t + 2, 8080);
+	put_be32(t + 4, 1000000);
+	t[12] = 5 << 4;
+	t[13] = 0x18; /* PSH|ACK */
+	uint64_t ph = csum_add(0, ip + 12, 8) + 6 + (total - 34);
+	put_be16(t + 16, (uint16_t)(csum_fold(ph) + (seed_ok ? 0 : 1)));
+	/* buffers: header in one page, payload from a 2 KiB-aligned address */
+	uint8_t *hb = h_tx_buf(a, 0);
+	uint8_t *pb = h_tx_buf(a, 1);
+	memcpy(hb, req, hl);
+	memcpy(pb, req + hl, payload);
+	unsigned n = 1;
+	h_txd(a, 0, h_iova(a, (uint32_t)(hb - a->mem)), (uint16_t)hl, mss, 1, 34, 0x03, 0);
+	for (uint32_t off = 0; off < payload; off += 2048, n++) {
+		uint32_t l = payload - off < 2048 ? payload - off : 2048;
+		uint8_t fl = 0x20 | (off == 0 ? 0x02 : 0);
+		h_txd(a, n, h_iova(a, (uint32_t)(pb + off - a->mem)), (uint16_t)l, mss, 1, 0, fl,
+		      1);
+	}
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	h_w32(a, a->send_off + (a->tx_prod & (a->tx_entries - 1)) * 16 + 12,
+	      1u << 16 | 34u << 8 | 0x03);
+	a->tx_prod += n;
+	return total;
+}
+
+static void tso_segments(void **state)
+{
+	struct ctx *c = *state;
+	static uint8_t req[8192];
+	uint32_t payload = 5000;
+	tso_send(c, payload, 1448, true, req);
+	myrio_sim_step(c->w, 3);
+	uint32_t seq = 1000000, got = 0;
+	for (unsigned k = 0; k < 4; k++) {
+		uint32_t len = h_completion(&c->b, NULL);
+		uint32_t plen = k < 3 ? 1448 : payload - 3 * 1448;
+		assert_int_equal(len, 54 + plen);
+		const uint8_t *f = h_small_buf(&c->b, k) + 2;
+		const uint8_t *ip = f + 14, *t = ip + 20;
+		assert_int_equal(get_be16(ip + 2), 40 + plen);
+		assert_int_equal(get_be16(ip + 4), 100 + k);
+		assert_int_equal(csum_fold(csum_add(0, ip, 20)), 0xFFFF);
+		assert_int_equal(get_be32(t + 4), seq);
+		assert_int_equal(t[13], k < 3 ? 0x10 : 0x18); /* PSH on the last only */
+		uint64_t s = csum_add(0, ip + 12, 8) + 6 + 20 + plen;
+		assert_int_equal(csum_fold(csum_add(s, t, 20 + plen)), 0xFFFF);
+		assert_memory_equal(t + 20, req + 54 + k * 1448, plen);
+		seq += plen;
+		got++;
+	}
+	assert_int_equal(h_completion(&c->b, NULL), 0);
+	assert_int_equal(h_send_done(&c->a, 1), 1); /* one TSO request, one send_done */
+	/* a wrong seed is diagnosed and the request dropped */
+	struct sim_nic_stats st0, st;
+	sim_nic_get_stats(c->a.nic, &st0);
+	tso_send(c, 3000, 1448, false, req);
+	myrio_sim_step(c->w, 3);
+	assert_int_equal(h_completion(&c->b, NULL), 0);
+	sim_nic_get_stats(c->a.nic, &st);
+	assert_int_equal(st.tx_invalid - st0.tx_invalid, 1);
+	assert_int_equal(st.tx_tso_segments, 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +289,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(checksum_offload, setup, teardown),
 		cmocka_unit_test_setup_teardown(broken_chains_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(runt_sent_as_given, setup, teardown),
+		cmocka_unit_test_setup_teardown(tso_segments, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

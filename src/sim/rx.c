@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "sim/csum_fast.h"
 #include "sim/nic.h"
 #include "util/byteorder.h"
 #include "util/csum.h"
@@ -106,7 +107,7 @@ static uint32_t *intrq_slot(struct sim_nic *nic)
 	return nic->intrq_va + (nic->intrq_idx & nic->intrq_mask);
 }
 
-static void check_align(struct sim_nic *nic, uint64_t a, uint32_t len, bool small)
+static inline void check_align(struct sim_nic *nic, uint64_t a, uint32_t len, bool small)
 {
 	if (nic->relax_align)
 		return;
@@ -193,7 +194,7 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 		if (!slot)
 			return;
 		frame_get(dst, f, 0, len);
-		sum = csum_fold(csum_add(0, dst + 14, len - 14));
+		sum = sim_csum16(dst + 14, len - 14);
 		sim_wr32_raw(nic, off + 4, RX_INVALID);
 		r->cons++;
 	} else {
@@ -237,7 +238,7 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 			 * byte-swapped */
 			if (done + n > 14) {
 				uint32_t s = done < 14 ? 14 - done : 0;
-				uint16_t part = csum_fold(csum_add(0, dst + s, n - s));
+				uint16_t part = sim_csum16(dst + s, n - s);
 				if ((done + s - 14) & 1)
 					part = (uint16_t)(part << 8 | part >> 8);
 				acc += part;

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "sim/csum_fast.h"
 #include "sim/nic.h"
 #include "sim/tx.h"
 #include "util/byteorder.h"
@@ -26,7 +27,7 @@ uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
 		if (pos + fr[i].len <= from)
 			continue;
 		uint32_t s = from > pos ? from - pos : 0;
-		uint16_t part = csum_fold(csum_add(0, fr[i].p + s, fr[i].len - s));
+		uint16_t part = sim_csum16(fr[i].p + s, fr[i].len - s);
 		if ((pos + s - from) & 1)
 			part = (uint16_t)(part << 8 | part >> 8);
 		acc += part;
@@ -44,11 +45,12 @@ static inline uint8_t flags_at(const struct sim_nic *nic, uint32_t idx)
 	return __atomic_load_n(nic->bar + desc_off(nic, idx) + 15, __ATOMIC_ACQUIRE);
 }
 
-static void read_desc(const struct sim_nic *nic, uint32_t idx, struct sim_txd *d)
+static inline void read_desc(const struct sim_nic *nic, uint32_t idx, struct sim_txd *d)
 {
-	uint32_t off = desc_off(nic, idx);
-	const uint8_t *p = nic->bar + off;
-	d->addr = (uint64_t)sim_rd32(nic, off) << 32 | sim_rd32(nic, off + 4);
+	/* one 16-byte copy; ordered after the acquire load of the chain's commit flags */
+	uint8_t p[16];
+	memcpy(p, nic->bar + desc_off(nic, idx), 16);
+	d->addr = (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
 	d->pho = get_be16(p + 8);
 	d->len = get_be16(p + 10);
 	d->rdma = p[13];

@@ -75,6 +75,7 @@ struct sim_nic_stats {
 	uint64_t irqs;           /* status-block DMAs (interrupts raised) */
 	uint64_t handoffs, handoffs_refused;
 	uint64_t completions_bad; /* injected bad completions */
+	uint64_t pause_timeouts;  /* the peer stopped refilling for PAUSE_MAX_NS: dropping */
 };
 
 /* ---- DMA table: the model's IOMMU (dma_table.c) ---- */
@@ -213,7 +214,7 @@ struct sim_nic {
 	uint32_t link_state; /* 0 down, 1 up (what the status block reports) */
 	/* transmit pacing and 802.3x pause from the peer */
 	uint64_t tx_idle_at;
-	uint64_t paused_since;
+	uint64_t paused_since, pause_gave_up_at;
 	bool paused;
 	/* i2c (SFP+ EEPROM) */
 	uint64_t i2c_busy_until;

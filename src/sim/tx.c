@@ -16,7 +16,7 @@
 
 #define TX_BUDGET 256u  /* chains per loop iteration */
 #define TX_PARSE_MAX 128u
-#define PAUSE_MAX_NS 100000000ull /* [I] 100 ms */
+#define PAUSE_MAX_NS 500000000ull /* [I] 500 ms */
 
 /* Ones'-complement sum of frame bytes [from, len) over a gather list (not folded). */
 uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
@@ -128,7 +128,13 @@ static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uin
 		nic->ctr.dropped_pause++; /* the peer's PAUSE frame, consumed by our MAC */
 		return false;
 	}
-	return now - nic->paused_since >= PAUSE_MAX_NS;
+	if (now - nic->paused_since < PAUSE_MAX_NS)
+		return false;
+	if (nic->paused_since + PAUSE_MAX_NS > nic->pause_gave_up_at) {
+		nic->pause_gave_up_at = now;
+		nic->st.pause_timeouts++;
+	}
+	return true;
 }
 
 unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)

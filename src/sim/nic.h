@@ -139,6 +139,7 @@ struct sim_cable {
 	uint64_t next_flap_ns;
 	bool up;                   /* effective, as last reported to the NICs */
 	uint8_t *scratch;          /* gather buffer for endpoints and faults */
+	unsigned ep_quiet;         /* endpoint polls that found nothing, for back-off */
 	_Atomic(struct myrio_sim_faults *) new_faults; /* set_faults from another thread */
 };
 

@@ -3,6 +3,7 @@
  * iteration of every NIC's firmware loop and every cable per step, 1 µs of virtual time
  * each, so the link-rate model is deterministic too). */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "sim/endpoint.h"
 #include "sim/nic.h"
 #include "util/log.h"
 
@@ -126,6 +128,27 @@ unsigned sim_world_run_once(struct myrio_sim *sim)
 	return work;
 }
 
+/* Idle: sleep a little, waking early when an endpoint (TAP, socket) has a frame. */
+static void idle_wait(struct myrio_sim *w)
+{
+	struct pollfd fds[SIM_MAX_NICS];
+	nfds_t n = 0;
+	for (unsigned i = 0; i < w->n_cables; i++) {
+		struct sim_endpoint *ep = w->cables[i]->ep;
+		int fd = ep && ep->ops->fd ? ep->ops->fd(ep) : -1;
+		if (fd >= 0)
+			fds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+	}
+	struct timespec ts = {0, IDLE_SLEEP_NS};
+	if (n) {
+		if (ppoll(fds, n, &ts, NULL) > 0)
+			for (unsigned i = 0; i < w->n_cables; i++)
+				w->cables[i]->ep_quiet = 0;
+	} else {
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void *world_thread(void *arg)
 {
 	struct myrio_sim *w = arg;
@@ -138,8 +161,7 @@ static void *world_thread(void *arg)
 		if (work) {
 			idle = 0;
 		} else if (++idle >= IDLE_SPINS && !w->conf.spin) {
-			struct timespec ts = {0, IDLE_SLEEP_NS};
-			nanosleep(&ts, NULL);
+			idle_wait(w);
 		}
 	}
 	return NULL;

@@ -323,6 +323,8 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		if ((c->d1 & 2) && !nic->fw.multi_tx)
 			return SIM_ERR_RANGE;
 		nic->slices = c->d0;
+		nic->multi_tx = c->d1 & 2;
+		nic->tx_active = false;
 		return SIM_OK;
 	case CMD_GET_RSS_TABLE_OFFSET:
 		if (!nic->fw.rss)

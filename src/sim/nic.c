@@ -100,6 +100,8 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->stats_host_size = 64;
 	nic->max_rss_queried = false;
 	nic->slices = 1;
+	nic->multi_tx = false;
+	nic->tx_active = false;
 	nic->rss_enabled = false;
 	nic->rss_table_size = nic->rss_hash = 0;
 	nic->tso_mode = 0;
@@ -129,12 +131,35 @@ void sim_nic_power_on(struct sim_nic *nic)
 		;
 }
 
+/* Multiple TX queues (§5.9): the host starts and stops slice 0's send ring. STOP is
+ * taken before GO: both in one iteration means "drained, then posted again" (a GO then
+ * STOP pair needs the ring to drain in between, i.e. an iteration of ours). */
+static unsigned send_go_stop(struct sim_nic *nic)
+{
+	unsigned work = 0;
+	bool stop = sim_rd32_raw(nic, SIM_SEND_STOP_OFF) != SIM_POISON;
+	bool go = sim_rd32_raw(nic, SIM_SEND_GO_OFF) != SIM_POISON;
+	if (stop) {
+		sim_wr32_raw(nic, SIM_SEND_STOP_OFF, SIM_POISON);
+		nic->tx_active = false;
+		work++;
+	}
+	if (go) {
+		sim_wr32_raw(nic, SIM_SEND_GO_OFF, SIM_POISON);
+		nic->tx_active = true;
+		work++;
+	}
+	return work;
+}
+
 unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
 {
 	if (atomic_load_explicit(&nic->halted, memory_order_acquire))
 		return 0;
 	unsigned work = sim_cmd_poll(nic, now) + sim_handoff_poll(nic);
-	if (nic->running)
+	if (__builtin_expect(nic->multi_tx, 0))
+		work += send_go_stop(nic);
+	if (nic->running && (!nic->multi_tx || nic->tx_active))
 		work += sim_tx_poll(nic, now);
 	if (nic->stats_set)
 		work += sim_irq_poll(nic, now);

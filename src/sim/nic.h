@@ -196,6 +196,8 @@ struct sim_nic {
 	uint32_t stats_host_size; /* the host's struct size; valid is its last byte */
 	bool max_rss_queried;
 	unsigned slices;
+	bool multi_tx;  /* ENABLE_RSS_QUEUES bit 1: slice 0 sends only between GO and STOP */
+	bool tx_active;
 	bool rss_enabled;
 	uint32_t rss_table_size, rss_hash;
 	uint32_t tso_mode, throttle;

@@ -78,6 +78,8 @@ static void poison_triggers(struct sim_nic *nic)
 		sim_wr32_raw(nic, SIM_CLAIM_OFF + 8 * s + 4, SIM_POISON);
 	}
 	sim_wr32_raw(nic, SIM_DEASSERT_OFF, SIM_POISON);
+	sim_wr32_raw(nic, SIM_SEND_GO_OFF, SIM_POISON);
+	sim_wr32_raw(nic, SIM_SEND_STOP_OFF, SIM_POISON);
 }
 
 /* All rx slots invalid, all tx flags 0 (§10: CMD_RESET). */

@@ -29,6 +29,7 @@ int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uin
 	nic->world = w;
 	nic->index = index;
 	nic->bar_fd = -1;
+	nic->irq_fd = -1;
 	snprintf(nic->name, sizeof(nic->name), "%s", name);
 	if (mac) {
 		memcpy(nic->eeprom_mac, mac, 6);
@@ -67,7 +68,7 @@ void sim_nic_free(struct sim_nic *nic)
 	if (!nic)
 		return;
 	sim_sram_destroy(nic);
-	if (nic->irq_fd > 0)
+	if (nic->irq_fd >= 0)
 		close(nic->irq_fd);
 	if (atomic_load(&nic->dma.table))
 		sim_dma_destroy(&nic->dma);
@@ -168,6 +169,8 @@ unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
 
 void sim_nic_link_changed(struct sim_nic *nic, bool up)
 {
+	if (atomic_load_explicit(&nic->halted, memory_order_acquire))
+		return; /* detach or reboot in progress: it reads the cable itself */
 	nic->link_state = up ? 1 : 0;
 	if (nic->running) {
 		nic->stats_pending = true;

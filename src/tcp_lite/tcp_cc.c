@@ -1,5 +1,5 @@
 /* Congestion control: NewReno (RFC 5681, RFC 6582) with an initial window of 10 segments
- * (RFC 6928) and byte counting (RFC 3465, L = 2). */
+ * (RFC 6928) and byte counting (RFC 3465). */
 #include "tcp_lite/stack.h"
 
 void cc_init(struct myrio_tcp_conn *c)
@@ -23,7 +23,9 @@ void cc_on_ack(struct myrio_tcp_conn *c, uint32_t acked)
 	if (c->in_recovery)
 		return;
 	if (c->cwnd < c->ssthresh) {
-		c->cwnd += acked < 2u * c->mss ? acked : 2u * c->mss;
+		/* The stack acknowledges a whole receive burst at once (stretch ACKs), so
+		 * slow start counts every byte acknowledged, as Linux does. */
+		c->cwnd += acked;
 	} else {
 		c->bytes_acked += acked;
 		if (c->bytes_acked >= c->cwnd) {

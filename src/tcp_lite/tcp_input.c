@@ -210,7 +210,9 @@ static void receive_data(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t
 		} else {
 			ooo_insert(c, p, seq, fin);
 		}
-		c->ack_now = true; /* duplicate ACK with SACK blocks tells the sender */
+		/* RFC 5681 §4.2: a duplicate ACK (with SACK blocks) for every out-of-order
+		 * segment at once, not one per burst, so the sender can count them. */
+		tcp_send_ack(c);
 		return;
 	}
 	bool had_ooo = c->ooo != NULL;
@@ -313,6 +315,18 @@ static bool seq_acceptable(struct myrio_tcp_conn *c, const struct seg *sg, uint3
 	       (seq_ge(sg->seq + seglen - 1, nxt) && seq_lt(sg->seq + seglen - 1, nxt + wnd));
 }
 
+static void retransmit_head(struct myrio_tcp_conn *c)
+{
+	struct myrio_pkt *p = c->sndq;
+	if (!p || p == c->snd_next)
+		return;
+	seg_set_flags(p, seg_flags(p) | SEG_LOST);
+	if (tcp_xmit_seg(c, p, true) == 0)
+		seg_set_flags(p, seg_flags(p) | SEG_RETX | SEG_EVER_RETX);
+	else
+		seg_set_flags(p, seg_flags(p) & ~SEG_RETX);
+}
+
 static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 {
 	struct myrio_stack *s = c->s;
@@ -349,8 +363,8 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 			if (seq_ge(ack, c->recover)) {
 				cc_exit_recovery(c);
 			} else if (c->sndq && !(seg_flags(c->sndq) & SEG_SACKED)) {
-				/* Partial ACK (RFC 6582): the next hole is lost too. */
-				seg_set_flags(c->sndq, (seg_flags(c->sndq) | SEG_LOST) & ~SEG_RETX);
+				/* Partial ACK (RFC 6582): the next hole is lost too; resend it now. */
+				retransmit_head(c);
 			}
 		} else {
 			cc_on_ack(c, acked);
@@ -371,7 +385,7 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 	if (!c->in_recovery && c->sndq && c->snd_max != c->snd_una &&
 	    (c->dupacks >= 3 || (c->sack_ok && (seg_flags(c->sndq) & SEG_LOST)))) {
 		cc_enter_recovery(c);
-		seg_set_flags(c->sndq, (seg_flags(c->sndq) | SEG_LOST) & ~SEG_RETX);
+		retransmit_head(c); /* RFC 6675 §5 (4.3): at once, whatever the pipe says */
 		s->st.tcp_fast_retransmits++;
 		c->st.fast_retransmits++;
 	}

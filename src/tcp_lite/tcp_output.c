@@ -15,9 +15,13 @@ uint32_t tcp_rcv_window(struct myrio_tcp_conn *c)
 {
 	uint32_t buf = c->s->conf.rcv_buf;
 	uint32_t space = buf > c->rcv_held ? buf - c->rcv_held : 0;
-	/* Never move the right edge back (RFC 7323 §2.4). */
-	if (seq_lt(c->rcv_nxt + space, c->rcv_adv))
-		space = c->rcv_adv - c->rcv_nxt;
+	uint32_t adv = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	/* Never move the right edge back (RFC 7323 §2.4), and only move it forward by a
+	 * useful amount (receiver SWS avoidance, RFC 1122 §4.2.3.3): a window that changes
+	 * with every released buffer would also spoil the sender's duplicate-ACK count. */
+	uint32_t step = c->s->mss < buf / 2 ? c->s->mss : buf / 2;
+	if (space < adv || space - adv < step)
+		space = adv;
 	uint32_t max = c->ws_ok ? 65535u << c->rcv_wscale : 65535u;
 	return space < max ? space : max;
 }
@@ -37,7 +41,7 @@ static void fill_ack(struct myrio_tcp_conn *c, uint8_t *th, bool syn)
 			field = 65535;
 	}
 	uint32_t edge = c->rcv_nxt + (syn || !c->ws_ok ? field : field << c->rcv_wscale);
-	if (seq_gt(edge, c->rcv_adv) || c->rcv_adv == 0)
+	if (seq_gt(edge, c->rcv_adv))
 		c->rcv_adv = edge;
 	put_be32(th + 8, c->rcv_nxt);
 	put_be16(th + 14, (uint16_t)field);

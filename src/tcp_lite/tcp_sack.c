@@ -93,6 +93,12 @@ uint32_t tcp_pipe(struct myrio_tcp_conn *c)
 			continue;
 		pipe += seg_space(p);
 	}
+	/* Without SACK each duplicate ACK stands for a segment that left the network
+	 * (the NewReno window inflation of RFC 6582, expressed as pipe). */
+	if (!c->sack_ok) {
+		uint64_t gone = (uint64_t)c->dupacks * c->mss;
+		pipe = gone >= pipe ? 0 : pipe - (uint32_t)gone;
+	}
 	return pipe;
 }
 

@@ -1,0 +1,46 @@
+#!/bin/busybox sh
+# Init of the VFIO test guest: load VFIO, give both e1000e functions to vfio-pci, reserve
+# hugepages, run the test program, print its result line, power off.
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+export PATH=/bin
+
+for m in irqbypass vfio vfio_virqfd vfio_iommu_type1 vfio-pci-core vfio-pci e1000e; do
+	insmod /lib/modules/$m.ko || echo "guest: insmod $m failed"
+done
+
+echo 16 >/proc/sys/vm/nr_hugepages
+mkdir -p /dev/hugepages
+mount -t hugetlbfs nodev /dev/hugepages
+
+nics=""
+for d in /sys/bus/pci/devices/*; do
+	if [ "$(cat $d/vendor)" = 0x8086 ] && [ "$(cat $d/device)" = 0x10d3 ]; then
+		nics="$nics ${d##*/}"
+	fi
+done
+echo "guest: e1000e functions:$nics; IOMMU groups: $(ls /sys/kernel/iommu_groups | wc -l)"
+
+set -- $nics
+[ $# -ge 1 ] && /vfio_e1000e_test expect-refused "$1"
+
+for a in $nics; do
+	echo "guest: $a driver before: $(basename "$(readlink /sys/bus/pci/devices/$a/driver)")"
+	/myrio-setup bind "$a" || echo "guest: myrio-setup bind $a failed"
+done
+/myrio-setup check "$1"
+echo "guest: /dev/vfio: $(ls /dev/vfio | tr '\n' ' ')"
+
+if [ $# -eq 2 ]; then
+	/vfio_e1000e_test "$1" "$2"
+else
+	echo "MYRIO-VFIO-RESULT: FAIL reason: expected 2 e1000e functions, found $#"
+fi
+/myrio-setup unbind "$1"
+echo "guest: $1 driver after unbind: $(basename "$(readlink /sys/bus/pci/devices/$1/driver)")"
+echo "guest: DMAR faults logged: $(dmesg | grep -ci 'dmar.*fault')"
+dmesg | grep 'DMAR: \[DMA .*fault addr' | head -n 4 | sed 's/^/guest: dmesg: /'
+sync
+poweroff -f

@@ -1,0 +1,78 @@
+/* myrio-setup: checks what libmyrio needs on a real NIC and fixes it.
+ *
+ *   myrio-setup check [PCI_ADDR]      report hugepages, IOMMU, vfio-pci, the device's IOMMU
+ *                                     group, /dev/vfio permissions, memlock; each problem
+ *                                     with the command that fixes it (exit 1 if any)
+ *   myrio-setup bind [--group] ADDR   give the device (and with --group every member of its
+ *                                     IOMMU group) to vfio-pci
+ *   myrio-setup unbind [--group] ADDR give it back to its kernel driver
+ *   myrio-setup hugepages N           reserve N hugepages and mount hugetlbfs
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "setup.h"
+
+void setup_ok(struct setup_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("  ok   ", stdout);
+	vprintf(fmt, ap);
+	putchar('\n');
+	va_end(ap);
+}
+
+void setup_fix(struct setup_ctx *c, const char *fix, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("  FIX  ", stdout);
+	vprintf(fmt, ap);
+	putchar('\n');
+	if (fix)
+		printf("       -> %s\n", fix);
+	va_end(ap);
+	c->problems++;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: myrio-setup check [PCI_ADDR]\n"
+			"       myrio-setup bind [--group] PCI_ADDR\n"
+			"       myrio-setup unbind [--group] PCI_ADDR\n"
+			"       myrio-setup hugepages N\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct setup_ctx c = {
+		.paths = {.sysfs = getenv("MYRIO_SYSFS_ROOT"), .dev = getenv("MYRIO_DEV_ROOT")},
+		.proc = getenv("MYRIO_PROC_ROOT") ? getenv("MYRIO_PROC_ROOT") : "/proc",
+	};
+	if (argc < 2)
+		return usage();
+	const char *cmd = argv[1];
+	bool group = argc > 2 && strcmp(argv[2], "--group") == 0;
+	const char *arg = argc > 2 + group ? argv[2 + group] : NULL;
+	int rc;
+	if (strcmp(cmd, "check") == 0 && argc <= 3)
+		rc = setup_check(&c, arg);
+	else if (strcmp(cmd, "bind") == 0 && arg && argc == 3 + group)
+		rc = setup_bind(&c, arg, group);
+	else if (strcmp(cmd, "unbind") == 0 && arg && argc == 3 + group)
+		rc = setup_unbind(&c, arg, group);
+	else if (strcmp(cmd, "hugepages") == 0 && argc == 3) {
+		char *end;
+		long n = strtol(argv[2], &end, 10);
+		if (*end || n < 0)
+			return usage();
+		rc = setup_hugepages(&c, n);
+	} else
+		return usage();
+	return rc == 0 && c.problems == 0 ? 0 : 1;
+}

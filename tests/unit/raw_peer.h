@@ -36,12 +36,12 @@ struct raw {
 	int udp_events;
 };
 
-static uint64_t raw_clock(void *arg)
+static inline uint64_t raw_clock(void *arg)
 {
 	return ((struct raw *)arg)->now_ns;
 }
 
-static void raw_tcp_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
+static inline void raw_tcp_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 {
 	struct raw *r = arg;
 	r->last_conn = c;
@@ -49,14 +49,14 @@ static void raw_tcp_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_ev
 		r->ev_count[ev]++;
 }
 
-static void raw_udp_event(void *arg, struct myrio_udp_sock *u)
+static inline void raw_udp_event(void *arg, struct myrio_udp_sock *u)
 {
 	struct raw *r = arg;
 	r->udp_last = u;
 	r->udp_events++;
 }
 
-static void raw_drop_captured(struct raw *r)
+static inline void raw_drop_captured(struct raw *r)
 {
 	for (unsigned i = 0; i < r->ncap; i++)
 		myrio_pkt_free(r->cap[i]);
@@ -64,7 +64,7 @@ static void raw_drop_captured(struct raw *r)
 }
 
 /* Polls the stack once and collects everything it sent (replacing older captures). */
-static void raw_poll(struct raw *r)
+static inline void raw_poll(struct raw *r)
 {
 	raw_drop_captured(r);
 	myrio_stack_poll(r->s);
@@ -80,12 +80,12 @@ static void raw_poll(struct raw *r)
 	}
 }
 
-static void raw_advance_ms(struct raw *r, uint64_t ms)
+static inline void raw_advance_ms(struct raw *r, uint64_t ms)
 {
 	r->now_ns += ms * 1000000ull;
 }
 
-static int raw_open(struct raw *r, const char *name, const char *opts,
+static inline int raw_open(struct raw *r, const char *name, const char *opts,
 		    void (*tweak)(struct myrio_stack_conf *), bool static_arp)
 {
 	memset(r, 0, sizeof(*r));
@@ -126,7 +126,7 @@ static int raw_open(struct raw *r, const char *name, const char *opts,
 	return 0;
 }
 
-static void raw_close(struct raw *r)
+static inline void raw_close(struct raw *r)
 {
 	raw_drop_captured(r);
 	myrio_stack_destroy(r->s);
@@ -140,7 +140,7 @@ static void raw_close(struct raw *r)
 	myrio_pool_destroy(r->pool);
 }
 
-static void raw_send(struct raw *r, const uint8_t *frame, uint32_t len)
+static inline void raw_send(struct raw *r, const uint8_t *frame, uint32_t len)
 {
 	struct myrio_pkt *p = myrio_pkt_alloc(r->pool);
 	if (!p)
@@ -153,7 +153,7 @@ static void raw_send(struct raw *r, const uint8_t *frame, uint32_t len)
 
 /* ---- frame building ---- */
 
-static uint32_t build_eth(uint8_t *f, const uint8_t *dst, uint16_t type)
+static inline uint32_t build_eth(uint8_t *f, const uint8_t *dst, uint16_t type)
 {
 	if (dst)
 		memcpy(f, dst, 6);
@@ -164,7 +164,7 @@ static uint32_t build_eth(uint8_t *f, const uint8_t *dst, uint16_t type)
 	return 14;
 }
 
-static uint32_t build_ip(uint8_t *ip, uint8_t proto, uint32_t src, uint32_t dst, uint16_t l4len)
+static inline uint32_t build_ip(uint8_t *ip, uint8_t proto, uint32_t src, uint32_t dst, uint16_t l4len)
 {
 	memset(ip, 0, 20);
 	ip[0] = 0x45;
@@ -201,7 +201,7 @@ struct tcpf {
 #define F_PSH 0x08
 #define F_ACK 0x10
 
-static uint32_t build_tcp(uint8_t *f, const struct tcpf *t)
+static inline uint32_t build_tcp(uint8_t *f, const struct tcpf *t)
 {
 	uint32_t n = build_eth(f, NULL, 0x0800);
 	uint16_t l4len = (uint16_t)(20 + t->optlen + t->len);
@@ -223,7 +223,7 @@ static uint32_t build_tcp(uint8_t *f, const struct tcpf *t)
 	return n + l4len;
 }
 
-static void raw_send_tcp(struct raw *r, const struct tcpf *t)
+static inline void raw_send_tcp(struct raw *r, const struct tcpf *t)
 {
 	uint8_t f[2048];
 	uint32_t n = build_tcp(f, t);
@@ -245,7 +245,7 @@ struct tcpv {
 };
 
 /* The i-th captured TCP segment (checksums verified), or false. */
-static bool cap_tcp(struct raw *r, unsigned i, struct tcpv *v)
+static inline bool cap_tcp(struct raw *r, unsigned i, struct tcpv *v)
 {
 	unsigned k = 0;
 	for (unsigned j = 0; j < r->ncap; j++) {
@@ -279,7 +279,7 @@ static bool cap_tcp(struct raw *r, unsigned i, struct tcpv *v)
 	return false;
 }
 
-static unsigned cap_count_tcp(struct raw *r)
+static inline unsigned cap_count_tcp(struct raw *r)
 {
 	struct tcpv v;
 	unsigned n = 0;
@@ -289,7 +289,7 @@ static unsigned cap_count_tcp(struct raw *r)
 }
 
 /* Finds option kind in a TCP option area; returns its offset or -1. */
-static int find_opt(const uint8_t *o, unsigned len, uint8_t kind)
+static inline int find_opt(const uint8_t *o, unsigned len, uint8_t kind)
 {
 	unsigned i = 0;
 	while (i < len) {
@@ -321,7 +321,7 @@ struct peer {
 	struct myrio_tcp_conn *c;
 };
 
-static unsigned peer_opts(const struct peer *p, uint8_t *o)
+static inline unsigned peer_opts(const struct peer *p, uint8_t *o)
 {
 	if (!p->ts)
 		return 0;
@@ -334,7 +334,7 @@ static unsigned peer_opts(const struct peer *p, uint8_t *o)
 	return 12;
 }
 
-static void peer_send(struct raw *r, struct peer *p, uint8_t flags, const void *data,
+static inline void peer_send(struct raw *r, struct peer *p, uint8_t flags, const void *data,
 		      uint16_t len)
 {
 	uint8_t o[40];
@@ -349,7 +349,7 @@ static void peer_send(struct raw *r, struct peer *p, uint8_t flags, const void *
 
 /* Passive open on the stack's port dport (must be listening): SYN with MSS 1460,
  * SACK-permitted, timestamps, window scale 7; SYN-ACK checked; final ACK. */
-static void peer_connect(struct raw *r, struct peer *p, uint16_t sport, uint16_t dport,
+static inline void peer_connect(struct raw *r, struct peer *p, uint16_t sport, uint16_t dport,
 			 uint32_t isn, bool options)
 {
 	memset(p, 0, sizeof(*p));

@@ -158,6 +158,7 @@ int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip,
 	put_be16(uh + 4, (uint16_t)p->len);
 	put_be16(uh + 6, 0);
 	s->st.udp_tx++;
+	stack_update_clock(s); /* ARP ages entries by it; calls come between polls */
 	ipv4_output(s, p, IPPROTO_UDP_, s->conf.ip, ip, 0, false); /* cannot fail now */
 	return 0;
 }

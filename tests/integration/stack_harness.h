@@ -30,7 +30,7 @@ struct harness {
 	unsigned nudp;
 };
 
-static uint64_t h_clock(void *arg)
+static inline uint64_t h_clock(void *arg)
 {
 	return ((struct harness *)arg)->now_ns;
 }
@@ -47,7 +47,7 @@ static struct conn_ev *h_ev(struct harness *h, struct myrio_tcp_conn *c)
 	return &h->ev[h->nev++];
 }
 
-static void h_tcp_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
+static inline void h_tcp_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 {
 	struct conn_ev *e = h_ev(arg, c);
 	if (!e)
@@ -62,7 +62,7 @@ static void h_tcp_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_even
 	}
 }
 
-static void h_udp_event(void *arg, struct myrio_udp_sock *u)
+static inline void h_udp_event(void *arg, struct myrio_udp_sock *u)
 {
 	struct harness *h = arg;
 	if (h->nudp < 8)
@@ -71,7 +71,7 @@ static void h_udp_event(void *arg, struct myrio_udp_sock *u)
 
 /* Opens "pair:NAME/0<opts_a>" and "pair:NAME/1<opts_b>" and a stack on each. tweak may
  * change the stack configuration (both stacks). */
-static int h_open(struct harness *h, const char *name, const char *opts_a, const char *opts_b,
+static inline int h_open(struct harness *h, const char *name, const char *opts_a, const char *opts_b,
 		  void (*tweak)(struct myrio_stack_conf *))
 {
 	memset(h, 0, sizeof(*h));
@@ -107,20 +107,20 @@ static int h_open(struct harness *h, const char *name, const char *opts_a, const
 	return myrio_stack_create(&h->b, h->pb, &conf);
 }
 
-static void h_round(struct harness *h)
+static inline void h_round(struct harness *h)
 {
 	myrio_stack_poll(h->a);
 	myrio_stack_poll(h->b);
 	h->now_ns += h->tick_ns;
 }
 
-static void h_rounds(struct harness *h, unsigned n)
+static inline void h_rounds(struct harness *h, unsigned n)
 {
 	while (n--)
 		h_round(h);
 }
 
-static void h_close(struct harness *h)
+static inline void h_close(struct harness *h)
 {
 	/* Let in-flight frames drain so every buffer finds its way home. */
 	for (int i = 0; i < 4; i++)
@@ -142,7 +142,7 @@ static inline uint8_t pattern(uint64_t i)
 	return (uint8_t)((x >> 56) + i);
 }
 
-static uint64_t env_bytes(const char *var, uint64_t dflt)
+static inline uint64_t env_bytes(const char *var, uint64_t dflt)
 {
 	const char *v = getenv(var);
 	if (!v || !*v)

@@ -567,6 +567,57 @@ static void active_open_from_the_stack(void **state)
 	raw_close(&r);
 }
 
+static void sending_across_the_sequence_wrap(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st17", NULL, NULL, true), 0);
+	listen80(&r);
+	/* Learn the ISN for this tuple, then move the clock so the next one lands just
+	 * below 2^32 (ISN = keyed hash + 4 us clock, RFC 6528). */
+	struct tcpf t = {.sport = 41000, .dport = 80, .seq = 1, .flags = F_SYN, .win = 65535};
+	raw_send_tcp(&r, &t);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	uint32_t delta = 0xfffff000u - v.seq;
+	struct tcpf rst = {.sport = 41000, .dport = 80, .seq = 2, .flags = F_RST};
+	raw_send_tcp(&r, &rst);
+	raw_poll(&r);
+	r.now_ns += (uint64_t)delta * 4000;
+	struct peer p;
+	peer_connect(&r, &p, 41000, 80, 1, true);
+	assert_non_null(p.c);
+	assert_int_equal(p.rcv_nxt, 0xfffff001u);
+	/* 8 segments of 1000 bytes: from 0xfffff001 past 0 */
+	char d[1000];
+	for (int i = 0; i < 8; i++) {
+		memset(d, 'A' + i, sizeof(d));
+		assert_int_equal(myrio_tcp_write(p.c, d, sizeof(d)), 1000);
+	}
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 8);
+	for (unsigned i = 0; i < 8; i++) {
+		assert_true(cap_tcp(&r, i, &v));
+		assert_int_equal(v.seq, 0xfffff001u + 1000 * i);
+		assert_int_equal(v.data[0], 'A' + (int)i);
+	}
+	/* Ack the first 5 (past the wrap): 3 remain, then their retransmission. */
+	p.rcv_nxt = 0xfffff001u + 5000;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_unacked(p.c), 3000);
+	raw_advance_ms(&r, 200);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.seq, 0xfffff001u + 5000);
+	assert_int_equal(v.data[0], 'F');
+	p.rcv_nxt = 0xfffff001u + 8000;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_unacked(p.c), 0);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -586,6 +637,7 @@ int main(void)
 		cmocka_unit_test(syn_flood_keeps_memory_bounded),
 		cmocka_unit_test(closed_port_answers_rst),
 		cmocka_unit_test(active_open_from_the_stack),
+		cmocka_unit_test(sending_across_the_sequence_wrap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

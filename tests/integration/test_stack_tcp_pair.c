@@ -7,7 +7,16 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <time.h>
+
 #include "stack_harness.h"
+
+static double wall(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 struct xfer {
 	uint64_t total, sent, rcvd;
@@ -15,6 +24,7 @@ struct xfer {
 	struct myrio_tcp_conn *cli, *srv;
 	bool zero_copy;
 	bool hold; /* receiver stops reading */
+	double secs;
 };
 
 static void pump_send(struct harness *h, struct xfer *x)
@@ -87,6 +97,7 @@ static struct myrio_tcp_conn *accepted_conn(struct harness *h)
  * and both sides close cleanly. */
 static void run_transfer(struct harness *h, struct xfer *x, uint64_t max_rounds)
 {
+	double t0 = wall();
 	struct myrio_tcp_listener *l;
 	assert_int_equal(myrio_tcp_listen(h->b, 5001, 8, NULL, &l), 0);
 	assert_int_equal(myrio_tcp_connect(h->a, IP_B, 5001, NULL, &x->cli), 0);
@@ -107,6 +118,7 @@ static void run_transfer(struct harness *h, struct xfer *x, uint64_t max_rounds)
 		if (x->srv && myrio_tcp_eof(x->srv))
 			break;
 	}
+	x->secs = wall() - t0;
 	assert_non_null(x->srv);
 	assert_int_equal(x->bad, 0);
 	assert_int_equal(x->rcvd, x->total);
@@ -131,9 +143,11 @@ static void report(const char *what, struct harness *h, struct xfer *x)
 	struct myrio_stack_stats sa, sb;
 	myrio_stack_stats(h->a, &sa);
 	myrio_stack_stats(h->b, &sb);
-	printf("# %s: %llu bytes, A segs out %llu retx %llu fast %llu rto %llu; B ooo %llu dup %llu "
+	printf("# %s: %llu bytes in %.2f s wall (%.0f MB/s, both stacks and the pattern check on "
+	       "one thread), A segs out %llu retx %llu fast %llu rto %llu; B ooo %llu dup %llu "
 	       "segs in %llu\n",
-	       what, (unsigned long long)x->total, (unsigned long long)sa.tcp_segs_out,
+	       what, (unsigned long long)x->total, x->secs, (double)x->total / x->secs / 1e6,
+	       (unsigned long long)sa.tcp_segs_out,
 	       (unsigned long long)sa.tcp_retransmits, (unsigned long long)sa.tcp_fast_retransmits,
 	       (unsigned long long)sa.tcp_rto_expired, (unsigned long long)sb.tcp_ooo_segs,
 	       (unsigned long long)sb.tcp_dup_segs, (unsigned long long)sb.tcp_segs_in);

@@ -16,13 +16,17 @@ cache=${MYRIO_QEMU_CACHE:-$src/tests/qemu/cache}
 out=$build/qemu-vfio
 start=$SECONDS
 
-need=(qemu-system-x86_64 busybox cpio gcc)
+qemu=${MYRIO_QEMU:-qemu-system-x86_64}
+need=("$qemu" busybox cpio gcc)
 missing=()
 for t in "${need[@]}"; do command -v "$t" >/dev/null || missing+=("$t"); done
 if ((${#missing[@]})) && [[ $(id -u) -eq 0 ]]; then
 	echo "qemu_vfio: installing qemu-system-x86 busybox-static cpio"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-		qemu-system-x86 busybox-static cpio >/dev/null 2>&1 || true
+	export DEBIAN_FRONTEND=noninteractive
+	pkgs=(qemu-system-x86 busybox-static cpio gcc)
+	apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null 2>&1 ||
+		{ apt-get update -qq >/dev/null 2>&1 &&
+			apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null 2>&1; } || true
 	missing=()
 	for t in "${need[@]}"; do command -v "$t" >/dev/null || missing+=("$t"); done
 fi
@@ -38,7 +42,7 @@ mac_a=52:54:00:4d:59:0a
 mac_b=52:54:00:4d:59:0b
 rm -f "$out"/a.pcap "$out"/console.log
 rc=0
-timeout --foreground -k 5 150 qemu-system-x86_64 \
+timeout --foreground -k 5 150 "$qemu" \
 	-accel tcg,thread=multi -cpu max -smp 1 -m 512M \
 	-machine q35,kernel-irqchip=split \
 	-device intel-iommu,intremap=on,caching-mode=on \

@@ -6,5 +6,6 @@
 #include "myrio/pkt.h"
 #include "myrio/port.h"
 #include "myrio/sim.h"
+#include "myrio/tcp_lite.h"
 
 #endif

@@ -98,6 +98,10 @@ int myrio_port_stats(struct myrio_port *port, struct myrio_port_stats *stats);
 int myrio_port_irq_fd(struct myrio_port *port);
 int myrio_port_irq_arm(struct myrio_port *port);
 
+/* Writes every frame the port sends and receives to a pcap file until stopped or closed. */
+int myrio_port_capture_start(struct myrio_port *port, const char *pcap_path);
+void myrio_port_capture_stop(struct myrio_port *port);
+
 #ifdef __cplusplus
 }
 #endif

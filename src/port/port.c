@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bus/bus.h"
+#include "port/capture.h"
 #include "port/port_ops.h"
 #include "util/log.h"
 
@@ -47,18 +48,28 @@ int myrio_port_open(struct myrio_port **out, const char *device, const struct my
 
 void myrio_port_close(struct myrio_port *port)
 {
-	if (port)
-		port->ops->close(port);
+	if (!port)
+		return;
+	myrio_port_capture_stop(port);
+	port->ops->close(port);
 }
 
 uint16_t myrio_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
-	return port->ops->rx_burst(port, pkts, n);
+	uint16_t got = port->ops->rx_burst(port, pkts, n);
+	if (__builtin_expect(port->capture != NULL, 0) && got)
+		myrio_capture_write(port->capture, pkts, got);
+	return got;
 }
 
 uint16_t myrio_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
-	return port->ops->tx_burst(port, pkts, n);
+	uint16_t sent = port->ops->tx_burst(port, pkts, n);
+	/* The driver frees sent buffers only in a later call, when the NIC reports them done,
+	 * so they are still intact here. */
+	if (__builtin_expect(port->capture != NULL, 0) && sent)
+		myrio_capture_write(port->capture, pkts, sent);
+	return sent;
 }
 
 int myrio_port_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,

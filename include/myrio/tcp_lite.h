@@ -1,0 +1,265 @@
+/* tcp_lite: a small zero-copy, polled Ethernet/ARP/IPv4/ICMP/UDP/TCP stack on one port.
+ *
+ * Model of use
+ *   - One stack per port (per core). No threads, no locks: everything happens inside
+ *     myrio_stack_poll, which the application calls in its own loop. poll receives a burst
+ *     of frames, runs the timers that are due, and flushes queued transmits to the NIC.
+ *   - Events (accepted, connected, readable, writable, closed, error) are delivered by the
+ *     callbacks given in the configuration, from inside poll (and from the calls that send).
+ *   - All memory is allocated by myrio_stack_create (connection table, ARP table, socket
+ *     tables, transmit buffer pool); nothing is allocated on the data path. When a table is
+ *     full the operation fails with -ENOBUFS / -EAGAIN and a counter says so.
+ *
+ * Zero-copy transmit
+ *   p = myrio_stack_pkt_alloc(s);              payload starts at myrio_pkt_data(p)
+ *   memcpy(myrio_pkt_data(p), data, n); p->len = n;     (n <= myrio_tcp_mss(c))
+ *   myrio_tcp_send(c, p);                       the stack owns p from here on
+ * The stack writes the TCP/IP/Ethernet headers into the headroom in front of the payload
+ * and hands the same buffer to the NIC. TCP keeps it (a reference) until the peer
+ * acknowledges it; UDP lets go of it when the NIC is done with it.
+ *
+ * Zero-copy receive
+ *   while ((p = myrio_tcp_recv(c)) != NULL) { use(myrio_pkt_data(p), p->len);
+ *                                            myrio_tcp_release(c, p); }
+ * recv hands out the receive buffers the NIC wrote, trimmed to their in-order payload. The
+ * advertised receive window shrinks by every byte the application holds and grows again
+ * when it releases them, so a slow reader throttles the sender instead of draining the
+ * port's receive pool.
+ *
+ * Copying helpers (myrio_tcp_write, myrio_tcp_read) exist for convenience.
+ *
+ * Addresses and ports in this API are in host byte order.
+ * Functions return 0 (or a count) on success and a negative errno on failure.
+ */
+#ifndef MYRIO_TCP_LITE_H
+#define MYRIO_TCP_LITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "myrio/pkt.h"
+#include "myrio/port.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct myrio_stack;
+struct myrio_tcp_conn;
+struct myrio_tcp_listener;
+struct myrio_udp_sock;
+
+enum myrio_tcp_event {
+	MYRIO_TCP_EV_ACCEPTED = 1, /* passive open completed: c is new, its user = listener's */
+	MYRIO_TCP_EV_CONNECTED,    /* active open completed */
+	MYRIO_TCP_EV_READABLE,     /* in-order data arrived, or the peer closed its side */
+	MYRIO_TCP_EV_WRITABLE,     /* send queue has room again after a send was refused */
+	MYRIO_TCP_EV_CLOSED,       /* orderly end of both directions; call myrio_tcp_close */
+	MYRIO_TCP_EV_ERROR,        /* reset, refused or timed out (myrio_tcp_error); call
+				    * myrio_tcp_close */
+};
+
+typedef void (*myrio_tcp_event_fn)(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev);
+typedef void (*myrio_udp_event_fn)(void *arg, struct myrio_udp_sock *u); /* readable */
+typedef uint64_t (*myrio_clock_fn)(void *arg); /* monotonic nanoseconds */
+
+struct myrio_stack_conf {
+	uint32_t ip, netmask, gateway; /* host byte order; gateway 0 = on-link only */
+	uint16_t mss;                  /* 0 = port MTU - 40 */
+
+	/* Table sizes, all preallocated at create time. */
+	uint32_t max_tcp_conns;   /* connections incl. half-open and TIME_WAIT (256) */
+	uint32_t max_listeners;   /* (8) */
+	uint32_t max_udp_socks;   /* (16) */
+	uint32_t arp_entries;     /* (64) */
+	uint32_t tx_pool_size;    /* transmit buffers shared by all connections (4096) */
+	uint32_t snd_queue_segs;  /* per connection: segments queued or unacknowledged (512) */
+	uint32_t rcv_buf;         /* per connection receive window in bytes (256 KiB) */
+	uint32_t ooo_max_segs;    /* per connection out-of-order segments held (128) */
+	uint32_t udp_rx_queue;    /* per socket datagrams waiting to be read (256) */
+
+	/* Behaviour. */
+	uint32_t arp_timeout_ms;      /* entry lifetime before re-resolution (60000) */
+	uint32_t delayed_ack_ms;      /* 0 = acknowledge every segment at once (40) */
+	uint32_t time_wait_ms;        /* TIME_WAIT duration, 2*MSL (60000) */
+	uint32_t rto_min_ms;          /* (200) */
+	uint32_t rto_initial_ms;      /* RFC 6298 initial RTO (1000) */
+	uint32_t rto_max_ms;          /* (60000) */
+	uint32_t max_retries;         /* retransmissions before ETIMEDOUT (12) */
+	uint32_t syn_retries;         /* (6) */
+	uint32_t challenge_ack_limit; /* RFC 5961 challenge ACKs per second per stack (1000) */
+	bool nagle;                   /* (false) */
+	bool sack;                    /* offer/accept SACK (true) */
+	bool timestamps;              /* offer/accept RFC 7323 timestamps (true) */
+	bool window_scale;            /* (true) */
+	uint64_t seed;                /* ISN secret and ephemeral ports; 0 = getrandom() */
+
+	myrio_clock_fn clock; /* NULL = CLOCK_MONOTONIC; tests pass a fake clock */
+	void *clock_arg;
+
+	myrio_tcp_event_fn tcp_event;
+	myrio_udp_event_fn udp_event;
+	void *event_arg;
+};
+
+/* Defaults (throughput profile: delayed ACKs on, Nagle off). */
+void myrio_stack_conf_init(struct myrio_stack_conf *conf);
+/* Latency profile: no delayed ACKs; apply after myrio_stack_conf_init. */
+void myrio_stack_conf_latency(struct myrio_stack_conf *conf);
+
+/* Binds a stack to an open port. The port stays the caller's; close it after destroy. */
+int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
+		       const struct myrio_stack_conf *conf);
+/* Aborts every connection (RST), frees everything. Buffers the application still holds
+ * must have been released before. */
+void myrio_stack_destroy(struct myrio_stack *s);
+
+/* Receives a burst, runs due timers, flushes transmits. Returns the number of frames
+ * received plus sent (0 = idle), never blocks. */
+int myrio_stack_poll(struct myrio_stack *s);
+
+/* The stack's clock, in milliseconds (what timers and timestamps use). */
+uint64_t myrio_stack_now_ms(const struct myrio_stack *s);
+
+/* A transmit buffer with headroom for all headers: payload goes at myrio_pkt_data(p),
+ * p->len = 0. NULL when the pool is empty (counted). Give it back with myrio_pkt_free
+ * if unused. */
+struct myrio_pkt *myrio_stack_pkt_alloc(struct myrio_stack *s);
+/* Bytes of payload that fit in such a buffer. */
+uint32_t myrio_stack_pkt_room(const struct myrio_stack *s);
+
+/* ARP. */
+int myrio_arp_add_static(struct myrio_stack *s, uint32_t ip, const uint8_t mac[6]);
+int myrio_arp_announce(struct myrio_stack *s); /* gratuitous ARP (sent at create too) */
+int myrio_arp_lookup(const struct myrio_stack *s, uint32_t ip, uint8_t mac[6]); /* -ENOENT */
+
+/* ---- TCP ---- */
+
+enum myrio_tcp_state {
+	MYRIO_TCP_CLOSED = 0,
+	MYRIO_TCP_LISTEN,
+	MYRIO_TCP_SYN_SENT,
+	MYRIO_TCP_SYN_RCVD,
+	MYRIO_TCP_ESTABLISHED,
+	MYRIO_TCP_FIN_WAIT_1,
+	MYRIO_TCP_FIN_WAIT_2,
+	MYRIO_TCP_CLOSE_WAIT,
+	MYRIO_TCP_CLOSING,
+	MYRIO_TCP_LAST_ACK,
+	MYRIO_TCP_TIME_WAIT,
+};
+
+/* Passive open: at most backlog half-open connections wait for their final ACK; more
+ * SYNs are dropped (counted), so a SYN flood cannot use more than the table. Accepted
+ * connections are announced with MYRIO_TCP_EV_ACCEPTED and start with the given user. */
+int myrio_tcp_listen(struct myrio_stack *s, uint16_t port, unsigned backlog, void *user,
+		     struct myrio_tcp_listener **out);
+void myrio_tcp_listener_close(struct myrio_tcp_listener *l);
+
+/* Active open; MYRIO_TCP_EV_CONNECTED or MYRIO_TCP_EV_ERROR follows. */
+int myrio_tcp_connect(struct myrio_stack *s, uint32_t ip, uint16_t port, void *user,
+		      struct myrio_tcp_conn **out);
+
+/* Zero-copy send of one segment's worth of payload (p->len <= myrio_tcp_mss(c), from
+ * myrio_stack_pkt_alloc or any buffer with MYRIO_PKT_HEADROOM in front). On success the
+ * stack owns p. -EAGAIN when the send queue is full (MYRIO_TCP_EV_WRITABLE follows),
+ * -EMSGSIZE, -EPIPE after shutdown, -ENOTCONN. */
+int myrio_tcp_send(struct myrio_tcp_conn *c, struct myrio_pkt *p);
+/* Copies up to len bytes into new segments; returns the bytes taken (0 if full). */
+ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len);
+/* Segments that can still be queued. */
+uint32_t myrio_tcp_send_space(const struct myrio_tcp_conn *c);
+uint16_t myrio_tcp_mss(const struct myrio_tcp_conn *c);
+/* Bytes queued and not yet acknowledged. */
+uint64_t myrio_tcp_unacked(const struct myrio_tcp_conn *c);
+
+/* Zero-copy receive: the next in-order payload buffer, or NULL. Hand it back with
+ * myrio_tcp_release (which reopens the window); do not change p->len. */
+struct myrio_pkt *myrio_tcp_recv(struct myrio_tcp_conn *c);
+void myrio_tcp_release(struct myrio_tcp_conn *c, struct myrio_pkt *p);
+/* Copies up to len in-order bytes; -EAGAIN when none yet, 0 at end of stream. */
+ssize_t myrio_tcp_read(struct myrio_tcp_conn *c, void *buf, size_t len);
+/* The peer sent FIN and everything before it has been handed out. */
+bool myrio_tcp_eof(const struct myrio_tcp_conn *c);
+
+/* Half-close: FIN after the queued data. Receiving continues. */
+int myrio_tcp_shutdown(struct myrio_tcp_conn *c);
+/* Done with the handle: orderly close (RST if received data was left unread); the stack
+ * finishes the close on its own. No events for c afterwards; buffers still held from
+ * myrio_tcp_recv are freed with myrio_pkt_free. */
+void myrio_tcp_close(struct myrio_tcp_conn *c);
+/* Done with the handle: RST now. */
+void myrio_tcp_abort(struct myrio_tcp_conn *c);
+
+enum myrio_tcp_state myrio_tcp_state(const struct myrio_tcp_conn *c);
+const char *myrio_tcp_state_name(enum myrio_tcp_state st);
+int myrio_tcp_error(const struct myrio_tcp_conn *c); /* -ECONNRESET, -ETIMEDOUT, ... or 0 */
+void *myrio_tcp_user(const struct myrio_tcp_conn *c);
+void myrio_tcp_set_user(struct myrio_tcp_conn *c, void *user);
+void myrio_tcp_addr(const struct myrio_tcp_conn *c, uint32_t *lip, uint16_t *lport,
+		    uint32_t *rip, uint16_t *rport);
+
+/* ---- UDP ---- */
+
+/* port 0 = an ephemeral port. */
+int myrio_udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myrio_udp_sock **out);
+/* Default destination, and only datagrams from it are received. */
+int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port);
+/* Zero-copy: on success the stack owns p (freed when the NIC is done). */
+int myrio_udp_send(struct myrio_udp_sock *u, struct myrio_pkt *p);
+int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip, uint16_t port);
+/* Next datagram (payload at myrio_pkt_data, p->len bytes) or NULL; free with myrio_pkt_free.
+ * ip/port may be NULL. */
+struct myrio_pkt *myrio_udp_recv(struct myrio_udp_sock *u, uint32_t *ip, uint16_t *port);
+uint16_t myrio_udp_port(const struct myrio_udp_sock *u);
+void *myrio_udp_user(const struct myrio_udp_sock *u);
+void myrio_udp_close(struct myrio_udp_sock *u);
+
+/* ---- Counters ---- */
+
+struct myrio_stack_stats {
+	/* link */
+	uint64_t rx_frames, tx_frames, tx_ring_full, tx_pool_empty;
+	uint64_t drop_eth_short, drop_eth_not_for_us, drop_eth_type;
+	/* ARP */
+	uint64_t arp_rx, arp_requests_sent, arp_replies_sent, arp_queued, arp_queue_drop,
+		arp_unresolved_drop, arp_table_full;
+	/* IPv4 */
+	uint64_t ip_rx, ip_tx, drop_ip_short, drop_ip_version, drop_ip_hdr_csum, drop_ip_len,
+		drop_ip_not_for_us, drop_ip_frag, drop_ip_proto, ip_no_route;
+	/* ICMP */
+	uint64_t icmp_rx, icmp_echo_replies, icmp_unreach_sent, drop_icmp;
+	/* UDP */
+	uint64_t udp_rx, udp_tx, drop_udp_short, drop_udp_csum, drop_udp_no_port,
+		drop_udp_queue_full;
+	/* TCP */
+	uint64_t tcp_segs_in, tcp_segs_out, tcp_retransmits, tcp_fast_retransmits,
+		tcp_rto_expired, tcp_ooo_segs, tcp_dup_segs, tcp_resets_sent, tcp_resets_rcvd,
+		tcp_challenge_acks, tcp_challenge_ack_limited, tcp_paws_drops, tcp_zero_window_probes,
+		tcp_csum_sw, tcp_csum_offload, tcp_tx_copy_nic_busy;
+	uint64_t drop_tcp_short, drop_tcp_csum, drop_tcp_bad_off, drop_tcp_no_conn,
+		drop_tcp_syn_backlog, drop_tcp_table_full, drop_tcp_ooo_full, drop_tcp_out_of_window,
+		drop_tcp_bad_ack, drop_tcp_rcv_full;
+	uint64_t tcp_active_opens, tcp_passive_opens, tcp_conns_established, tcp_timeouts;
+};
+
+struct myrio_tcp_conn_stats {
+	uint64_t segs_in, segs_out, bytes_in, bytes_out, retransmits, fast_retransmits,
+		rto_expired, ooo_segs, dup_segs, drops_out_of_window, sack_blocks_rcvd,
+		zero_window_probes, challenge_acks;
+	uint32_t srtt_us, rttvar_us, rto_ms, cwnd, ssthresh, snd_wnd, rcv_wnd, mss;
+	uint32_t unacked_segs, queued_segs;
+};
+
+void myrio_stack_stats(const struct myrio_stack *s, struct myrio_stack_stats *out);
+void myrio_tcp_conn_stats(const struct myrio_tcp_conn *c, struct myrio_tcp_conn_stats *out);
+/* Every stack counter as "name value\n" lines (for tools); returns the length written
+ * (as snprintf: the length needed if buf is too small). */
+int myrio_stack_stats_format(const struct myrio_stack *s, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,427 @@
+/* Bring-up of one NIC: probe (§8.1), reset sequence (§8.2), open (§8.3), close (§8.4). */
+#include "mcp/nic.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus/bus.h"
+#include "bus/mmio.h"
+#include "util/log.h"
+
+#define PCI_COMMAND 0x04
+#define PCI_COMMAND_MEMORY 0x2
+#define PCI_COMMAND_MASTER 0x4
+#define PCI_CAP_PTR 0x34
+#define PCI_CAP_ID_EXP 0x10
+#define PCI_EXP_DEVCTL 0x08
+#define PCI_EXP_DEVCTL_READRQ 0x7000
+#define PCI_EXP_DEVCTL_READRQ_4096 0x5000
+#define RX_POOL_EXTRA_DEFAULT 1024u
+#define SMALL_SIZE 256u /* frames up to this many bytes use the small ring */
+#define DOWN_WAIT_US 1000000u
+
+static int cmd(struct myri_nic *nic, uint32_t op, uint32_t d0, uint32_t d1, uint32_t d2,
+	       uint32_t *out)
+{
+	return mcp_cmd(&nic->cmd, op, d0, d1, d2, out);
+}
+
+/* Memory space and bus mastering on; read requests of 4096 bytes (§1.8). Returns the
+ * maximum read request size in effect, 0 if unknown. */
+static unsigned pci_setup(struct myrio_bus *bus)
+{
+	uint32_t v;
+	if (bus->ops->cfg_read(bus, PCI_COMMAND, 2, &v) == 0)
+		bus->ops->cfg_write(bus, PCI_COMMAND, 2,
+				    v | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+	else
+		log_warn("%s: cannot read the PCI command register", bus->name);
+	uint32_t cap;
+	if (bus->ops->cfg_read(bus, PCI_CAP_PTR, 1, &cap) < 0)
+		return 0;
+	for (int hops = 0; cap >= 0x40 && cap < 0x100 && hops < 48; hops++) {
+		uint32_t hdr;
+		if (bus->ops->cfg_read(bus, cap & ~3u, 2, &hdr) < 0)
+			return 0;
+		if ((hdr & 0xff) == PCI_CAP_ID_EXP) {
+			unsigned at = (cap & ~3u) + PCI_EXP_DEVCTL;
+			uint32_t ctl;
+			if (bus->ops->cfg_read(bus, at, 2, &ctl) < 0)
+				return 0;
+			ctl = (ctl & ~(uint32_t)PCI_EXP_DEVCTL_READRQ) | PCI_EXP_DEVCTL_READRQ_4096;
+			bus->ops->cfg_write(bus, at, 2, ctl);
+			if (bus->ops->cfg_read(bus, at, 2, &ctl) < 0)
+				return 0;
+			return 128u << ((ctl & PCI_EXP_DEVCTL_READRQ) >> 12);
+		}
+		cap = (hdr >> 8) & 0xff;
+	}
+	return 0;
+}
+
+static bool pow2_in(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	return v >= lo && v <= hi && (v & (v - 1)) == 0;
+}
+
+/* GET_RX_RING_SIZE / GET_SEND_RING_SIZE (§3.3), checked: nothing from the NIC is trusted. */
+static int read_ring_sizes(struct myri_nic *nic)
+{
+	uint32_t rx_bytes, tx_bytes;
+	int rc = cmd(nic, MCP_CMD_GET_RX_RING_SIZE, 0, 0, 0, &rx_bytes);
+	if (rc == 0)
+		rc = cmd(nic, MCP_CMD_GET_SEND_RING_SIZE, 0, 0, 0, &tx_bytes);
+	if (rc < 0)
+		return rc;
+	uint32_t rx = rx_bytes / 8, tx = tx_bytes / 16;
+	if (!pow2_in(rx, 16, 32768) || !pow2_in(tx, 16, 32768)) {
+		log_err("%s: the NIC reports impossible ring sizes (rx %u bytes, send %u bytes)",
+			nic->bus->name, rx_bytes, tx_bytes);
+		return -EPROTO;
+	}
+	if (nic->rx_entries && (rx != nic->rx_entries || tx != nic->tx_entries)) {
+		log_err("%s: ring sizes changed under us (rx %u -> %u, send %u -> %u)",
+			nic->bus->name, nic->rx_entries, rx, nic->tx_entries, tx);
+		return -EPROTO;
+	}
+	nic->rx_entries = rx;
+	nic->tx_entries = tx;
+	nic->intrq_entries = 2 * rx; /* every posted buffer can be outstanding (§4.6) */
+	return 0;
+}
+
+int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myrio_port_conf *conf)
+{
+	int rc;
+	nic->bus = bus;
+	nic->mtu = conf->mtu ? conf->mtu : 1500;
+	if (nic->mtu < 68 || nic->mtu > 9000) {
+		log_err("%s: MTU %u is out of range 68..9000", bus->name, nic->mtu);
+		return -EINVAL;
+	}
+	if (bus->bar0_len < MCP_BAR0_MIN_LEN) {
+		log_err("%s: BAR0 is %zu bytes, a Myri-10G has at least 16 MiB: wrong device?",
+			bus->name, bus->bar0_len);
+		return -ENODEV;
+	}
+	nic->intr_coal_us = conf->intr_coal_us;
+	nic->promisc = conf->promisc;
+	nic->rx_pool_extra = conf->rx_pool_size ? conf->rx_pool_size : RX_POOL_EXTRA_DEFAULT;
+	unsigned mrrs = pci_setup(bus);
+
+	rc = myrio_dma_alloc(&nic->ctrl, NIC_CTRL_LEN);
+	if (rc < 0)
+		return rc;
+	rc = bus->ops->dma_map(bus, &nic->ctrl);
+	if (rc < 0) {
+		log_err("%s: cannot map control memory for DMA: %s", bus->name, strerror(-rc));
+		myrio_dma_free(&nic->ctrl);
+		return rc;
+	}
+	mcp_cmd_init(&nic->cmd, bus, (uint8_t *)nic->ctrl.va + NIC_CTRL_RESP,
+		     nic->ctrl.iova + NIC_CTRL_RESP);
+
+	/* §2.2-§2.4: load the image, or keep what runs (§2.3). */
+	if (conf->firmware) {
+		rc = mcp_fw_load_file(nic, conf->firmware);
+		if (rc == -ENOENT && conf->adopt_firmware) {
+			log_warn("%s: firmware image %s not found; adopting the running firmware",
+				 bus->name, conf->firmware);
+			rc = mcp_fw_adopt(nic);
+		}
+	} else if (conf->adopt_firmware) {
+		rc = mcp_fw_adopt(nic);
+	} else {
+		log_err("%s: no firmware image given and adoption disabled: set "
+			"myrio_port_conf.firmware or adopt_firmware",
+			bus->name);
+		rc = -EINVAL;
+	}
+	if (rc < 0)
+		return rc;
+	mcp_dummy_rdma(nic, true); /* as L after every load (§2.6); failure is harmless */
+	rc = mcp_read_eeprom(nic);
+	if (rc < 0)
+		return rc;
+	/* Optional commands may be unknown to the firmware, but a silent NIC is fatal. */
+	uint32_t tso6;
+	rc = cmd(nic, MCP_CMD_GET_MAX_TSO6_HDR_SIZE, 0, 0, 0, &tso6);
+	if (rc == -ETIMEDOUT)
+		return rc;
+	rc = read_ring_sizes(nic);
+	if (rc < 0)
+		return rc;
+	/* §2.1: a loaded image keeps 4 KiB descriptors only if the chipset delivers aligned
+	 * completions; an adopted one is assumed unaligned (2 KiB). */
+	if (mrrs && mrrs != 4096)
+		nic->tx_boundary = 2048;
+	if (nic->fw_loaded && nic->tx_boundary == 4096) {
+		uint64_t page = nic->ctrl.iova + NIC_CTRL_DMATEST;
+		rc = cmd(nic, MCP_CMD_UNALIGNED_TEST, (uint32_t)page, (uint32_t)(page >> 32),
+			 4096u * 0x10001u, NULL);
+		if (rc == -ETIMEDOUT)
+			return rc;
+		if (rc < 0) {
+			log_info("%s: unaligned completions (%d): using 2 KiB send descriptors",
+				 bus->name, rc);
+			nic->tx_boundary = 2048;
+		}
+	}
+	return 0;
+}
+
+/* Reads a BAR0 offset the NIC hands out and checks that len bytes fit there. */
+static int get_offset(struct myri_nic *nic, uint32_t op, uint32_t arg, uint32_t len,
+		      uint32_t *off)
+{
+	int rc = cmd(nic, op, arg, 0, 0, off);
+	if (rc < 0)
+		return rc;
+	if ((*off & 3) || *off >= MCP_FW_STAGING_OFFSET * 2 || len > nic->bus->bar0_len - *off) {
+		log_err("%s: the NIC answered %s with offset 0x%x, outside its SRAM", nic->bus->name,
+			mcp_cmd_name(op), *off);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* §8.2: RESET, DMA tests, interrupt queue, IRQ offsets, MAC, pause, promiscuous. */
+static int reset_sequence(struct myri_nic *nic)
+{
+	struct myri_rings *r = &nic->rings;
+	uint32_t data;
+	int rc = cmd(nic, MCP_CMD_RESET, 0, 0, 0, &data);
+	if (rc < 0) {
+		log_err("%s: RESET failed", nic->bus->name);
+		return rc;
+	}
+	uint64_t page = nic->ctrl.iova + NIC_CTRL_DMATEST;
+	uint32_t len = nic->tx_boundary;
+	const uint32_t modes[3] = {len * 0x10000u, len, len * 0x10001u};
+	for (int i = 0; i < 3; i++) {
+		rc = cmd(nic, MCP_CMD_DMA_TEST, (uint32_t)page, (uint32_t)(page >> 32), modes[i],
+			 &data);
+		if (rc == -ETIMEDOUT)
+			return rc;
+		if (rc < 0)
+			log_warn("%s: DMA test %d failed (%d)", nic->bus->name, i, rc);
+		else if ((data >> 16) == 0 || (data & 0xffff) == 0)
+			log_warn("%s: DMA test %d reports no transfers", nic->bus->name, i);
+	}
+	rc = cmd(nic, MCP_CMD_SET_RSS_MCP_SLOT_TYPE, 0, 0, 0, NULL);
+	if (rc == -ETIMEDOUT)
+		return rc;
+	rc = cmd(nic, MCP_CMD_SET_INTRQ_SIZE, nic->intrq_entries * 4, 0, 0, NULL);
+	if (rc < 0)
+		return rc;
+	rc = cmd(nic, MCP_CMD_SET_INTRQ_DMA, (uint32_t)nic->intrq.iova,
+		 (uint32_t)(nic->intrq.iova >> 32), 0, NULL);
+	if (rc < 0)
+		return rc;
+	rc = get_offset(nic, MCP_CMD_GET_IRQ_ACK_OFFSET, 0, 8, &nic->irq_ack_off);
+	if (rc == 0)
+		rc = get_offset(nic, MCP_CMD_GET_IRQ_DEASSERT_OFFSET, 0, 4, &nic->irq_deassert_off);
+	if (rc == 0)
+		rc = get_offset(nic, MCP_CMD_GET_INTR_COAL_DELAY_OFFSET, 0, 4, &nic->coal_off);
+	if (rc < 0)
+		return rc;
+	mmio_write32(nic->bus->bar0, nic->coal_off, nic->intr_coal_us);
+
+	/* Host side starts from zero with the NIC (§8.2 step 9). */
+	memset(nic->intrq.va, 0, nic->intrq.len);
+	memset((uint8_t *)nic->ctrl.va + NIC_CTRL_STATUS, 0, sizeof(struct mcp_irq_data));
+	r->rx_done = nic->intrq.va;
+	r->rx_done_idx = 0;
+	r->rx_done_mask = nic->intrq_entries - 1;
+	r->status = (void *)((uint8_t *)nic->ctrl.va + NIC_CTRL_STATUS);
+	r->claim0 = nic->bus->bar0 + nic->irq_ack_off;
+	r->claim1 = nic->bus->bar0 + nic->irq_ack_off + 4;
+	r->rx_token = false;
+
+	const uint8_t *m = nic->ee.mac;
+	rc = cmd(nic, MCP_CMD_SET_MAC_ADDRESS,
+		 (uint32_t)m[0] << 24 | (uint32_t)m[1] << 16 | (uint32_t)m[2] << 8 | m[3],
+		 (uint32_t)m[4] << 8 | m[5], 0, NULL);
+	if (rc == 0)
+		rc = cmd(nic, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL);
+	if (rc == 0)
+		rc = cmd(nic, nic->promisc ? MCP_CMD_ENABLE_PROMISC : MCP_CMD_DISABLE_PROMISC, 0, 0,
+			 0, NULL);
+	return rc;
+}
+
+static int rx_ring_setup(struct myri_nic *nic, struct myri_rx_ring *ring, uint32_t op,
+			 struct myrio_pool *pool)
+{
+	uint32_t off;
+	int rc = get_offset(nic, op, 0, nic->rx_entries * 8, &off);
+	if (rc < 0)
+		return rc;
+	ring->sram = nic->bus->bar0 + off;
+	ring->mask = nic->rx_entries - 1;
+	ring->posted = ring->done = 0;
+	ring->pool = pool;
+	ring->buf_off = MYRIO_PKT_HEADROOM;
+	ring->info = calloc(nic->rx_entries, sizeof(*ring->info));
+	return ring->info ? 0 : -ENOMEM;
+}
+
+/* Buffer sizes (§4.4/§4.5, docs/driver.md): small buffers in 512-byte elements that never
+ * cross a 4 KiB page, and one big buffer per frame from a pool whose elements hold the
+ * largest frame (so an MTU 9000 frame uses one 9 KiB buffer). */
+static int make_pools(struct myri_nic *nic)
+{
+	uint32_t count = nic->rx_entries + nic->rx_pool_extra;
+	int rc = myrio_pool_create_in(nic->bus, count, 512 - 64, &nic->small_pool);
+	if (rc < 0)
+		return rc;
+	rc = myrio_pool_create_in(nic->bus, count,
+				  MYRIO_PKT_HEADROOM + MCP_RX_PAD + nic->max_frame,
+				  &nic->big_pool);
+	if (rc < 0)
+		return rc;
+	nic->small_size = SMALL_SIZE;
+	/* Told capacity includes the 2-byte pad (§4.4): the whole buffer behind the headroom. */
+	nic->big_size = (nic->big_pool->buf_len - MYRIO_PKT_HEADROOM) & ~7u;
+	return 0;
+}
+
+int myri_nic_open(struct myri_nic *nic)
+{
+	struct myri_rings *r = &nic->rings;
+	int rc;
+	nic->max_frame = nic->mtu + 18; /* MTU + Ethernet header + VLAN tag (§3.3 SET_MTU) */
+	if (!nic->intrq.va) {
+		rc = myrio_dma_alloc(&nic->intrq, nic->intrq_entries * 4);
+		if (rc == 0)
+			rc = nic->bus->ops->dma_map(nic->bus, &nic->intrq);
+		if (rc < 0) {
+			log_err("%s: cannot map the completion ring: %s", nic->bus->name,
+				strerror(-rc));
+			return rc;
+		}
+	}
+	memset(r, 0, sizeof(*r));
+	rc = reset_sequence(nic);
+	if (rc < 0)
+		return rc;
+
+	rc = make_pools(nic);
+	if (rc < 0)
+		return rc;
+	uint32_t send_off;
+	rc = get_offset(nic, MCP_CMD_GET_SEND_OFFSET, 0, nic->tx_entries * 16, &send_off);
+	if (rc == 0)
+		rc = rx_ring_setup(nic, &r->small, MCP_CMD_GET_SMALL_RX_OFFSET, nic->small_pool);
+	if (rc == 0)
+		rc = rx_ring_setup(nic, &r->big, MCP_CMD_GET_BIG_RX_OFFSET, nic->big_pool);
+	if (rc == 0)
+		rc = read_ring_sizes(nic);
+	if (rc < 0)
+		return rc;
+	r->tx.sram = nic->bus->bar0 + send_off;
+	r->tx.mask = nic->tx_entries - 1;
+	r->tx.boundary = nic->tx_boundary;
+	r->tx.max_frame = nic->max_frame;
+	r->tx.info = calloc(nic->tx_entries, sizeof(*r->tx.info));
+	if (!r->tx.info)
+		return -ENOMEM;
+	r->small_size = nic->small_size;
+	r->max_frame = nic->max_frame;
+
+	/* Fill both rings completely before ETHERNET_UP (§8.3 step 5, §10.1 rule 3). */
+	if (rx_ring_refill(&r->small) != nic->rx_entries ||
+	    rx_ring_refill(&r->big) != nic->rx_entries) {
+		log_err("%s: cannot fill the receive rings", nic->bus->name);
+		return -ENOMEM;
+	}
+	uint64_t st = nic->ctrl.iova + NIC_CTRL_STATUS;
+	rc = cmd(nic, MCP_CMD_SET_STATS_DMA_V2, (uint32_t)st, (uint32_t)(st >> 32),
+		 sizeof(struct mcp_irq_data), NULL);
+	if (rc == -ENOSYS) /* old firmware: the 40-byte tail of the block (§6.2) */
+		rc = cmd(nic, MCP_CMD_SET_STATS_DMA_OBSOLETE, (uint32_t)(st + 24),
+			 (uint32_t)((st + 24) >> 32), 0, NULL);
+	if (rc == 0)
+		rc = cmd(nic, MCP_CMD_SET_MTU, nic->max_frame, 0, 0, NULL);
+	if (rc == 0)
+		rc = cmd(nic, MCP_CMD_SET_SMALL_BUFFER_SIZE, nic->small_size, 0, 0, NULL);
+	if (rc == 0)
+		rc = cmd(nic, MCP_CMD_SET_BIG_BUFFER_SIZE, nic->big_size, 0, 0, NULL);
+	if (rc < 0)
+		return rc;
+	rc = cmd(nic, MCP_CMD_SET_TSO_MODE, 0, 0, 0, NULL);
+	if (rc < 0 && rc != -ENOSYS)
+		return rc;
+	r->link_up = MYRIO_LINK_UNKNOWN;
+	r->snap.rdma_tags_available = 15;
+	rc = cmd(nic, MCP_CMD_ETHERNET_UP, 0, 0, 0, NULL);
+	if (rc < 0) {
+		log_err("%s: ETHERNET_UP failed", nic->bus->name);
+		return rc;
+	}
+	nic->up = true;
+	return 0;
+}
+
+/* Frees everything posted or queued and the pools. */
+static void release_buffers(struct myri_nic *nic)
+{
+	struct myri_rings *r = &nic->rings;
+	rx_ring_release(&r->small);
+	rx_ring_release(&r->big);
+	tx_ring_release(&r->tx);
+	free(r->small.info);
+	free(r->big.info);
+	free(r->tx.info);
+	r->small.info = r->big.info = NULL;
+	r->tx.info = NULL;
+	struct myrio_pool *pools[2] = {nic->small_pool, nic->big_pool};
+	for (int i = 0; i < 2; i++) {
+		if (pools[i] && myrio_pool_free_count(pools[i]) != pools[i]->count)
+			log_warn("%s: %u receive buffers were not freed before close",
+				 nic->bus->name,
+				 pools[i]->count - myrio_pool_free_count(pools[i]));
+		myrio_pool_destroy(pools[i]);
+	}
+	nic->small_pool = nic->big_pool = NULL;
+}
+
+int myri_nic_close(struct myri_nic *nic)
+{
+	int rc = 0;
+	if (nic->up) {
+		struct myri_rings *r = &nic->rings;
+		uint32_t downs = r->link_down_events;
+		rc = cmd(nic, MCP_CMD_ETHERNET_DOWN, 0, 0, 0, NULL);
+		/* Wait for the "down" status update (§6.3), handling updates meanwhile. */
+		unsigned waited = 0;
+		while (rc == 0 && r->link_down_events == downs && waited < DOWN_WAIT_US) {
+			if (!status_handle(r)) {
+				nic->bus->ops->delay_us(nic->bus, 100);
+				waited += 100;
+			}
+		}
+		if (rc == 0 && r->link_down_events == downs) {
+			log_warn("%s: no down status update within 1 s after ETHERNET_DOWN",
+				 nic->bus->name);
+			rc = -ETIMEDOUT;
+		}
+		nic->up = false;
+	}
+	release_buffers(nic);
+	return rc;
+}
+
+void myri_nic_release(struct myri_nic *nic)
+{
+	release_buffers(nic);
+	struct myrio_dma_region *regs[2] = {&nic->intrq, &nic->ctrl};
+	for (int i = 0; i < 2; i++) {
+		if (!regs[i]->va)
+			continue;
+		if (regs[i]->bus)
+			nic->bus->ops->dma_unmap(nic->bus, regs[i]);
+		myrio_dma_free(regs[i]);
+	}
+}

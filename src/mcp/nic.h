@@ -1,0 +1,61 @@
+/* One Myri-10G NIC driven from user space: its bus, firmware, command channel, DMA memory and
+ * the rings of slice 0. Bring-up follows the Linux driver's order (§8). */
+#ifndef MYRIO_MCP_NIC_H
+#define MYRIO_MCP_NIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mcp/cmd.h"
+#include "mcp/fw_header.h"
+#include "mem/dma.h"
+#include "myrio/port.h"
+#include "rings/rings.h"
+
+struct myrio_bus;
+
+struct myri_nic {
+	struct myrio_bus *bus;
+	struct mcp_cmd_chan cmd;
+	struct mcp_fw_info fw;
+	struct mcp_eeprom ee;
+	bool fw_loaded; /* false: adopted the running firmware (§2.3) */
+	uint32_t tx_boundary;
+	uint32_t mtu, max_frame, small_size, big_size;
+	uint32_t rx_entries, tx_entries, intrq_entries;
+	uint32_t intr_coal_us;
+	bool promisc;
+	uint32_t rx_pool_extra;
+	bool up;
+	/* DMA memory: control page (response, status block, DMA-test page) and the
+	 * completion ring, each mapped on the bus. */
+	struct myrio_dma_region ctrl, intrq;
+	struct myrio_pool *small_pool, *big_pool;
+	uint32_t irq_ack_off, irq_deassert_off, coal_off;
+	struct myri_rings rings;
+};
+
+/* Layout of the control region. */
+#define NIC_CTRL_RESP 0u      /* command response / confirm word (§3.1) */
+#define NIC_CTRL_STATUS 64u   /* status block (§6.1) */
+#define NIC_CTRL_DUMMY 128u   /* dummy-RDMA target (§2.6), zeros */
+#define NIC_CTRL_DMATEST 4096u /* 4 KiB page for DMA_TEST (§8.2) */
+#define NIC_CTRL_LEN 8192u
+
+/* Probe: map control memory, adopt or load the firmware (§2.2-§2.4), dummy RDMA, read the
+ * EEPROM strings and the ring sizes. */
+int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myrio_port_conf *conf);
+/* Reset sequence (§8.2) + open (§8.3): on return the NIC is up with full rx rings. */
+int myri_nic_open(struct myri_nic *nic);
+/* ETHERNET_DOWN and the wait for its status update (§8.4); releases all buffers. */
+int myri_nic_close(struct myri_nic *nic);
+/* Frees the DMA memory (the bus stays open). */
+void myri_nic_release(struct myri_nic *nic);
+
+/* Firmware loading (fw_load.c) */
+int mcp_fw_load_file(struct myri_nic *nic, const char *path);
+int mcp_fw_adopt(struct myri_nic *nic);
+int mcp_dummy_rdma(struct myri_nic *nic, bool enable);
+int mcp_read_eeprom(struct myri_nic *nic);
+
+#endif

@@ -1,0 +1,171 @@
+/* The Myri-10G port back-end: struct myrio_port_ops on top of the bring-up (src/mcp/) and
+ * the rings (src/rings/). Works on any bus: VFIO, the in-process model, the model daemon. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus/bus.h"
+#include "mcp/nic.h"
+#include "port/port_ops.h"
+#include "util/log.h"
+
+struct myri10ge_port {
+	struct myrio_port port; /* first: the generic layer casts */
+	struct myri_nic nic;
+};
+
+static struct myri10ge_port *mp(struct myrio_port *port)
+{
+	return (struct myri10ge_port *)port;
+}
+
+static uint16_t m_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
+{
+	return rings_rx_burst(&mp(port)->nic.rings, pkts, n);
+}
+
+static uint16_t m_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
+{
+	return rings_tx_burst(&mp(port)->nic.rings, pkts, n);
+}
+
+static int m_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,
+			 struct myrio_pool **out)
+{
+	return myrio_pool_create_in(mp(port)->nic.bus, count, buf_len, out);
+}
+
+static int m_link(struct myrio_port *port)
+{
+	struct myri_rings *r = &mp(port)->nic.rings;
+	status_poll(r);
+	switch (r->link_up) {
+	case 0:
+		return MYRIO_LINK_DOWN;
+	case 1:
+	case 2: /* a Myrinet peer: the link itself is up */
+		return MYRIO_LINK_UP;
+	default:
+		return MYRIO_LINK_UNKNOWN;
+	}
+}
+
+static int m_info(struct myrio_port *port, struct myrio_port_info *info)
+{
+	struct myri_nic *nic = &mp(port)->nic;
+	snprintf(info->bus, sizeof(info->bus), "%s", nic->bus->kind);
+	snprintf(info->fw_version, sizeof(info->fw_version), "%s", nic->fw.version);
+	memcpy(info->mac, nic->ee.mac, 6);
+	snprintf(info->serial, sizeof(info->serial), "%s", nic->ee.serial);
+	snprintf(info->product, sizeof(info->product), "%s", nic->ee.product);
+	info->mtu = nic->mtu;
+	info->max_frame = nic->max_frame;
+	info->tx_ring_entries = nic->tx_entries;
+	info->rx_ring_entries = nic->rx_entries;
+	info->small_buf_size = nic->small_size;
+	info->big_buf_size = nic->big_size;
+	info->tx_boundary = nic->tx_boundary;
+	info->caps = MYRIO_CAP_TX_CSUM | MYRIO_CAP_RX_CSUM_PARTIAL;
+	if (nic->bus->ops->irq_fd(nic->bus) >= 0)
+		info->caps |= MYRIO_CAP_IRQ;
+	return 0;
+}
+
+static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
+{
+	struct myri_nic *nic = &mp(port)->nic;
+	struct myri_rings *r = &nic->rings;
+	status_poll(r);
+	s->rx_packets = r->rx_packets;
+	s->rx_bytes = r->rx_bytes;
+	s->tx_packets = r->tx_packets;
+	s->tx_bytes = r->tx_bytes;
+	s->rx_bad_completion = r->rx_bad_completion;
+	s->rx_refill_failed = r->small.refill_failed + r->big.refill_failed;
+	s->tx_ring_full = r->tx_ring_full;
+	s->tx_dropped_bad = r->tx_dropped_bad;
+	s->link_changes = r->link_changes;
+	const struct mcp_irq_data *d = &r->snap;
+	s->dropped_pause = d->dropped_pause;
+	s->dropped_unicast_filtered = d->dropped_unicast_filtered;
+	s->dropped_bad_crc32 = d->dropped_bad_crc32;
+	s->dropped_bad_phy = d->dropped_bad_phy;
+	s->dropped_multicast_filtered = d->dropped_multicast_filtered;
+	s->dropped_link_overflow = d->dropped_link_overflow;
+	s->dropped_link_error_or_filtered = d->dropped_link_error_or_filtered;
+	s->dropped_runt = d->dropped_runt;
+	s->dropped_overrun = d->dropped_overrun;
+	s->dropped_no_small_buffer = d->dropped_no_small_buffer;
+	s->dropped_no_big_buffer = d->dropped_no_big_buffer;
+	s->rdma_tags_available = d->rdma_tags_available;
+	s->link_up = r->link_up;
+	return 0;
+}
+
+static int m_irq_fd(struct myrio_port *port)
+{
+	struct myrio_bus *bus = mp(port)->nic.bus;
+	return bus->ops->irq_fd(bus);
+}
+
+/* Before sleeping on the fd: handle any pending update (which re-arms with claim1) and give
+ * the receive token back if the completion ring is empty, so the NIC interrupts on the next
+ * frame (§6.5). */
+static int m_irq_arm(struct myrio_port *port)
+{
+	struct myri_rings *r = &mp(port)->nic.rings;
+	status_poll(r);
+	uint32_t e = *(volatile uint32_t *)&r->rx_done[r->rx_done_idx & r->rx_done_mask];
+	if (r->rx_token && e == 0)
+		status_return_rx_token(r);
+	return 0;
+}
+
+static void m_close(struct myrio_port *port)
+{
+	struct myri10ge_port *p = mp(port);
+	struct myrio_bus *bus = p->nic.bus;
+	myri_nic_close(&p->nic);
+	mcp_dummy_rdma(&p->nic, false); /* as L on remove (§8.4) */
+	myri_nic_release(&p->nic);
+	bus->ops->close(bus);
+	free(p);
+}
+
+static const struct myrio_port_ops myri10ge_ops = {
+	.rx_burst = m_rx_burst,
+	.tx_burst = m_tx_burst,
+	.pool_create = m_pool_create,
+	.link = m_link,
+	.info = m_info,
+	.stats = m_stats,
+	.irq_fd = m_irq_fd,
+	.irq_arm = m_irq_arm,
+	.close = m_close,
+};
+
+int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *conf,
+			struct myrio_port **out)
+{
+	*out = NULL;
+	struct myri10ge_port *p = calloc(1, sizeof(*p));
+	if (!p) {
+		bus->ops->close(bus);
+		return -ENOMEM;
+	}
+	p->port.ops = &myri10ge_ops;
+	int rc = myri_nic_probe(&p->nic, bus, conf);
+	if (rc == 0)
+		rc = myri_nic_open(&p->nic);
+	if (rc < 0) {
+		log_err("%s: bring-up failed (%s)", bus->name, strerror(-rc));
+		p->nic.up = false;
+		myri_nic_release(&p->nic);
+		bus->ops->close(bus);
+		free(p);
+		return rc;
+	}
+	*out = &p->port;
+	return 0;
+}

@@ -1,0 +1,102 @@
+/* The data path of one slice: small and big receive rings (§4.3), the completion ring
+ * (§4.6), the send ring (§5.7) and the status-block handshake (§6.5).
+ *
+ * Everything here works on memory only: the rings in BAR0 (SRAM) at offsets the NIC gave,
+ * the completion ring and status block in DMA memory. Bring-up (src/mcp/) fills in the
+ * pointers; the port calls rings_rx_burst / rings_tx_burst.
+ */
+#ifndef MYRIO_RINGS_H
+#define MYRIO_RINGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mcp/mcp_abi.h"
+#include "myrio/pkt.h"
+
+#define RX_GROUP 8u /* descriptors are posted 8 at a time (§4.3) */
+
+struct myri_rx_ring {
+	volatile uint8_t *sram;    /* BAR0 + GET_SMALL/BIG_RX_OFFSET */
+	struct myrio_pkt **info;   /* slot -> posted buffer */
+	struct myrio_pool *pool;
+	uint32_t mask;             /* entries - 1 */
+	uint32_t posted;           /* descriptors written, free-running */
+	uint32_t done;             /* buffers consumed, free-running */
+	uint32_t buf_off;          /* posted address = pkt->iova + buf_off (MYRIO_PKT_HEADROOM) */
+	uint64_t refill_failed;
+};
+
+struct myri_tx_slot {
+	struct myrio_pkt *pkt; /* at a chain's first slot; NULL elsewhere */
+	uint32_t ndesc;        /* descriptors of that chain */
+};
+
+struct myri_tx_ring {
+	volatile uint8_t *sram;      /* BAR0 + GET_SEND_OFFSET */
+	struct myri_tx_slot *info;
+	uint32_t mask;
+	uint32_t req;        /* descriptors written, free-running */
+	uint32_t done;       /* descriptors released, free-running */
+	uint32_t pkt_req;    /* chains written */
+	uint32_t pkt_done;   /* chains the NIC reported read (send_done_count) */
+	uint32_t boundary;   /* tx_boundary (§2.1, §5.4) */
+	uint32_t max_frame;  /* longest frame accepted */
+};
+
+struct myri_rings {
+	/* receive */
+	volatile struct mcp_slot *rx_done; /* completion ring */
+	uint32_t rx_done_idx, rx_done_mask;
+	uint32_t small_size;  /* SET_SMALL_BUFFER_SIZE: frames up to this use the small ring */
+	uint32_t max_frame;   /* SET_MTU value; longer completions are impossible */
+	uint16_t port_index;
+	struct myri_rx_ring small, big;
+	/* transmit */
+	struct myri_tx_ring tx;
+	/* status block handshake */
+	volatile struct mcp_irq_data *status;
+	volatile uint8_t *claim0, *claim1; /* BAR0 + GET_IRQ_ACK_OFFSET (+4) */
+	bool rx_token;        /* the NIC handed us the receive token (valid bit 0) */
+	uint32_t link_up;     /* last reported link_up (§6.1), 3 = unknown */
+	uint32_t link_down_events;
+	struct mcp_irq_data snap; /* counters of the last stats update, host order */
+	/* driver counters */
+	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
+	uint64_t rx_bad_completion, tx_ring_full, tx_dropped_bad, link_changes;
+	uint64_t tx_bad_done; /* send_done_count values beyond what was posted */
+};
+
+uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n);
+uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n);
+
+/* Receive rings */
+void rx_ring_post_group(struct myri_rx_ring *ring, struct myrio_pkt *const *pkts);
+/* Posts groups of 8 until the ring is full or the pool runs dry; returns buffers posted. */
+uint32_t rx_ring_refill(struct myri_rx_ring *ring);
+/* Hands every posted buffer back to its pool (after ETHERNET_DOWN). */
+void rx_ring_release(struct myri_rx_ring *ring);
+
+/* Send ring */
+/* Encodes one frame into descs (at most MCP_TX_MAX_DESC); returns the count, or 0 when the
+ * frame needs more descriptors than allowed. The first descriptor's flags are final; the
+ * caller publishes them last. */
+unsigned tx_encode(const struct myri_tx_ring *ring, const struct myrio_pkt *p,
+		   struct mcp_tx_desc *descs);
+/* Frees chains up to the NIC's send_done_count. */
+void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count);
+/* Frees every chain still in the ring (after ETHERNET_DOWN). */
+void tx_ring_release(struct myri_tx_ring *ring);
+
+/* Status block (§6.5): handles a pending update, if any. Returns its valid byte (0 = none). */
+uint8_t status_handle(struct myri_rings *r);
+static inline uint8_t status_poll(struct myri_rings *r)
+{
+	if (__builtin_expect(r->status->valid == 0, 1))
+		return 0;
+	return status_handle(r);
+}
+/* Gives the receive token back once the completion ring is empty (claim0). */
+void status_return_rx_token(struct myri_rings *r);
+
+#endif

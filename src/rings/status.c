@@ -1,0 +1,59 @@
+/* The status-block handshake (§6.5), MSI style, also in polled use: without it the NIC stops
+ * reporting send completions (§10.1 rule 6). */
+#include "bus/mmio.h"
+#include "rings/rings.h"
+#include "util/byteorder.h"
+
+static void snapshot_counters(struct myri_rings *r, const volatile struct mcp_irq_data *s)
+{
+	struct mcp_irq_data *d = &r->snap;
+	d->dropped_pause = be32(s->dropped_pause);
+	d->dropped_unicast_filtered = be32(s->dropped_unicast_filtered);
+	d->dropped_bad_crc32 = be32(s->dropped_bad_crc32);
+	d->dropped_bad_phy = be32(s->dropped_bad_phy);
+	d->dropped_multicast_filtered = be32(s->dropped_multicast_filtered);
+	d->link_up = be32(s->link_up);
+	d->dropped_link_overflow = be32(s->dropped_link_overflow);
+	d->dropped_link_error_or_filtered = be32(s->dropped_link_error_or_filtered);
+	d->dropped_runt = be32(s->dropped_runt);
+	d->dropped_overrun = be32(s->dropped_overrun);
+	d->dropped_no_small_buffer = be32(s->dropped_no_small_buffer);
+	d->dropped_no_big_buffer = be32(s->dropped_no_big_buffer);
+	d->rdma_tags_available = be32(s->rdma_tags_available);
+}
+
+uint8_t status_handle(struct myri_rings *r)
+{
+	volatile struct mcp_irq_data *s = r->status;
+	uint8_t valid = s->valid;
+	if (!valid)
+		return 0;
+	dma_rmb(); /* the block was written before valid */
+	uint32_t send_done = be32(s->send_done_count);
+	uint8_t stats_updated = s->stats_updated, link_down = s->link_down;
+	if (stats_updated) {
+		snapshot_counters(r, s);
+		uint32_t link = r->snap.link_up;
+		if (link != r->link_up) {
+			r->link_up = link;
+			r->link_changes++;
+		}
+		r->link_down_events += link_down;
+	}
+	/* MSI style: the host clears valid itself (step 3) before re-arming, so the next
+	 * update cannot be overwritten. */
+	s->valid = 0;
+	if (valid & MCP_VALID_RX)
+		r->rx_token = true;
+	tx_ring_reap(r, send_done);
+	mmio_wmb();
+	mmio_write32(r->claim1, 0, MCP_CLAIM_VALUE); /* step 5: the NIC may interrupt again */
+	return valid;
+}
+
+void status_return_rx_token(struct myri_rings *r)
+{
+	r->rx_token = false;
+	mmio_wmb();
+	mmio_write32(r->claim0, 0, MCP_CLAIM_VALUE); /* step 6 */
+}

@@ -1,0 +1,184 @@
+/* Transmit: encoding frames into send descriptors (§5.2-§5.5) and the commit protocol
+ * (§5.7): every chain is written with its first flags byte 0, and after a fence the first
+ * descriptor's word 3 publishes it. */
+#include <string.h>
+
+#include "bus/mmio.h"
+#include "rings/rings.h"
+#include "util/byteorder.h"
+#include "util/csum.h"
+
+#define TX_BATCH 64u
+
+unsigned tx_encode(const struct myri_tx_ring *ring, const struct myrio_pkt *p,
+		   struct mcp_tx_desc *descs)
+{
+	uint32_t len = p->len, done = 0, bmask = ring->boundary - 1;
+	uint64_t addr = myrio_pkt_data_iova(p);
+	uint8_t flags = MCP_TX_FLAG_NO_TSO | (len <= MCP_TX_SMALL_SIZE ? MCP_TX_FLAG_SMALL : 0);
+	uint32_t start = 0;
+	uint16_t pseudo = 0;
+	bool csum = p->ol_flags & MYRIO_PKT_TX_CSUM;
+	if (csum) {
+		flags |= MCP_TX_FLAG_CKSUM;
+		start = p->csum_start;
+		pseudo = be16(p->csum_field);
+	}
+	unsigned n = 0;
+	while (done < len) {
+		if (n == MCP_TX_MAX_DESC)
+			return 0;
+		/* No descriptor may cross a tx_boundary-aligned address (§5.4). */
+		uint32_t room = ring->boundary - (uint32_t)(addr & bmask);
+		uint32_t seg = len - done < room ? len - done : room;
+		struct mcp_tx_desc *d = &descs[n++];
+		d->addr_high = be32((uint32_t)(addr >> 32));
+		d->addr_low = be32((uint32_t)addr);
+		d->pseudo_hdr_offset = pseudo;
+		d->length = be16((uint16_t)seg);
+		d->pad = 0;
+		d->rdma_count = 1;
+		/* Checksum start relative to this descriptor, clamped at 0 (§5.4). */
+		d->cksum_offset = (uint8_t)(start > done ? start - done : 0);
+		d->flags = flags | (csum && (done & 1) ? MCP_TX_FLAG_ALIGN_ODD : 0);
+		addr += seg;
+		done += seg;
+	}
+	descs[0].flags |= MCP_TX_FLAG_FIRST;
+	descs[0].rdma_count = (uint8_t)n;
+	return n;
+}
+
+void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count)
+{
+	struct myri_tx_ring *t = &r->tx;
+	uint32_t todo = send_done_count - t->pkt_done;
+	if (__builtin_expect(todo > t->pkt_req - t->pkt_done, 0)) {
+		r->tx_bad_done++; /* the NIC claims more than was sent: trust only what was */
+		todo = t->pkt_req - t->pkt_done;
+	}
+	uint32_t done = t->done, mask = t->mask;
+	while (todo--) {
+		struct myri_tx_slot *s = &t->info[done & mask];
+		myrio_pkt_free(s->pkt);
+		s->pkt = NULL;
+		done += s->ndesc;
+		t->pkt_done++;
+	}
+	t->done = done;
+}
+
+void tx_ring_release(struct myri_tx_ring *t)
+{
+	if (!t->info)
+		return;
+	while (t->pkt_done != t->pkt_req) {
+		struct myri_tx_slot *s = &t->info[t->done & t->mask];
+		if (s->pkt)
+			myrio_pkt_free(s->pkt);
+		s->pkt = NULL;
+		t->done += s->ndesc ? s->ndesc : 1;
+		t->pkt_done++;
+	}
+}
+
+/* Frames the NIC cannot take as they are: runts are padded with zeros to 60 bytes (the NIC
+ * does not pad, §5.3); checksum requests outside the NIC's offset limits (§5.5) are done
+ * here. Returns false for a frame that must be dropped. */
+static bool tx_prepare(const struct myri_tx_ring *t, struct myrio_pkt *p)
+{
+	if (p->len < MCP_TX_MIN_FRAME) {
+		if (p->len == 0 || myrio_pkt_tailroom(p) < MCP_TX_MIN_FRAME - p->len)
+			return false;
+		memset(myrio_pkt_data(p) + p->len, 0, MCP_TX_MIN_FRAME - p->len);
+		p->len = MCP_TX_MIN_FRAME;
+	}
+	if (p->len > t->max_frame)
+		return false;
+	if (p->ol_flags & MYRIO_PKT_TX_CSUM) {
+		if (p->csum_start >= p->len || (uint32_t)p->csum_field + 2 > p->len ||
+		    p->csum_field < p->csum_start)
+			return false;
+		if (p->csum_start > MCP_TX_MAX_CSUM_START || p->csum_field > MCP_TX_MAX_CSUM_FIELD) {
+			uint8_t *f = myrio_pkt_data(p);
+			uint64_t sum = csum_add(0, f + p->csum_start, p->len - p->csum_start);
+			put_be16(f + p->csum_field, csum_finish(sum));
+			p->ol_flags &= (uint16_t)~MYRIO_PKT_TX_CSUM;
+		}
+	}
+	return true;
+}
+
+/* Copies a chain into the ring with the first descriptor's flags 0 (§5.7 steps 1-2):
+ * forward when it does not wrap, else backwards ending with the first. */
+static void tx_write_chain(struct myri_tx_ring *t, uint32_t slot, struct mcp_tx_desc *d,
+			   unsigned cnt)
+{
+	uint8_t flags0 = d[0].flags;
+	d[0].flags = 0;
+	if (slot + cnt <= t->mask + 1) {
+		mmio_copy64(t->sram, slot * 16u, d, 16u * cnt);
+	} else {
+		for (unsigned i = cnt - 1; i > 0; i--)
+			mmio_copy64(t->sram, ((slot + i) & t->mask) * 16u, &d[i], 16);
+		mmio_copy64(t->sram, slot * 16u, &d[0], 16);
+	}
+	d[0].flags = flags0;
+}
+
+uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
+{
+	status_poll(r);
+	struct myri_tx_ring *t = &r->tx;
+	uint32_t commit_off[TX_BATCH], commit_word[TX_BATCH];
+	uint64_t bytes = 0;
+	uint16_t i = 0;
+	while (i < n) {
+		unsigned nc = 0;
+		uint32_t free_slots = t->mask - (t->req - t->done);
+		for (; i < n && nc < TX_BATCH; i++) {
+			struct myrio_pkt *p = pkts[i];
+			struct mcp_tx_desc d[MCP_TX_MAX_DESC] __attribute__((aligned(8)));
+			if (__builtin_expect(p->len < MCP_TX_MIN_FRAME || p->len > t->max_frame ||
+						     (p->ol_flags & MYRIO_PKT_TX_CSUM),
+					     0)) {
+				if (!tx_prepare(t, p)) {
+					r->tx_dropped_bad++;
+					myrio_pkt_free(p);
+					continue;
+				}
+			}
+			unsigned cnt = tx_encode(t, p, d);
+			if (__builtin_expect(cnt == 0, 0)) {
+				r->tx_dropped_bad++;
+				myrio_pkt_free(p);
+				continue;
+			}
+			if (cnt > free_slots) {
+				r->tx_ring_full += n - i;
+				n = i;
+				break;
+			}
+			uint32_t slot = t->req & t->mask;
+			tx_write_chain(t, slot, d, cnt);
+			memcpy(&commit_word[nc], &d[0].pad, 4);
+			commit_off[nc++] = slot * 16u + 12u;
+			t->info[slot].pkt = p;
+			t->info[slot].ndesc = cnt;
+			t->req += cnt;
+			t->pkt_req++;
+			free_slots -= cnt;
+			bytes += p->len;
+		}
+		if (nc == 0)
+			break;
+		/* Step 3: fence, then the commit words, oldest chain first. */
+		mmio_wmb();
+		for (unsigned k = 0; k < nc; k++)
+			mmio_write32_raw(t->sram, commit_off[k], commit_word[k]);
+		mmio_wmb();
+		r->tx_packets += nc;
+	}
+	r->tx_bytes += bytes;
+	return n;
+}

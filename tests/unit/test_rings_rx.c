@@ -1,0 +1,200 @@
+/* Receive rings (§4.3) and completion ring (§4.6): posting, consumption, wrap, bad input,
+ * the rx token (§6.5). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "rings_fixture.h"
+
+static void refill_posts_whole_ring_in_groups(void **state)
+{
+	(void)state;
+	struct fix *x = fix_new(64, 64, 16, 1518);
+	assert_int_equal(rx_ring_refill(&x->r.small), 64);
+	assert_int_equal(rx_ring_refill(&x->r.small), 0); /* full */
+	for (uint32_t s = 0; s < 64; s++) {
+		uint8_t *d = x->sram + FIX_SMALL_OFF + 8 * s;
+		uint64_t a = (uint64_t)get_be32(d) << 32 | get_be32(d + 4);
+		struct myrio_pkt *p = x->r.small.info[s];
+		assert_non_null(p);
+		assert_int_equal(a, p->iova + MYRIO_PKT_HEADROOM);
+		/* small buffers never cross a 4 KiB page (§4.4) */
+		assert_int_equal(a / 4096, (a + 2 + 256 - 1) / 4096);
+		for (uint32_t t = 0; t < s; t++)
+			assert_ptr_not_equal(p, x->r.small.info[t]);
+	}
+	assert_int_equal(myrio_pool_free_count(x->small_pool), 16);
+	fix_free(x);
+}
+
+static void frames_delivered_in_order_across_wraps(void **state)
+{
+	(void)state;
+	struct fix *x = fix_new(64, 64, 32, 1518);
+	rx_ring_refill(&x->r.small);
+	rx_ring_refill(&x->r.big);
+	struct myrio_pkt *pkts[32];
+	uint64_t expect_addr[32];
+	unsigned total = 0;
+	/* 40 rounds of up to 20 frames: both rx rings (64) and the completion ring (128)
+	 * wrap many times. */
+	for (unsigned round = 0; round < 40; round++) {
+		unsigned n = 1 + round % 20;
+		for (unsigned i = 0; i < n; i++) {
+			uint16_t len = (uint16_t)((total + i) % 3 == 0 ? 1000 + i : 60 + i);
+			expect_addr[i] = fix_nic_take(x, len > 256);
+			assert_true(expect_addr[i] != 0);
+			fix_nic_complete(x, len, (uint16_t)(0x1234 + i));
+		}
+		uint16_t got = rings_rx_burst(&x->r, pkts, 32);
+		assert_int_equal(got, n);
+		for (unsigned i = 0; i < n; i++) {
+			uint16_t len = (uint16_t)((total + i) % 3 == 0 ? 1000 + i : 60 + i);
+			assert_int_equal(pkts[i]->len, len);
+			assert_int_equal(pkts[i]->data_off, MYRIO_PKT_HEADROOM + 2);
+			assert_int_equal(pkts[i]->iova + MYRIO_PKT_HEADROOM, expect_addr[i]);
+			assert_int_equal(pkts[i]->rx_csum, 0x1234 + i);
+			assert_int_equal(pkts[i]->ol_flags, MYRIO_PKT_RX_CSUM_PARTIAL);
+		}
+		myrio_pkt_free_bulk(pkts, got);
+		total += n;
+		/* consumed entries are zeroed */
+		for (uint32_t e = 0; e <= x->r.rx_done_mask; e++)
+			assert_int_equal(x->done[e].length, 0);
+		/* refilled in groups of 8: never fewer than ring - 7 posted */
+		assert_true(x->r.small.posted - x->r.small.done >= 64 - 7);
+		assert_true(x->r.big.posted - x->r.big.done >= 64 - 7);
+		assert_int_equal(x->r.small.posted % 8, 0);
+	}
+	assert_int_equal(x->r.rx_packets, total);
+	assert_int_equal(rings_rx_burst(&x->r, pkts, 32), 0);
+	fix_free(x);
+}
+
+static void burst_limit_respected(void **state)
+{
+	(void)state;
+	struct fix *x = fix_new(64, 64, 32, 1518);
+	rx_ring_refill(&x->r.small);
+	rx_ring_refill(&x->r.big);
+	for (int i = 0; i < 10; i++) {
+		fix_nic_take(x, false);
+		fix_nic_complete(x, 64, 0);
+	}
+	struct myrio_pkt *pkts[4];
+	assert_int_equal(rings_rx_burst(&x->r, pkts, 4), 4);
+	myrio_pkt_free_bulk(pkts, 4);
+	assert_int_equal(rings_rx_burst(&x->r, pkts, 4), 4);
+	myrio_pkt_free_bulk(pkts, 4);
+	assert_int_equal(rings_rx_burst(&x->r, pkts, 4), 2);
+	myrio_pkt_free_bulk(pkts, 2);
+	fix_free(x);
+}
+
+static void impossible_lengths_are_counted_drops(void **state)
+{
+	(void)state;
+	struct fix *x = fix_new(64, 64, 0, 1518);
+	rx_ring_refill(&x->r.small);
+	rx_ring_refill(&x->r.big);
+	struct myrio_pkt *pkts[64];
+	/* longer than the MTU allows */
+	fix_nic_take(x, true);
+	fix_nic_complete(x, 1519, 0);
+	fix_nic_take(x, true);
+	fix_nic_complete(x, 0xffff, 0);
+	assert_int_equal(rings_rx_burst(&x->r, pkts, 64), 0);
+	assert_int_equal(x->r.rx_bad_completion, 2);
+	/* buffers are not lost: all are in the ring or the pool */
+	assert_int_equal(x->r.big.posted - x->r.big.done + myrio_pool_free_count(x->big_pool),
+			 x->big_pool->count);
+	/* a big frame when no big buffer is posted: drain the pool by holding frames */
+	uint32_t held = 0;
+	while (x->r.big.posted != x->r.big.done) {
+		uint64_t a = fix_nic_take(x, true);
+		assert_true(a != 0);
+		fix_nic_complete(x, 1500, 0);
+		assert_int_equal(rings_rx_burst(&x->r, &pkts[held], 1), 1);
+		assert_int_equal(pkts[held]->iova + MYRIO_PKT_HEADROOM, a); /* still in step */
+		held++;
+	}
+	/* 62 delivered; the 2 recycled buffers wait in the pool for a whole group of 8 */
+	assert_int_equal(held, 62);
+	assert_int_equal(myrio_pool_free_count(x->big_pool), 2);
+	assert_true(x->r.big.refill_failed > 0);
+	fix_nic_complete(x, 1500, 0);
+	struct myrio_pkt *one[1];
+	assert_int_equal(rings_rx_burst(&x->r, one, 1), 0);
+	assert_int_equal(x->r.rx_bad_completion, 3);
+	/* the application gives the buffers back: the ring fills again */
+	myrio_pkt_free_bulk(pkts, held);
+	assert_int_equal(rings_rx_burst(&x->r, one, 1), 0);
+	assert_int_equal(x->r.big.posted - x->r.big.done, 64);
+	fix_free(x);
+}
+
+static void rx_token_returned_when_ring_empty(void **state)
+{
+	(void)state;
+	struct fix *x = fix_new(64, 64, 32, 1518);
+	rx_ring_refill(&x->r.small);
+	rx_ring_refill(&x->r.big);
+	struct myrio_pkt *pkts[8];
+	for (int i = 0; i < 4; i++) {
+		fix_nic_take(x, false);
+		fix_nic_complete(x, 100, 0);
+	}
+	/* the NIC hands over the rx token with a status update */
+	x->status->valid = MCP_VALID_RX;
+	assert_int_equal(rings_rx_burst(&x->r, pkts, 2), 2); /* not empty yet */
+	assert_int_equal(x->status->valid, 0);          /* host cleared valid (MSI style) */
+	assert_int_equal(fix_claim(x, 1), MCP_CLAIM_VALUE); /* re-armed */
+	assert_int_equal(fix_claim(x, 0), 0);
+	assert_true(x->r.rx_token);
+	myrio_pkt_free_bulk(pkts, 2);
+	assert_int_equal(rings_rx_burst(&x->r, pkts, 8), 2); /* now empty */
+	myrio_pkt_free_bulk(pkts, 2);
+	assert_int_equal(fix_claim(x, 0), MCP_CLAIM_VALUE);
+	assert_false(x->r.rx_token);
+	fix_free(x);
+}
+
+static void link_and_counters_from_stats_update(void **state)
+{
+	(void)state;
+	struct fix *x = fix_new(64, 64, 32, 1518);
+	x->status->link_up = be32(1);
+	x->status->dropped_no_small_buffer = be32(17);
+	x->status->dropped_bad_crc32 = be32(3);
+	x->status->rdma_tags_available = be32(15);
+	x->status->stats_updated = 1;
+	x->status->valid = MCP_VALID_TX;
+	assert_int_equal(status_poll(&x->r), MCP_VALID_TX);
+	assert_int_equal(x->r.link_up, 1);
+	assert_int_equal(x->r.link_changes, 1);
+	assert_int_equal(x->r.snap.dropped_no_small_buffer, 17);
+	assert_int_equal(x->r.snap.dropped_bad_crc32, 3);
+	/* without stats_updated the link fields are not looked at */
+	x->status->link_up = be32(0);
+	x->status->stats_updated = 0;
+	x->status->valid = MCP_VALID_TX;
+	status_poll(&x->r);
+	assert_int_equal(x->r.link_up, 1);
+	assert_int_equal(status_poll(&x->r), 0);
+	fix_free(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(refill_posts_whole_ring_in_groups),
+		cmocka_unit_test(frames_delivered_in_order_across_wraps),
+		cmocka_unit_test(burst_limit_respected),
+		cmocka_unit_test(impossible_lengths_are_counted_drops),
+		cmocka_unit_test(rx_token_returned_when_ring_empty),
+		cmocka_unit_test(link_and_counters_from_stats_update),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -71,13 +71,14 @@ static void check_memlock(struct setup_ctx *c)
 			  (unsigned long long)rl.rlim_cur / 1024);
 }
 
-static void check_dev_node(struct setup_ctx *c, int group)
+static void check_dev_node(struct setup_ctx *c, int group, const char *addr)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], fix[PATH_MAX + 64];
 	struct stat st;
 	snprintf(path, sizeof(path), "%s/vfio/%d", myrio_dev_root(&c->paths), group);
 	if (stat(path, &st) != 0) {
-		setup_fix(c, NULL, "%s missing (it appears once the group is bound to vfio-pci)",
+		snprintf(fix, sizeof(fix), "myrio-setup bind --group %s", addr);
+		setup_fix(c, fix, "%s missing (it appears once the group is bound to vfio-pci)",
 			  path);
 		return;
 	}
@@ -85,7 +86,6 @@ static void check_dev_node(struct setup_ctx *c, int group)
 		setup_ok(c, "%s accessible (mode %03o, uid %u)", path, st.st_mode & 0777,
 			 (unsigned)st.st_uid);
 	else {
-		char fix[PATH_MAX + 64];
 		snprintf(fix, sizeof(fix), "chown $USER %s (or run as root)", path);
 		setup_fix(c, fix, "%s not accessible to this user (mode %03o, uid %u)", path,
 			  st.st_mode & 0777, (unsigned)st.st_uid);
@@ -128,7 +128,7 @@ static void check_device(struct setup_ctx *c, const char *in)
 		setup_fix(c, fix, "%s: %s%s", m->addr, drv,
 			  self ? ", must be vfio-pci" : ", blocks the group (must be vfio-pci)");
 	}
-	check_dev_node(c, g.id);
+	check_dev_node(c, g.id, addr);
 }
 
 int setup_check(struct setup_ctx *c, const char *addr)

@@ -22,8 +22,7 @@ static unsigned read_iova_ranges(const struct vfio_iommu_type1_info *info, size_
 	for (unsigned hops = 0; off && hops < 16; hops++) {
 		if (off < sizeof(*info) || off + sizeof(struct vfio_info_cap_header) > len)
 			return 0;
-		const struct vfio_info_cap_header *h =
-			(const void *)((const uint8_t *)info + off);
+		const struct vfio_info_cap_header *h = (const void *)((const uint8_t *)info + off);
 		if (h->id == VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE) {
 			const struct vfio_iommu_type1_info_cap_iova_range *c = (const void *)h;
 			if (off + sizeof(*c) > len)
@@ -74,8 +73,7 @@ static void warn_small_pages_once(void)
 			 "hugepages 512'");
 }
 
-static void explain_map_failure(struct myrio_vfio_dev *d, const struct myrio_dma_region *r,
-				int rc)
+static void explain_map_failure(struct myrio_vfio_dev *d, const struct myrio_dma_region *r, int rc)
 {
 	struct rlimit rl;
 	if (rc == -ENOMEM && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
@@ -109,11 +107,11 @@ int myrio_vfio_dma_map(struct myrio_bus *bus, struct myrio_dma_region *r)
 		return rc;
 	}
 	struct vfio_iommu_type1_dma_map m = {
-		.argsz = sizeof(m),
-		.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
-		.vaddr = (uintptr_t)r->va,
-		.iova = iova,
-		.size = r->len,
+	    .argsz = sizeof(m),
+	    .flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
+	    .vaddr = (uintptr_t)r->va,
+	    .iova = iova,
+	    .size = r->len,
 	};
 	if (ioctl(d->container, VFIO_IOMMU_MAP_DMA, &m) != 0) {
 		rc = -errno;
@@ -133,9 +131,9 @@ void myrio_vfio_dma_unmap(struct myrio_bus *bus, struct myrio_dma_region *r)
 	if (r->bus != bus)
 		return;
 	struct vfio_iommu_type1_dma_unmap u = {
-		.argsz = sizeof(u),
-		.iova = r->iova,
-		.size = r->len,
+	    .argsz = sizeof(u),
+	    .iova = r->iova,
+	    .size = r->len,
 	};
 	if (ioctl(d->container, VFIO_IOMMU_UNMAP_DMA, &u) != 0)
 		log_warn("%s: VFIO_IOMMU_UNMAP_DMA at 0x%llx: %s", bus->name,

@@ -43,8 +43,8 @@ static int map_bar0(struct myrio_vfio_dev *d)
 			d->bus.name);
 		return -ENOTSUP;
 	}
-	void *p = mmap(NULL, ri.size, PROT_READ | PROT_WRITE, MAP_SHARED, d->device,
-		       (off_t)ri.offset);
+	void *p =
+	    mmap(NULL, ri.size, PROT_READ | PROT_WRITE, MAP_SHARED, d->device, (off_t)ri.offset);
 	if (p == MAP_FAILED) {
 		rc = -errno;
 		log_err("%s: mmap of BAR0 (%llu bytes): %s", d->bus.name,
@@ -114,7 +114,7 @@ int myrio_vfio_enable_master(struct myrio_vfio_dev *d)
 	uint32_t cmd = 0;
 	int rc = myrio_vfio_cfg_read(&d->bus, PCI_COMMAND, 2, &cmd);
 	if (rc == 0 && (cmd & (PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER)) !=
-			       (PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER))
+			   (PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER))
 		rc = myrio_vfio_cfg_write(&d->bus, PCI_COMMAND, 2,
 					  cmd | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
 	if (rc < 0)

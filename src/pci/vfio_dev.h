@@ -20,11 +20,11 @@ struct myrio_vfio_dev {
 	uint32_t num_regions, num_irqs;
 	bool can_reset;
 	uint64_t cfg_offset, cfg_size; /* config space region in the device fd */
-	uint64_t iova_pgsizes;         /* page sizes the IOMMU supports */
+	uint64_t iova_pgsizes;	       /* page sizes the IOMMU supports */
 	struct myrio_iova_space iova;
 	unsigned dma_mapped; /* regions still mapped, reported on close */
-	int irq_fd;          /* eventfd, -1 until irq_fd() is first called */
-	int irq_index;       /* VFIO_PCI_MSIX_IRQ_INDEX or VFIO_PCI_MSI_IRQ_INDEX */
+	int irq_fd;	     /* eventfd, -1 until irq_fd() is first called */
+	int irq_index;	     /* VFIO_PCI_MSIX_IRQ_INDEX or VFIO_PCI_MSI_IRQ_INDEX */
 };
 
 /* container/group/device (vfio_fds.c) */

@@ -58,8 +58,41 @@ static uint16_t build_frame(uint8_t *f, const uint8_t *dst, const uint8_t *src, 
 	return len;
 }
 
-static int open_nic(const char *addr, struct myrio_bus **bus, struct e1000e *n,
-		    struct result *r)
+/* The same config-space walk the myri10ge driver does (§1.8): find the PCI Express
+ * capability through the VFIO config region and set the maximum read request size. */
+static void check_capabilities(struct myrio_bus *bus, struct result *r)
+{
+	uint32_t cap = 0, hdr, ctl;
+	int pcie = 0, msix = 0;
+	if (bus->ops->cfg_read(bus, 0x34, 1, &cap) < 0)
+		cap = 0;
+	for (int hops = 0; cap >= 0x40 && cap < 0x100 && hops < 48; hops++) {
+		if (bus->ops->cfg_read(bus, cap & ~3u, 2, &hdr) < 0)
+			break;
+		if ((hdr & 0xff) == 0x11)
+			msix = 1;
+		if ((hdr & 0xff) == 0x10 && !pcie) {
+			unsigned at = (cap & ~3u) + 8; /* Device Control */
+			pcie = 1;
+			if (bus->ops->cfg_read(bus, at, 2, &ctl) == 0 &&
+			    bus->ops->cfg_write(bus, at, 2, (ctl & ~0x7000u) | 0x5000u) == 0 &&
+			    bus->ops->cfg_read(bus, at, 2, &ctl) == 0)
+				printf("%s: PCIe capability at 0x%02x, max read request %u bytes\n",
+				       bus->name, cap & ~3u, 128u << ((ctl & 0x7000u) >> 12));
+		}
+		cap = (hdr >> 8) & 0xff;
+	}
+	uint32_t v;
+	if (bus->ops->cfg_read(bus, 0x1000, 4, &v) != -EINVAL ||
+	    bus->ops->cfg_read(bus, 2, 4, &v) != -EINVAL)
+		fail(r, "%s: out-of-range or misaligned config access not refused (%ld)", bus->name,
+		     0);
+	if (!pcie || !msix)
+		fail(r, "%s: capability walk found no PCIe or no MSI-X capability (%ld)", bus->name,
+		     pcie * 2 + msix);
+}
+
+static int open_nic(const char *addr, struct myrio_bus **bus, struct e1000e *n, struct result *r)
 {
 	int rc = myrio_vfio_open_any(addr, bus);
 	if (rc < 0) {
@@ -77,6 +110,7 @@ static int open_nic(const char *addr, struct myrio_bus **bus, struct e1000e *n,
 		     (long)(vendor << 16 | device));
 	if ((cmd & 0x6) != 0x6)
 		fail(r, "%s: memory space / bus master not enabled (command %ld)", addr, (long)cmd);
+	check_capabilities(*bus, r);
 	rc = (*bus)->ops->reset(*bus);
 	printf("%s: function reset: %s\n", addr, rc == 0 ? "done" : strerror(-rc));
 	if (rc < 0 && rc != -ENOTSUP)
@@ -160,7 +194,7 @@ static int blocked_dma(struct e1000e *a, struct e1000e *b, struct result *r)
 	a->tx_clean = a->tx_tail; /* the blocked descriptor may never complete */
 	idx = e1000e_send(a, tx, len);
 	got = idx < 0 || e1000e_tx_wait(a, idx, 2000) < 0 ? -EIO
-							    : e1000e_recv(b, rx, sizeof(rx), 2000);
+							  : e1000e_recv(b, rx, sizeof(rx), 2000);
 	if (got != len || memcmp(rx, tx, len) != 0)
 		fail(r, "ring dead after the blocked descriptor (%s%ld)", "", got);
 	else

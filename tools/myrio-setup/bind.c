@@ -84,8 +84,9 @@ static int bind_one(struct setup_ctx *c, const char *addr)
 		return rc;
 	rc = myrio_pci_driver(&c->paths, addr, driver, sizeof(driver));
 	if (rc == 0 && strcmp(driver, "vfio-pci") != 0) {
-		fprintf(stderr, "myrio-setup: %s did not bind to vfio-pci (driver now: %s); see "
-				"dmesg (the IOMMU must be on)\n",
+		fprintf(stderr,
+			"myrio-setup: %s did not bind to vfio-pci (driver now: %s); see "
+			"dmesg (the IOMMU must be on)\n",
 			addr, driver[0] ? driver : "none");
 		return -EIO;
 	}

@@ -45,8 +45,8 @@ static void check_iommu(struct setup_ctx *c)
 			  "amd_iommu=on) to GRUB_CMDLINE_LINUX in /etc/default/grub, update-grub, "
 			  "reboot",
 			  "IOMMU off: no IOMMU groups%s",
-			  asked ? " although the kernel command line asks for one" :
-				  ", and the kernel command line does not ask for it");
+			  asked ? " although the kernel command line asks for one"
+				: ", and the kernel command line does not ask for it");
 	if (myrio_vfio_pci_loaded(&c->paths) == 0)
 		setup_ok(c, "vfio-pci loaded");
 	else
@@ -123,8 +123,7 @@ static void check_device(struct setup_ctx *c, const char *in)
 			setup_ok(c, "%s: %s", m->addr, drv);
 			continue;
 		}
-		snprintf(fix, sizeof(fix), "myrio-setup bind %s%s", self ? "" : "--group ",
-			 addr);
+		snprintf(fix, sizeof(fix), "myrio-setup bind %s%s", self ? "" : "--group ", addr);
 		setup_fix(c, fix, "%s: %s%s", m->addr, drv,
 			  self ? ", must be vfio-pci" : ", blocks the group (must be vfio-pci)");
 	}
@@ -149,6 +148,6 @@ int setup_check(struct setup_ctx *c, const char *addr)
 			check_device(c, found[i]);
 	}
 	printf("%s\n", c->problems ? "problems found: run the commands after '->'"
-				    : "everything libmyrio needs is in place");
+				   : "everything libmyrio needs is in place");
 	return 0;
 }

@@ -58,10 +58,11 @@ int setup_hugepages(struct setup_ctx *c, long n)
 		printf("myrio-setup: %ld hugepages of %ld kB reserved (%ld free)\n", total, size_kb,
 		       free_pages);
 		if (total < n)
-			fprintf(stderr, "myrio-setup: only %ld of %ld could be reserved: memory is "
-					"fragmented; retry after 'echo 3 > /proc/sys/vm/drop_caches' "
-					"or reserve at boot with hugepages=%ld on the kernel "
-					"command line\n",
+			fprintf(stderr,
+				"myrio-setup: only %ld of %ld could be reserved: memory is "
+				"fragmented; retry after 'echo 3 > /proc/sys/vm/drop_caches' "
+				"or reserve at boot with hugepages=%ld on the kernel "
+				"command line\n",
 				total, n, n);
 	}
 	if (setup_hugetlbfs_mounted(c, dir, sizeof(dir))) {

@@ -51,8 +51,8 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	struct setup_ctx c = {
-		.paths = {.sysfs = getenv("MYRIO_SYSFS_ROOT"), .dev = getenv("MYRIO_DEV_ROOT")},
-		.proc = getenv("MYRIO_PROC_ROOT") ? getenv("MYRIO_PROC_ROOT") : "/proc",
+	    .paths = {.sysfs = getenv("MYRIO_SYSFS_ROOT"), .dev = getenv("MYRIO_DEV_ROOT")},
+	    .proc = getenv("MYRIO_PROC_ROOT") ? getenv("MYRIO_PROC_ROOT") : "/proc",
 	};
 	if (argc < 2)
 		return usage();

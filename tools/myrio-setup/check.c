@@ -102,7 +102,7 @@ static void check_device(struct setup_ctx *c, const char *in)
 		return;
 	}
 	myrio_pci_addr_str(&a, addr);
-	printf("device %s\n", addr);
+	fprintf(c->out, "device %s\n", addr);
 	if (myrio_pci_ids(&c->paths, addr, &vendor, &device) != 0) {
 		setup_fix(c, "lspci -D", "no PCI device %s", addr);
 		return;
@@ -114,7 +114,7 @@ static void check_device(struct setup_ctx *c, const char *in)
 		setup_fix(c, NULL, "%s has no IOMMU group (see the IOMMU line above)", addr);
 		return;
 	}
-	printf("  IOMMU group %d:\n", g.id);
+	fprintf(c->out, "  IOMMU group %d:\n", g.id);
 	for (unsigned i = 0; i < g.n; i++) {
 		const struct myrio_group_member *m = &g.m[i];
 		bool self = strcmp(m->addr, addr) == 0;
@@ -132,7 +132,7 @@ static void check_device(struct setup_ctx *c, const char *in)
 
 int setup_check(struct setup_ctx *c, const char *addr)
 {
-	printf("host\n");
+	fprintf(c->out, "host\n");
 	check_hugepages(c);
 	check_iommu(c);
 	check_memlock(c);
@@ -142,12 +142,13 @@ int setup_check(struct setup_ctx *c, const char *addr)
 		char found[16][16];
 		int n = myrio_pci_find_myri(found, 16);
 		if (n <= 0)
-			printf("no Myri-10G NIC found (vendor 14c1, device 0008/0009)%s\n",
-			       n < 0 ? ": the PCI scan failed" : "");
+			fprintf(c->out, "no Myri-10G NIC found (vendor 14c1, device 0008/0009)%s\n",
+				n < 0 ? ": the PCI scan failed" : "");
 		for (int i = 0; i < n; i++)
 			check_device(c, found[i]);
 	}
-	printf("%s\n", c->problems ? "problems found: run the commands after '->'"
-				   : "everything libmyrio needs is in place");
+	fprintf(c->out, "%s\n",
+		c->problems ? "problems found: run the commands after '->'"
+			    : "everything libmyrio needs is in place");
 	return 0;
 }

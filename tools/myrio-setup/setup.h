@@ -3,12 +3,14 @@
 #define MYRIO_SETUP_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "pci/sysfs.h"
 
 struct setup_ctx {
 	struct myrio_vfio_paths paths; /* MYRIO_SYSFS_ROOT / MYRIO_DEV_ROOT for tests */
 	const char *proc;	       /* MYRIO_PROC_ROOT, default /proc */
+	FILE *out;		       /* where check and the commands report */
 	int problems;
 };
 

@@ -86,6 +86,29 @@ static void explain_map_failure(struct myrio_vfio_dev *d, const struct myrio_dma
 			strerror(-rc));
 }
 
+static int track(struct myrio_vfio_dev *d, struct myrio_dma_region *r)
+{
+	if (d->n_mapped == d->cap_mapped) {
+		unsigned cap = d->cap_mapped ? d->cap_mapped * 2 : 16;
+		struct myrio_dma_region **m = realloc(d->mapped, cap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		d->mapped = m;
+		d->cap_mapped = cap;
+	}
+	d->mapped[d->n_mapped++] = r;
+	return 0;
+}
+
+static void untrack(struct myrio_vfio_dev *d, const struct myrio_dma_region *r)
+{
+	for (unsigned i = 0; i < d->n_mapped; i++)
+		if (d->mapped[i] == r) {
+			d->mapped[i] = d->mapped[--d->n_mapped];
+			return;
+		}
+}
+
 int myrio_vfio_dma_map(struct myrio_bus *bus, struct myrio_dma_region *r)
 {
 	struct myrio_vfio_dev *d = (struct myrio_vfio_dev *)bus;
@@ -113,15 +136,20 @@ int myrio_vfio_dma_map(struct myrio_bus *bus, struct myrio_dma_region *r)
 	    .iova = iova,
 	    .size = r->len,
 	};
+	rc = track(d, r);
+	if (rc < 0) {
+		myrio_iova_free(&d->iova, iova);
+		return rc;
+	}
 	if (ioctl(d->container, VFIO_IOMMU_MAP_DMA, &m) != 0) {
 		rc = -errno;
 		explain_map_failure(d, r, rc);
+		untrack(d, r);
 		myrio_iova_free(&d->iova, iova);
 		return rc;
 	}
 	r->iova = iova;
 	r->bus = bus;
-	d->dma_mapped++;
 	return 0;
 }
 
@@ -139,7 +167,20 @@ void myrio_vfio_dma_unmap(struct myrio_bus *bus, struct myrio_dma_region *r)
 		log_warn("%s: VFIO_IOMMU_UNMAP_DMA at 0x%llx: %s", bus->name,
 			 (unsigned long long)r->iova, strerror(errno));
 	myrio_iova_free(&d->iova, r->iova);
-	d->dma_mapped--;
+	untrack(d, r);
 	r->bus = NULL;
 	r->iova = 0;
+}
+
+void myrio_vfio_dma_unmap_all(struct myrio_vfio_dev *d)
+{
+	if (d->n_mapped)
+		log_warn("%s: closing with %u DMA regions still mapped: unmapping them (destroy "
+			 "pools and free DMA memory before closing the port)",
+			 d->bus.name, d->n_mapped);
+	while (d->n_mapped)
+		myrio_vfio_dma_unmap(&d->bus, d->mapped[d->n_mapped - 1]);
+	free(d->mapped);
+	d->mapped = NULL;
+	d->cap_mapped = 0;
 }

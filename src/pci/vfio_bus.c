@@ -64,11 +64,9 @@ static void vfio_close(struct myrio_bus *bus)
 	struct myrio_vfio_dev *d = (struct myrio_vfio_dev *)bus;
 	if (!d)
 		return;
-	if (d->dma_mapped)
-		log_warn("%s: closing with %u DMA regions still mapped; the kernel drops the "
-			 "mappings with the container",
-			 bus->name, d->dma_mapped);
 	myrio_vfio_irq_close(d);
+	if (d->container >= 0)
+		myrio_vfio_dma_unmap_all(d);
 	myrio_vfio_regions_close(d);
 	myrio_vfio_fds_close(d);
 	myrio_iova_fini(&d->iova);

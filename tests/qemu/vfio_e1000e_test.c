@@ -264,6 +264,24 @@ static int blocked_rx(struct e1000e *a, struct e1000e *b, struct result *r)
 	return untouched;
 }
 
+/* Closing a bus that still has a region mapped unmaps it, so that the region's owner never
+ * calls into a closed bus. */
+static void close_with_region_mapped(struct myrio_bus *bus, struct result *r)
+{
+	struct myrio_dma_region left;
+	if (myrio_dma_alloc(&left, 4096) < 0) {
+		bus->ops->close(bus);
+		return;
+	}
+	int rc = bus->ops->dma_map(bus, &left);
+	bus->ops->close(bus);
+	printf("close with a region still mapped: map %s, region afterwards %s\n",
+	       rc == 0 ? "ok" : strerror(-rc), left.bus ? "STILL MAPPED" : "unmapped");
+	if (rc < 0 || left.bus || left.iova)
+		fail(r, "%s: close left a region mapped (%ld)", "", rc);
+	myrio_dma_free(&left);
+}
+
 /* Before binding: the generic open must refuse a device held by its kernel driver, and
  * the Myri-10G open must refuse an Intel NIC; both say why. */
 static int expect_refused(const char *addr)
@@ -330,7 +348,7 @@ int main(int argc, char **argv)
 		if (rc < 0)
 			fail(&r, "%s: cannot reopen after close (%ld)", argv[1], rc);
 		else
-			ba->ops->close(ba);
+			close_with_region_mapped(ba, &r);
 	}
 	printf("MYRIO-VFIO-RESULT: %s a2b=%d/%d b2a=%d/%d blocked_read=%d blocked_write=%d "
 	       "irqs=%" PRIu64 "%s%s\n",

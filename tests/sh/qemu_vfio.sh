@@ -53,7 +53,7 @@ timeout --foreground -k 5 150 "$qemu" \
 	-netdev hubport,id=nb,hubid=1 -device e1000e,netdev=nb,mac=$mac_b,romfile=,addr=0x11 \
 	-object filter-dump,id=da,netdev=na,file="$out/a.pcap" \
 	</dev/null >"$out/console.log" 2>&1 || rc=$?
-sed -n '/^guest:\|^0000:\|MAC \|->\|negative test\|interrupts\|counters\|open\|FAIL\|REFUSED\|myrio\|^  \(ok\|FIX\)/p' \
+sed -n '/^guest:\|^0000:\|MAC \|->\|negative test\|interrupts\|counters\|open\|close\|FAIL\|REFUSED\|myrio\|^  \(ok\|FIX\)/p' \
 	"$out/console.log" | tr -d '\r'
 echo "qemu_vfio: QEMU exited with $rc after $((SECONDS - start)) s"
 

@@ -43,6 +43,13 @@ if [ $# -eq 2 ]; then
 else
 	echo "MYRIO-VFIO-RESULT: FAIL reason: expected 2 e1000e functions, found $#"
 fi
+# The limits of an ordinary user, provoked for real: memlock, and /dev/vfio/N permissions.
+/vfio_e1000e_test expect-memlock-refusal "$1"
+grp=$(basename "$(readlink /sys/bus/pci/devices/$1/iommu_group)")
+chmod 000 /dev/vfio/$grp
+/vfio_e1000e_test expect-permission-refusal "$1"
+chmod 600 /dev/vfio/$grp
+
 /myrio-setup unbind "$1"
 echo "guest: $1 driver after unbind: $(basename "$(readlink /sys/bus/pci/devices/$1/driver)")"
 echo "guest: DMAR faults logged: $(dmesg | grep -ci 'dmar.*fault')"

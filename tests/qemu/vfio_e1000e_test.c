@@ -7,13 +7,17 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "e1000e.h"
+#include "myrio/log.h"
 #include "pci/vfio.h"
 
 #define NFRAMES 8
@@ -282,6 +286,71 @@ static void close_with_region_mapped(struct myrio_bus *bus, struct result *r)
 	myrio_dma_free(&left);
 }
 
+/* Takes a capability away from this process (effective and permitted), as if it were an
+ * ordinary user in that respect. */
+static int drop_cap(unsigned cap)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) != 0)
+		return -errno;
+	d[cap / 32].effective &= ~(1u << (cap % 32));
+	d[cap / 32].permitted &= ~(1u << (cap % 32));
+	return syscall(SYS_capset, &h, d) == 0 ? 0 : -errno;
+}
+
+static char logged[4096];
+
+static void capture(enum myrio_log_level level, const char *msg, void *arg)
+{
+	size_t n = strlen(logged);
+	snprintf(logged + n, sizeof(logged) - n, "%s\n", msg);
+	fprintf(stderr, "myrio: %s\n", msg);
+}
+
+/* Without CAP_IPC_LOCK and with a 64 KiB memlock limit, pinning 2 MiB must fail, saying how
+ * to raise the limit. */
+static int expect_memlock_refusal(const char *addr)
+{
+	struct myrio_bus *bus = NULL;
+	struct myrio_dma_region reg;
+	struct rlimit rl = {64 << 10, 64 << 10};
+	myrio_log_set(capture, NULL, MYRIO_LOG_WARN);
+	int rc = myrio_vfio_open_any(addr, &bus);
+	if (rc == 0 && (rc = myrio_dma_alloc(&reg, 2u << 20)) == 0) {
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0 || drop_cap(CAP_IPC_LOCK) != 0)
+			rc = -EPERM;
+		else
+			rc = bus->ops->dma_map(bus, &reg);
+		if (reg.bus)
+			bus->ops->dma_unmap(bus, &reg);
+		myrio_dma_free(&reg);
+	}
+	if (bus)
+		bus->ops->close(bus);
+	int ok = rc == -ENOMEM && strstr(logged, "ulimit -l unlimited") != NULL;
+	printf("MYRIO-VFIO-MEMLOCK: %s %s dma_map=%d\n", ok ? "PASS" : "FAIL", addr, rc);
+	return ok ? 0 : 1;
+}
+
+/* With /dev/vfio/N mode 000 and no DAC override, the open must fail naming the fix. */
+static int expect_permission_refusal(const char *addr)
+{
+	struct myrio_bus *bus = NULL;
+	myrio_log_set(capture, NULL, MYRIO_LOG_WARN);
+	int rc = drop_cap(CAP_DAC_OVERRIDE);
+	if (rc == 0)
+		rc = drop_cap(CAP_DAC_READ_SEARCH);
+	if (rc == 0)
+		rc = myrio_vfio_open_any(addr, &bus);
+	if (bus)
+		bus->ops->close(bus);
+	int ok = rc == -EACCES && strstr(logged, "no permission to open") != NULL &&
+		 strstr(logged, "chown") != NULL;
+	printf("MYRIO-VFIO-NOPERM: %s %s open=%d\n", ok ? "PASS" : "FAIL", addr, rc);
+	return ok ? 0 : 1;
+}
+
 /* Before binding: the generic open must refuse a device held by its kernel driver, and
  * the Myri-10G open must refuse an Intel NIC; both say why. */
 static int expect_refused(const char *addr)
@@ -303,8 +372,16 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "expect-refused") == 0)
 		return expect_refused(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "expect-memlock-refusal") == 0)
+		return expect_memlock_refusal(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "expect-permission-refusal") == 0)
+		return expect_permission_refusal(argv[2]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s ADDR_A ADDR_B | expect-refused ADDR\n", argv[0]);
+		fprintf(
+		    stderr,
+		    "usage: %s ADDR_A ADDR_B | expect-refused ADDR | expect-memlock-refusal ADDR | "
+		    "expect-permission-refusal ADDR\n",
+		    argv[0]);
 		return 2;
 	}
 	struct result r = {0};

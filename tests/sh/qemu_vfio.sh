@@ -53,7 +53,7 @@ timeout --foreground -k 5 150 "$qemu" \
 	-netdev hubport,id=nb,hubid=1 -device e1000e,netdev=nb,mac=$mac_b,romfile=,addr=0x11 \
 	-object filter-dump,id=da,netdev=na,file="$out/a.pcap" \
 	</dev/null >"$out/console.log" 2>&1 || rc=$?
-sed -n '/^guest:\|^0000:\|MAC \|->\|negative test\|interrupts\|counters\|open\|close\|FAIL\|REFUSED\|myrio\|^  \(ok\|FIX\)/p' \
+sed -n '/^guest:\|^0000:\|MAC \|->\|negative test\|interrupts\|counters\|open\|close\|FAIL\|REFUSED\|MEMLOCK\|NOPERM\|myrio\|^  \(ok\|FIX\)/p' \
 	"$out/console.log" | tr -d '\r'
 echo "qemu_vfio: QEMU exited with $rc after $((SECONDS - start)) s"
 
@@ -77,6 +77,10 @@ grep -aq 'check after setup exited 0' "$out/console.log" || { echo "qemu_vfio: c
 # Before binding, the open path refused the device held by e1000e, and refused it as a Myri.
 grep -aq 'MYRIO-VFIO-REFUSED: PASS' "$out/console.log" || { echo "qemu_vfio: open of a device held by e1000e was not refused as expected"; exit 1; }
 grep -aq "bound to e1000e, not vfio-pci: run 'myrio-setup bind 0000:00:10.0'" "$out/console.log" || { echo "qemu_vfio: no fix named for a device held by e1000e"; exit 1; }
+# A memlock limit too small for the DMA memory, and no permission on /dev/vfio/N, were both
+# refused on the real kernel with the fix named.
+grep -aq 'MYRIO-VFIO-MEMLOCK: PASS' "$out/console.log" || { echo "qemu_vfio: memlock refusal not as expected"; exit 1; }
+grep -aq 'MYRIO-VFIO-NOPERM: PASS' "$out/console.log" || { echo "qemu_vfio: permission refusal not as expected"; exit 1; }
 # myrio-setup unbind gave the device back to its kernel driver.
 grep -aq 'driver after unbind: e1000e' "$out/console.log" || { echo "qemu_vfio: unbind did not return the NIC to e1000e"; exit 1; }
 

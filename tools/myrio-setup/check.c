@@ -1,10 +1,12 @@
 /* The doctor: everything the VFIO path needs, each lack with the command that fixes it. */
 #include <errno.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pci/iommu_group.h"
@@ -53,6 +55,16 @@ static void check_iommu(struct setup_ctx *c)
 		setup_fix(c, "modprobe vfio-pci", "vfio-pci is not loaded");
 }
 
+/* VFIO pins without limit for a process that holds CAP_IPC_LOCK (root, normally). */
+static bool has_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) != 0)
+		return geteuid() == 0;
+	return d[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32));
+}
+
 static void check_memlock(struct setup_ctx *c)
 {
 	struct rlimit rl;
@@ -60,8 +72,8 @@ static void check_memlock(struct setup_ctx *c)
 		return;
 	if (rl.rlim_cur == RLIM_INFINITY)
 		setup_ok(c, "memlock limit unlimited");
-	else if (geteuid() == 0)
-		setup_ok(c, "memlock limit %llu kB (root: VFIO pins beyond it)",
+	else if (has_ipc_lock())
+		setup_ok(c, "memlock limit %llu kB (CAP_IPC_LOCK: VFIO pins beyond it)",
 			 (unsigned long long)rl.rlim_cur / 1024);
 	else
 		setup_fix(c,

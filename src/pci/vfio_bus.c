@@ -65,6 +65,8 @@ static void vfio_close(struct myrio_bus *bus)
 	if (!d)
 		return;
 	myrio_vfio_irq_close(d);
+	if (d->device >= 0 && d->cfg_size)
+		myrio_vfio_disable_master(d);
 	if (d->container >= 0)
 		myrio_vfio_dma_unmap_all(d);
 	myrio_vfio_regions_close(d);

@@ -37,6 +37,8 @@ void myrio_vfio_regions_close(struct myrio_vfio_dev *d);
 int myrio_vfio_cfg_read(struct myrio_bus *bus, unsigned off, unsigned size, uint32_t *val);
 int myrio_vfio_cfg_write(struct myrio_bus *bus, unsigned off, unsigned size, uint32_t val);
 int myrio_vfio_enable_master(struct myrio_vfio_dev *d);
+/* Stops the function's DMA before its memory is unmapped (close). */
+void myrio_vfio_disable_master(struct myrio_vfio_dev *d);
 /* DMA (dma_map.c) */
 int myrio_vfio_iova_setup(struct myrio_vfio_dev *d);
 int myrio_vfio_dma_map(struct myrio_bus *bus, struct myrio_dma_region *r);

@@ -118,6 +118,13 @@ int myrio_vfio_dma_map(struct myrio_bus *bus, struct myrio_dma_region *r)
 		log_err("%s: DMA region already mapped on %s", bus->name, r->bus->name);
 		return -EBUSY;
 	}
+	uint64_t min_page = d->iova_pgsizes & -d->iova_pgsizes; /* lowest supported size */
+	if (min_page && (((uintptr_t)r->va | r->len) & (min_page - 1))) {
+		log_err("%s: DMA region at %p (%zu bytes) is not aligned to the IOMMU page size "
+			"(%llu bytes)",
+			bus->name, r->va, r->len, (unsigned long long)min_page);
+		return -EINVAL;
+	}
 	if (!r->hugepages)
 		warn_small_pages_once();
 	/* Align to the region's page so that the IOMMU can use large pages for hugepages. */

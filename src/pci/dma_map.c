@@ -61,6 +61,14 @@ int myrio_vfio_iova_setup(struct myrio_vfio_dev *d)
 		}
 	}
 	myrio_iova_init(&d->iova, ranges, n);
+	if (n)
+		log_info("%s: IOMMU page sizes 0x%llx, %u valid IOVA ranges, first "
+			 "0x%llx-0x%llx",
+			 d->bus.name, (unsigned long long)d->iova_pgsizes, n,
+			 (unsigned long long)ranges[0].start, (unsigned long long)ranges[0].last);
+	else
+		log_info("%s: IOMMU page sizes 0x%llx, no IOVA ranges reported: assuming 39 bits",
+			 d->bus.name, (unsigned long long)d->iova_pgsizes);
 	return 0;
 }
 

@@ -39,7 +39,7 @@ echo "guest: check after setup exited $?"
 echo "guest: /dev/vfio: $(ls /dev/vfio | tr '\n' ' ')"
 
 if [ $# -eq 2 ]; then
-	/vfio_e1000e_test "$1" "$2"
+	MYRIO_LOG=2 /vfio_e1000e_test "$1" "$2"
 else
 	echo "MYRIO-VFIO-RESULT: FAIL reason: expected 2 e1000e functions, found $#"
 fi

@@ -93,8 +93,8 @@ grep -aq "MAC 0000:00:10.0 $mac_a" "$out/console.log" || { echo "qemu_vfio: NIC 
 grep -aq "MAC 0000:00:11.0 $mac_b" "$out/console.log" || { echo "qemu_vfio: NIC B's MAC wrong"; exit 1; }
 
 # What NIC A really put on the wire: 11 test frames (8, then 1 after the transmit negative
-# test, 2 in the receive negative test), and not
-# the one whose buffer was unmapped (marker byte 0x55 after the Ethernet header).
+# test, 2 in the receive negative test), and not the one whose buffer was unmapped (marker
+# byte 0x55 after the Ethernet header).
 if command -v tcpdump >/dev/null; then
 	sent=$(tcpdump -r "$out/a.pcap" -nn "ether src $mac_a and ether proto 0x88b5" 2>/dev/null | grep -c "^[0-9]" || true)
 	leaked=$(tcpdump -r "$out/a.pcap" -nn "ether src $mac_a and ether proto 0x88b5 and ether[14] = 0x55" 2>/dev/null | grep -c "^[0-9]" || true)

@@ -32,19 +32,19 @@ static void post8(struct hnic *h, uint32_t slot)
 {
 	uint32_t words[16];
 	for (unsigned i = 0; i < 8; i++) {
-		uint64_t a = h_iova(h, H_SMALL + ((slot + i) & (h->rx_entries - 1)) * H_SMALL_STRIDE);
+		uint64_t a =
+		    h_iova(h, H_SMALL + ((slot + i) & (h->rx_entries - 1)) * H_SMALL_STRIDE);
 		words[2 * i] = be32((uint32_t)(a >> 32));
 		words[2 * i + 1] = be32((uint32_t)a);
 	}
 	uint32_t low0 = words[1];
 	words[1] = 0xFFFFFFFFu;
-	volatile uint64_t *d = (volatile uint64_t *)(h->bar + h->small_off +
-						     (slot & (h->rx_entries - 1)) * 8);
+	volatile uint64_t *d =
+	    (volatile uint64_t *)(h->bar + h->small_off + (slot & (h->rx_entries - 1)) * 8);
 	for (unsigned i = 0; i < 8; i++)
 		d[i] = (uint64_t)words[2 * i + 1] << 32 | words[2 * i];
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	*(volatile uint32_t *)(h->bar + h->small_off + (slot & (h->rx_entries - 1)) * 8 + 4) =
-		low0;
+	*(volatile uint32_t *)(h->bar + h->small_off + (slot & (h->rx_entries - 1)) * 8 + 4) = low0;
 }
 
 /* The real driver: sim0 -> sim1 through myrio_tx_burst / myrio_rx_burst. */
@@ -168,7 +168,8 @@ int main(int argc, char **argv)
 		while (sent - done < a.tx_entries - 16 && sent < frames + 1024) {
 			uint32_t slot = sent & tmask;
 			uint64_t ad = h_iova(&a, H_TX + (sent & 63) * H_TX_STRIDE);
-			volatile uint32_t *d = (volatile uint32_t *)(a.bar + a.send_off + slot * 16);
+			volatile uint32_t *d =
+			    (volatile uint32_t *)(a.bar + a.send_off + slot * 16);
 			d[0] = be32((uint32_t)(ad >> 32));
 			d[1] = be32((uint32_t)ad);
 			d[2] = be32(len);

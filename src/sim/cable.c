@@ -42,8 +42,8 @@ int sim_cable_new(struct myrio_sim *w, struct sim_nic *a, struct sim_nic *b,
 		  struct sim_endpoint *ep, struct sim_cable **out)
 {
 	if (a->cable || (b && b->cable) || (!b && !ep) || a == b) {
-		log_err("cable: %s%s%s is already cabled or the cable has no other end",
-			a->name, b ? " / " : "", b ? b->name : "");
+		log_err("cable: %s%s%s is already cabled or the cable has no other end", a->name,
+			b ? " / " : "", b ? b->name : "");
 		return -EBUSY;
 	}
 	struct sim_cable *c = calloc(1, sizeof(*c));
@@ -248,8 +248,8 @@ unsigned sim_cable_poll(struct sim_cable *c, uint64_t now)
 		uint64_t down = (uint64_t)c->faults.flap_down_ms * 1000000ull;
 		uint64_t period = (uint64_t)c->faults.flap_period_ms * 1000000ull;
 		c->flapped_down = !c->flapped_down;
-		c->next_flap_ns = now + (c->flapped_down ? down : (period > down ? period - down
-										 : 1));
+		c->next_flap_ns =
+		    now + (c->flapped_down ? down : (period > down ? period - down : 1));
 	}
 	bool want = atomic_load_explicit(&c->admin_up, memory_order_relaxed) && !c->flapped_down;
 	if (__builtin_expect(want != c->up, 0)) {

@@ -194,7 +194,8 @@ int sim_nic_attach(struct sim_nic *nic)
 	bool expected = false;
 	if (!atomic_compare_exchange_strong(&nic->attached, &expected, true)) {
 		log_err("%s: already attached to a driver; one driver per NIC, like a PCI "
-			"function bound to one process", nic->name);
+			"function bound to one process",
+			nic->name);
 		return -EBUSY;
 	}
 	return 0;

@@ -2,8 +2,8 @@
  * mapping registers the region with the model's IOMMU at an IOVA from a simple allocator,
  * delay_us sleeps (threaded model) or runs the world for that long (stepped model). */
 #include <errno.h>
-#include <stdio.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -92,14 +92,14 @@ static void sb_close(struct myrio_bus *b)
 }
 
 static const struct myrio_bus_ops sim_bus_ops = {
-	.dma_map = sb_dma_map,
-	.dma_unmap = sb_dma_unmap,
-	.delay_us = sb_delay_us,
-	.cfg_read = sb_cfg_read,
-	.cfg_write = sb_cfg_write,
-	.irq_fd = sb_irq_fd,
-	.reset = sb_reset,
-	.close = sb_close,
+    .dma_map = sb_dma_map,
+    .dma_unmap = sb_dma_unmap,
+    .delay_us = sb_delay_us,
+    .cfg_read = sb_cfg_read,
+    .cfg_write = sb_cfg_write,
+    .irq_fd = sb_irq_fd,
+    .reset = sb_reset,
+    .close = sb_close,
 };
 
 int myrio_sim_bus_open(struct myrio_sim *sim, const char *nic_name, struct myrio_bus **out)

@@ -4,8 +4,8 @@
  * each, so the link-rate model is deterministic too). */
 #include <errno.h>
 #include <poll.h>
-#include <stdio.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -42,7 +42,8 @@ int sim_world_new(const struct myrio_sim_conf *conf, struct myrio_sim **out)
 	if (r < 8 || r > SIM_MAX_RING || (r & (r - 1)) || t < 8 || t > SIM_MAX_RING ||
 	    (t & (t - 1))) {
 		log_err("model: ring sizes must be powers of 2 from 8 to %u (rx_ring=%u "
-			"tx_ring=%u)", SIM_MAX_RING, r, t);
+			"tx_ring=%u)",
+			SIM_MAX_RING, r, t);
 		return -EINVAL;
 	}
 	if (c.nics > SIM_MAX_NICS) {

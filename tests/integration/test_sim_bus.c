@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+/* after the headers it needs */
 #include <cmocka.h>
 
 #include "bus/bus.h"
@@ -104,9 +105,9 @@ static void sim_device_needs_a_world(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(stepped_bus),
-		cmocka_unit_test(threaded_bus),
-		cmocka_unit_test(sim_device_needs_a_world),
+	    cmocka_unit_test(stepped_bus),
+	    cmocka_unit_test(threaded_bus),
+	    cmocka_unit_test(sim_device_needs_a_world),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+/* after the headers it needs */
 #include <cmocka.h>
 
 #include "../unit/sim_harness.h"
@@ -63,13 +64,13 @@ static void traffic_in_order_without_loss(void **state)
 		}
 	}
 	if (got != total)
-		print_message("stall: sent %u done %u got %u | a: armed %d send_pending %d "
-			      "pending %d tx_cons %u send_done %u paused %d valid %u | b: small cons "
-			      "%u prod %u running %d\n",
-			      sent, done, got, a.nic->armed, a.nic->send_pending, a.nic->pending,
-			      a.nic->tx_cons, a.nic->send_done, a.nic->paused,
-			      a.mem[H_STATS + 63], b.nic->small.cons, b.small_prod,
-			      b.nic->running);
+		print_message(
+		    "stall: sent %u done %u got %u | a: armed %d send_pending %d "
+		    "pending %d tx_cons %u send_done %u paused %d valid %u | b: small cons "
+		    "%u prod %u running %d\n",
+		    sent, done, got, a.nic->armed, a.nic->send_pending, a.nic->pending,
+		    a.nic->tx_cons, a.nic->send_done, a.nic->paused, a.mem[H_STATS + 63],
+		    b.nic->small.cons, b.small_prod, b.nic->running);
 	assert_int_equal(got, total);
 	struct sim_counters k;
 	sim_nic_get_counters(b.nic, &k);
@@ -116,8 +117,8 @@ static void detach_and_remap_under_traffic(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(traffic_in_order_without_loss),
-		cmocka_unit_test(detach_and_remap_under_traffic),
+	    cmocka_unit_test(traffic_in_order_without_loss),
+	    cmocka_unit_test(detach_and_remap_under_traffic),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,10 +18,10 @@
 #define H_RESP 0u
 #define H_STATS 64u
 #define H_DMATEST 4096u
-#define H_INTRQ 8192u     /* up to 32 KiB */
-#define H_SMALL 65536u    /* small buffers, 2048 bytes apart */
-#define H_BIG (2u << 20)  /* big buffers, 4096 bytes apart */
-#define H_TX (4u << 20)   /* tx buffers, 4096 bytes apart */
+#define H_INTRQ 8192u	 /* up to 32 KiB */
+#define H_SMALL 65536u	 /* small buffers, 2048 bytes apart */
+#define H_BIG (2u << 20) /* big buffers, 4096 bytes apart */
+#define H_TX (4u << 20)	 /* tx buffers, 4096 bytes apart */
 #define H_SMALL_STRIDE 2048u
 #define H_BIG_STRIDE 4096u
 #define H_TX_STRIDE 4096u
@@ -247,7 +247,8 @@ static inline void h_send(struct hnic *h, const void *frame, uint16_t len)
 	for (uint32_t i = n; i-- > 0;) {
 		uint32_t l = len - i * 2048u < 2048u ? len - i * 2048u : 2048u;
 		uint8_t fl = (uint8_t)(0x10 | small | (i == 0 ? 0x02 : 0));
-		h_txd(h, i, a + i * 2048u, (uint16_t)l, 0, (uint8_t)(i == 0 ? n : 1), 0, fl, i != 0);
+		h_txd(h, i, a + i * 2048u, (uint16_t)l, 0, (uint8_t)(i == 0 ? n : 1), 0, fl,
+		      i != 0);
 	}
 	uint32_t off0 = h->send_off + (h->tx_prod & (h->tx_entries - 1)) * 16;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -294,8 +295,8 @@ static inline uint32_t h_send_done(struct hnic *h, uint32_t want)
 	return sd;
 }
 
-static inline void h_frame(uint8_t *f, const uint8_t dst[6], const uint8_t src[6],
-			   uint16_t type, uint32_t len, uint8_t seed)
+static inline void h_frame(uint8_t *f, const uint8_t dst[6], const uint8_t src[6], uint16_t type,
+			   uint32_t len, uint8_t seed)
 {
 	memcpy(f, dst, 6);
 	memcpy(f + 6, src, 6);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+/* after the headers it needs */
 #include <cmocka.h>
 
 #include "sim/endpoint.h"
@@ -157,8 +158,8 @@ static void endpoint_to_nic_padded_and_paced(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(nic_to_endpoint),
-		cmocka_unit_test(endpoint_to_nic_padded_and_paced),
+	    cmocka_unit_test(nic_to_endpoint),
+	    cmocka_unit_test(endpoint_to_nic_padded_and_paced),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

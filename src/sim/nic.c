@@ -164,6 +164,12 @@ unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
 		work += sim_tx_poll(nic, now);
 	if (nic->stats_set)
 		work += sim_irq_poll(nic, now);
+	if (__builtin_expect(nic->dummy_rdma_on, 0) && now >= nic->dummy_rdma_next) {
+		/* §2.6: read-only, every millisecond; an unmapped target is logged and counted */
+		nic->dummy_rdma_next = now + 1000000;
+		if (sim_dma(nic, nic->dummy_rdma_iova, 4, "dummy RDMA read"))
+			nic->dummy_rdma_reads++;
+	}
 	return work;
 }
 

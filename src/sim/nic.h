@@ -204,6 +204,8 @@ struct sim_nic {
 	uint32_t tx_boundary;
 	bool dummy_rdma_on;
 	uint64_t dummy_rdma_iova;
+	uint64_t dummy_rdma_next; /* ns: the next periodic read of the dummy target */
+	uint64_t dummy_rdma_reads;
 	struct sim_rxring small, big;
 	uint32_t tx_cons, send_done;
 	struct sim_counters ctr;

@@ -73,6 +73,7 @@ static void run_bus(const char *spec)
 	assert_true(fd >= 0);
 	assert_true(sim_cfg_msi_enabled(sim_nic_find(w, "sim0")));
 	b->ops->close(b);
+	assert_null(r.bus); /* the bus let go of the regions still mapped */
 	/* closed: the NIC is free again and back at power-on (bus master off) */
 	assert_int_equal(myrio_bus_open("sim:sim0", w, &b), 0);
 	assert_int_equal(b->ops->cfg_read(b, 4, 2, &v), 0);

@@ -192,6 +192,16 @@ static void dummy_rdma_confirms(void **state)
 		h_w32(h, 0xFC01C0 + 4 * i, w[i]);
 	myrio_sim_step(c->w, 1);
 	assert_int_equal(get_be32(h->mem + H_RESP), 0xFFFFFFFFu);
+	myrio_sim_step(c->w, 3000); /* periodic reads of the target, about one per ms */
+	assert_true(h->nic->dummy_rdma_reads >= 2 && h->nic->dummy_rdma_reads <= 4);
+	/* disable: no more reads */
+	w[5] = 0;
+	for (unsigned i = 0; i < 16; i++)
+		h_w32(h, 0xFC01C0 + 4 * i, w[i]);
+	myrio_sim_step(c->w, 1);
+	uint64_t n = h->nic->dummy_rdma_reads;
+	myrio_sim_step(c->w, 3000);
+	assert_true(h->nic->dummy_rdma_reads == n);
 }
 
 static void reboot_and_detach_restore_power_on(void **state)

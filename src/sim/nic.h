@@ -217,6 +217,9 @@ struct sim_nic {
 	uint64_t pending_since; /* ns; coalescing starts here */
 	bool pending;
 	uint32_t link_state; /* 0 down, 1 up (what the status block reports) */
+	uint32_t stats_interval_us;     /* SET_STATS_INTERVAL; 0 = counters only with events */
+	uint64_t next_stats_check;      /* ns */
+	struct sim_counters ctr_reported; /* as of the last stats_updated DMA */
 	/* transmit pacing and 802.3x pause from the peer */
 	uint64_t tx_idle_at;
 	uint64_t paused_since, pause_gave_up_at;

@@ -114,6 +114,7 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->send_done = 0;
 	memset(&nic->ctr, 0, sizeof(nic->ctr));
 	nic->i2c_busy_until = 0;
+	nic->log_budget = 0; /* fresh diagnostics for every bring-up */
 	sim_irq_reset(nic);
 	sim_sram_init_rings(nic);
 }

@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 	myrio_pkt_free_bulk(out, pending);
 	/* 4. Let the NIC report the last send completions, so every buffer is back in the
 	 * pool before the pool goes away (it must go before the port that maps it). */
-	for (int i = 0; i < 1000 && myrio_pool_free_count(pool) < pool->count; i++) {
+	for (int i = 0; i < 5000 && myrio_pool_free_count(pool) < pool->count; i++) {
 		myrio_tx_burst(a, out, 0);
 		usleep(1000);
 	}
@@ -161,7 +161,8 @@ int main(int argc, char **argv)
 	       "(no buffer) %u/%u\n",
 	       errors ? "FAILED" : "ok", (unsigned long long)sa.tx_ring_full,
 	       sb.dropped_no_small_buffer, sb.dropped_no_big_buffer);
-	myrio_pool_destroy(pool);
+	if (myrio_pool_free_count(pool) == pool->count)
+		myrio_pool_destroy(pool);
 	myrio_port_close(a);
 	myrio_port_close(b);
 	myrio_sim_destroy(sim);

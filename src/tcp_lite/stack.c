@@ -179,6 +179,11 @@ void myrio_stack_destroy(struct myrio_stack *s)
 		/* Give the NIC a moment to hand back frames it still reads. */
 		for (int i = 0; i < 1000 && myrio_pool_free_count(s->pool) < s->pool->count; i++) {
 			s->port->ops->tx_burst(s->port, NULL, 0);
+			/* Keep receiving (and dropping) meanwhile: a peer on the same link may
+			 * be waiting for that to get its own buffers back. */
+			struct myrio_pkt *in[RX_BURST];
+			uint16_t n = s->port->ops->rx_burst(s->port, in, RX_BURST);
+			myrio_pkt_free_bulk(in, n);
 			if (i > 10) {
 				struct timespec ts = {0, 100000};
 				nanosleep(&ts, NULL);

@@ -124,8 +124,9 @@ int myrio_stack_poll(struct myrio_stack *s);
 uint64_t myrio_stack_now_ms(const struct myrio_stack *s);
 
 /* A transmit buffer with headroom for all headers: payload goes at myrio_pkt_data(p),
- * p->len = 0. NULL when the pool is empty (counted). Give it back with myrio_pkt_free
- * if unused. */
+ * p->len = 0. NULL when the pool is down to the sixteenth the stack keeps for its own
+ * ACKs and control segments (counted in tx_pool_empty). Give it back with
+ * myrio_pkt_free if unused. */
 struct myrio_pkt *myrio_stack_pkt_alloc(struct myrio_stack *s);
 /* Bytes of payload that fit in such a buffer. */
 uint32_t myrio_stack_pkt_room(const struct myrio_stack *s);
@@ -221,7 +222,7 @@ void myrio_udp_close(struct myrio_udp_sock *u);
 
 struct myrio_stack_stats {
 	/* link */
-	uint64_t rx_frames, tx_frames, tx_ring_full, tx_pool_empty;
+	uint64_t rx_frames, tx_frames, tx_ring_full, tx_dropped_full, tx_pool_empty;
 	uint64_t drop_eth_short, drop_eth_not_for_us, drop_eth_type;
 	/* ARP */
 	uint64_t arp_rx, arp_requests_sent, arp_replies_sent, arp_queued, arp_queue_drop,

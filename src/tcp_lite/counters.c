@@ -8,6 +8,7 @@
 	F(rx_frames) \
 	F(tx_frames) \
 	F(tx_ring_full) \
+	F(tx_dropped_full) \
 	F(tx_pool_empty) \
 	F(drop_eth_short) \
 	F(drop_eth_not_for_us) \

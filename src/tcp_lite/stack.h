@@ -171,6 +171,7 @@ struct myrio_stack {
 	struct myrio_stack_conf conf;
 	struct myrio_port *port;
 	struct myrio_pool *pool;
+	uint32_t ctl_reserve; /* buffers only the stack itself may take */
 	uint8_t mac[6];
 	uint32_t caps, mtu;
 	uint16_t mss;
@@ -208,6 +209,7 @@ struct myrio_stack {
 void stack_update_clock(struct myrio_stack *s);
 void stack_tx(struct myrio_stack *s, struct myrio_pkt *p); /* frame ready for the NIC */
 void stack_flush(struct myrio_stack *s);
+bool stack_tx_room(struct myrio_stack *s); /* false while the NIC ring and batch are full */
 struct myrio_pkt *stack_alloc(struct myrio_stack *s);
 uint64_t stack_random(struct myrio_stack *s);
 static inline void stack_arm_timer(struct myrio_stack *s, uint64_t when)

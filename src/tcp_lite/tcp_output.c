@@ -258,6 +258,10 @@ void tcp_output(struct myrio_tcp_conn *c)
 			break;
 		if (s->conf.nagle && len < c->mss && flight > 0 && !p->next)
 			break;
+		if (!stack_tx_room(s)) {
+			tcp_mark_output(c); /* NIC ring full: continue next poll */
+			break;
+		}
 		bool retx = seq_lt(seq, c->snd_max);
 		if (tcp_xmit_seg(c, p, retx) < 0)
 			break;

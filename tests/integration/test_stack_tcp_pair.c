@@ -241,6 +241,20 @@ static void transfer_newreno_without_options(void **state)
 	h_close(&h);
 }
 
+static void transfer_through_a_small_ring(void **state)
+{
+	struct harness h;
+	assert_int_equal(h_open(&h, "ring", "?ring=16", "?ring=16", NULL), 0);
+	struct xfer x = {.total = 4u << 20, .zero_copy = true};
+	run_transfer(&h, &x, 50000000);
+	struct myrio_stack_stats sa;
+	myrio_stack_stats(h.a, &sa);
+	assert_true(sa.tx_ring_full > 0); /* the ring filled up and frames waited */
+	assert_int_equal(sa.tx_dropped_full, 0);
+	report("16-entry ring", &h, &x);
+	h_close(&h);
+}
+
 static void slow_reader_closes_window_then_resumes(void **state)
 {
 	struct harness h;
@@ -328,6 +342,7 @@ int main(void)
 		cmocka_unit_test(transfer_with_loss_reorder_dup),
 		cmocka_unit_test(transfer_with_heavy_loss_delayed_ack),
 		cmocka_unit_test(transfer_newreno_without_options),
+		cmocka_unit_test(transfer_through_a_small_ring),
 		cmocka_unit_test(slow_reader_closes_window_then_resumes),
 		cmocka_unit_test(connect_to_closed_port_is_refused),
 		cmocka_unit_test(connect_times_out_without_peer),

@@ -618,6 +618,116 @@ static void sending_across_the_sequence_wrap(void **state)
 	raw_close(&r);
 }
 
+static void delack_conf(struct myrio_stack_conf *c)
+{
+	c->delayed_ack_ms = 40;
+}
+
+static void delayed_ack_waits_for_a_second_segment_or_the_timer(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st18", NULL, delack_conf, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42000, 80, 1, true);
+	assert_non_null(p.c);
+	peer_send(&r, &p, F_ACK, "one", 3);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0); /* held back */
+	raw_advance_ms(&r, 39);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0);
+	raw_advance_ms(&r, 1);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v)); /* the timer sent it */
+	assert_int_equal(v.ack, p.snd_nxt);
+	/* Two segments in one burst: acknowledged at once. */
+	peer_send(&r, &p, F_ACK, "two", 3);
+	peer_send(&r, &p, F_ACK, "three", 5);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.ack, p.snd_nxt);
+	assert_int_equal(cap_count_tcp(&r), 1);
+	/* Data going out carries the ACK: no separate one later. */
+	peer_send(&r, &p, F_ACK, "four", 4);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_write(p.c, "reply", 5), 5);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.len, 5);
+	assert_int_equal(v.ack, p.snd_nxt);
+	raw_advance_ms(&r, 100);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0);
+	raw_close(&r);
+}
+
+static void window_is_scaled_and_follows_the_reader(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st19", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42001, 80, 1, true);
+	assert_non_null(p.c);
+	/* rcv_buf 256 KiB with shift 3: the field says 32768. */
+	peer_send(&r, &p, F_ACK, "x", 1);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	uint32_t w0 = (uint32_t)v.win << 3;
+	assert_true(w0 >= 256 * 1024 - 8 && w0 <= 256 * 1024);
+	/* Hold 20 full segments: the window shrinks by what the reader holds... */
+	char d[1448];
+	memset(d, 7, sizeof(d));
+	for (int i = 0; i < 20; i++)
+		peer_send(&r, &p, F_ACK, d, sizeof(d));
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.ack, p.snd_nxt);
+	uint32_t w1 = (uint32_t)v.win << 3;
+	assert_true(w1 <= 256 * 1024 - 1 - 20 * 1448 + 8);
+	assert_true(w1 + 1 + 20 * 1448 >= 256 * 1024 - 8);
+	/* ...and its right edge never moves back. */
+	assert_true(p.snd_nxt + w1 >= 2 + w0 - 8);
+	/* Reading everything reopens it with a window update. */
+	struct myrio_pkt *q;
+	unsigned n = 0;
+	while ((q = myrio_tcp_recv(p.c)) != NULL) {
+		myrio_tcp_release(p.c, q);
+		n++;
+	}
+	assert_int_equal(n, 21);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_true(((uint32_t)v.win << 3) >= 256 * 1024 - 8);
+	raw_close(&r);
+}
+
+static void new_syn_takes_over_time_wait(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st20", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42002, 80, 1, true);
+	myrio_tcp_close(p.c); /* we close first: we end in TIME_WAIT */
+	raw_poll(&r);
+	p.rcv_nxt++;
+	peer_send(&r, &p, F_ACK | F_FIN, NULL, 0);
+	raw_poll(&r);
+	struct myrio_tcp_conn *old = p.c;
+	assert_int_equal(myrio_tcp_state(old), MYRIO_TCP_TIME_WAIT);
+	/* Same tuple, higher sequence number: a new connection at once. */
+	struct peer p2;
+	peer_connect(&r, &p2, 42002, 80, p.snd_nxt + 100000, true);
+	assert_non_null(p2.c);
+	assert_int_equal(myrio_tcp_state(p2.c), MYRIO_TCP_ESTABLISHED);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 2);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -638,6 +748,9 @@ int main(void)
 		cmocka_unit_test(closed_port_answers_rst),
 		cmocka_unit_test(active_open_from_the_stack),
 		cmocka_unit_test(sending_across_the_sequence_wrap),
+		cmocka_unit_test(delayed_ack_waits_for_a_second_segment_or_the_timer),
+		cmocka_unit_test(window_is_scaled_and_follows_the_reader),
+		cmocka_unit_test(new_syn_takes_over_time_wait),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

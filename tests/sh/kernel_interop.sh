@@ -4,12 +4,16 @@
 # receives one from us, and gets a RST from a closed port (and gives us one).
 # The Linux stack is the reference: when it and tcp_lite disagree, tcp_lite is wrong.
 #
+# The stack runs on a NIC of the in-process device model (the real driver) whose cable ends
+# in the TAP device; MYRIO_KERNEL_VIA=pair uses the in-memory pair port instead.
+#
 # usage: kernel_interop.sh BUILD_DIR    (MYRIO_KERNEL_BYTES sets the stream size, default 100M)
 # exit 77 (skipped) without root, network namespaces or /dev/net/tun.
 set -u
 build=${1:?usage: $0 BUILD_DIR}
 tool=$build/myrio-tcpcheck
 bytes=${MYRIO_KERNEL_BYTES:-100M}
+via=${MYRIO_KERNEL_VIA:-sim}
 py=/usr/bin/python3
 [ -x "$tool" ] || { echo "skip: $tool not built"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "skip: needs root (network namespace, TAP device)"; exit 77; }
@@ -130,7 +134,7 @@ spid=$!; pids+=($spid)
 for _ in $(seq 100); do [ -e $tmp/listening ] && break; sleep 0.05; done
 # tcp_lite: TCP sink on 5001, UDP echo on 7; sends to the kernel once told to go; expects
 # the kernel's RST from port 5003 where nothing listens.
-inns "$tool" --tap mkt0 --ip $ours/24 --listen 5001 --expect-conns 1 --udp-echo 7 \
+inns "$tool" --via $via --tap mkt0 --ip $ours/24 --listen 5001 --expect-conns 1 --udp-echo 7 \
 	--send $kern:5002:"$bytes" --expect-refused $kern:5003 --ready $tmp/ready --go $tmp/go \
 	--timeout 300 > $tmp/tool.out 2>&1 &
 tpid=$!; pids+=($tpid)

@@ -287,14 +287,15 @@ static void usage(void)
 		"usage: myrio-tcpcheck --tap IFNAME --ip A.B.C.D/LEN [--gw A.B.C.D]\n"
 		"       [--listen PORT] [--expect-conns N] [--udp-echo PORT]\n"
 		"       [--send IP:PORT:BYTES] [--expect-refused IP:PORT]\n"
-		"       [--ready FILE] [--go FILE] [--timeout SECONDS] [--stats] [--via sim|pair]\n");
+		"       [--ready FILE] [--go FILE] [--timeout SECONDS] [--stats] [--via sim|pair]\n"
+		"       [--sim SPEC]   model options, e.g. loss=0.01,reorder=0.01,dup=0.01,seed=1\n");
 }
 
 int main(int argc, char **argv)
 {
 	struct app a;
 	memset(&a, 0, sizeof(a));
-	const char *tap = NULL, *ready = NULL, *go = NULL;
+	const char *tap = NULL, *ready = NULL, *go = NULL, *sim_spec = NULL;
 	uint32_t ip = 0, mask = 0, gw = 0;
 	int listen_port = 0, udp_port = 0, timeout = 120;
 	bool stats = false, via_pair = false;
@@ -303,7 +304,7 @@ int main(int argc, char **argv)
 		{"listen", 1, 0, 'l'}, {"expect-conns", 1, 0, 'n'}, {"udp-echo", 1, 0, 'u'},
 		{"send", 1, 0, 's'},   {"expect-refused", 1, 0, 'r'}, {"ready", 1, 0, 'R'},
 		{"go", 1, 0, 'G'},     {"timeout", 1, 0, 'T'}, {"stats", 0, 0, 'S'},
-		{"via", 1, 0, 'V'},
+		{"via", 1, 0, 'V'},    {"sim", 1, 0, 'M'},
 		{0, 0, 0, 0},
 	};
 	int o;
@@ -347,6 +348,7 @@ int main(int argc, char **argv)
 		case 'G': go = optarg; break;
 		case 'T': timeout = atoi(optarg); break;
 		case 'S': stats = true; break;
+		case 'M': sim_spec = optarg; break;
 		case 'V':
 			if (strcmp(optarg, "pair") && strcmp(optarg, "sim")) {
 				usage();
@@ -377,6 +379,8 @@ int main(int argc, char **argv)
 		/* A model world with one NIC whose cable ends in the TAP device. */
 		struct myrio_sim_conf sc;
 		myrio_sim_conf_init(&sc);
+		if (sim_spec && myrio_sim_conf_parse(&sc, sim_spec) < 0)
+			return 2;
 		struct sim_nic *nic;
 		if (sim_world_new(&sc, &a.sim) < 0 || sim_world_add_nic(a.sim, "sim0", NULL, &nic) < 0 ||
 		    sim_world_cable_endpoint(nic, a.tap) < 0 || sim_world_start(a.sim) < 0)
@@ -483,6 +487,17 @@ int main(int argc, char **argv)
 		static char buf[8192];
 		myrio_stack_stats_format(a.s, buf, sizeof(buf));
 		fputs(buf, stdout);
+		struct myrio_port_stats ps;
+		if (myrio_port_stats(a.port, &ps) == 0)
+			printf("port: rx %llu tx %llu refill_failed %llu tx_ring_full %llu "
+			       "no_small %u no_big %u overrun %u overflow %u\n",
+			       (unsigned long long)ps.rx_packets, (unsigned long long)ps.tx_packets,
+			       (unsigned long long)ps.rx_refill_failed,
+			       (unsigned long long)ps.tx_ring_full, ps.dropped_no_small_buffer,
+			       ps.dropped_no_big_buffer, ps.dropped_overrun, ps.dropped_link_overflow);
+		printf("tap: to kernel %llu, from kernel %llu, dropped %llu\n",
+		       (unsigned long long)a.tap->tx_frames, (unsigned long long)a.tap->rx_frames,
+		       (unsigned long long)a.tap->drops);
 	}
 	fflush(stdout);
 	if (l)

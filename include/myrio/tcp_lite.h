@@ -77,7 +77,7 @@ struct myrio_stack_conf {
 	uint32_t tx_pool_size;    /* transmit buffers shared by all connections (4096) */
 	uint32_t snd_queue_segs;  /* per connection: segments queued or unacknowledged (512) */
 	uint32_t rcv_buf;         /* per connection receive window in bytes (256 KiB) */
-	uint32_t ooo_max_segs;    /* per connection out-of-order segments held (128) */
+	uint32_t ooo_max_segs;    /* per connection out-of-order segments held (256) */
 	uint32_t udp_rx_queue;    /* per socket datagrams waiting to be read (256) */
 
 	/* Behaviour. */
@@ -237,7 +237,7 @@ struct myrio_stack_stats {
 		drop_udp_queue_full;
 	/* TCP */
 	uint64_t tcp_segs_in, tcp_segs_out, tcp_retransmits, tcp_fast_retransmits,
-		tcp_rto_expired, tcp_ooo_segs, tcp_dup_segs, tcp_resets_sent, tcp_resets_rcvd,
+		tcp_rto_expired, tcp_tail_loss_probes, tcp_ooo_segs, tcp_dup_segs, tcp_resets_sent, tcp_resets_rcvd,
 		tcp_challenge_acks, tcp_challenge_ack_limited, tcp_paws_drops, tcp_zero_window_probes,
 		tcp_csum_sw, tcp_csum_offload, tcp_tx_copy_nic_busy;
 	uint64_t drop_tcp_short, drop_tcp_csum, drop_tcp_bad_off, drop_tcp_no_conn,

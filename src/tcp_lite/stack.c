@@ -18,7 +18,7 @@ void myrio_stack_conf_init(struct myrio_stack_conf *conf)
 	conf->tx_pool_size = 4096;
 	conf->snd_queue_segs = 512;
 	conf->rcv_buf = 256 * 1024;
-	conf->ooo_max_segs = 128;
+	conf->ooo_max_segs = 256;
 	conf->udp_rx_queue = 256;
 	conf->arp_timeout_ms = 60000;
 	conf->delayed_ack_ms = 40;

@@ -273,7 +273,7 @@ static void ooo_queue_is_bounded(void **state)
 	peer_connect(&r, &p, 40007, 80, 1, true);
 	uint32_t base = p.snd_nxt;
 	char d[100] = {0};
-	for (int i = 1; i <= 200; i++) { /* a hole at base, 200 segments behind it */
+	for (int i = 1; i <= 300; i++) { /* a hole at base, 300 segments behind it */
 		p.snd_nxt = base + 100u * (uint32_t)i;
 		peer_send(&r, &p, F_ACK, d, 100);
 		if (i % 16 == 0)
@@ -282,8 +282,8 @@ static void ooo_queue_is_bounded(void **state)
 	raw_poll(&r);
 	struct myrio_stack_stats st;
 	myrio_stack_stats(r.s, &st);
-	assert_int_equal(st.tcp_ooo_segs, 128); /* conf.ooo_max_segs */
-	assert_int_equal(st.drop_tcp_ooo_full, 72);
+	assert_int_equal(st.tcp_ooo_segs, 256); /* conf.ooo_max_segs */
+	assert_int_equal(st.drop_tcp_ooo_full, 44);
 	raw_close(&r);
 }
 
@@ -382,9 +382,11 @@ static void retransmission_timer_backs_off(void **state)
 	assert_int_equal(myrio_tcp_write(p.c, "data", 4), 4);
 	raw_poll(&r);
 	assert_int_equal(cap_count_tcp(&r), 1);
-	/* The handshake RTT was ~0: RTO is the 200 ms floor, then 400, 800. */
-	uint64_t expect[] = {200, 400, 800, 1600};
-	for (int i = 0; i < 4; i++) {
+	/* The handshake RTT was ~0: a tail loss probe after 2 ms + 40 ms (one segment in
+	 * flight: the peer may delay its ACK), then the RTO at the 200 ms floor, then 400,
+	 * 800, 1600. */
+	uint64_t expect[] = {42, 200, 400, 800, 1600};
+	for (int i = 0; i < 5; i++) {
 		raw_advance_ms(&r, expect[i] - 1);
 		raw_poll(&r);
 		assert_int_equal(cap_count_tcp(&r), 0);
@@ -399,6 +401,9 @@ static void retransmission_timer_backs_off(void **state)
 	myrio_tcp_conn_stats(p.c, &cs);
 	assert_int_equal(cs.rto_expired, 4);
 	assert_int_equal(cs.rto_ms, 3200);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_tail_loss_probes, 1);
 	/* An ACK stops it and resets the backoff. */
 	p.rcv_nxt += 4;
 	peer_send(&r, &p, F_ACK, NULL, 0);
@@ -606,6 +611,13 @@ static void sending_across_the_sequence_wrap(void **state)
 	peer_send(&r, &p, F_ACK, NULL, 0);
 	raw_poll(&r);
 	assert_int_equal(myrio_tcp_unacked(p.c), 3000);
+	/* No more ACKs: first a tail loss probe (the last segment), then the RTO (the
+	 * first unacknowledged one). */
+	raw_advance_ms(&r, 2);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.seq, 0xfffff001u + 7000);
+	assert_int_equal(v.data[0], 'H');
 	raw_advance_ms(&r, 200);
 	raw_poll(&r);
 	assert_true(cap_tcp(&r, 0, &v));
@@ -657,6 +669,12 @@ static void delayed_ack_waits_for_a_second_segment_or_the_timer(void **state)
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.len, 5);
 	assert_int_equal(v.ack, p.snd_nxt);
+	raw_advance_ms(&r, 30);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0);
+	p.rcv_nxt += 5;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
 	raw_advance_ms(&r, 100);
 	raw_poll(&r);
 	assert_int_equal(cap_count_tcp(&r), 0);

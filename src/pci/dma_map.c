@@ -13,14 +13,16 @@
 #include "util/log.h"
 
 /* The valid IOVA ranges (kernel 5.4+) avoid holes such as the MSI window at 0xfee00000. */
-static unsigned read_iova_ranges(const struct vfio_iommu_type1_info *info, size_t len,
-				 struct myrio_iova_range *out, unsigned max)
+unsigned myrio_vfio_parse_iova_ranges(const struct vfio_iommu_type1_info *info, size_t len,
+				      struct myrio_iova_range *out, unsigned max)
 {
-	if (!(info->flags & VFIO_IOMMU_INFO_CAPS) || info->cap_offset == 0)
+	if (len < sizeof(*info) || !(info->flags & VFIO_IOMMU_INFO_CAPS) || info->cap_offset == 0)
 		return 0;
 	uint32_t off = info->cap_offset;
 	for (unsigned hops = 0; off && hops < 16; hops++) {
-		if (off < sizeof(*info) || off + sizeof(struct vfio_info_cap_header) > len)
+		/* Capabilities are 8-byte aligned, after the fixed part, inside the answer. */
+		if (off % 8 || off < sizeof(*info) ||
+		    off + sizeof(struct vfio_info_cap_header) > len)
 			return 0;
 		const struct vfio_info_cap_header *h = (const void *)((const uint8_t *)info + off);
 		if (h->id == VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE) {
@@ -52,11 +54,14 @@ int myrio_vfio_iova_setup(struct myrio_vfio_dev *d)
 		if (probe.flags & VFIO_IOMMU_INFO_PGSIZES)
 			d->iova_pgsizes = probe.iova_pgsizes;
 		size_t len = probe.argsz > sizeof(probe) ? probe.argsz : sizeof(probe);
+		if (len > 65536)
+			len = 65536; /* far beyond any real answer */
 		struct vfio_iommu_type1_info *info = calloc(1, len);
 		if (info) {
 			info->argsz = (uint32_t)len;
 			if (ioctl(d->container, VFIO_IOMMU_GET_INFO, info) == 0)
-				n = read_iova_ranges(info, len, ranges, MYRIO_IOVA_MAX_RANGES);
+				n = myrio_vfio_parse_iova_ranges(info, len, ranges,
+								 MYRIO_IOVA_MAX_RANGES);
 			free(info);
 		}
 	}

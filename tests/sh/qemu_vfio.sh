@@ -88,6 +88,10 @@ grep -aq 'driver after unbind: e1000e' "$out/console.log" || { echo "qemu_vfio: 
 grep -aq 'DMA Read.*\[00:10.0\] fault addr' "$out/console.log" || { echo "qemu_vfio: no DMAR read fault logged"; exit 1; }
 grep -aq 'DMA Write.*\[00:11.0\] fault addr' "$out/console.log" || { echo "qemu_vfio: no DMAR write fault logged"; exit 1; }
 
+# The IOVA allocator got the valid ranges from the kernel (the MSI window is a hole).
+grep -aq '0000:00:10.0: IOMMU page sizes .*, 2 valid IOVA ranges, first 0x0-0xfedfffff' "$out/console.log" ||
+	{ echo "qemu_vfio: the IOVA ranges of the IOMMU were not read"; exit 1; }
+
 # The MACs the guest read through BAR0 are the ones QEMU was given.
 grep -aq "MAC 0000:00:10.0 $mac_a" "$out/console.log" || { echo "qemu_vfio: NIC A's MAC wrong"; exit 1; }
 grep -aq "MAC 0000:00:11.0 $mac_b" "$out/console.log" || { echo "qemu_vfio: NIC B's MAC wrong"; exit 1; }

@@ -48,7 +48,7 @@ timeout --foreground -k 5 150 "$qemu" \
 	-device intel-iommu,intremap=on,caching-mode=on \
 	-nodefaults -display none -serial stdio -monitor none -no-reboot \
 	-kernel "$out/vmlinuz" -initrd "$out/initramfs.cpio" \
-	-append "console=ttyS0 intel_iommu=on quiet panic=-1" \
+	-append "console=ttyS0 intel_iommu=on no_timer_check quiet panic=-1" \
 	-netdev hubport,id=na,hubid=1 -device e1000e,netdev=na,mac=$mac_a,romfile=,addr=0x10 \
 	-netdev hubport,id=nb,hubid=1 -device e1000e,netdev=nb,mac=$mac_b,romfile=,addr=0x11 \
 	-object filter-dump,id=da,netdev=na,file="$out/a.pcap" \

@@ -293,6 +293,81 @@ static void malformed_messages_are_refused(void **state)
 	bus->ops->close(bus);
 }
 
+/* Random garbage: any length, any type, any fds, headers half right. The daemon answers
+ * or ignores each message and keeps serving. Seeded, so a failure can be replayed. */
+static void random_garbage_does_not_hurt(void **state)
+{
+	struct fixture *f = *state;
+	int s, pfd[2], mfd = memfd_create("garbage", MFD_CLOEXEC);
+	assert_int_equal(pipe(pfd), 0);
+	assert_int_equal(ftruncate(mfd, 1 << 20), 0);
+	int fdpool[3] = {pfd[0], pfd[1], mfd};
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	assert_int_equal(simd_connect(f->sock, &s), 0);
+	for (int i = 0; i < 3000; i++) {
+		uint8_t buf[256];
+		for (size_t j = 0; j < sizeof(buf); j++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			buf[j] = (uint8_t)x;
+		}
+		size_t len = x % sizeof(buf);
+		/* Half the time a valid header, so the checks behind it get exercised. */
+		if (x & (1ull << 40)) {
+			struct simd_hdr h;
+			simd_hdr_init(&h, (uint16_t)(1 + (x >> 20) % (SIMD_TYPE_END + 1)), (uint32_t)i);
+			memcpy(buf, &h, sizeof(h));
+			if (x & (1ull << 41))
+				len = sizeof(h) + simd_request_len(h.type);
+			if (h.type == SIMD_ATTACH && (x & (1ull << 42)))
+				memcpy(buf + sizeof(h), "nic0", 5);
+		}
+		unsigned nfds = (unsigned)((x >> 33) % 4);
+		if (simd_send(s, buf, len, fdpool, nfds > 2 ? 2 : nfds) < 0) {
+			close(s); /* the daemon may not answer a zero-length message: reconnect */
+			assert_int_equal(simd_connect(f->sock, &s), 0);
+			continue;
+		}
+		struct simd_msg rep;
+		int rfds[SIMD_MAX_FDS];
+		unsigned rn;
+		ssize_t n = simd_recv_timeout(s, &rep, sizeof(rep), rfds, SIMD_MAX_FDS, &rn,
+					      len == 0 ? 50 : 2000);
+		for (unsigned k = 0; k < rn; k++)
+			close(rfds[k]);
+		if (n == 0) { /* hung up on: fine, as long as the daemon lives */
+			close(s);
+			assert_int_equal(simd_connect(f->sock, &s), 0);
+		}
+	}
+	close(s);
+	close(pfd[0]);
+	close(pfd[1]);
+	close(mfd);
+	daemon_alive(f);
+	struct myrio_bus *bus;
+	assert_int_equal(myrio_simd_bus_open("nic0", f->sock, &bus), 0);
+	bus->ops->close(bus);
+}
+
+/* More connections than the daemon serves: the excess are closed, nothing else changes. */
+static void connection_flood_is_contained(void **state)
+{
+	struct fixture *f = *state;
+	int socks[80];
+	for (unsigned i = 0; i < 80; i++)
+		assert_int_equal(simd_connect(f->sock, &socks[i]), 0);
+	usleep(100000);
+	for (unsigned i = 0; i < 80; i++)
+		close(socks[i]);
+	usleep(100000);
+	daemon_alive(f);
+	struct myrio_bus *bus;
+	assert_int_equal(myrio_simd_bus_open("nic1", f->sock, &bus), 0);
+	bus->ops->close(bus);
+}
+
 static void missing_daemon_is_a_clear_error(void **state)
 {
 	(void)state;
@@ -343,6 +418,8 @@ int main(void)
 		cmocka_unit_test(device_string_reaches_the_daemon),
 		cmocka_unit_test(killed_client_frees_its_nic),
 		cmocka_unit_test(malformed_messages_are_refused),
+		cmocka_unit_test(random_garbage_does_not_hurt),
+		cmocka_unit_test(connection_flood_is_contained),
 		cmocka_unit_test(missing_daemon_is_a_clear_error),
 		cmocka_unit_test(status_lists_nics_and_attachments),
 	};

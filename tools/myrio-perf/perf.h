@@ -34,6 +34,7 @@ struct perf_opts {
 	bool timestamps;
 	bool verify;                /* receiver checks the bytes */
 	bool json, quiet;
+	bool pin;                   /* model thread on CPU 0, this thread on the last CPU */
 	const char *file;           /* TCP_SENDFILE source */
 	const char *pcap;
 };

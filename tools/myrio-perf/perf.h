@@ -59,6 +59,7 @@ struct perf_result {
 	uint32_t rcv_sock, snd_sock;    /* "socket sizes": window and send queue, bytes */
 	double cpu_local, cpu_remote;   /* CPU seconds used by each side */
 	uint64_t retransmits, sleeps, wakeups;
+	uint64_t drops_a, drops_b; /* frames the ports or NICs dropped (ring full, no buffer) */
 	const char *cpu_method;
 };
 

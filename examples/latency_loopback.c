@@ -174,7 +174,7 @@ static int tcp_pingpong(struct side *a, struct side *b, unsigned size, unsigned 
 	for (unsigned i = 0; i < iters + iters / 10 && rc == 0; i++) {
 		memset(msg, (int)i, size);
 		t0 = now_ns();
-		size_t sent = 0, echoed = 0, back = 0;
+		size_t sent = 0, back = 0;
 		while (back < size) {
 			if (sent < size) {
 				ssize_t w = myrio_tcp_write(a->conn, msg + sent, size - sent);
@@ -188,7 +188,6 @@ static int tcp_pingpong(struct side *a, struct side *b, unsigned size, unsigned 
 				if (w <= 0)
 					poll_both(a, b);
 			}
-			echoed += r > 0 ? (size_t)r : 0;
 			r = myrio_tcp_read(a->conn, echo, size - back);
 			if (r > 0) {
 				if (echo[0] != (uint8_t)i)

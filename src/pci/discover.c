@@ -15,10 +15,10 @@ int myrio_pci_find_myri(char (*addrs)[16], unsigned max)
 		return -rc;
 	}
 	static const struct pci_id_match match = {
-		.vendor_id = MYRIO_PCI_VENDOR_MYRICOM,
-		.device_id = PCI_MATCH_ANY,
-		.subvendor_id = PCI_MATCH_ANY,
-		.subdevice_id = PCI_MATCH_ANY,
+	    .vendor_id = MYRIO_PCI_VENDOR_MYRICOM,
+	    .device_id = PCI_MATCH_ANY,
+	    .subvendor_id = PCI_MATCH_ANY,
+	    .subdevice_id = PCI_MATCH_ANY,
 	};
 	struct pci_device_iterator *it = pci_id_match_iterator_create(&match);
 	if (!it) {

@@ -22,8 +22,7 @@ static unsigned read_iova_ranges(const struct vfio_iommu_type1_info *info, size_
 	for (unsigned hops = 0; off && hops < 16; hops++) {
 		if (off < sizeof(*info) || off + sizeof(struct vfio_info_cap_header) > len)
 			return 0;
-		const struct vfio_info_cap_header *h =
-			(const void *)((const uint8_t *)info + off);
+		const struct vfio_info_cap_header *h = (const void *)((const uint8_t *)info + off);
 		if (h->id == VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE) {
 			const struct vfio_iommu_type1_info_cap_iova_range *c = (const void *)h;
 			if (off + sizeof(*c) > len)
@@ -62,6 +61,14 @@ int myrio_vfio_iova_setup(struct myrio_vfio_dev *d)
 		}
 	}
 	myrio_iova_init(&d->iova, ranges, n);
+	if (n)
+		log_info("%s: IOMMU page sizes 0x%llx, %u valid IOVA ranges, first "
+			 "0x%llx-0x%llx",
+			 d->bus.name, (unsigned long long)d->iova_pgsizes, n,
+			 (unsigned long long)ranges[0].start, (unsigned long long)ranges[0].last);
+	else
+		log_info("%s: IOMMU page sizes 0x%llx, no IOVA ranges reported: assuming 39 bits",
+			 d->bus.name, (unsigned long long)d->iova_pgsizes);
 	return 0;
 }
 
@@ -74,8 +81,7 @@ static void warn_small_pages_once(void)
 			 "hugepages 512'");
 }
 
-static void explain_map_failure(struct myrio_vfio_dev *d, const struct myrio_dma_region *r,
-				int rc)
+static void explain_map_failure(struct myrio_vfio_dev *d, const struct myrio_dma_region *r, int rc)
 {
 	struct rlimit rl;
 	if (rc == -ENOMEM && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
@@ -88,6 +94,29 @@ static void explain_map_failure(struct myrio_vfio_dev *d, const struct myrio_dma
 			strerror(-rc));
 }
 
+static int track(struct myrio_vfio_dev *d, struct myrio_dma_region *r)
+{
+	if (d->n_mapped == d->cap_mapped) {
+		unsigned cap = d->cap_mapped ? d->cap_mapped * 2 : 16;
+		struct myrio_dma_region **m = realloc(d->mapped, cap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		d->mapped = m;
+		d->cap_mapped = cap;
+	}
+	d->mapped[d->n_mapped++] = r;
+	return 0;
+}
+
+static void untrack(struct myrio_vfio_dev *d, const struct myrio_dma_region *r)
+{
+	for (unsigned i = 0; i < d->n_mapped; i++)
+		if (d->mapped[i] == r) {
+			d->mapped[i] = d->mapped[--d->n_mapped];
+			return;
+		}
+}
+
 int myrio_vfio_dma_map(struct myrio_bus *bus, struct myrio_dma_region *r)
 {
 	struct myrio_vfio_dev *d = (struct myrio_vfio_dev *)bus;
@@ -96,6 +125,13 @@ int myrio_vfio_dma_map(struct myrio_bus *bus, struct myrio_dma_region *r)
 	if (r->bus) {
 		log_err("%s: DMA region already mapped on %s", bus->name, r->bus->name);
 		return -EBUSY;
+	}
+	uint64_t min_page = d->iova_pgsizes & -d->iova_pgsizes; /* lowest supported size */
+	if (min_page && (((uintptr_t)r->va | r->len) & (min_page - 1))) {
+		log_err("%s: DMA region at %p (%zu bytes) is not aligned to the IOMMU page size "
+			"(%llu bytes)",
+			bus->name, r->va, r->len, (unsigned long long)min_page);
+		return -EINVAL;
 	}
 	if (!r->hugepages)
 		warn_small_pages_once();
@@ -109,21 +145,26 @@ int myrio_vfio_dma_map(struct myrio_bus *bus, struct myrio_dma_region *r)
 		return rc;
 	}
 	struct vfio_iommu_type1_dma_map m = {
-		.argsz = sizeof(m),
-		.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
-		.vaddr = (uintptr_t)r->va,
-		.iova = iova,
-		.size = r->len,
+	    .argsz = sizeof(m),
+	    .flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
+	    .vaddr = (uintptr_t)r->va,
+	    .iova = iova,
+	    .size = r->len,
 	};
+	rc = track(d, r);
+	if (rc < 0) {
+		myrio_iova_free(&d->iova, iova);
+		return rc;
+	}
 	if (ioctl(d->container, VFIO_IOMMU_MAP_DMA, &m) != 0) {
 		rc = -errno;
 		explain_map_failure(d, r, rc);
+		untrack(d, r);
 		myrio_iova_free(&d->iova, iova);
 		return rc;
 	}
 	r->iova = iova;
 	r->bus = bus;
-	d->dma_mapped++;
 	return 0;
 }
 
@@ -133,15 +174,28 @@ void myrio_vfio_dma_unmap(struct myrio_bus *bus, struct myrio_dma_region *r)
 	if (r->bus != bus)
 		return;
 	struct vfio_iommu_type1_dma_unmap u = {
-		.argsz = sizeof(u),
-		.iova = r->iova,
-		.size = r->len,
+	    .argsz = sizeof(u),
+	    .iova = r->iova,
+	    .size = r->len,
 	};
 	if (ioctl(d->container, VFIO_IOMMU_UNMAP_DMA, &u) != 0)
 		log_warn("%s: VFIO_IOMMU_UNMAP_DMA at 0x%llx: %s", bus->name,
 			 (unsigned long long)r->iova, strerror(errno));
 	myrio_iova_free(&d->iova, r->iova);
-	d->dma_mapped--;
+	untrack(d, r);
 	r->bus = NULL;
 	r->iova = 0;
+}
+
+void myrio_vfio_dma_unmap_all(struct myrio_vfio_dev *d)
+{
+	if (d->n_mapped)
+		log_warn("%s: closing with %u DMA regions still mapped: unmapping them (destroy "
+			 "pools and free DMA memory before closing the port)",
+			 d->bus.name, d->n_mapped);
+	while (d->n_mapped)
+		myrio_vfio_dma_unmap(&d->bus, d->mapped[d->n_mapped - 1]);
+	free(d->mapped);
+	d->mapped = NULL;
+	d->cap_mapped = 0;
 }

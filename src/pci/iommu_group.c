@@ -134,8 +134,9 @@ int myrio_iommu_group_check(const struct myrio_iommu_group *g, const char *addr)
 		int self = strcmp(m->addr, addr) == 0;
 		if (self && strcmp(m->driver, "vfio-pci") != 0) {
 			if (m->driver[0])
-				log_err("%s is bound to %s, not vfio-pci: run 'myrio-setup bind %s'",
-					addr, m->driver, addr);
+				log_err(
+				    "%s is bound to %s, not vfio-pci: run 'myrio-setup bind %s'",
+				    addr, m->driver, addr);
 			else
 				log_err("%s is bound to no driver, and VFIO needs vfio-pci: run "
 					"'myrio-setup bind %s'",

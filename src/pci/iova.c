@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void myrio_iova_init(struct myrio_iova_space *s, const struct myrio_iova_range *ranges,
-		     unsigned n)
+void myrio_iova_init(struct myrio_iova_space *s, const struct myrio_iova_range *ranges, unsigned n)
 {
 	memset(s, 0, sizeof(*s));
 	if (n == 0) {

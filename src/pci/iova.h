@@ -29,8 +29,7 @@ struct myrio_iova_space {
 
 /* ranges: what the IOMMU reports as valid (n == 0: a 39-bit space, the smallest that
  * Intel VT-d implements). Ranges beyond MYRIO_IOVA_MAX_RANGES are dropped. */
-void myrio_iova_init(struct myrio_iova_space *s, const struct myrio_iova_range *ranges,
-		     unsigned n);
+void myrio_iova_init(struct myrio_iova_space *s, const struct myrio_iova_range *ranges, unsigned n);
 void myrio_iova_fini(struct myrio_iova_space *s);
 /* align: a power of two. 0, -EINVAL, -ENOMEM (no space left, or no memory). */
 int myrio_iova_alloc(struct myrio_iova_space *s, uint64_t len, uint64_t align, uint64_t *iova);

@@ -70,11 +70,11 @@ void myrio_vfio_irq_close(struct myrio_vfio_dev *d)
 	if (d->irq_fd < 0)
 		return;
 	struct vfio_irq_set off = {
-		.argsz = sizeof(off),
-		.flags = VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER,
-		.index = (uint32_t)d->irq_index,
-		.start = 0,
-		.count = 0,
+	    .argsz = sizeof(off),
+	    .flags = VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER,
+	    .index = (uint32_t)d->irq_index,
+	    .start = 0,
+	    .count = 0,
 	};
 	ioctl(d->device, VFIO_DEVICE_SET_IRQS, &off);
 	close(d->irq_fd);

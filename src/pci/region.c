@@ -43,12 +43,16 @@ static int map_bar0(struct myrio_vfio_dev *d)
 			d->bus.name);
 		return -ENOTSUP;
 	}
-	void *p = mmap(NULL, ri.size, PROT_READ | PROT_WRITE, MAP_SHARED, d->device,
-		       (off_t)ri.offset);
+	void *p =
+	    mmap(NULL, ri.size, PROT_READ | PROT_WRITE, MAP_SHARED, d->device, (off_t)ri.offset);
 	if (p == MAP_FAILED) {
 		rc = -errno;
-		log_err("%s: mmap of BAR0 (%llu bytes): %s", d->bus.name,
-			(unsigned long long)ri.size, strerror(-rc));
+		/* Before Linux 4.16, VFIO refused to map the page holding an MSI-X table. */
+		log_err("%s: mmap of BAR0 (%llu bytes): %s%s", d->bus.name,
+			(unsigned long long)ri.size, strerror(-rc),
+			(ri.flags & VFIO_REGION_INFO_FLAG_CAPS)
+			    ? " (if the MSI-X table lives in BAR0, this needs Linux 4.16 or later)"
+			    : "");
 		return rc;
 	}
 	d->bus.bar0 = p;
@@ -114,11 +118,18 @@ int myrio_vfio_enable_master(struct myrio_vfio_dev *d)
 	uint32_t cmd = 0;
 	int rc = myrio_vfio_cfg_read(&d->bus, PCI_COMMAND, 2, &cmd);
 	if (rc == 0 && (cmd & (PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER)) !=
-			       (PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER))
+			   (PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER))
 		rc = myrio_vfio_cfg_write(&d->bus, PCI_COMMAND, 2,
 					  cmd | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
 	if (rc < 0)
 		log_err("%s: cannot enable memory space and bus mastering: %s", d->bus.name,
 			strerror(-rc));
 	return rc;
+}
+
+void myrio_vfio_disable_master(struct myrio_vfio_dev *d)
+{
+	uint32_t cmd = 0;
+	if (myrio_vfio_cfg_read(&d->bus, PCI_COMMAND, 2, &cmd) == 0 && (cmd & PCI_COMMAND_MASTER))
+		myrio_vfio_cfg_write(&d->bus, PCI_COMMAND, 2, cmd & ~(uint32_t)PCI_COMMAND_MASTER);
 }

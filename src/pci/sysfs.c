@@ -59,7 +59,8 @@ int myrio_sysfs_read_hex(const char *path, uint32_t *val)
 
 int myrio_sysfs_write(const char *path, const char *val)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	/* O_TRUNC as a shell's '>' does: sysfs ignores it, a plain file (tests) needs it. */
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	size_t len = strlen(val);

@@ -3,6 +3,9 @@
  * myrio_vfio_bus_open (bus.h) is this plus a check that the device is a Myri-10G; the
  * generic path is also what the e1000e test driver in tests/qemu/ runs on, so that the same
  * code is proven on real VFIO without a Myricom board.
+ *
+ * A bus belongs to one thread at a time (the port that owns it): its DMA mapping
+ * bookkeeping is not locked.
  */
 #ifndef MYRIO_PCI_VFIO_H
 #define MYRIO_PCI_VFIO_H

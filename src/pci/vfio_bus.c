@@ -15,9 +15,31 @@
 #include "pci/vfio_dev.h"
 #include "util/log.h"
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Short waits spin (a sleep costs 50 us or more of timer slack, far beyond what the
+ * command polling asks for); longer ones sleep. */
 static void vfio_delay_us(struct myrio_bus *bus, unsigned us)
 {
 	(void)bus;
+	if (us < 50) {
+		uint64_t end = now_ns() + (uint64_t)us * 1000u;
+		while (now_ns() < end)
+			cpu_relax();
+		return;
+	}
 	struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
@@ -42,11 +64,11 @@ static void vfio_close(struct myrio_bus *bus)
 	struct myrio_vfio_dev *d = (struct myrio_vfio_dev *)bus;
 	if (!d)
 		return;
-	if (d->dma_mapped)
-		log_warn("%s: closing with %u DMA regions still mapped; the kernel drops the "
-			 "mappings with the container",
-			 bus->name, d->dma_mapped);
 	myrio_vfio_irq_close(d);
+	if (d->device >= 0 && d->cfg_size)
+		myrio_vfio_disable_master(d);
+	if (d->container >= 0)
+		myrio_vfio_dma_unmap_all(d);
 	myrio_vfio_regions_close(d);
 	myrio_vfio_fds_close(d);
 	myrio_iova_fini(&d->iova);
@@ -54,14 +76,14 @@ static void vfio_close(struct myrio_bus *bus)
 }
 
 static const struct myrio_bus_ops vfio_ops = {
-	.dma_map = myrio_vfio_dma_map,
-	.dma_unmap = myrio_vfio_dma_unmap,
-	.delay_us = vfio_delay_us,
-	.cfg_read = myrio_vfio_cfg_read,
-	.cfg_write = myrio_vfio_cfg_write,
-	.irq_fd = myrio_vfio_irq_fd,
-	.reset = vfio_reset,
-	.close = vfio_close,
+    .dma_map = myrio_vfio_dma_map,
+    .dma_unmap = myrio_vfio_dma_unmap,
+    .delay_us = vfio_delay_us,
+    .cfg_read = myrio_vfio_cfg_read,
+    .cfg_write = myrio_vfio_cfg_write,
+    .irq_fd = myrio_vfio_irq_fd,
+    .reset = vfio_reset,
+    .close = vfio_close,
 };
 
 /* What the kernel must offer before any VFIO call, with the fix for each lack. */

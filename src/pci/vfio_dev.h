@@ -20,11 +20,12 @@ struct myrio_vfio_dev {
 	uint32_t num_regions, num_irqs;
 	bool can_reset;
 	uint64_t cfg_offset, cfg_size; /* config space region in the device fd */
-	uint64_t iova_pgsizes;         /* page sizes the IOMMU supports */
+	uint64_t iova_pgsizes;	       /* page sizes the IOMMU supports */
 	struct myrio_iova_space iova;
-	unsigned dma_mapped; /* regions still mapped, reported on close */
-	int irq_fd;          /* eventfd, -1 until irq_fd() is first called */
-	int irq_index;       /* VFIO_PCI_MSIX_IRQ_INDEX or VFIO_PCI_MSI_IRQ_INDEX */
+	struct myrio_dma_region **mapped; /* regions mapped now, unmapped on close */
+	unsigned n_mapped, cap_mapped;
+	int irq_fd;    /* eventfd, -1 until irq_fd() is first called */
+	int irq_index; /* VFIO_PCI_MSIX_IRQ_INDEX or VFIO_PCI_MSI_IRQ_INDEX */
 };
 
 /* container/group/device (vfio_fds.c) */
@@ -36,10 +37,14 @@ void myrio_vfio_regions_close(struct myrio_vfio_dev *d);
 int myrio_vfio_cfg_read(struct myrio_bus *bus, unsigned off, unsigned size, uint32_t *val);
 int myrio_vfio_cfg_write(struct myrio_bus *bus, unsigned off, unsigned size, uint32_t val);
 int myrio_vfio_enable_master(struct myrio_vfio_dev *d);
+/* Stops the function's DMA before its memory is unmapped (close). */
+void myrio_vfio_disable_master(struct myrio_vfio_dev *d);
 /* DMA (dma_map.c) */
 int myrio_vfio_iova_setup(struct myrio_vfio_dev *d);
 int myrio_vfio_dma_map(struct myrio_bus *bus, struct myrio_dma_region *r);
 void myrio_vfio_dma_unmap(struct myrio_bus *bus, struct myrio_dma_region *r);
+/* Unmaps whatever is still mapped, so that no region points at a closed bus. */
+void myrio_vfio_dma_unmap_all(struct myrio_vfio_dev *d);
 /* interrupts (irq.c) */
 int myrio_vfio_irq_fd(struct myrio_bus *bus);
 void myrio_vfio_irq_close(struct myrio_vfio_dev *d);

@@ -68,6 +68,7 @@ enum sim_fault {
 	SIM_FAULT_CMD_TIMEOUT,     /* next command: no response */
 	SIM_FAULT_CMD_ERROR,       /* next command: result = arg */
 	SIM_FAULT_BAD_COMPLETION,  /* next completion entry carries length arg */
+	SIM_FAULT_UNALIGNED,       /* arg != 0: UNALIGNED_TEST fails with ERROR_UNALIGNED (§2.1) */
 };
 int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg);
 

@@ -72,8 +72,7 @@ static int read_mac(struct e1000e *n)
 	if (!(rah & RAH_AV) || !n->mac_from_eeprom_matches) {
 		/* Receive-address 0 not loaded: take the EEPROM's and program it. */
 		memcpy(n->mac, ee, 6);
-		e1000e_wr(n, E1000E_RAL0,
-			  ee[0] | ee[1] << 8 | ee[2] << 16 | (uint32_t)ee[3] << 24);
+		e1000e_wr(n, E1000E_RAL0, ee[0] | ee[1] << 8 | ee[2] << 16 | (uint32_t)ee[3] << 24);
 		e1000e_wr(n, E1000E_RAH0, ee[4] | ee[5] << 8 | RAH_AV);
 	}
 	return 0;
@@ -249,6 +248,6 @@ unsigned e1000e_rx_point_next(struct e1000e *n, uint64_t iova)
 void e1000e_rx_restore(struct e1000e *n, unsigned idx)
 {
 	n->rx[idx % E1000E_RING].addr =
-		n->mem.iova + OFF_RX_BUF + (uint64_t)(idx % E1000E_RING) * E1000E_BUF;
+	    n->mem.iova + OFF_RX_BUF + (uint64_t)(idx % E1000E_RING) * E1000E_BUF;
 	barrier();
 }

@@ -7,13 +7,17 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "e1000e.h"
+#include "myrio/log.h"
 #include "pci/vfio.h"
 
 #define NFRAMES 8
@@ -58,8 +62,41 @@ static uint16_t build_frame(uint8_t *f, const uint8_t *dst, const uint8_t *src, 
 	return len;
 }
 
-static int open_nic(const char *addr, struct myrio_bus **bus, struct e1000e *n,
-		    struct result *r)
+/* The same config-space walk the myri10ge driver does (§1.8): find the PCI Express
+ * capability through the VFIO config region and set the maximum read request size. */
+static void check_capabilities(struct myrio_bus *bus, struct result *r)
+{
+	uint32_t cap = 0, hdr, ctl;
+	int pcie = 0, msix = 0;
+	if (bus->ops->cfg_read(bus, 0x34, 1, &cap) < 0)
+		cap = 0;
+	for (int hops = 0; cap >= 0x40 && cap < 0x100 && hops < 48; hops++) {
+		if (bus->ops->cfg_read(bus, cap & ~3u, 2, &hdr) < 0)
+			break;
+		if ((hdr & 0xff) == 0x11)
+			msix = 1;
+		if ((hdr & 0xff) == 0x10 && !pcie) {
+			unsigned at = (cap & ~3u) + 8; /* Device Control */
+			pcie = 1;
+			if (bus->ops->cfg_read(bus, at, 2, &ctl) == 0 &&
+			    bus->ops->cfg_write(bus, at, 2, (ctl & ~0x7000u) | 0x5000u) == 0 &&
+			    bus->ops->cfg_read(bus, at, 2, &ctl) == 0)
+				printf("%s: PCIe capability at 0x%02x, max read request %u bytes\n",
+				       bus->name, cap & ~3u, 128u << ((ctl & 0x7000u) >> 12));
+		}
+		cap = (hdr >> 8) & 0xff;
+	}
+	uint32_t v;
+	if (bus->ops->cfg_read(bus, 0x1000, 4, &v) != -EINVAL ||
+	    bus->ops->cfg_read(bus, 2, 4, &v) != -EINVAL)
+		fail(r, "%s: out-of-range or misaligned config access not refused (%ld)", bus->name,
+		     0);
+	if (!pcie || !msix)
+		fail(r, "%s: capability walk found no PCIe or no MSI-X capability (%ld)", bus->name,
+		     pcie * 2 + msix);
+}
+
+static int open_nic(const char *addr, struct myrio_bus **bus, struct e1000e *n, struct result *r)
 {
 	int rc = myrio_vfio_open_any(addr, bus);
 	if (rc < 0) {
@@ -77,6 +114,7 @@ static int open_nic(const char *addr, struct myrio_bus **bus, struct e1000e *n,
 		     (long)(vendor << 16 | device));
 	if ((cmd & 0x6) != 0x6)
 		fail(r, "%s: memory space / bus master not enabled (command %ld)", addr, (long)cmd);
+	check_capabilities(*bus, r);
 	rc = (*bus)->ops->reset(*bus);
 	printf("%s: function reset: %s\n", addr, rc == 0 ? "done" : strerror(-rc));
 	if (rc < 0 && rc != -ENOTSUP)
@@ -98,8 +136,20 @@ static int open_nic(const char *addr, struct myrio_bus **bus, struct e1000e *n,
 	return 0;
 }
 
-/* A -> B, NFRAMES distinct frames, each checked byte for byte. */
-static int exchange(struct e1000e *a, struct e1000e *b, unsigned base, struct result *r)
+/* Waits up to 200 ms for the eventfd; returns how many interrupts it had counted. */
+static uint64_t wait_irq(int efd)
+{
+	uint64_t v = 0;
+	struct pollfd p = {.fd = efd, .events = POLLIN};
+	if (efd >= 0 && poll(&p, 1, 200) == 1 && read(efd, &v, sizeof(v)) != sizeof(v))
+		v = 0;
+	return v;
+}
+
+/* A -> B, NFRAMES distinct frames, each checked byte for byte. With efd >= 0, each frame
+ * must also raise an interrupt on B, acknowledged by clearing ICR; *irqs counts them. */
+static int exchange(struct e1000e *a, struct e1000e *b, unsigned base, int efd, uint64_t *irqs,
+		    struct result *r)
 {
 	uint8_t tx[E1000E_BUF], rx[E1000E_BUF];
 	int ok = 0;
@@ -118,6 +168,13 @@ static int exchange(struct e1000e *a, struct e1000e *b, unsigned base, struct re
 		if (got != len || memcmp(rx, tx, len) != 0) {
 			fail(r, "%s: received frame differs (length %ld)", b->bus->name, got);
 			continue;
+		}
+		if (efd >= 0) {
+			uint64_t n = wait_irq(efd);
+			e1000e_wr(b, E1000E_ICR, ~0u); /* write-1-to-clear acknowledges */
+			*irqs += n;
+			if (n == 0)
+				fail(r, "%s: frame without an interrupt (%ld)", b->bus->name, i);
 		}
 		ok++;
 	}
@@ -160,7 +217,7 @@ static int blocked_dma(struct e1000e *a, struct e1000e *b, struct result *r)
 	a->tx_clean = a->tx_tail; /* the blocked descriptor may never complete */
 	idx = e1000e_send(a, tx, len);
 	got = idx < 0 || e1000e_tx_wait(a, idx, 2000) < 0 ? -EIO
-							    : e1000e_recv(b, rx, sizeof(rx), 2000);
+							  : e1000e_recv(b, rx, sizeof(rx), 2000);
 	if (got != len || memcmp(rx, tx, len) != 0)
 		fail(r, "ring dead after the blocked descriptor (%s%ld)", "", got);
 	else
@@ -211,13 +268,87 @@ static int blocked_rx(struct e1000e *a, struct e1000e *b, struct result *r)
 	return untouched;
 }
 
-static uint64_t irq_count(int efd)
+/* Closing a bus that still has a region mapped unmaps it, so that the region's owner never
+ * calls into a closed bus. */
+static void close_with_region_mapped(struct myrio_bus *bus, struct result *r)
 {
-	uint64_t v = 0;
-	struct pollfd p = {.fd = efd, .events = POLLIN};
-	if (efd >= 0 && poll(&p, 1, 100) == 1 && read(efd, &v, sizeof(v)) != sizeof(v))
-		v = 0;
-	return v;
+	struct myrio_dma_region left;
+	if (myrio_dma_alloc(&left, 4096) < 0) {
+		bus->ops->close(bus);
+		return;
+	}
+	int rc = bus->ops->dma_map(bus, &left);
+	bus->ops->close(bus);
+	printf("close with a region still mapped: map %s, region afterwards %s\n",
+	       rc == 0 ? "ok" : strerror(-rc), left.bus ? "STILL MAPPED" : "unmapped");
+	if (rc < 0 || left.bus || left.iova)
+		fail(r, "%s: close left a region mapped (%ld)", "", rc);
+	myrio_dma_free(&left);
+}
+
+/* Takes a capability away from this process (effective and permitted), as if it were an
+ * ordinary user in that respect. */
+static int drop_cap(unsigned cap)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) != 0)
+		return -errno;
+	d[cap / 32].effective &= ~(1u << (cap % 32));
+	d[cap / 32].permitted &= ~(1u << (cap % 32));
+	return syscall(SYS_capset, &h, d) == 0 ? 0 : -errno;
+}
+
+static char logged[4096];
+
+static void capture(enum myrio_log_level level, const char *msg, void *arg)
+{
+	size_t n = strlen(logged);
+	snprintf(logged + n, sizeof(logged) - n, "%s\n", msg);
+	fprintf(stderr, "myrio: %s\n", msg);
+}
+
+/* Without CAP_IPC_LOCK and with a 64 KiB memlock limit, pinning 2 MiB must fail, saying how
+ * to raise the limit. */
+static int expect_memlock_refusal(const char *addr)
+{
+	struct myrio_bus *bus = NULL;
+	struct myrio_dma_region reg;
+	struct rlimit rl = {64 << 10, 64 << 10};
+	myrio_log_set(capture, NULL, MYRIO_LOG_WARN);
+	int rc = myrio_vfio_open_any(addr, &bus);
+	if (rc == 0 && (rc = myrio_dma_alloc(&reg, 2u << 20)) == 0) {
+		if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0 || drop_cap(CAP_IPC_LOCK) != 0)
+			rc = -EPERM;
+		else
+			rc = bus->ops->dma_map(bus, &reg);
+		if (reg.bus)
+			bus->ops->dma_unmap(bus, &reg);
+		myrio_dma_free(&reg);
+	}
+	if (bus)
+		bus->ops->close(bus);
+	int ok = rc == -ENOMEM && strstr(logged, "ulimit -l unlimited") != NULL;
+	printf("MYRIO-VFIO-MEMLOCK: %s %s dma_map=%d\n", ok ? "PASS" : "FAIL", addr, rc);
+	return ok ? 0 : 1;
+}
+
+/* With /dev/vfio/N mode 000 and no DAC override, the open must fail naming the fix. */
+static int expect_permission_refusal(const char *addr)
+{
+	struct myrio_bus *bus = NULL;
+	myrio_log_set(capture, NULL, MYRIO_LOG_WARN);
+	int rc = drop_cap(CAP_DAC_OVERRIDE);
+	if (rc == 0)
+		rc = drop_cap(CAP_DAC_READ_SEARCH);
+	if (rc == 0)
+		rc = myrio_vfio_open_any(addr, &bus);
+	if (bus)
+		bus->ops->close(bus);
+	int ok = rc == -EACCES && strstr(logged, "no permission to open") != NULL &&
+		 strstr(logged, "chown") != NULL;
+	printf("MYRIO-VFIO-NOPERM: %s %s open=%d\n", ok ? "PASS" : "FAIL", addr, rc);
+	return ok ? 0 : 1;
 }
 
 /* Before binding: the generic open must refuse a device held by its kernel driver, and
@@ -241,8 +372,16 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "expect-refused") == 0)
 		return expect_refused(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "expect-memlock-refusal") == 0)
+		return expect_memlock_refusal(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "expect-permission-refusal") == 0)
+		return expect_permission_refusal(argv[2]);
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s ADDR_A ADDR_B | expect-refused ADDR\n", argv[0]);
+		fprintf(
+		    stderr,
+		    "usage: %s ADDR_A ADDR_B | expect-refused ADDR | expect-memlock-refusal ADDR | "
+		    "expect-permission-refusal ADDR\n",
+		    argv[0]);
 		return 2;
 	}
 	struct result r = {0};
@@ -256,12 +395,10 @@ int main(int argc, char **argv)
 			fail(&r, "%s: no interrupt eventfd (%ld)", argv[2], efd);
 		else
 			e1000e_enable_rx_irq(&b);
-		ab = exchange(&a, &b, 0, &r);
-		irqs = irq_count(efd);
-		printf("%s: %" PRIu64 " interrupts through the eventfd\n", argv[2], irqs);
-		if (efd >= 0 && irqs == 0)
-			fail(&r, "%s: no interrupt reached the eventfd (%ld)", argv[2], 0);
-		ba_ok = exchange(&b, &a, 100, &r);
+		ab = exchange(&a, &b, 0, efd, &irqs, &r);
+		printf("%s: %" PRIu64 " interrupts through the eventfd for %d frames\n", argv[2],
+		       irqs, NFRAMES);
+		ba_ok = exchange(&b, &a, 100, -1, NULL, &r);
 		blocked = blocked_dma(&a, &b, &r);
 		blocked_w = blocked_rx(&a, &b, &r);
 		struct myrio_bus *again = NULL;
@@ -288,7 +425,7 @@ int main(int argc, char **argv)
 		if (rc < 0)
 			fail(&r, "%s: cannot reopen after close (%ld)", argv[1], rc);
 		else
-			ba->ops->close(ba);
+			close_with_region_mapped(ba, &r);
 	}
 	printf("MYRIO-VFIO-RESULT: %s a2b=%d/%d b2a=%d/%d blocked_read=%d blocked_write=%d "
 	       "irqs=%" PRIu64 "%s%s\n",

@@ -1,10 +1,11 @@
 /* PCI address parsing: canonical form, short form, and everything that must be refused. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
-#include <errno.h>
 
 #include "pci/pci_addr.h"
 
@@ -32,9 +33,21 @@ static void refuses_malformed_addresses(void **state)
 {
 	(void)state;
 	static const char *bad[] = {
-		"",		"0000:03:00",	"0000:03:00.8", "0000:03:20.0",	 "0000:3:00.0",
-		"000:03:00.0",	"0000:03:00.0 ", " 03:00.0",	"0x00:03:00.0", "+000:03:00.0",
-		"00000:03:00.0", "03:00.0.0",	"0000-03-00.0", "gggg:03:00.0", "sim:a",
+	    "",
+	    "0000:03:00",
+	    "0000:03:00.8",
+	    "0000:03:20.0",
+	    "0000:3:00.0",
+	    "000:03:00.0",
+	    "0000:03:00.0 ",
+	    " 03:00.0",
+	    "0x00:03:00.0",
+	    "+000:03:00.0",
+	    "00000:03:00.0",
+	    "03:00.0.0",
+	    "0000-03-00.0",
+	    "gggg:03:00.0",
+	    "sim:a",
 	};
 	struct myrio_pci_addr a;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -44,8 +57,8 @@ static void refuses_malformed_addresses(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(parses_full_and_short_forms),
-		cmocka_unit_test(refuses_malformed_addresses),
+	    cmocka_unit_test(parses_full_and_short_forms),
+	    cmocka_unit_test(refuses_malformed_addresses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,11 @@
 /* IOVA allocator: alignment, first fit, holes the IOMMU reports, reuse, exhaustion. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
-#include <errno.h>
 #include <stdlib.h>
 
 #include "pci/iova.h"
@@ -48,15 +49,14 @@ static void skips_holes_between_reported_ranges(void **state)
 	(void)state;
 	/* As VT-d reports it: everything but the interrupt window at 0xfee00000. */
 	const struct myrio_iova_range r[] = {
-		{0, 0xfedfffffull},
-		{0xfef00000ull, (1ull << 39) - 1},
+	    {0, 0xfedfffffull},
+	    {0xfef00000ull, (1ull << 39) - 1},
 	};
 	struct myrio_iova_space s;
 	uint64_t a, b;
 	myrio_iova_init(&s, r, 2);
 	/* Fill the low range up to just below the hole. */
-	assert_int_equal(myrio_iova_alloc(&s, 0xfee00000ull - MYRIO_IOVA_FLOOR - MB, 4096, &a),
-			 0);
+	assert_int_equal(myrio_iova_alloc(&s, 0xfee00000ull - MYRIO_IOVA_FLOOR - MB, 4096, &a), 0);
 	assert_int_equal(a, MYRIO_IOVA_FLOOR);
 	/* 2 MiB no longer fits below the hole: it must land above it, not across it. */
 	assert_int_equal(myrio_iova_alloc(&s, 2 * MB, 4096, &b), 0);
@@ -123,12 +123,12 @@ static void random_allocations_never_overlap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(allocates_aligned_above_the_floor),
-		cmocka_unit_test(reuses_freed_space),
-		cmocka_unit_test(skips_holes_between_reported_ranges),
-		cmocka_unit_test(reports_exhaustion_and_bad_arguments),
-		cmocka_unit_test(survives_the_top_of_the_address_space),
-		cmocka_unit_test(random_allocations_never_overlap),
+	    cmocka_unit_test(allocates_aligned_above_the_floor),
+	    cmocka_unit_test(reuses_freed_space),
+	    cmocka_unit_test(skips_holes_between_reported_ranges),
+	    cmocka_unit_test(reports_exhaustion_and_bad_arguments),
+	    cmocka_unit_test(survives_the_top_of_the_address_space),
+	    cmocka_unit_test(random_allocations_never_overlap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,13 +1,14 @@
 /* The VFIO open path's failures that can be provoked without VFIO: each must be refused
  * with the right error and a message that names the fix. The sysfs and /dev roots point at
  * a fake tree built in a temporary directory. */
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,23 +256,19 @@ static void refuses_something_that_is_not_vfio(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(rejects_a_malformed_address, setup, teardown),
-		cmocka_unit_test_setup_teardown(rejects_a_missing_device, setup, teardown),
-		cmocka_unit_test_setup_teardown(rejects_a_device_that_is_not_a_myri10ge, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(explains_how_to_turn_the_iommu_on, setup, teardown),
-		cmocka_unit_test_setup_teardown(explains_a_device_outside_any_group, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(asks_to_load_vfio_pci, setup, teardown),
-		cmocka_unit_test_setup_teardown(names_the_driver_holding_the_device, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(asks_to_bind_an_unbound_device, setup, teardown),
-		cmocka_unit_test_setup_teardown(names_the_group_member_that_blocks, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(asks_to_load_vfio_when_dev_vfio_is_missing, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(refuses_something_that_is_not_vfio, setup,
-						teardown),
+	    cmocka_unit_test_setup_teardown(rejects_a_malformed_address, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rejects_a_missing_device, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rejects_a_device_that_is_not_a_myri10ge, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(explains_how_to_turn_the_iommu_on, setup, teardown),
+	    cmocka_unit_test_setup_teardown(explains_a_device_outside_any_group, setup, teardown),
+	    cmocka_unit_test_setup_teardown(asks_to_load_vfio_pci, setup, teardown),
+	    cmocka_unit_test_setup_teardown(names_the_driver_holding_the_device, setup, teardown),
+	    cmocka_unit_test_setup_teardown(asks_to_bind_an_unbound_device, setup, teardown),
+	    cmocka_unit_test_setup_teardown(names_the_group_member_that_blocks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(asks_to_load_vfio_when_dev_vfio_is_missing, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(refuses_something_that_is_not_vfio, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,7 +61,7 @@ static int unbind_driver(struct setup_ctx *c, const char *addr, const char *driv
 		return 0;
 	int rc = write_attr(c, addr, "driver/unbind", addr);
 	if (rc == 0)
-		printf("myrio-setup: %s released by %s\n", addr, driver);
+		fprintf(c->out, "myrio-setup: %s released by %s\n", addr, driver);
 	return rc;
 }
 
@@ -72,11 +72,11 @@ static int bind_one(struct setup_ctx *c, const char *addr)
 	if (rc < 0)
 		return rc;
 	if (strcmp(driver, "vfio-pci") == 0) {
-		printf("myrio-setup: %s is already bound to vfio-pci\n", addr);
+		fprintf(c->out, "myrio-setup: %s is already bound to vfio-pci\n", addr);
 		return 0;
 	}
 	if (strcmp(driver, "pcieport") == 0) {
-		printf("myrio-setup: %s is a PCIe port; it stays with pcieport\n", addr);
+		fprintf(c->out, "myrio-setup: %s is a PCIe port; it stays with pcieport\n", addr);
 		return 0;
 	}
 	if ((rc = write_attr(c, addr, "driver_override", "vfio-pci")) < 0 ||
@@ -84,13 +84,14 @@ static int bind_one(struct setup_ctx *c, const char *addr)
 		return rc;
 	rc = myrio_pci_driver(&c->paths, addr, driver, sizeof(driver));
 	if (rc == 0 && strcmp(driver, "vfio-pci") != 0) {
-		fprintf(stderr, "myrio-setup: %s did not bind to vfio-pci (driver now: %s); see "
-				"dmesg (the IOMMU must be on)\n",
+		fprintf(stderr,
+			"myrio-setup: %s did not bind to vfio-pci (driver now: %s); see "
+			"dmesg (the IOMMU must be on)\n",
 			addr, driver[0] ? driver : "none");
 		return -EIO;
 	}
 	if (rc == 0)
-		printf("myrio-setup: %s bound to vfio-pci\n", addr);
+		fprintf(c->out, "myrio-setup: %s bound to vfio-pci\n", addr);
 	return rc;
 }
 
@@ -110,7 +111,8 @@ static int unbind_one(struct setup_ctx *c, const char *addr)
 		return rc;
 	rc = myrio_pci_driver(&c->paths, addr, driver, sizeof(driver));
 	if (rc == 0)
-		printf("myrio-setup: %s now bound to %s\n", addr, driver[0] ? driver : "no driver");
+		fprintf(c->out, "myrio-setup: %s now bound to %s\n", addr,
+			driver[0] ? driver : "no driver");
 	return rc;
 }
 
@@ -134,6 +136,9 @@ static int for_targets(struct setup_ctx *c, const char *in, bool group,
 
 int setup_bind(struct setup_ctx *c, const char *addr, bool group)
 {
+	char canon[MYRIO_PCI_ADDR_STRLEN + 1];
+	if (canonical(addr, canon) < 0)
+		return -EINVAL;
 	if (myrio_vfio_pci_loaded(&c->paths) != 0) {
 		if (run_modprobe("vfio-pci") != 0 || myrio_vfio_pci_loaded(&c->paths) != 0) {
 			fprintf(stderr, "myrio-setup: the vfio-pci driver is not loaded and "
@@ -142,7 +147,7 @@ int setup_bind(struct setup_ctx *c, const char *addr, bool group)
 			return -ENODEV;
 		}
 	}
-	return for_targets(c, addr, group, bind_one);
+	return for_targets(c, canon, group, bind_one);
 }
 
 int setup_unbind(struct setup_ctx *c, const char *addr, bool group)

@@ -1,10 +1,12 @@
 /* The doctor: everything the VFIO path needs, each lack with the command that fixes it. */
 #include <errno.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pci/iommu_group.h"
@@ -45,12 +47,22 @@ static void check_iommu(struct setup_ctx *c)
 			  "amd_iommu=on) to GRUB_CMDLINE_LINUX in /etc/default/grub, update-grub, "
 			  "reboot",
 			  "IOMMU off: no IOMMU groups%s",
-			  asked ? " although the kernel command line asks for one" :
-				  ", and the kernel command line does not ask for it");
+			  asked ? " although the kernel command line asks for one"
+				: ", and the kernel command line does not ask for it");
 	if (myrio_vfio_pci_loaded(&c->paths) == 0)
 		setup_ok(c, "vfio-pci loaded");
 	else
 		setup_fix(c, "modprobe vfio-pci", "vfio-pci is not loaded");
+}
+
+/* VFIO pins without limit for a process that holds CAP_IPC_LOCK (root, normally). */
+static bool has_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) != 0)
+		return geteuid() == 0;
+	return d[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32));
 }
 
 static void check_memlock(struct setup_ctx *c)
@@ -60,8 +72,8 @@ static void check_memlock(struct setup_ctx *c)
 		return;
 	if (rl.rlim_cur == RLIM_INFINITY)
 		setup_ok(c, "memlock limit unlimited");
-	else if (geteuid() == 0)
-		setup_ok(c, "memlock limit %llu kB (root: VFIO pins beyond it)",
+	else if (has_ipc_lock())
+		setup_ok(c, "memlock limit %llu kB (CAP_IPC_LOCK: VFIO pins beyond it)",
 			 (unsigned long long)rl.rlim_cur / 1024);
 	else
 		setup_fix(c,
@@ -71,13 +83,14 @@ static void check_memlock(struct setup_ctx *c)
 			  (unsigned long long)rl.rlim_cur / 1024);
 }
 
-static void check_dev_node(struct setup_ctx *c, int group)
+static void check_dev_node(struct setup_ctx *c, int group, const char *addr)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], fix[PATH_MAX + 64];
 	struct stat st;
 	snprintf(path, sizeof(path), "%s/vfio/%d", myrio_dev_root(&c->paths), group);
 	if (stat(path, &st) != 0) {
-		setup_fix(c, NULL, "%s missing (it appears once the group is bound to vfio-pci)",
+		snprintf(fix, sizeof(fix), "myrio-setup bind --group %s", addr);
+		setup_fix(c, fix, "%s missing (it appears once the group is bound to vfio-pci)",
 			  path);
 		return;
 	}
@@ -85,7 +98,6 @@ static void check_dev_node(struct setup_ctx *c, int group)
 		setup_ok(c, "%s accessible (mode %03o, uid %u)", path, st.st_mode & 0777,
 			 (unsigned)st.st_uid);
 	else {
-		char fix[PATH_MAX + 64];
 		snprintf(fix, sizeof(fix), "chown $USER %s (or run as root)", path);
 		setup_fix(c, fix, "%s not accessible to this user (mode %03o, uid %u)", path,
 			  st.st_mode & 0777, (unsigned)st.st_uid);
@@ -102,7 +114,7 @@ static void check_device(struct setup_ctx *c, const char *in)
 		return;
 	}
 	myrio_pci_addr_str(&a, addr);
-	printf("device %s\n", addr);
+	fprintf(c->out, "device %s\n", addr);
 	if (myrio_pci_ids(&c->paths, addr, &vendor, &device) != 0) {
 		setup_fix(c, "lspci -D", "no PCI device %s", addr);
 		return;
@@ -114,7 +126,7 @@ static void check_device(struct setup_ctx *c, const char *in)
 		setup_fix(c, NULL, "%s has no IOMMU group (see the IOMMU line above)", addr);
 		return;
 	}
-	printf("  IOMMU group %d:\n", g.id);
+	fprintf(c->out, "  IOMMU group %d:\n", g.id);
 	for (unsigned i = 0; i < g.n; i++) {
 		const struct myrio_group_member *m = &g.m[i];
 		bool self = strcmp(m->addr, addr) == 0;
@@ -123,17 +135,16 @@ static void check_device(struct setup_ctx *c, const char *in)
 			setup_ok(c, "%s: %s", m->addr, drv);
 			continue;
 		}
-		snprintf(fix, sizeof(fix), "myrio-setup bind %s%s", self ? "" : "--group ",
-			 addr);
+		snprintf(fix, sizeof(fix), "myrio-setup bind %s%s", self ? "" : "--group ", addr);
 		setup_fix(c, fix, "%s: %s%s", m->addr, drv,
 			  self ? ", must be vfio-pci" : ", blocks the group (must be vfio-pci)");
 	}
-	check_dev_node(c, g.id);
+	check_dev_node(c, g.id, addr);
 }
 
 int setup_check(struct setup_ctx *c, const char *addr)
 {
-	printf("host\n");
+	fprintf(c->out, "host\n");
 	check_hugepages(c);
 	check_iommu(c);
 	check_memlock(c);
@@ -143,12 +154,13 @@ int setup_check(struct setup_ctx *c, const char *addr)
 		char found[16][16];
 		int n = myrio_pci_find_myri(found, 16);
 		if (n <= 0)
-			printf("no Myri-10G NIC found (vendor 14c1, device 0008/0009)%s\n",
-			       n < 0 ? ": the PCI scan failed" : "");
+			fprintf(c->out, "no Myri-10G NIC found (vendor 14c1, device 0008/0009)%s\n",
+				n < 0 ? ": the PCI scan failed" : "");
 		for (int i = 0; i < n; i++)
 			check_device(c, found[i]);
 	}
-	printf("%s\n", c->problems ? "problems found: run the commands after '->'"
-				    : "everything libmyrio needs is in place");
+	fprintf(c->out, "%s\n",
+		c->problems ? "problems found: run the commands after '->'"
+			    : "everything libmyrio needs is in place");
 	return 0;
 }

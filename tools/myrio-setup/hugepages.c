@@ -55,26 +55,28 @@ int setup_hugepages(struct setup_ctx *c, long n)
 	}
 	long total, free_pages, size_kb;
 	if (setup_hugepage_info(c, &total, &free_pages, &size_kb) == 0) {
-		printf("myrio-setup: %ld hugepages of %ld kB reserved (%ld free)\n", total, size_kb,
-		       free_pages);
+		fprintf(c->out, "myrio-setup: %ld hugepages of %ld kB reserved (%ld free)\n", total,
+			size_kb, free_pages);
 		if (total < n)
-			fprintf(stderr, "myrio-setup: only %ld of %ld could be reserved: memory is "
-					"fragmented; retry after 'echo 3 > /proc/sys/vm/drop_caches' "
-					"or reserve at boot with hugepages=%ld on the kernel "
-					"command line\n",
+			fprintf(stderr,
+				"myrio-setup: only %ld of %ld could be reserved: memory is "
+				"fragmented; retry after 'echo 3 > /proc/sys/vm/drop_caches' "
+				"or reserve at boot with hugepages=%ld on the kernel "
+				"command line\n",
 				total, n, n);
 	}
 	if (setup_hugetlbfs_mounted(c, dir, sizeof(dir))) {
-		printf("myrio-setup: hugetlbfs mounted on %s\n", dir);
+		fprintf(c->out, "myrio-setup: hugetlbfs mounted on %s\n", dir);
 		return 0;
 	}
-	mkdir("/dev/hugepages", 0755);
-	if (mount("nodev", "/dev/hugepages", "hugetlbfs", 0, NULL) != 0) {
+	snprintf(dir, sizeof(dir), "%s/hugepages", myrio_dev_root(&c->paths));
+	mkdir(dir, 0755);
+	if (mount("nodev", dir, "hugetlbfs", 0, NULL) != 0) {
 		rc = -errno;
-		fprintf(stderr, "myrio-setup: mount -t hugetlbfs nodev /dev/hugepages: %s\n",
+		fprintf(stderr, "myrio-setup: mount -t hugetlbfs nodev %s: %s\n", dir,
 			strerror(-rc));
 		return rc;
 	}
-	printf("myrio-setup: hugetlbfs mounted on /dev/hugepages\n");
+	fprintf(c->out, "myrio-setup: hugetlbfs mounted on %s\n", dir);
 	return 0;
 }

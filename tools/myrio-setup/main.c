@@ -9,35 +9,11 @@
  *   myrio-setup hugepages N           reserve N hugepages and mount hugetlbfs
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "setup.h"
-
-void setup_ok(struct setup_ctx *c, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("  ok   ", stdout);
-	vprintf(fmt, ap);
-	putchar('\n');
-	va_end(ap);
-}
-
-void setup_fix(struct setup_ctx *c, const char *fix, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("  FIX  ", stdout);
-	vprintf(fmt, ap);
-	putchar('\n');
-	if (fix)
-		printf("       -> %s\n", fix);
-	va_end(ap);
-	c->problems++;
-}
 
 static int usage(void)
 {
@@ -51,8 +27,9 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	struct setup_ctx c = {
-		.paths = {.sysfs = getenv("MYRIO_SYSFS_ROOT"), .dev = getenv("MYRIO_DEV_ROOT")},
-		.proc = getenv("MYRIO_PROC_ROOT") ? getenv("MYRIO_PROC_ROOT") : "/proc",
+	    .paths = {.sysfs = getenv("MYRIO_SYSFS_ROOT"), .dev = getenv("MYRIO_DEV_ROOT")},
+	    .proc = getenv("MYRIO_PROC_ROOT") ? getenv("MYRIO_PROC_ROOT") : "/proc",
+	    .out = stdout,
 	};
 	if (argc < 2)
 		return usage();

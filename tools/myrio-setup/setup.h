@@ -3,19 +3,21 @@
 #define MYRIO_SETUP_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "pci/sysfs.h"
 
 struct setup_ctx {
 	struct myrio_vfio_paths paths; /* MYRIO_SYSFS_ROOT / MYRIO_DEV_ROOT for tests */
-	const char *proc;              /* MYRIO_PROC_ROOT, default /proc */
+	const char *proc;	       /* MYRIO_PROC_ROOT, default /proc */
+	FILE *out;		       /* where check and the commands report */
 	int problems;
 };
 
 /* Prints "  ok   what" or "  FIX  what\n       -> command", counting problems. */
 void setup_ok(struct setup_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void setup_fix(struct setup_ctx *c, const char *fix, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 int setup_check(struct setup_ctx *c, const char *addr);
 int setup_bind(struct setup_ctx *c, const char *addr, bool group);

@@ -1,0 +1,269 @@
+/* Latency loopback: two ports joined by a cable, one process, one thread.
+ *
+ * A client stack on port A sends a message to an echo server on port B and waits for it
+ * to come back; both stacks are polled from the same loop, so the round trip covers the
+ * stack and driver twice in each direction plus the NIC (or the device model) and the cable.
+ * It measures a UDP ping-pong and then a TCP one and prints min/median/p99/p99.9/max and a
+ * histogram of the round-trip times.
+ *
+ *   latency_loopback                         in-process model, sim:sim0 <-> sim:sim1
+ *   latency_loopback --sim link=unlimited    model options (see myrio/sim.h)
+ *   latency_loopback simd:nic0 simd:nic1     two NICs of the model daemon, or two boards
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "myrio/myrio.h"
+
+#define IP_A 0x0a000001u /* 10.0.0.1 */
+#define IP_B 0x0a000002u /* 10.0.0.2 */
+#define ECHO_PORT 7
+
+struct side {
+	struct myrio_port *port;
+	struct myrio_stack *stack;
+	struct myrio_tcp_conn *conn; /* client: connected; server: accepted */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void poll_both(struct side *a, struct side *b)
+{
+	myrio_stack_poll(a->stack);
+	myrio_stack_poll(b->stack);
+}
+
+static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
+{
+	struct side *side = arg;
+	if (ev == MYRIO_TCP_EV_ACCEPTED || ev == MYRIO_TCP_EV_CONNECTED)
+		side->conn = c;
+}
+
+static int open_side(struct side *s, const char *dev, uint32_t ip, uint32_t mtu,
+		     struct myrio_sim *sim)
+{
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.mtu = mtu;
+	pc.sim = sim;
+	int rc = myrio_port_open(&s->port, dev, &pc);
+	if (rc < 0)
+		return rc;
+	struct myrio_stack_conf sc;
+	myrio_stack_conf_init(&sc);
+	myrio_stack_conf_latency(&sc);
+	sc.ip = ip;
+	sc.netmask = 0xffffff00u;
+	sc.tcp_event = on_tcp;
+	sc.event_arg = s;
+	return myrio_stack_create(&s->stack, s->port, &sc);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* Sorts the samples, prints the percentiles and a log2 histogram. */
+static void report(const char *what, uint64_t *rtt, unsigned n, unsigned size)
+{
+	qsort(rtt, n, sizeof(*rtt), cmp_u64);
+	printf("%s %u-byte round trips: %u\n", what, size, n);
+	printf("  min %.2f us  median %.2f us  p99 %.2f us  p99.9 %.2f us  max %.2f us\n",
+	       rtt[0] / 1e3, rtt[n / 2] / 1e3, rtt[(uint64_t)n * 99 / 100] / 1e3,
+	       rtt[(uint64_t)n * 999 / 1000] / 1e3, rtt[n - 1] / 1e3);
+	unsigned bucket[40] = {0};
+	for (unsigned i = 0; i < n; i++) {
+		unsigned b = 63 - (unsigned)__builtin_clzll(rtt[i] | 1);
+		bucket[b < 39 ? b : 39]++;
+	}
+	for (unsigned b = 0; b < 40; b++) {
+		if (!bucket[b])
+			continue;
+		int bar = (int)(50.0 * bucket[b] / n + 0.5);
+		printf("  %8.2f us .. %8.2f us %8u %.*s\n", (1ull << b) / 1e3, (2ull << b) / 1e3,
+		       bucket[b], bar ? bar : 1,
+		       "##################################################");
+	}
+}
+
+static int udp_pingpong(struct side *a, struct side *b, unsigned size, unsigned iters,
+			uint64_t *rtt)
+{
+	struct myrio_udp_sock *ua, *ub;
+	if (myrio_udp_open(a->stack, 0, NULL, &ua) < 0 ||
+	    myrio_udp_open(b->stack, ECHO_PORT, NULL, &ub) < 0)
+		return -ENOBUFS;
+	int rc = 0;
+	for (unsigned i = 0; i < iters + iters / 10 && rc == 0; i++) { /* first 10%: warm-up */
+		struct myrio_pkt *p = myrio_stack_pkt_alloc(a->stack);
+		if (!p)
+			return -ENOBUFS;
+		memset(myrio_pkt_data(p), (int)i, size);
+		p->len = size;
+		uint64_t t0 = now_ns();
+		if ((rc = myrio_udp_sendto(ua, p, IP_B, ECHO_PORT)) < 0)
+			break;
+		struct myrio_pkt *q = NULL;
+		uint32_t ip;
+		uint16_t port;
+		while (!q) { /* server: echo what arrives */
+			poll_both(a, b);
+			struct myrio_pkt *e = myrio_udp_recv(ub, &ip, &port);
+			if (e && (rc = myrio_udp_sendto(ub, e, ip, port)) < 0)
+				break;
+			q = myrio_udp_recv(ua, NULL, NULL);
+			if (now_ns() - t0 > 1000000000ull) {
+				fprintf(stderr, "udp: no echo within 1 s (lost?)\n");
+				rc = -ETIMEDOUT;
+				break;
+			}
+		}
+		if (q) {
+			if (q->len != size || myrio_pkt_data(q)[0] != (uint8_t)i)
+				rc = -EBADMSG;
+			myrio_pkt_free(q);
+		}
+		if (i >= iters / 10)
+			rtt[i - iters / 10] = now_ns() - t0;
+	}
+	myrio_udp_close(ua);
+	myrio_udp_close(ub);
+	return rc;
+}
+
+static int tcp_pingpong(struct side *a, struct side *b, unsigned size, unsigned iters,
+			uint64_t *rtt)
+{
+	struct myrio_tcp_listener *l;
+	struct myrio_tcp_conn *c;
+	if (myrio_tcp_listen(b->stack, ECHO_PORT, 4, NULL, &l) < 0 ||
+	    myrio_tcp_connect(a->stack, IP_B, ECHO_PORT, NULL, &c) < 0)
+		return -ENOBUFS;
+	uint64_t t0 = now_ns();
+	while (!a->conn || !b->conn) {
+		poll_both(a, b);
+		if (now_ns() - t0 > 3000000000ull) {
+			fprintf(stderr, "tcp: connection not established within 3 s\n");
+			return -ETIMEDOUT;
+		}
+	}
+	static uint8_t msg[65536], echo[65536];
+	int rc = 0;
+	for (unsigned i = 0; i < iters + iters / 10 && rc == 0; i++) {
+		memset(msg, (int)i, size);
+		t0 = now_ns();
+		size_t sent = 0, echoed = 0, back = 0;
+		while (back < size) {
+			if (sent < size) {
+				ssize_t w = myrio_tcp_write(a->conn, msg + sent, size - sent);
+				sent += w > 0 ? (size_t)w : 0;
+			}
+			poll_both(a, b);
+			ssize_t r = myrio_tcp_read(b->conn, echo, sizeof(echo)); /* echo server */
+			for (ssize_t off = 0; r > 0 && off < r;) {
+				ssize_t w = myrio_tcp_write(b->conn, echo + off, (size_t)(r - off));
+				off += w > 0 ? w : 0;
+				if (w <= 0)
+					poll_both(a, b);
+			}
+			echoed += r > 0 ? (size_t)r : 0;
+			r = myrio_tcp_read(a->conn, echo, size - back);
+			if (r > 0) {
+				if (echo[0] != (uint8_t)i)
+					rc = -EBADMSG;
+				back += (size_t)r;
+			}
+			if (now_ns() - t0 > 2000000000ull) {
+				fprintf(stderr, "tcp: no echo within 2 s\n");
+				rc = -ETIMEDOUT;
+				break;
+			}
+		}
+		if (i >= iters / 10)
+			rtt[i - iters / 10] = now_ns() - t0;
+	}
+	myrio_tcp_close(a->conn);
+	myrio_tcp_close(b->conn);
+	myrio_tcp_listener_close(l);
+	for (int i = 0; i < 100; i++)
+		poll_both(a, b);
+	return rc;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: latency_loopback [-n ITERS] [-s SIZE] [--mtu 1500|9000] "
+			"[--sim SPEC] [--pcap FILE] [DEV_A DEV_B]\n");
+}
+
+int main(int argc, char **argv)
+{
+	unsigned iters = 100000, size = 32, mtu = 1500;
+	const char *sim_spec = "spin", *pcap = NULL;
+	static const struct option opts[] = {{"iters", 1, 0, 'n'}, {"size", 1, 0, 's'},
+					     {"mtu", 1, 0, 'm'},   {"sim", 1, 0, 'S'},
+					     {"pcap", 1, 0, 'p'},  {"help", 0, 0, 'h'},
+					     {0, 0, 0, 0}};
+	for (int o; (o = getopt_long(argc, argv, "n:s:h", opts, NULL)) != -1;) {
+		switch (o) {
+		case 'n': iters = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 's': size = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'm': mtu = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'S': sim_spec = optarg; break;
+		case 'p': pcap = optarg; break;
+		default: usage(); return 2;
+		}
+	}
+	if (iters < 10 || size < 1 || size > mtu - 28 || (optind != argc && optind + 2 != argc)) {
+		usage();
+		return 2;
+	}
+	const char *dev_a = optind < argc ? argv[optind] : "sim:sim0";
+	const char *dev_b = optind < argc ? argv[optind + 1] : "sim:sim1";
+
+	struct myrio_sim *sim = NULL;
+	if (optind == argc) {
+		struct myrio_sim_conf simc;
+		myrio_sim_conf_init(&simc);
+		if (myrio_sim_conf_parse(&simc, sim_spec) < 0 || myrio_sim_create(&sim, &simc) < 0)
+			return 1;
+	}
+	struct side a = {0}, b = {0};
+	int rc = open_side(&a, dev_a, IP_A, mtu, sim);
+	if (rc == 0)
+		rc = open_side(&b, dev_b, IP_B, mtu, sim);
+	if (rc == 0 && pcap)
+		rc = myrio_port_capture_start(a.port, pcap);
+	uint64_t *rtt = calloc(iters, sizeof(*rtt));
+	if (rc == 0 && !rtt)
+		rc = -ENOMEM;
+	if (rc == 0)
+		rc = udp_pingpong(&a, &b, size, iters, rtt);
+	if (rc == 0)
+		report("UDP", rtt, iters, size);
+	if (rc == 0)
+		rc = tcp_pingpong(&a, &b, size, iters, rtt);
+	if (rc == 0)
+		report("TCP", rtt, iters, size);
+	if (rc < 0)
+		fprintf(stderr, "latency_loopback: %s\n", strerror(-rc));
+	free(rtt);
+	myrio_stack_destroy(a.stack);
+	myrio_stack_destroy(b.stack);
+	myrio_port_close(a.port);
+	myrio_port_close(b.port);
+	myrio_sim_destroy(sim);
+	return rc < 0;
+}

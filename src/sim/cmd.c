@@ -1,0 +1,436 @@
+/* The command channel (§3): the 64-byte block at BAR0 + 0xF80000, acted on when its word
+ * 15 changes from the poison value; one command at a time; the 8-byte response is DMA'd
+ * with `data` before `result`. Every opcode drivers use (§10 list) with its argument checks;
+ * everything else answers UNKNOWN. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "sim/nic.h"
+#include "util/byteorder.h"
+#include "util/log.h"
+
+enum {
+	CMD_RESET = 1,
+	CMD_SET_INTRQ_DMA = 3,
+	CMD_SET_BIG_BUFFER_SIZE = 4,
+	CMD_SET_SMALL_BUFFER_SIZE = 5,
+	CMD_GET_SEND_OFFSET = 6,
+	CMD_GET_SMALL_RX_OFFSET = 7,
+	CMD_GET_BIG_RX_OFFSET = 8,
+	CMD_GET_IRQ_ACK_OFFSET = 9,
+	CMD_GET_IRQ_DEASSERT_OFFSET = 10,
+	CMD_GET_SEND_RING_SIZE = 11,
+	CMD_GET_RX_RING_SIZE = 12,
+	CMD_SET_INTRQ_SIZE = 13,
+	CMD_ETHERNET_UP = 14,
+	CMD_ETHERNET_DOWN = 15,
+	CMD_SET_MTU = 16,
+	CMD_GET_INTR_COAL_DELAY_OFFSET = 17,
+	CMD_SET_STATS_DMA_OBSOLETE = 19,
+	CMD_ENABLE_PROMISC = 20,
+	CMD_DISABLE_PROMISC = 21,
+	CMD_SET_MAC_ADDRESS = 22,
+	CMD_ENABLE_FLOW_CONTROL = 23,
+	CMD_DISABLE_FLOW_CONTROL = 24,
+	CMD_DMA_TEST = 25,
+	CMD_ENABLE_ALLMULTI = 26,
+	CMD_DISABLE_ALLMULTI = 27,
+	CMD_JOIN_MULTICAST_GROUP = 28,
+	CMD_LEAVE_MULTICAST_GROUP = 29,
+	CMD_LEAVE_ALL_MULTICAST_GROUPS = 30,
+	CMD_SET_STATS_DMA_V2 = 31,
+	CMD_UNALIGNED_TEST = 32,
+	CMD_ALWAYS_USE_N_BIG_BUFFERS = 34,
+	CMD_GET_MAX_RSS_QUEUES = 35,
+	CMD_ENABLE_RSS_QUEUES = 36,
+	CMD_GET_RSS_TABLE_OFFSET = 39,
+	CMD_SET_RSS_TABLE_SIZE = 40,
+	CMD_SET_RSS_ENABLE = 43,
+	CMD_GET_MAX_TSO6_HDR_SIZE = 44,
+	CMD_SET_TSO_MODE = 45,
+	CMD_I2C_READ = 48,
+	CMD_I2C_BYTE = 49,
+	CMD_SET_RSS_MCP_SLOT_TYPE = 52,
+	CMD_SET_THROTTLE_FACTOR = 53,
+	CMD_RELAX_RXBUFFER_ALIGNMENT = 64,
+};
+
+#define MCAST_CAPACITY 16u /* [I] the model's multicast filter size (§11.3) */
+#define DMA_TEST_TRANSFERS 256u
+#define DMA_TEST_MBPS 2000u /* modelled PCIe DMA bandwidth for the benchmark's ticks */
+
+struct cmd {
+	uint32_t op, d0, d1, d2;
+	uint64_t resp;
+};
+
+static bool is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* DMA_TEST / UNALIGNED_TEST (§3.3 #25/#32): really reads and writes the host page. */
+static uint32_t dma_test(struct sim_nic *nic, const struct cmd *c, uint32_t *data)
+{
+	uint64_t a = (uint64_t)c->d1 << 32 | c->d0;
+	uint32_t rlen = c->d2 >> 16, wlen = c->d2 & 0xFFFF;
+	if ((rlen == 0 && wlen == 0) || rlen > 4096 || wlen > 4096)
+		return SIM_ERR_RANGE;
+	uint32_t len = rlen > wlen ? rlen : wlen;
+	uint8_t *p = sim_dma(nic, a, len, "DMA test page");
+	if (!p)
+		return SIM_ERR_RANGE;
+	volatile uint32_t sink = 0;
+	for (uint32_t i = 0; i + 4 <= rlen; i += 64)
+		sink += *(volatile uint32_t *)(p + i);
+	(void)sink;
+	for (uint32_t i = 0; i < wlen; i++)
+		p[i] = (uint8_t)(i ^ 0xA5);
+	uint32_t both = (rlen ? 1 : 0) + (wlen ? 1 : 0);
+	uint64_t ticks = (uint64_t)DMA_TEST_TRANSFERS * len * 2 * both / DMA_TEST_MBPS;
+	if (ticks == 0)
+		ticks = 1;
+	if (ticks > 0xFFFF)
+		ticks = 0xFFFF;
+	*data = DMA_TEST_TRANSFERS << 16 | (uint32_t)ticks;
+	return SIM_OK;
+}
+
+static void mac_from(uint8_t m[6], uint32_t hi4, uint32_t lo2_high16)
+{
+	m[0] = (uint8_t)(hi4 >> 24);
+	m[1] = (uint8_t)(hi4 >> 16);
+	m[2] = (uint8_t)(hi4 >> 8);
+	m[3] = (uint8_t)hi4;
+	m[4] = (uint8_t)(lo2_high16 >> 24);
+	m[5] = (uint8_t)(lo2_high16 >> 16);
+}
+
+static int mcast_find(const struct sim_nic *nic, const uint8_t m[6])
+{
+	for (unsigned i = 0; i < nic->n_mcast; i++)
+		if (!memcmp(nic->mcast[i], m, 6))
+			return (int)i;
+	return -1;
+}
+
+static char media_char(const struct sim_nic *nic)
+{
+	const char *pc = nic->world->conf.product_code[0] ? nic->world->conf.product_code
+							  : "10G-PCIE-8B-S";
+	int dashes = 0;
+	for (const char *p = pc; *p; p++)
+		if (*p == '-' && ++dashes == 3) {
+			char ch = p[1];
+			return ch == '2' && p[2] ? p[2] : ch;
+		}
+	return 'S';
+}
+
+static void sfp_table(struct sim_nic *nic)
+{
+	memset(nic->sfp, 0, sizeof(nic->sfp));
+	if (media_char(nic) == 'R') { /* XFP */
+		nic->sfp[0] = 0x06;
+		nic->sfp[131] = 0x80; /* 10GBASE-SR */
+	} else {
+		nic->sfp[0] = 0x03; /* SFP/SFP+ */
+		nic->sfp[1] = 0x04;
+		nic->sfp[2] = 0x07; /* LC */
+		nic->sfp[3] = 0x10; /* 10GBASE-SR */
+	}
+}
+
+static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+			uint64_t now)
+{
+	*data = 0;
+	switch (c->op) {
+	case CMD_RESET:
+		sim_nic_logical_reset(nic);
+		*data = nic->rx_entries * 8; /* [I] 2 x rx entries x 4 (§3.3 #1) */
+		return SIM_OK;
+	case CMD_SET_INTRQ_DMA:
+		if (c->d2 >= nic->slices)
+			return SIM_ERR_RANGE;
+		nic->intrq_iova = (uint64_t)c->d1 << 32 | c->d0;
+		nic->intrq_dma_set = true;
+		nic->intrq_idx = 0;
+		nic->intrq_va = NULL;
+		return SIM_OK;
+	case CMD_SET_BIG_BUFFER_SIZE:
+		if (c->d0 < 64 || c->d0 > 16384)
+			return SIM_ERR_RANGE;
+		nic->big_size = c->d0;
+		return SIM_OK;
+	case CMD_SET_SMALL_BUFFER_SIZE:
+		if (c->d0 < 1 || c->d0 > 16384)
+			return SIM_ERR_RANGE;
+		nic->small_size = c->d0;
+		return SIM_OK;
+	case CMD_GET_SEND_OFFSET:
+		if (c->d0 >= nic->slices)
+			return SIM_ERR_RANGE;
+		*data = SIM_SEND_RING_OFF;
+		return SIM_OK;
+	case CMD_GET_SMALL_RX_OFFSET:
+		if (c->d0 >= nic->slices)
+			return SIM_ERR_RANGE;
+		*data = SIM_SMALL_RING_OFF;
+		return SIM_OK;
+	case CMD_GET_BIG_RX_OFFSET:
+		if (c->d0 >= nic->slices)
+			return SIM_ERR_RANGE;
+		*data = SIM_BIG_RING_OFF;
+		return SIM_OK;
+	case CMD_GET_IRQ_ACK_OFFSET:
+		*data = SIM_CLAIM_OFF;
+		return SIM_OK;
+	case CMD_GET_IRQ_DEASSERT_OFFSET:
+		*data = SIM_DEASSERT_OFF;
+		return SIM_OK;
+	case CMD_GET_SEND_RING_SIZE: /* data fields ignored: F sends garbage (§10) */
+		*data = nic->tx_entries * 16;
+		return SIM_OK;
+	case CMD_GET_RX_RING_SIZE:
+		*data = nic->rx_entries * 8;
+		return SIM_OK;
+	case CMD_SET_INTRQ_SIZE: {
+		bool relaxed = c->d0 & 0x80000000u;
+		uint32_t bytes = c->d0 & 0x7FFFFFFFu;
+		if (bytes % 4 || !is_pow2(bytes / 4) || bytes / 4 > (1u << 20))
+			return SIM_ERR_RANGE;
+		if (!relaxed && bytes != 2 * nic->rx_entries * 4)
+			return SIM_ERR_RANGE;
+		nic->intrq_bytes = bytes;
+		nic->intrq_mask = bytes / 4 - 1;
+		nic->intrq_size_set = true;
+		nic->intrq_idx = 0;
+		nic->intrq_va = NULL;
+		return SIM_OK;
+	}
+	case CMD_ETHERNET_UP:
+		if (!nic->intrq_size_set || !nic->intrq_dma_set || !nic->stats_set ||
+		    !nic->small_size || !nic->big_size) {
+			if (sim_nic_ratelimit(nic))
+				log_warn("%s: ETHERNET_UP refused: set the interrupt queue size and "
+					 "address, the stats DMA and both buffer sizes first (§10)",
+					 nic->name);
+			return SIM_ERR_RANGE; /* [I] §11.6 */
+		}
+		if (!nic->running) {
+			nic->running = true;
+			nic->stats_pending = true;
+			nic->tx_idle_at = now;
+			sim_irq_event(nic, now);
+		}
+		return SIM_OK;
+	case CMD_ETHERNET_DOWN:
+		if (nic->running) {
+			nic->running = false;
+			/* nothing is buffered inside the model: the flush is immediate */
+			if (nic->link_down_events < 255)
+				nic->link_down_events++;
+			nic->stats_pending = true;
+			sim_irq_event(nic, now);
+		}
+		return SIM_OK;
+	case CMD_SET_MTU:
+		if (c->d0 > 9400 || c->d0 < 60)
+			return SIM_ERR_RANGE;
+		nic->mtu = c->d0;
+		return SIM_OK;
+	case CMD_GET_INTR_COAL_DELAY_OFFSET:
+		*data = SIM_COAL_OFF;
+		return SIM_OK;
+	case CMD_SET_STATS_DMA_OBSOLETE:
+		nic->stats_iova = (uint64_t)c->d1 << 32 | c->d0;
+		nic->stats_host_size = 40;
+		nic->stats_set = true;
+		return SIM_OK;
+	case CMD_ENABLE_PROMISC:
+	case CMD_DISABLE_PROMISC:
+		nic->promisc = c->op == CMD_ENABLE_PROMISC;
+		return SIM_OK;
+	case CMD_SET_MAC_ADDRESS:
+		mac_from(nic->mac, c->d0, c->d1 << 16);
+		return SIM_OK;
+	case CMD_ENABLE_FLOW_CONTROL:
+	case CMD_DISABLE_FLOW_CONTROL:
+		nic->flow_control = c->op == CMD_ENABLE_FLOW_CONTROL;
+		return SIM_OK;
+	case CMD_DMA_TEST:
+		return dma_test(nic, c, data);
+	case CMD_UNALIGNED_TEST:
+		if (nic->fault_unaligned)
+			return SIM_ERR_UNALIGNED;
+		return dma_test(nic, c, data);
+	case CMD_ENABLE_ALLMULTI:
+	case CMD_DISABLE_ALLMULTI:
+		nic->allmulti = c->op == CMD_ENABLE_ALLMULTI;
+		return SIM_OK;
+	case CMD_JOIN_MULTICAST_GROUP: {
+		uint8_t m[6];
+		mac_from(m, c->d0, c->d1);
+		static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+		if (!(m[0] & 1) || !memcmp(m, bcast, 6))
+			return SIM_ERR_MULTICAST;
+		if (mcast_find(nic, m) >= 0)
+			return SIM_OK;
+		if (nic->n_mcast >= MCAST_CAPACITY)
+			return SIM_ERR_MULTICAST;
+		memcpy(nic->mcast[nic->n_mcast++], m, 6);
+		return SIM_OK;
+	}
+	case CMD_LEAVE_MULTICAST_GROUP: {
+		uint8_t m[6];
+		mac_from(m, c->d0, c->d1);
+		int i = mcast_find(nic, m);
+		if (i < 0)
+			return SIM_ERR_MULTICAST;
+		memmove(nic->mcast[i], nic->mcast[i + 1], (nic->n_mcast - (unsigned)i - 1) * 6);
+		nic->n_mcast--;
+		return SIM_OK;
+	}
+	case CMD_LEAVE_ALL_MULTICAST_GROUPS:
+		nic->n_mcast = 0;
+		return SIM_OK;
+	case CMD_SET_STATS_DMA_V2: {
+		uint32_t size = c->d2 & 0xFFFF, s = c->d2 >> 16;
+		if (s >= nic->slices || size < 4 || size > 4096)
+			return SIM_ERR_RANGE;
+		nic->stats_iova = (uint64_t)c->d1 << 32 | c->d0;
+		nic->stats_host_size = size;
+		nic->stats_set = true;
+		return SIM_OK;
+	}
+	case CMD_ALWAYS_USE_N_BIG_BUFFERS:
+		if (c->d0 != 0 && (!is_pow2(c->d0) || c->d0 > 16))
+			return SIM_ERR_RANGE;
+		nic->always_n = c->d0;
+		return SIM_OK;
+	case CMD_GET_MAX_RSS_QUEUES:
+		if (!nic->fw.rss)
+			return SIM_ERR_UNKNOWN;
+		nic->max_rss_queried = true;
+		*data = 1; /* [I] the model runs one slice (docs) */
+		return SIM_OK;
+	case CMD_ENABLE_RSS_QUEUES:
+		if (!nic->fw.rss)
+			return SIM_ERR_UNKNOWN;
+		if (!nic->max_rss_queried || c->d0 < 1 || c->d0 > 1)
+			return SIM_ERR_RANGE;
+		if ((c->d1 & 2) && !nic->fw.multi_tx)
+			return SIM_ERR_RANGE;
+		nic->slices = c->d0;
+		return SIM_OK;
+	case CMD_GET_RSS_TABLE_OFFSET:
+		if (!nic->fw.rss)
+			return SIM_ERR_UNKNOWN;
+		if (!nic->max_rss_queried)
+			return SIM_ERR_RANGE;
+		*data = SIM_RSS_TABLE_OFF;
+		return SIM_OK;
+	case CMD_SET_RSS_TABLE_SIZE:
+		if (!nic->fw.rss)
+			return SIM_ERR_UNKNOWN;
+		if (!nic->max_rss_queried || c->d0 < 1 || c->d0 > 256)
+			return SIM_ERR_RANGE;
+		nic->rss_table_size = c->d0;
+		return SIM_OK;
+	case CMD_SET_RSS_ENABLE:
+		if (!nic->fw.rss)
+			return SIM_ERR_UNKNOWN;
+		if (!nic->max_rss_queried || c->d0 > 1 || (c->d0 && (c->d1 < 1 || c->d1 > 5)))
+			return SIM_ERR_RANGE;
+		nic->rss_enabled = c->d0;
+		nic->rss_hash = c->d1;
+		return SIM_OK;
+	case CMD_GET_MAX_TSO6_HDR_SIZE:
+		if (nic->fw.tiny < 25)
+			return SIM_ERR_UNKNOWN;
+		*data = 256;
+		return SIM_OK;
+	case CMD_SET_TSO_MODE:
+		if (c->d0 > 1)
+			return SIM_ERR_RANGE;
+		nic->tso_mode = c->d0;
+		return SIM_OK;
+	case CMD_I2C_READ: {
+		uint32_t bus = (c->d1 >> 16) & 0xFF;
+		char m = media_char(nic);
+		if (c->d0 > 1 || bus > 1)
+			return SIM_ERR_RANGE;
+		if (m != 'S' && m != 'R')
+			return SIM_ERR_I2C_ABSENT;
+		sfp_table(nic);
+		nic->i2c_busy_until = now + (c->d0 ? 8000000ull : 1000000ull);
+		return SIM_OK;
+	}
+	case CMD_I2C_BYTE:
+		if (c->d0 > 255)
+			return SIM_ERR_RANGE;
+		if (now < nic->i2c_busy_until)
+			return SIM_ERR_BUSY;
+		*data = nic->sfp[c->d0];
+		return SIM_OK;
+	case CMD_SET_RSS_MCP_SLOT_TYPE:
+		return c->d0 == 0 ? SIM_OK : SIM_ERR_RANGE; /* 8-byte entries not modelled */
+	case CMD_SET_THROTTLE_FACTOR: {
+		uint32_t max = nic->tx_boundary == 2048 ? 8191 : 4095;
+		if (c->d0 == 0 || c->d0 > max)
+			return SIM_ERR_RANGE;
+		nic->throttle = c->d0;
+		return SIM_OK;
+	}
+	case CMD_RELAX_RXBUFFER_ALIGNMENT:
+		nic->relax_align = true;
+		return SIM_OK;
+	default:
+		return SIM_ERR_UNKNOWN;
+	}
+}
+
+static void respond(struct sim_nic *nic, uint64_t resp, uint32_t data, uint32_t result)
+{
+	uint8_t *p = sim_dma(nic, resp, 8, "command response");
+	if (!p)
+		return;
+	__atomic_store_n((uint32_t *)p, be32(data), __ATOMIC_RELAXED);
+	__atomic_store_n((uint32_t *)(p + 4), be32(result), __ATOMIC_RELEASE);
+}
+
+unsigned sim_cmd_poll(struct sim_nic *nic, uint64_t now)
+{
+	if (__builtin_expect(sim_rd32_raw(nic, SIM_CMD_OFF + 60) == SIM_POISON, 1))
+		return 0;
+	struct cmd c;
+	c.op = sim_rd32(nic, SIM_CMD_OFF + 0);
+	c.d0 = sim_rd32(nic, SIM_CMD_OFF + 4);
+	c.d1 = sim_rd32(nic, SIM_CMD_OFF + 8);
+	c.d2 = sim_rd32(nic, SIM_CMD_OFF + 12);
+	c.resp = (uint64_t)sim_rd32(nic, SIM_CMD_OFF + 16) << 32 | sim_rd32(nic, SIM_CMD_OFF + 20);
+	/* Re-arm the trigger before answering: the host writes the next command only after
+	 * it has seen this response. */
+	sim_wr32_raw(nic, SIM_CMD_OFF + 60, SIM_POISON);
+	nic->st.cmds++;
+	if (nic->fault_cmd_timeout) {
+		nic->fault_cmd_timeout = false;
+		log_info("%s: injected fault: command %u gets no response", nic->name, c.op);
+		return 1;
+	}
+	uint32_t data = 0, result;
+	if (nic->fault_cmd_error) {
+		nic->fault_cmd_error = false;
+		result = nic->fault_cmd_error_val;
+	} else {
+		result = execute(nic, &c, &data, now);
+	}
+	if (result != SIM_OK) {
+		nic->st.cmd_errors++;
+		log_debug("%s: command %u (0x%x 0x%x 0x%x) -> result %u", nic->name, c.op, c.d0,
+			  c.d1, c.d2, result);
+	}
+	respond(nic, c.resp, data, result);
+	return 1;
+}

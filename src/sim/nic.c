@@ -1,0 +1,248 @@
+/* One model NIC: creation, power-on and logical reset (§2.5), the firmware loop that the
+ * world runs (one iteration = look at every trigger word once, move a batch of frames),
+ * attach/detach, fault injection. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "sim/nic.h"
+#include "util/log.h"
+
+#define SCRATCH_LEN (160u * 1024) /* a TSO request and one segment (tx_tso.c) */
+
+bool sim_nic_ratelimit(struct sim_nic *nic)
+{
+	unsigned n = nic->log_budget++;
+	return n < 16 || (n & 4095) == 0;
+}
+
+int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uint8_t mac[6],
+		struct sim_nic **out)
+{
+	struct sim_nic *nic = aligned_alloc(64, (sizeof(*nic) + 63) & ~(size_t)63);
+	if (!nic)
+		return -ENOMEM;
+	memset(nic, 0, sizeof(*nic));
+	nic->world = w;
+	nic->index = index;
+	nic->bar_fd = -1;
+	snprintf(nic->name, sizeof(nic->name), "%s", name);
+	if (mac) {
+		memcpy(nic->eeprom_mac, mac, 6);
+	} else {
+		static const uint8_t oui[3] = {0x00, 0x60, 0xdd};
+		memcpy(nic->eeprom_mac, oui, 3);
+		nic->eeprom_mac[3] = 0x4d; /* 'M'odel */
+		nic->eeprom_mac[4] = (uint8_t)(index >> 8);
+		nic->eeprom_mac[5] = (uint8_t)(index + 1);
+	}
+	int rc = -ENOMEM;
+	nic->scratch = malloc(SCRATCH_LEN);
+	if (!nic->scratch)
+		goto fail;
+	if (sim_dma_init(&nic->dma) < 0)
+		goto fail;
+	rc = sim_sram_create(nic);
+	if (rc < 0)
+		goto fail;
+	nic->irq_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (nic->irq_fd < 0) {
+		rc = -errno;
+		log_err("%s: cannot create the interrupt eventfd: %s", name, strerror(errno));
+		goto fail;
+	}
+	sim_nic_power_on(nic);
+	*out = nic;
+	return 0;
+fail:
+	sim_nic_free(nic);
+	return rc;
+}
+
+void sim_nic_free(struct sim_nic *nic)
+{
+	if (!nic)
+		return;
+	sim_sram_destroy(nic);
+	if (nic->irq_fd > 0)
+		close(nic->irq_fd);
+	if (atomic_load(&nic->dma.table))
+		sim_dma_destroy(&nic->dma);
+	free(nic->scratch);
+	free(nic);
+}
+
+/* CMD_RESET: every parameter, counter, index, token and ring forgotten (§2.5, §10). */
+void sim_nic_logical_reset(struct sim_nic *nic)
+{
+	const struct myrio_sim_conf *conf = &nic->world->conf;
+	nic->running = false;
+	nic->rx_entries = conf->rx_ring_entries;
+	nic->tx_entries = conf->tx_ring_entries;
+	nic->intrq_bytes = nic->intrq_mask = 0;
+	nic->intrq_size_set = nic->intrq_dma_set = false;
+	nic->intrq_iova = 0;
+	nic->intrq_idx = 0;
+	nic->intrq_va = NULL;
+	nic->small_size = nic->big_size = nic->always_n = 0;
+	nic->mtu = 1518; /* [I] until SET_MTU */
+	memcpy(nic->mac, nic->eeprom_mac, 6);
+	nic->promisc = false;
+	nic->allmulti = true; /* [I] multicast filtering starts off (docs) */
+	nic->flow_control = false;
+	nic->relax_align = false;
+	nic->n_mcast = 0;
+	nic->stats_set = false;
+	nic->stats_iova = 0;
+	nic->stats_host_size = 64;
+	nic->max_rss_queried = false;
+	nic->slices = 1;
+	nic->rss_enabled = false;
+	nic->rss_table_size = nic->rss_hash = 0;
+	nic->tso_mode = 0;
+	nic->throttle = 0;
+	nic->tx_boundary = nic->fw.unaligned ? 2048 : 4096;
+	nic->small = (struct sim_rxring){SIM_SMALL_RING_OFF, nic->rx_entries - 1, 0};
+	nic->big = (struct sim_rxring){SIM_BIG_RING_OFF, nic->rx_entries - 1, 0};
+	nic->tx_cons = 0;
+	nic->send_done = 0;
+	memset(&nic->ctr, 0, sizeof(nic->ctr));
+	nic->i2c_busy_until = 0;
+	sim_irq_reset(nic);
+	sim_sram_init_rings(nic);
+}
+
+/* Power-on (and self-reboot): config space, SRAM and the EEPROM firmware (§2.3, §10). */
+void sim_nic_power_on(struct sim_nic *nic)
+{
+	sim_cfg_power_on(nic);
+	sim_sram_power_on(nic);
+	sim_fw_adopt_eeprom(nic);
+	nic->dummy_rdma_on = false;
+	nic->fault_cmd_timeout = nic->fault_cmd_error = nic->fault_bad_completion = false;
+	sim_nic_logical_reset(nic);
+	uint64_t v;
+	while (read(nic->irq_fd, &v, sizeof(v)) == sizeof(v))
+		;
+}
+
+unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
+{
+	if (atomic_load_explicit(&nic->halted, memory_order_acquire))
+		return 0;
+	unsigned work = sim_cmd_poll(nic, now) + sim_handoff_poll(nic);
+	if (nic->running)
+		work += sim_tx_poll(nic, now);
+	if (nic->stats_set)
+		work += sim_irq_poll(nic, now);
+	return work;
+}
+
+void sim_nic_link_changed(struct sim_nic *nic, bool up)
+{
+	nic->link_state = up ? 1 : 0;
+	if (nic->running) {
+		nic->stats_pending = true;
+		sim_irq_event(nic, sim_world_now(nic->world));
+	}
+}
+
+/* Stops the model loop from touching the NIC while another thread changes it. */
+static void halt(struct sim_nic *nic)
+{
+	atomic_store(&nic->halted, true);
+	sim_world_sync(nic->world);
+}
+static void resume(struct sim_nic *nic)
+{
+	atomic_store(&nic->halted, false);
+}
+
+int sim_nic_attach(struct sim_nic *nic)
+{
+	bool expected = false;
+	if (!atomic_compare_exchange_strong(&nic->attached, &expected, true)) {
+		log_err("%s: already attached to a driver; one driver per NIC, like a PCI "
+			"function bound to one process", nic->name);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+void sim_nic_detach(struct sim_nic *nic)
+{
+	halt(nic);
+	sim_dma_forget_all(nic);
+	sim_nic_power_on(nic);
+	if (nic->cable)
+		nic->link_state = nic->cable->up;
+	resume(nic);
+	atomic_store(&nic->attached, false);
+}
+
+int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg)
+{
+	int rc = 0;
+	halt(nic);
+	switch (fault) {
+	case SIM_FAULT_REBOOT:
+		log_info("%s: injected fault: firmware reboot", nic->name);
+		sim_nic_power_on(nic);
+		nic->reboot_status = 0x00000001u | arg << 8;
+		if (nic->cable)
+			nic->link_state = nic->cable->up;
+		break;
+	case SIM_FAULT_CMD_TIMEOUT:
+		nic->fault_cmd_timeout = true;
+		break;
+	case SIM_FAULT_CMD_ERROR:
+		nic->fault_cmd_error = true;
+		nic->fault_cmd_error_val = arg;
+		break;
+	case SIM_FAULT_BAD_COMPLETION:
+		nic->fault_bad_completion = true;
+		nic->fault_bad_completion_len = arg;
+		break;
+	case SIM_FAULT_UNALIGNED:
+		nic->fault_unaligned = arg != 0;
+		break;
+	default:
+		rc = -EINVAL;
+	}
+	resume(nic);
+	return rc;
+}
+
+volatile uint8_t *sim_nic_bar0(struct sim_nic *nic)
+{
+	return nic->bar;
+}
+size_t sim_nic_bar0_len(const struct sim_nic *nic)
+{
+	(void)nic;
+	return SIM_BAR0_LEN;
+}
+int sim_nic_bar0_fd(const struct sim_nic *nic)
+{
+	return nic->bar_fd;
+}
+int sim_nic_irq_fd(const struct sim_nic *nic)
+{
+	return nic->irq_fd;
+}
+const char *sim_nic_name(const struct sim_nic *nic)
+{
+	return nic->name;
+}
+
+void sim_nic_get_stats(const struct sim_nic *nic, struct sim_nic_stats *st)
+{
+	*st = nic->st;
+}
+void sim_nic_get_counters(const struct sim_nic *nic, struct sim_counters *c)
+{
+	*c = nic->ctr;
+}

@@ -1,0 +1,348 @@
+/* The device model's private state: one struct per NIC, per cable, per world, shared by
+ * the files of src/sim/ (one concern each). Nothing here is visible to the driver, which
+ * sees only BAR0, config space, DMA into its registered memory and the irq eventfd.
+ */
+#ifndef MYRIO_SIM_NIC_H
+#define MYRIO_SIM_NIC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/model.h"
+
+/* ---- BAR0 layout (§1.3); offsets marked "model" are firmware-chosen (returned by
+ * GET_*_OFFSET) and therefore the model's own choice. ---- */
+#define SIM_BAR0_LEN (16u << 20)
+#define SIM_HDR_PTR_OFF 0x3Cu
+#define SIM_STAGING_OFF 0x100000u
+#define SIM_SRAM_SIZE 0x1DFF00u
+#define SIM_STRINGS_OFF 0x1DFE00u
+#define SIM_STRINGS_LEN 256u
+#define SIM_CMD_OFF 0xF80000u
+#define SIM_HANDOFF_OFF 0xFC0000u
+#define SIM_DUMMY_RDMA_OFF 0xFC01C0u
+#define SIM_SEND_GO_OFF 0x380000u
+#define SIM_SEND_STOP_OFF 0x3C0000u
+/* model: control area in SRAM above any image we accept (images end below it) */
+#define SIM_CTRL_OFF 0xC0000u
+#define SIM_SEND_RING_OFF 0xC0000u  /* up to 4096 x 16 bytes */
+#define SIM_SMALL_RING_OFF 0xD0000u /* up to 4096 x 8 bytes */
+#define SIM_BIG_RING_OFF 0xD8000u   /* up to 4096 x 8 bytes */
+#define SIM_CLAIM_OFF 0xE0000u      /* claim0/claim1 of slice s at +8s */
+#define SIM_DEASSERT_OFF 0xE0100u
+#define SIM_COAL_OFF 0xE0140u
+#define SIM_RSS_TABLE_OFF 0xE0200u /* 256 one-byte entries */
+#define SIM_RSS_KEY_OFF 0xE0300u
+#define SIM_MAX_RING 4096u
+#define SIM_IMAGE_MAX (SIM_CTRL_OFF - 8u) /* largest image the model hands off */
+
+/* A write-only trigger word the host has not written since the model consumed it reads
+ * back as this (raw, as stored). Any host store, even of 0, changes it (docs). */
+#define SIM_POISON 0x5EC0DE5Au
+
+/* ---- command results (§3.2) ---- */
+enum {
+	SIM_OK = 0,
+	SIM_ERR_UNKNOWN = 1,
+	SIM_ERR_RANGE = 2,
+	SIM_ERR_BUSY = 3,
+	SIM_ERR_MULTICAST = 9,
+	SIM_ERR_UNALIGNED = 10,
+	SIM_ERR_I2C_ABSENT = 13,
+};
+
+/* ---- status block counters (§6.1), host order inside the model ---- */
+struct sim_counters {
+	uint32_t dropped_pause, dropped_unicast_filtered, dropped_bad_crc32, dropped_bad_phy;
+	uint32_t dropped_multicast_filtered, dropped_link_overflow;
+	uint32_t dropped_link_error_or_filtered, dropped_runt, dropped_overrun;
+	uint32_t dropped_no_small_buffer, dropped_no_big_buffer;
+};
+
+/* Model-side counters and diagnostics, for tests and the daemon's statistics. */
+struct sim_nic_stats {
+	uint64_t rx_frames, rx_bytes, tx_frames, tx_bytes;
+	uint64_t rx_down;        /* frames that arrived while ETHERNET_UP was not in force */
+	uint64_t tx_link_down;   /* frames sent into a cable whose link is down */
+	uint64_t tx_runts;       /* frames sent shorter than 60 bytes (the NIC never pads) */
+	uint64_t tx_invalid;     /* chains that broke a rule of §5.3-§5.6 (dropped) */
+	uint64_t tx_tso_segments;
+	uint64_t rx_misaligned;  /* rx buffers breaking the §4.4 alignment rules */
+	uint64_t dma_faults;     /* accesses to IOVAs not registered with the model */
+	uint64_t cmds, cmd_errors;
+	uint64_t irqs;           /* status-block DMAs (interrupts raised) */
+	uint64_t handoffs, handoffs_refused;
+	uint64_t completions_bad; /* injected bad completions */
+};
+
+/* ---- DMA table: the model's IOMMU (dma_table.c) ---- */
+struct sim_dma_ent {
+	uint64_t iova, end; /* [iova, end) */
+	uint8_t *va;
+};
+struct sim_dma_table {
+	uint64_t gen; /* never reused, unlike the table's address */
+	unsigned n;
+	struct sim_dma_ent e[];
+};
+struct sim_dma {
+	_Atomic(struct sim_dma_table *) table; /* immutable once published, sorted by iova */
+	pthread_mutex_t wlock;                 /* writers (map/unmap) */
+	/* model-thread only: the last hit, checked against the table it came from */
+	uint64_t cache_gen; /* 0: empty */
+	struct sim_dma_ent cache;
+	uint64_t next_gen;  /* writers */
+};
+
+/* ---- cables (cable.c) ---- */
+struct sim_frag {
+	const uint8_t *p;
+	uint32_t len;
+};
+/* A frame in flight: gather list over the sender's memory (never written) plus the
+ * checksum the sender's NIC inserts (§5.5), applied to the receiver's copy. */
+struct sim_frame {
+	const struct sim_frag *frags;
+	unsigned nfrags;
+	uint32_t len;
+	int32_t patch_off; /* -1: none */
+	uint16_t patch_val; /* BE16 value stored at patch_off */
+	bool bad_crc;
+};
+
+struct sim_cable;
+struct sim_wire { /* one direction of a cable */
+	struct sim_cable *cable;
+	struct sim_nic *dst_nic;       /* or */
+	struct sim_endpoint *dst_ep;
+	uint64_t t_free;               /* ps: the wire is busy until then */
+	uint8_t *stash;                /* one frame held back by a reorder fault */
+	uint32_t stash_len;
+	bool stashed;
+	uint64_t stash_at;
+	uint64_t frames, lost, duplicated, reordered, corrupted, down_drops;
+};
+struct sim_cable {
+	struct myrio_sim *world;
+	struct sim_nic *a, *b;     /* b is NULL for an endpoint cable */
+	struct sim_endpoint *ep;
+	struct sim_wire ab, ba;    /* a->b (or a->ep) and b->a (or ep->a) */
+	uint64_t link_bps;         /* 0 = unlimited */
+	struct myrio_sim_faults faults;
+	bool faults_on;
+	uint64_t rng;
+	_Atomic bool admin_up;     /* myrio_sim_set_link */
+	bool flapped_down;
+	uint64_t next_flap_ns;
+	bool up;                   /* effective, as last reported to the NICs */
+	uint8_t *scratch;          /* gather buffer for endpoints and faults */
+	_Atomic(struct myrio_sim_faults *) new_faults; /* set_faults from another thread */
+};
+
+/* ---- the NIC ---- */
+struct sim_fw { /* what the running "firmware" image selects (§2.1) */
+	char version[128];
+	unsigned tiny;
+	bool unaligned, rss, multi_tx;
+	bool eeprom; /* the power-on firmware, not a handed-off image */
+};
+
+struct sim_rxring {
+	uint32_t off, mask, cons;
+};
+
+struct sim_nic {
+	struct myrio_sim *world;
+	unsigned index;
+	char name[32];
+	uint8_t eeprom_mac[6];
+	uint8_t *bar; /* BAR0, shared memory */
+	int bar_fd;
+	int irq_fd;
+	_Atomic bool attached;
+	_Atomic bool halted; /* the model loop skips the NIC (detach, reboot in progress) */
+
+	/* config space (cfgspace.c) */
+	uint8_t cfg[256];
+	uint32_t vs_mode, vs_addr, vs_data;
+	uint32_t reboot_status;
+
+	struct sim_fw fw;
+	struct sim_dma dma;
+	struct sim_cable *cable;
+	struct sim_wire *out; /* the direction this NIC transmits into */
+
+	/* ---- state CMD_RESET forgets (§2.5) ---- */
+	bool running; /* ETHERNET_UP in force */
+	uint32_t rx_entries, tx_entries;
+	uint32_t intrq_bytes, intrq_mask; /* entries - 1 */
+	bool intrq_size_set, intrq_dma_set;
+	uint64_t intrq_iova;
+	uint32_t intrq_idx;
+	uint32_t *intrq_va; /* the ring, translated once per DMA-table generation */
+	uint64_t intrq_gen;
+	uint32_t small_size, big_size, always_n;
+	uint32_t mtu;
+	uint8_t mac[6];
+	bool promisc, allmulti, flow_control, relax_align;
+	uint8_t mcast[16][6];
+	unsigned n_mcast;
+	bool stats_set;
+	uint64_t stats_iova;
+	uint32_t stats_host_size; /* the host's struct size; valid is its last byte */
+	bool max_rss_queried;
+	unsigned slices;
+	bool rss_enabled;
+	uint32_t rss_table_size, rss_hash;
+	uint32_t tso_mode, throttle;
+	uint32_t tx_boundary;
+	bool dummy_rdma_on;
+	uint64_t dummy_rdma_iova;
+	struct sim_rxring small, big;
+	uint32_t tx_cons, send_done;
+	struct sim_counters ctr;
+	/* interrupts / status block (irq.c, §6.5) */
+	bool armed, token_at_nic;
+	uint32_t rx_new;        /* completions written since the rx token left */
+	bool send_pending, stats_pending;
+	uint8_t link_down_events;
+	uint64_t pending_since; /* ns; coalescing starts here */
+	bool pending;
+	uint32_t link_state; /* 0 down, 1 up (what the status block reports) */
+	/* transmit pacing and 802.3x pause from the peer */
+	uint64_t tx_idle_at;
+	uint64_t paused_since;
+	bool paused;
+	/* i2c (SFP+ EEPROM) */
+	uint64_t i2c_busy_until;
+	uint8_t sfp[256];
+
+	/* fault injection (model.h) */
+	bool fault_cmd_timeout;
+	bool fault_cmd_error;
+	uint32_t fault_cmd_error_val;
+	bool fault_bad_completion;
+	uint32_t fault_bad_completion_len;
+	bool fault_unaligned;
+
+	struct sim_nic_stats st;
+	uint8_t *scratch; /* 64 KiB + headers: gather buffer for TSO and endpoints */
+	unsigned log_budget; /* rate-limits diagnostics */
+};
+
+/* ---- the world ---- */
+#define SIM_MAX_NICS 64
+struct myrio_sim {
+	struct myrio_sim_conf conf;
+	struct sim_nic *nics[SIM_MAX_NICS];
+	unsigned n_nics;
+	struct sim_cable *cables[SIM_MAX_NICS];
+	unsigned n_cables;
+	uint64_t now_ns;              /* stepped: virtual; threaded: refreshed per iteration */
+	uint64_t t0_ns;
+	pthread_t thread;
+	bool thread_running;
+	_Atomic bool stop;
+	_Atomic uint64_t epoch;       /* completed loop iterations (threaded) */
+	pthread_mutex_t step_lock;    /* stepped: one stepping caller at a time */
+};
+
+/* ---- internal functions, by file ---- */
+/* nic.c */
+int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uint8_t mac[6],
+		struct sim_nic **out);
+void sim_nic_free(struct sim_nic *nic);
+unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now);
+void sim_nic_power_on(struct sim_nic *nic);
+void sim_nic_logical_reset(struct sim_nic *nic);
+bool sim_nic_ratelimit(struct sim_nic *nic);
+void sim_nic_get_stats(const struct sim_nic *nic, struct sim_nic_stats *st);
+void sim_nic_get_counters(const struct sim_nic *nic, struct sim_counters *c);
+void sim_nic_link_changed(struct sim_nic *nic, bool up);
+
+/* sram.c */
+int sim_sram_create(struct sim_nic *nic);
+void sim_sram_destroy(struct sim_nic *nic);
+void sim_sram_power_on(struct sim_nic *nic);
+void sim_sram_write_strings(struct sim_nic *nic);
+void sim_sram_init_rings(struct sim_nic *nic);
+static inline uint32_t sim_rd32(const struct sim_nic *nic, uint32_t off) /* BE -> host */
+{
+	return __builtin_bswap32(__atomic_load_n((const uint32_t *)(nic->bar + off),
+						 __ATOMIC_ACQUIRE));
+}
+static inline uint32_t sim_rd32_raw(const struct sim_nic *nic, uint32_t off)
+{
+	return __atomic_load_n((const uint32_t *)(nic->bar + off), __ATOMIC_ACQUIRE);
+}
+static inline void sim_wr32(struct sim_nic *nic, uint32_t off, uint32_t host_val)
+{
+	__atomic_store_n((uint32_t *)(nic->bar + off), __builtin_bswap32(host_val),
+			 __ATOMIC_RELEASE);
+}
+static inline void sim_wr32_raw(struct sim_nic *nic, uint32_t off, uint32_t raw)
+{
+	__atomic_store_n((uint32_t *)(nic->bar + off), raw, __ATOMIC_RELEASE);
+}
+
+/* handoff.c */
+unsigned sim_handoff_poll(struct sim_nic *nic);
+void sim_fw_adopt_eeprom(struct sim_nic *nic);
+
+/* cmd.c */
+unsigned sim_cmd_poll(struct sim_nic *nic, uint64_t now);
+
+/* dma_table.c */
+int sim_dma_init(struct sim_dma *d);
+void sim_dma_destroy(struct sim_dma *d);
+void sim_dma_forget_all(struct sim_nic *nic);
+uint8_t *sim_dma_slow(struct sim_nic *nic, uint64_t iova, uint32_t len, const char *what);
+/* Host memory for [iova, iova+len), or NULL (logged and counted) when not registered. */
+static inline uint8_t *sim_dma(struct sim_nic *nic, uint64_t iova, uint32_t len, const char *what)
+{
+	const struct sim_dma_table *t = atomic_load_explicit(&nic->dma.table, memory_order_acquire);
+	if (__builtin_expect(t->gen == nic->dma.cache_gen && iova >= nic->dma.cache.iova &&
+				     iova + len <= nic->dma.cache.end && iova + len >= iova,
+			     1))
+		return nic->dma.cache.va + (iova - nic->dma.cache.iova);
+	return sim_dma_slow(nic, iova, len, what);
+}
+int sim_dma_write(struct sim_nic *nic, uint64_t iova, const void *src, uint32_t len,
+		  const char *what);
+
+/* rx.c */
+void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f);
+/* True if a frame of len bytes would find its buffers posted (pause model). */
+bool sim_rx_has_room(struct sim_nic *nic, uint32_t len);
+
+/* tx.c */
+unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now);
+
+/* irq.c */
+unsigned sim_irq_poll(struct sim_nic *nic, uint64_t now);
+void sim_irq_event(struct sim_nic *nic, uint64_t now);
+void sim_irq_reset(struct sim_nic *nic);
+
+/* cfgspace.c */
+void sim_cfg_power_on(struct sim_nic *nic);
+bool sim_cfg_msi_enabled(const struct sim_nic *nic);
+bool sim_cfg_bus_master(const struct sim_nic *nic);
+void sim_cfg_enable_msi(struct sim_nic *nic);
+void sim_nic_set_pcie_width(struct sim_nic *nic, unsigned width); /* x4 path tests */
+
+/* cable.c */
+int sim_cable_new(struct myrio_sim *w, struct sim_nic *a, struct sim_nic *b,
+		  struct sim_endpoint *ep, struct sim_cable **out);
+void sim_cable_free(struct sim_cable *c);
+unsigned sim_cable_poll(struct sim_cable *c, uint64_t now);
+/* Sends a frame from nic into its cable; false if the wire is busy until later (paced). */
+void sim_wire_send(struct sim_nic *from, const struct sim_frame *f, uint64_t now);
+uint64_t sim_wire_ps(const struct sim_cable *c, uint32_t len); /* wire time in ps */
+
+/* world.c */
+void sim_world_sync(struct myrio_sim *w);
+uint64_t sim_world_now(struct myrio_sim *w);
+
+#endif

@@ -1,0 +1,269 @@
+/* Receive path (§4): a frame arriving from the cable is filtered (§4.7), placed into the
+ * next small buffer or enough big buffers (§4.4) at +2, the consumed descriptors are
+ * re-invalidated, and one 4-byte completion entry {sum from byte 14, BE16 length} (§4.6)
+ * is stored after the data. A frame is never partially consumed: without enough valid
+ * buffers it is dropped and counted. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "sim/csum_fast.h"
+#include "sim/nic.h"
+#include "util/byteorder.h"
+#include "util/csum.h"
+#include "util/log.h"
+
+#define RX_INVALID 0xFFFFFFFFu
+
+/* Copies frame bytes [off, off + n) into dst, applying the sender's checksum patch. */
+static void frame_copy(uint8_t *dst, const struct sim_frame *f, uint32_t off, uint32_t n)
+{
+	const struct sim_frag *fr = f->frags;
+	if (__builtin_expect(f->nfrags == 1, 1)) {
+		memcpy(dst, fr->p + off, n);
+	} else {
+		uint32_t done = 0;
+		for (unsigned i = 0; i < f->nfrags && done < n; i++) {
+			if (off >= fr[i].len) {
+				off -= fr[i].len;
+				continue;
+			}
+			uint32_t k = fr[i].len - off;
+			if (k > n - done)
+				k = n - done;
+			memcpy(dst + done, fr[i].p + off, k);
+			done += k;
+			off = 0;
+		}
+	}
+}
+
+static void apply_patch(uint8_t *dst, const struct sim_frame *f, uint32_t off, uint32_t n)
+{
+	if (f->patch_off < 0)
+		return;
+	uint32_t p = (uint32_t)f->patch_off;
+	uint8_t b[2] = {(uint8_t)(f->patch_val >> 8), (uint8_t)f->patch_val};
+	for (unsigned i = 0; i < 2; i++)
+		if (p + i >= off && p + i < off + n)
+			dst[p + i - off] = b[i];
+}
+
+static void frame_get(uint8_t *dst, const struct sim_frame *f, uint32_t off, uint32_t n)
+{
+	frame_copy(dst, f, off, n);
+	apply_patch(dst, f, off, n);
+}
+
+static bool mcast_joined(const struct sim_nic *nic, const uint8_t *d)
+{
+	for (unsigned i = 0; i < nic->n_mcast; i++)
+		if (!memcmp(nic->mcast[i], d, 6))
+			return true;
+	return false;
+}
+
+/* §4.7: true to accept. */
+static bool filter(struct sim_nic *nic, const uint8_t *h)
+{
+	const uint8_t *d = h;
+	if (__builtin_expect(!(d[0] & 1), 1)) {
+		if (__builtin_expect(!memcmp(d, nic->mac, 6), 1) || nic->promisc)
+			return true;
+		nic->ctr.dropped_unicast_filtered++;
+		return false;
+	}
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	static const uint8_t reserved[5] = {0x01, 0x80, 0xc2, 0x00, 0x00};
+	if (!memcmp(d, bcast, 6))
+		return true;
+	if (!memcmp(d, reserved, 5) && d[5] < 0x10) {
+		if (d[5] == 0x01 && get_be16(h + 12) == 0x8808) {
+			nic->ctr.dropped_pause++; /* consumed by the MAC */
+			return false;
+		}
+		if (nic->promisc || mcast_joined(nic, d))
+			return true;
+		nic->ctr.dropped_link_error_or_filtered++;
+		return false;
+	}
+	if (nic->promisc || nic->allmulti || mcast_joined(nic, d))
+		return true;
+	nic->ctr.dropped_multicast_filtered++;
+	return false;
+}
+
+/* The completion ring, translated once per DMA-table generation. */
+static uint32_t *intrq_slot(struct sim_nic *nic)
+{
+	const struct sim_dma_table *t = atomic_load_explicit(&nic->dma.table,
+							     memory_order_acquire);
+	if (__builtin_expect(t->gen != nic->intrq_gen || !nic->intrq_va, 0)) {
+		nic->intrq_va = (uint32_t *)sim_dma_slow(nic, nic->intrq_iova, nic->intrq_bytes,
+							  "completion ring");
+		nic->intrq_gen = t->gen;
+		if (!nic->intrq_va)
+			return NULL;
+	}
+	return nic->intrq_va + (nic->intrq_idx & nic->intrq_mask);
+}
+
+static inline void check_align(struct sim_nic *nic, uint64_t a, uint32_t len, bool small)
+{
+	if (nic->relax_align)
+		return;
+	bool bad = (a & 7) || (small && (a & 4095) + len + 2 > 4096);
+	if (__builtin_expect(!bad, 1))
+		return;
+	nic->st.rx_misaligned++;
+	if (sim_nic_ratelimit(nic))
+		log_warn("%s: rx %s buffer at IOVA 0x%" PRIx64 " is not 8-byte aligned or crosses "
+			 "a 4 KiB page; real hardware needs RELAX_RXBUFFER_ALIGNMENT for that "
+			 "(§4.4)", nic->name, small ? "small" : "big", a);
+}
+
+static inline uint64_t desc_addr(struct sim_nic *nic, uint32_t off, uint32_t lo_raw)
+{
+	return (uint64_t)sim_rd32(nic, off) << 32 | __builtin_bswap32(lo_raw);
+}
+
+bool sim_rx_has_room(struct sim_nic *nic, uint32_t len)
+{
+	const struct sim_rxring *r;
+	uint32_t need = 1;
+	if (len <= nic->small_size) {
+		r = &nic->small;
+	} else {
+		r = &nic->big;
+		uint32_t big = nic->big_size;
+		need = nic->always_n ? nic->always_n : (len + 2 + big - 1) / big;
+		if (need > r->mask + 1)
+			return true; /* will be dropped as an overrun anyway */
+	}
+	/* valid slots are a contiguous run from cons: the host posts in order and every
+	 * consumed slot is re-invalidated */
+	uint32_t off = r->off + ((r->cons + need - 1) & r->mask) * 8 + 4;
+	return sim_rd32_raw(nic, off) != RX_INVALID;
+}
+
+void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
+{
+	if (__builtin_expect(!nic->running ||
+				     atomic_load_explicit(&nic->halted, memory_order_relaxed),
+			     0)) {
+		nic->st.rx_down++;
+		return;
+	}
+	uint32_t len = f->len;
+	if (f->bad_crc) {
+		nic->ctr.dropped_bad_crc32++;
+		return;
+	}
+	if (len < 60) {
+		nic->ctr.dropped_runt++;
+		return;
+	}
+	if (len > nic->mtu) {
+		nic->ctr.dropped_overrun++;
+		return;
+	}
+	uint8_t hb[14];
+	const uint8_t *h = f->frags[0].p;
+	if (f->frags[0].len < 14) {
+		frame_copy(hb, f, 0, 14);
+		h = hb;
+	}
+	if (!filter(nic, h))
+		return;
+
+	uint32_t *slot;
+	uint16_t sum;
+	if (len <= nic->small_size) {
+		struct sim_rxring *r = &nic->small;
+		uint32_t off = r->off + (r->cons & r->mask) * 8;
+		uint32_t lo = sim_rd32_raw(nic, off + 4);
+		if (lo == RX_INVALID) {
+			nic->ctr.dropped_no_small_buffer++;
+			return;
+		}
+		uint64_t a = desc_addr(nic, off, lo);
+		check_align(nic, a, len, true);
+		uint8_t *dst = sim_dma(nic, a + 2, len, "rx small buffer");
+		if (!dst)
+			return; /* not consumed: the driver sees a stuck ring, and the log */
+		slot = intrq_slot(nic);
+		if (!slot)
+			return;
+		frame_get(dst, f, 0, len);
+		sum = sim_csum16(dst + 14, len - 14);
+		sim_wr32_raw(nic, off + 4, RX_INVALID);
+		r->cons++;
+	} else {
+		struct sim_rxring *r = &nic->big;
+		uint32_t big = nic->big_size;
+		uint32_t need = nic->always_n ? nic->always_n : (len + 2 + big - 1) / big;
+		if ((uint64_t)need * big < (uint64_t)len + 2 || need > r->mask + 1) {
+			nic->ctr.dropped_overrun++;
+			return;
+		}
+		uint32_t los[16];
+		uint32_t *lop = need <= 16 ? los : NULL;
+		for (uint32_t i = 0; i < need; i++) {
+			uint32_t lo = sim_rd32_raw(nic, r->off + ((r->cons + i) & r->mask) * 8 + 4);
+			if (lo == RX_INVALID) {
+				nic->ctr.dropped_no_big_buffer++;
+				return;
+			}
+			if (lop)
+				lop[i] = lo;
+		}
+		slot = intrq_slot(nic);
+		if (!slot)
+			return;
+		uint64_t acc = 0;
+		uint32_t done = 0;
+		for (uint32_t i = 0; i < need && done < len; i++) {
+			uint32_t off = r->off + ((r->cons + i) & r->mask) * 8;
+			uint32_t lo = lop ? lop[i] : sim_rd32_raw(nic, off + 4);
+			uint64_t a = desc_addr(nic, off, lo);
+			uint32_t pad = i == 0 ? 2 : 0;
+			uint32_t n = big - pad;
+			if (n > len - done)
+				n = len - done;
+			check_align(nic, a, n, false);
+			uint8_t *dst = sim_dma(nic, a + pad, n, "rx big buffer");
+			if (!dst)
+				return; /* not consumed, see above */
+			frame_get(dst, f, done, n);
+			/* the sum starts at frame byte 14; a piece at an odd frame offset adds
+			 * byte-swapped */
+			if (done + n > 14) {
+				uint32_t s = done < 14 ? 14 - done : 0;
+				uint16_t part = sim_csum16(dst + s, n - s);
+				if ((done + s - 14) & 1)
+					part = (uint16_t)(part << 8 | part >> 8);
+				acc += part;
+			}
+			done += n;
+		}
+		sum = csum_fold(acc);
+		for (uint32_t i = 0; i < need; i++)
+			sim_wr32_raw(nic, r->off + ((r->cons + i) & r->mask) * 8 + 4, RX_INVALID);
+		r->cons += need;
+	}
+	uint32_t l16 = len;
+	if (__builtin_expect(nic->fault_bad_completion, 0)) {
+		nic->fault_bad_completion = false;
+		l16 = nic->fault_bad_completion_len;
+		nic->st.completions_bad++;
+	}
+	uint32_t entry = (uint32_t)be16(sum) | (uint32_t)be16((uint16_t)l16) << 16;
+	__atomic_store_n(slot, entry, __ATOMIC_RELEASE); /* after the data (§4.6) */
+	nic->intrq_idx++;
+	nic->rx_new++;
+	nic->st.rx_frames++;
+	nic->st.rx_bytes += len;
+	if (!nic->pending) {
+		nic->pending = true;
+		nic->pending_since = nic->world->now_ns;
+	}
+}

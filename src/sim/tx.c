@@ -1,0 +1,225 @@
+/* Transmit path (§5): wait for non-zero flags at the consumer index (§5.7), take the chain
+ * up to the next descriptor with flags 0 or FIRST without TSO_PLD, validate it (§5.3-§5.4,
+ * a broken chain is dropped with a diagnostic), insert the checksum (§5.5) or segment (§5.6),
+ * hand the frame to the cable (paced at the link rate), clear the flags of the consumed
+ * slots and count one send_done per chain (§5.8). Nothing is copied here: the receiver
+ * copies straight from the sender's buffers. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "sim/csum_fast.h"
+#include "sim/nic.h"
+#include "sim/tx.h"
+#include "util/byteorder.h"
+#include "util/csum.h"
+#include "util/log.h"
+
+#define TX_BUDGET 256u  /* chains per loop iteration */
+#define TX_PARSE_MAX 128u
+#define PAUSE_MAX_NS 100000000ull /* [I] 100 ms */
+
+/* Ones'-complement sum of frame bytes [from, len) over a gather list (not folded). */
+uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
+{
+	uint64_t acc = 0;
+	uint32_t pos = 0; /* frame offset of fr[i] */
+	for (unsigned i = 0; i < nf; pos += fr[i].len, i++) {
+		if (pos + fr[i].len <= from)
+			continue;
+		uint32_t s = from > pos ? from - pos : 0;
+		uint16_t part = sim_csum16(fr[i].p + s, fr[i].len - s);
+		if ((pos + s - from) & 1)
+			part = (uint16_t)(part << 8 | part >> 8);
+		acc += part;
+	}
+	return csum_fold(acc);
+}
+
+static inline uint32_t desc_off(const struct sim_nic *nic, uint32_t idx)
+{
+	return SIM_SEND_RING_OFF + (idx & (nic->tx_entries - 1)) * 16;
+}
+
+static inline uint8_t flags_at(const struct sim_nic *nic, uint32_t idx)
+{
+	return __atomic_load_n(nic->bar + desc_off(nic, idx) + 15, __ATOMIC_ACQUIRE);
+}
+
+static inline void read_desc(const struct sim_nic *nic, uint32_t idx, struct sim_txd *d)
+{
+	/* one 16-byte copy; ordered after the acquire load of the chain's commit flags */
+	uint8_t p[16];
+	memcpy(p, nic->bar + desc_off(nic, idx), 16);
+	d->addr = (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
+	d->pho = get_be16(p + 8);
+	d->len = get_be16(p + 10);
+	d->rdma = p[13];
+	d->cko = p[14];
+	d->flags = p[15];
+}
+
+static bool bad(struct sim_nic *nic, uint32_t idx, const char *why)
+{
+	nic->st.tx_invalid++;
+	if (sim_nic_ratelimit(nic))
+		log_err("%s: send chain at slot %u dropped: %s", nic->name,
+			idx & (nic->tx_entries - 1), why);
+	return false;
+}
+
+/* §5.4: the rules a non-TSO chain must follow. */
+static bool validate(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, unsigned n,
+		     uint32_t total)
+{
+	if (n > 12)
+		return bad(nic, idx, "more than 12 descriptors in a non-TSO frame (§5.4)");
+	if (d[0].rdma != n)
+		return bad(nic, idx, "first descriptor's rdma_count is not the descriptor count");
+	if ((d[0].flags & TXF_SMALL) && total > 1520)
+		return bad(nic, idx, "SMALL set on a frame longer than 1520 bytes (§5.3)");
+	if (total > 9400)
+		return bad(nic, idx, "frame longer than 9400 bytes");
+	bool ck = d[0].flags & TXF_CKSUM;
+	uint32_t before = 0;
+	uint32_t txb = nic->tx_boundary;
+	for (unsigned i = 0; i < n; i++) {
+		if (!(d[i].flags & TXF_NO_TSO))
+			return bad(nic, idx, "NO_TSO missing from a descriptor of a plain frame");
+		if (((d[i].flags & TXF_CKSUM) != 0) != ck)
+			return bad(nic, idx, "CKSUM not set in every descriptor of the frame");
+		if (d[i].len == 0)
+			return bad(nic, idx, "zero-length descriptor");
+		if ((d[i].addr & (txb - 1)) + d[i].len > txb)
+			return bad(nic, idx, nic->tx_boundary == 2048
+						     ? "descriptor crosses a 2 KiB tx_boundary (§2.1)"
+						     : "descriptor crosses a 4 KiB tx_boundary (§2.1)");
+		if (i > 0 && d[i].rdma != 1)
+			return bad(nic, idx, "rdma_count of a non-first descriptor is not 1");
+		if (ck) {
+			uint32_t start = d[0].cko;
+			uint32_t want = start > before ? start - before : 0;
+			if (i > 0 && d[i].cko != want)
+				return bad(nic, idx, "cksum_offset not decremented per descriptor");
+			if (((d[i].flags & TXF_ALIGN_ODD) != 0) != (i > 0 && (before & 1)))
+				return bad(nic, idx, "ALIGN_ODD does not match the bytes before");
+			if (d[i].pho != d[0].pho)
+				return bad(nic, idx, "pseudo_hdr_offset differs between descriptors");
+		}
+		before += d[i].len;
+	}
+	if (ck) {
+		uint32_t start = d[0].cko, field = d[0].pho;
+		if (field > 127 || field < start || field + 2 > total || start >= total)
+			return bad(nic, idx, "checksum offsets outside the frame or field > 127 "
+					     "(§5.5)");
+	}
+	return true;
+}
+
+static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uint64_t now)
+{
+	if (!dst->flow_control || !dst->running || sim_rx_has_room(dst, len)) {
+		nic->paused = false;
+		return true;
+	}
+	if (!nic->paused) {
+		nic->paused = true;
+		nic->paused_since = now;
+		nic->ctr.dropped_pause++; /* the peer's PAUSE frame, consumed by our MAC */
+		return false;
+	}
+	return now - nic->paused_since >= PAUSE_MAX_NS;
+}
+
+unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
+{
+	struct sim_txd d[TX_PARSE_MAX];
+	struct sim_frag fr[TX_PARSE_MAX];
+	struct sim_cable *c = nic->cable;
+	uint64_t now_ps = now * 1000;
+	unsigned done = 0;
+	for (unsigned budget = TX_BUDGET; budget; budget--) {
+		uint32_t idx = nic->tx_cons;
+		uint8_t f0 = flags_at(nic, idx);
+		if (!f0) {
+			nic->tx_idle_at = now;
+			break;
+		}
+		unsigned n = 1;
+		unsigned lim = nic->tx_entries < TX_PARSE_MAX ? nic->tx_entries : TX_PARSE_MAX;
+		while (n < lim) {
+			uint8_t f = flags_at(nic, idx + n);
+			if (!f || ((f & TXF_FIRST) && !(f & TXF_TSO_PLD)))
+				break;
+			n++;
+		}
+		uint32_t total = 0;
+		for (unsigned i = 0; i < n; i++) {
+			read_desc(nic, idx + i, &d[i]);
+			total += d[i].len;
+		}
+		/* 802.3x pause (§7.4): a peer NIC out of buffers, with flow control on at
+		 * both ends, holds our transmitter instead of dropping, for at most
+		 * PAUSE_MAX_NS (fw >= 1.4.25 gives up on a host that stopped refilling). */
+		if (c && c->up && nic->flow_control && nic->out->dst_nic &&
+		    (f0 & TXF_NO_TSO) && !pause_ok(nic, nic->out->dst_nic, total, now))
+			break;
+		/* Link-rate pacing: the frame starts when the wire is free, but not before
+		 * the ring was last seen empty; it is handed over when its last bit is out. */
+		if (c && c->link_bps && c->up) {
+			uint64_t start = nic->tx_idle_at * 1000;
+			if (nic->out->t_free > start)
+				start = nic->out->t_free;
+			uint32_t wire_len = total < 60 ? 60 : total;
+			if (!(f0 & TXF_NO_TSO))
+				wire_len = sim_tso_wire_len(d, n, total);
+			uint64_t end = start + sim_wire_ps(c, wire_len);
+			if (end > now_ps)
+				break;
+			nic->out->t_free = end;
+		}
+		bool ok;
+		if (!(f0 & TXF_FIRST)) {
+			ok = bad(nic, idx, "chain does not start with a FIRST descriptor (§5.7)");
+		} else if (!(f0 & TXF_NO_TSO)) {
+			ok = sim_tx_tso(nic, idx, d, n, total, now) == 0;
+		} else if ((ok = validate(nic, idx, d, n, total))) {
+			for (unsigned i = 0; i < n; i++) {
+				fr[i].p = sim_dma(nic, d[i].addr, d[i].len, "tx buffer");
+				fr[i].len = d[i].len;
+				if (!fr[i].p) {
+					ok = false;
+					break;
+				}
+			}
+			if (ok) {
+				struct sim_frame fm = {.frags = fr, .nfrags = n, .len = total,
+						       .patch_off = -1};
+				if (d[0].flags & TXF_CKSUM) {
+					uint16_t s = sim_csum_frags(fr, n, d[0].cko);
+					uint16_t v = (uint16_t)~s;
+					fm.patch_off = d[0].pho;
+					fm.patch_val = v ? v : 0xFFFF; /* [I] never 0 (UDP) */
+				}
+				if (total < 60)
+					nic->st.tx_runts++; /* the NIC never pads (§5.3) */
+				nic->st.tx_frames++;
+				nic->st.tx_bytes += total;
+				sim_wire_send(nic, &fm, now);
+			}
+		}
+		for (unsigned i = 0; i < n; i++)
+			sim_wr32_raw(nic, desc_off(nic, idx + i) + 12, 0);
+		nic->tx_cons = idx + n;
+		nic->send_done++;
+		done++;
+	}
+	if (done) {
+		nic->send_pending = true;
+		if (!nic->pending) {
+			nic->pending = true;
+			nic->pending_since = now;
+		}
+	}
+	return done;
+}

@@ -1,0 +1,172 @@
+/* TCP segmentation offload (§5.6). The chain is checked against the encoding rules of
+ * L/F (header descriptors first, payload descriptors after, MSS in pseudo_hdr_offset,
+ * cksum_offset = TCP header offset for IPv4), the headers are parsed (Ethernet [+VLAN],
+ * IPv4 or IPv6, TCP), the mode-0 seed is checked (pseudo-header sum over the whole
+ * request's TCP length), and segments of at most MSS payload bytes are sent with IP length,
+ * IPv4 ID and header checksum, TCP sequence number, flags and checksum rewritten. */
+#include <errno.h>
+#include <string.h>
+
+#include "sim/tx.h"
+#include "util/byteorder.h"
+#include "util/csum.h"
+#include "util/log.h"
+
+#define TSO_MAX_DESC 64u
+#define TSO_MAX_LEN (64u * 1024 + 1024)
+
+static int bad(struct sim_nic *nic, uint32_t idx, const char *why)
+{
+	nic->st.tx_invalid++;
+	if (sim_nic_ratelimit(nic))
+		log_err("%s: TSO chain at slot %u dropped: %s (§5.6)", nic->name,
+			idx & (nic->tx_entries - 1), why);
+	return -EINVAL;
+}
+
+struct tso_hdrs {
+	uint32_t l3, l4, hlen; /* offsets of IP and TCP headers, total header length */
+	bool v6;
+};
+
+static int parse(const uint8_t *f, uint32_t len, struct tso_hdrs *h)
+{
+	uint32_t off = 12;
+	uint16_t type = get_be16(f + off);
+	if (type == 0x8100 || type == 0x88a8) {
+		off += 4;
+		type = get_be16(f + off);
+	}
+	h->l3 = off + 2;
+	if (type == 0x0800) {
+		if (len < h->l3 + 20 || (f[h->l3] >> 4) != 4 || f[h->l3 + 9] != 6)
+			return -1;
+		h->l4 = h->l3 + (uint32_t)(f[h->l3] & 0xF) * 4;
+		h->v6 = false;
+	} else if (type == 0x86DD) {
+		if (len < h->l3 + 40 || f[h->l3 + 6] != 6)
+			return -1;
+		h->l4 = h->l3 + 40;
+		h->v6 = true;
+	} else {
+		return -1;
+	}
+	if (len < h->l4 + 20)
+		return -1;
+	h->hlen = h->l4 + (uint32_t)(f[h->l4 + 12] >> 4) * 4;
+	return h->hlen <= len && h->hlen >= h->l4 + 20 ? 0 : -1;
+}
+
+/* Pseudo-header sum (not folded) for a TCP length. */
+static uint64_t pseudo(const uint8_t *f, const struct tso_hdrs *h, uint32_t tcp_len)
+{
+	if (h->v6)
+		return csum_add(0, f + h->l3 + 8, 32) + 6 + tcp_len;
+	return csum_add(0, f + h->l3 + 12, 8) + 6 + tcp_len;
+}
+
+uint32_t sim_tso_wire_len(const struct sim_txd *d, unsigned n, uint32_t total)
+{
+	uint32_t hdr = 0, mss = d[0].pho;
+	for (unsigned i = 0; i < n && !(d[i].flags & TXF_TSO_PLD); i++)
+		hdr += d[i].len;
+	if (!mss || total <= hdr)
+		return total;
+	uint32_t segs = (total - hdr + mss - 1) / mss;
+	return total + (segs - 1) * (hdr + 24);
+}
+
+int sim_tx_tso(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, unsigned n,
+	       uint32_t total, uint64_t now)
+{
+	if (n > TSO_MAX_DESC)
+		return bad(nic, idx, "more than 64 descriptors");
+	if (total > TSO_MAX_LEN)
+		return bad(nic, idx, "request longer than 64 KiB plus headers");
+	uint32_t mss = d[0].pho;
+	if (mss == 0 || mss > 9000)
+		return bad(nic, idx, "MSS (pseudo_hdr_offset) is 0 or above 9000");
+	if (!(d[0].flags & TXF_TSO_HDR) || (d[0].flags & TXF_TSO_PLD))
+		return bad(nic, idx, "first descriptor is not a TSO_HDR|FIRST header descriptor");
+	uint32_t hdr = 0;
+	bool in_payload = false;
+	uint32_t txb = nic->tx_boundary;
+	for (unsigned i = 0; i < n; i++) {
+		if (d[i].pho != mss)
+			return bad(nic, idx, "MSS differs between descriptors");
+		if (d[i].len == 0)
+			return bad(nic, idx, "zero-length descriptor");
+		if ((d[i].addr & (txb - 1)) + d[i].len > txb)
+			return bad(nic, idx, "descriptor crosses the tx_boundary");
+		if (d[i].flags & TXF_TSO_PLD)
+			in_payload = true;
+		else if (in_payload)
+			return bad(nic, idx, "header descriptor after payload descriptors");
+		else
+			hdr += d[i].len;
+	}
+	/* gather (the NIC reads the whole request) */
+	uint8_t *f = nic->scratch;
+	uint32_t at = 0;
+	for (unsigned i = 0; i < n; i++) {
+		const uint8_t *p = sim_dma(nic, d[i].addr, d[i].len, "tx buffer (TSO)");
+		if (!p)
+			return -EFAULT;
+		memcpy(f + at, p, d[i].len);
+		at += d[i].len;
+	}
+	struct tso_hdrs h;
+	if (parse(f, total, &h) < 0)
+		return bad(nic, idx, "headers are not Ethernet + IPv4/IPv6 + TCP");
+	if (h.hlen != hdr)
+		return bad(nic, idx, "header descriptors do not end exactly after the TCP header");
+	if (!h.v6 && d[0].cko != h.l4)
+		return bad(nic, idx, "cksum_offset of an IPv4 request is not the TCP header offset");
+	if (nic->tso_mode == 0) {
+		uint16_t want = csum_fold(pseudo(f, &h, total - h.l4));
+		if (get_be16(f + h.l4 + 16) != want)
+			return bad(nic, idx, "TCP checksum seed is not the pseudo-header sum over "
+					     "the whole request's TCP length (mode 0)");
+	}
+	uint32_t payload = total - hdr;
+	uint32_t segs = payload ? (payload + mss - 1) / mss : 1;
+	uint8_t *seg = f + TSO_MAX_LEN; /* scratch is 128 KiB: request, then one segment */
+	uint32_t seq0 = get_be32(f + h.l4 + 4);
+	uint16_t id0 = h.v6 ? 0 : get_be16(f + h.l3 + 4);
+	uint8_t flags0 = f[h.l4 + 13];
+	uint32_t tcp_hlen = hdr - h.l4;
+	for (uint32_t k = 0; k < segs; k++) {
+		uint32_t plen = payload - k * mss < mss ? payload - k * mss : mss;
+		memcpy(seg, f, hdr);
+		memcpy(seg + hdr, f + hdr + k * mss, plen);
+		uint32_t seglen = hdr + plen;
+		if (h.v6) {
+			put_be16(seg + h.l3 + 4, (uint16_t)(seglen - h.l3 - 40));
+		} else {
+			put_be16(seg + h.l3 + 2, (uint16_t)(seglen - h.l3));
+			put_be16(seg + h.l3 + 4, (uint16_t)(id0 + k));
+			put_be16(seg + h.l3 + 10, 0);
+			uint16_t ic = csum_finish(csum_add(0, seg + h.l3, h.l4 - h.l3));
+			put_be16(seg + h.l3 + 10, ic); /* never -0 (fw 1.4.11): ~sum of non-0 */
+		}
+		uint8_t *t = seg + h.l4;
+		put_be32(t + 4, seq0 + k * mss);
+		uint8_t fl = flags0;
+		if (k + 1 < segs)
+			fl &= (uint8_t)~0x09; /* FIN, PSH only on the last segment */
+		if (k > 0)
+			fl &= (uint8_t)~0x80; /* CWR only on the first */
+		t[13] = fl;
+		put_be16(t + 16, 0);
+		uint64_t s = pseudo(seg, &h, tcp_hlen + plen);
+		s = csum_add(s, t, tcp_hlen + plen);
+		put_be16(t + 16, csum_finish(s));
+		struct sim_frag fr = {seg, seglen};
+		struct sim_frame fm = {.frags = &fr, .nfrags = 1, .len = seglen, .patch_off = -1};
+		nic->st.tx_frames++;
+		nic->st.tx_bytes += seglen;
+		nic->st.tx_tso_segments++;
+		sim_wire_send(nic, &fm, now);
+	}
+	return 0;
+}

@@ -1,0 +1,295 @@
+/* The world: NICs and cables, run by one thread (busy-polling while there is work, short
+ * sleeps when idle unless conf.spin) or stepped by the caller (myrio_sim_step: one
+ * iteration of every NIC's firmware loop and every cable per step, 1 µs of virtual time
+ * each, so the link-rate model is deterministic too). */
+#include <errno.h>
+#include <stdio.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "sim/nic.h"
+#include "util/log.h"
+
+#define STEP_NS 1000ull
+#define IDLE_SPINS 2000u
+#define IDLE_SLEEP_NS 20000l
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int sim_world_new(const struct myrio_sim_conf *conf, struct myrio_sim **out)
+{
+	*out = NULL;
+	struct myrio_sim_conf c;
+	if (conf)
+		c = *conf;
+	else
+		myrio_sim_conf_init(&c);
+	if (c.rx_ring_entries == 0)
+		c.rx_ring_entries = 512;
+	if (c.tx_ring_entries == 0)
+		c.tx_ring_entries = 1024;
+	uint32_t r = c.rx_ring_entries, t = c.tx_ring_entries;
+	if (r < 8 || r > SIM_MAX_RING || (r & (r - 1)) || t < 8 || t > SIM_MAX_RING ||
+	    (t & (t - 1))) {
+		log_err("model: ring sizes must be powers of 2 from 8 to %u (rx_ring=%u "
+			"tx_ring=%u)", SIM_MAX_RING, r, t);
+		return -EINVAL;
+	}
+	if (c.nics > SIM_MAX_NICS) {
+		log_err("model: at most %u NICs per world (asked for %u)", SIM_MAX_NICS, c.nics);
+		return -EINVAL;
+	}
+	struct myrio_sim *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->conf = c;
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&w->step_lock, &a);
+	pthread_mutexattr_destroy(&a);
+	w->t0_ns = mono_ns();
+	*out = w;
+	return 0;
+}
+
+int sim_world_add_nic(struct myrio_sim *sim, const char *name, const uint8_t mac[6],
+		      struct sim_nic **out)
+{
+	if (sim->thread_running) {
+		log_err("model: add NICs before sim_world_start");
+		return -EBUSY;
+	}
+	if (sim->n_nics >= SIM_MAX_NICS)
+		return -ENOSPC;
+	if (sim_nic_find(sim, name)) {
+		log_err("model: a NIC named %s exists already", name);
+		return -EEXIST;
+	}
+	struct sim_nic *nic;
+	int rc = sim_nic_new(sim, sim->n_nics, name, mac, &nic);
+	if (rc < 0)
+		return rc;
+	sim->nics[sim->n_nics++] = nic;
+	if (out)
+		*out = nic;
+	return 0;
+}
+
+static int add_cable(struct sim_nic *a, struct sim_nic *b, struct sim_endpoint *ep)
+{
+	struct myrio_sim *w = a->world;
+	if (w->thread_running) {
+		log_err("model: add cables before sim_world_start");
+		return -EBUSY;
+	}
+	if (w->n_cables >= SIM_MAX_NICS)
+		return -ENOSPC;
+	struct sim_cable *c;
+	int rc = sim_cable_new(w, a, b, ep, &c);
+	if (rc < 0)
+		return rc;
+	w->cables[w->n_cables++] = c;
+	return 0;
+}
+
+int sim_world_cable(struct sim_nic *a, struct sim_nic *b)
+{
+	if (!b || a->world != b->world)
+		return -EINVAL;
+	return add_cable(a, b, NULL);
+}
+
+int sim_world_cable_endpoint(struct sim_nic *nic, struct sim_endpoint *ep)
+{
+	if (!ep)
+		return -EINVAL;
+	return add_cable(nic, NULL, ep);
+}
+
+unsigned sim_world_run_once(struct myrio_sim *sim)
+{
+	unsigned work = 0;
+	uint64_t now = sim->now_ns;
+	for (unsigned i = 0; i < sim->n_cables; i++)
+		work += sim_cable_poll(sim->cables[i], now);
+	for (unsigned i = 0; i < sim->n_nics; i++)
+		work += sim_nic_poll(sim->nics[i], now);
+	return work;
+}
+
+static void *world_thread(void *arg)
+{
+	struct myrio_sim *w = arg;
+	prctl(PR_SET_TIMERSLACK, 1000ul);
+	unsigned idle = 0;
+	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+		w->now_ns = mono_ns() - w->t0_ns;
+		unsigned work = sim_world_run_once(w);
+		atomic_fetch_add_explicit(&w->epoch, 1, memory_order_release);
+		if (work) {
+			idle = 0;
+		} else if (++idle >= IDLE_SPINS && !w->conf.spin) {
+			struct timespec ts = {0, IDLE_SLEEP_NS};
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+int sim_world_start(struct myrio_sim *sim)
+{
+	if (sim->conf.stepped || sim->thread_running)
+		return 0;
+	atomic_store(&sim->stop, false);
+	int rc = pthread_create(&sim->thread, NULL, world_thread, sim);
+	if (rc != 0) {
+		log_err("model: cannot start the model thread: %s", strerror(rc));
+		return -rc;
+	}
+	sim->thread_running = true;
+	return 0;
+}
+
+/* Returns once the model loop has passed a point where it touches no NIC state that the
+ * caller changed before calling (a completed iteration that started afterwards). */
+void sim_world_sync(struct myrio_sim *w)
+{
+	if (!w)
+		return;
+	if (!w->thread_running) {
+		pthread_mutex_lock(&w->step_lock);
+		pthread_mutex_unlock(&w->step_lock);
+		return;
+	}
+	if (pthread_equal(pthread_self(), w->thread))
+		return;
+	uint64_t e = atomic_load_explicit(&w->epoch, memory_order_acquire);
+	while (atomic_load_explicit(&w->epoch, memory_order_acquire) < e + 2)
+		sched_yield();
+}
+
+uint64_t sim_world_now(struct myrio_sim *w)
+{
+	return w->now_ns;
+}
+
+bool sim_world_is_stepped(const struct myrio_sim *sim)
+{
+	return sim->conf.stepped;
+}
+
+void myrio_sim_step(struct myrio_sim *sim, unsigned n)
+{
+	if (!sim->conf.stepped) {
+		log_warn("model: myrio_sim_step on a threaded world does nothing; create it with "
+			 "conf.stepped (or \"stepped\" in the spec string)");
+		return;
+	}
+	pthread_mutex_lock(&sim->step_lock);
+	for (unsigned i = 0; i < n; i++) {
+		sim->now_ns += STEP_NS;
+		sim_world_run_once(sim);
+	}
+	pthread_mutex_unlock(&sim->step_lock);
+}
+
+struct sim_nic *sim_nic_find(struct myrio_sim *sim, const char *name)
+{
+	for (unsigned i = 0; i < sim->n_nics; i++)
+		if (!strcmp(sim->nics[i]->name, name))
+			return sim->nics[i];
+	return NULL;
+}
+
+unsigned sim_world_nic_count(const struct myrio_sim *sim)
+{
+	return sim->n_nics;
+}
+
+struct sim_nic *sim_world_nic(struct myrio_sim *sim, unsigned index)
+{
+	return index < sim->n_nics ? sim->nics[index] : NULL;
+}
+
+int myrio_sim_create(struct myrio_sim **out, const struct myrio_sim_conf *conf)
+{
+	struct myrio_sim *w;
+	int rc = sim_world_new(conf, &w);
+	if (rc < 0)
+		return rc;
+	unsigned n = w->conf.nics ? w->conf.nics : 2;
+	for (unsigned i = 0; i < n && rc == 0; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "sim%u", i);
+		rc = sim_world_add_nic(w, name, NULL, NULL);
+	}
+	for (unsigned i = 0; i + 1 < n && rc == 0; i += 2)
+		rc = sim_world_cable(w->nics[i], w->nics[i + 1]);
+	if (rc == 0)
+		rc = sim_world_start(w);
+	if (rc < 0) {
+		myrio_sim_destroy(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+void myrio_sim_destroy(struct myrio_sim *sim)
+{
+	if (!sim)
+		return;
+	if (sim->thread_running) {
+		atomic_store(&sim->stop, true);
+		pthread_join(sim->thread, NULL);
+		sim->thread_running = false;
+	}
+	for (unsigned i = 0; i < sim->n_cables; i++)
+		sim_cable_free(sim->cables[i]);
+	for (unsigned i = 0; i < sim->n_nics; i++)
+		sim_nic_free(sim->nics[i]);
+	pthread_mutex_destroy(&sim->step_lock);
+	free(sim);
+}
+
+int myrio_sim_set_faults(struct myrio_sim *sim, const char *nic, const struct myrio_sim_faults *f)
+{
+	struct sim_nic *n = sim_nic_find(sim, nic);
+	if (!n || !n->cable) {
+		log_err("model: no cabled NIC named %s", nic);
+		return -ENOENT;
+	}
+	if (f->loss < 0 || f->loss > 1 || f->reorder < 0 || f->reorder > 1 || f->duplicate < 0 ||
+	    f->duplicate > 1 || f->corrupt < 0 || f->corrupt > 1 ||
+	    (f->flap_period_ms && f->flap_down_ms >= f->flap_period_ms)) {
+		log_err("model: fault probabilities must be 0..1 and a flap's down time shorter "
+			"than its period");
+		return -EINVAL;
+	}
+	struct myrio_sim_faults *copy = malloc(sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	*copy = *f;
+	free(atomic_exchange(&n->cable->new_faults, copy));
+	return 0;
+}
+
+int myrio_sim_set_link(struct myrio_sim *sim, const char *nic, bool up)
+{
+	struct sim_nic *n = sim_nic_find(sim, nic);
+	if (!n || !n->cable) {
+		log_err("model: no cabled NIC named %s", nic);
+		return -ENOENT;
+	}
+	atomic_store(&n->cable->admin_up, up);
+	return 0;
+}

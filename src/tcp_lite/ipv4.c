@@ -1,0 +1,159 @@
+/* IPv4 (RFC 791): header checks, local delivery, fragments counted and dropped, output with
+ * next-hop selection, and the transport checksum on both paths (offloaded where the port
+ * can: §4.6 on receive, §5.5 on transmit). */
+#include <errno.h>
+#include <string.h>
+
+#include "tcp_lite/stack.h"
+#include "util/byteorder.h"
+#include "util/csum.h"
+
+#define IP_TTL 64
+
+uint32_t ipv4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len)
+{
+	return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + len;
+}
+
+void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p)
+{
+	s->st.ip_rx++;
+	if (p->len < ETH_HLEN + IP_HLEN) {
+		s->st.drop_ip_short++;
+		goto drop;
+	}
+	uint8_t *ip = myrio_pkt_data(p) + ETH_HLEN;
+	unsigned ihl = (ip[0] & 0x0f) * 4u;
+	if ((ip[0] >> 4) != 4) {
+		s->st.drop_ip_version++;
+		goto drop;
+	}
+	uint16_t tot = get_be16(ip + 2);
+	if (ihl < IP_HLEN || tot < ihl || ETH_HLEN + (uint32_t)tot > p->len) {
+		s->st.drop_ip_len++;
+		goto drop;
+	}
+	if (csum_fold(csum_add(0, ip, ihl)) != 0xffff) {
+		s->st.drop_ip_hdr_csum++;
+		goto drop;
+	}
+	uint32_t dst = get_be32(ip + 16);
+	uint32_t src = get_be32(ip + 12);
+	uint32_t bcast_net = (s->conf.ip & s->conf.netmask) | ~s->conf.netmask;
+	bool bcast = dst == 0xffffffffu || (s->conf.netmask && dst == bcast_net);
+	if (dst != s->conf.ip && !bcast) {
+		s->st.drop_ip_not_for_us++;
+		goto drop;
+	}
+	if (get_be16(ip + 6) & 0x3fff) { /* MF or a fragment offset */
+		s->st.drop_ip_frag++;
+		goto drop;
+	}
+	/* A source that is ours, multicast or broadcast gets no answer from us. */
+	if (src == s->conf.ip || (src >> 28) == 0xe || src == 0xffffffffu) {
+		s->st.drop_ip_not_for_us++;
+		goto drop;
+	}
+	struct ip_rx r = {.ip = ip, .l4 = ip + ihl, .src = src, .dst = dst,
+			  .ihl = (uint16_t)ihl, .l4_len = (uint16_t)(tot - ihl), .bcast = bcast};
+	switch (ip[9]) {
+	case IPPROTO_TCP_:
+		if (bcast)
+			break;
+		tcp_input(s, p, &r);
+		return;
+	case IPPROTO_UDP_:
+		udp_input(s, p, &r);
+		return;
+	case IPPROTO_ICMP_:
+		icmp_input(s, p, &r);
+		return;
+	}
+	s->st.drop_ip_proto++;
+drop:
+	myrio_pkt_free(p);
+}
+
+bool ipv4_l4_csum_ok(struct myrio_stack *s, const struct myrio_pkt *p, const struct ip_rx *ip,
+		     uint8_t proto)
+{
+	uint16_t pseudo = csum_fold(ipv4_pseudo_sum(ip->src, ip->dst, proto, ip->l4_len));
+	const uint8_t *f = myrio_pkt_data(p);
+	/* The NIC's sum covers [14, end of frame): usable when no Ethernet padding follows
+	 * the IP packet. It includes the IP header, whose own sum is taken out (§4.6). */
+	if ((p->ol_flags & MYRIO_PKT_RX_CSUM_PARTIAL) &&
+	    (uint32_t)(ip->l4 - f) + ip->l4_len == p->len) {
+		uint16_t iph = csum_fold(csum_add(0, ip->ip, ip->ihl));
+		uint16_t sum = csum16_add(csum16_sub(p->rx_csum, iph), pseudo);
+		return sum == 0xffff;
+	}
+	if (proto == IPPROTO_TCP_)
+		s->st.tcp_csum_sw++;
+	return csum_fold(csum_add(pseudo, ip->l4, ip->l4_len)) == 0xffff;
+}
+
+int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
+		uint32_t dst, uint8_t tos, bool df)
+{
+	uint16_t l4_len = (uint16_t)p->len;
+	uint8_t *ip = myrio_pkt_prepend(p, IP_HLEN);
+	if (!ip) {
+		myrio_pkt_free(p);
+		return -ENOSPC;
+	}
+	ip[0] = 0x45;
+	ip[1] = tos;
+	put_be16(ip + 2, (uint16_t)(IP_HLEN + l4_len));
+	put_be16(ip + 4, s->ip_id++);
+	put_be16(ip + 6, df ? 0x4000 : 0);
+	ip[8] = IP_TTL;
+	ip[9] = proto;
+	put_be16(ip + 10, 0);
+	put_be32(ip + 12, src);
+	put_be32(ip + 16, dst);
+	put_be16(ip + 10, csum_finish(csum_add(0, ip, IP_HLEN)));
+
+	if (proto == IPPROTO_TCP_ || proto == IPPROTO_UDP_) {
+		unsigned field = proto == IPPROTO_TCP_ ? 16 : 6;
+		uint8_t *l4 = ip + IP_HLEN;
+		uint32_t pseudo = ipv4_pseudo_sum(src, dst, proto, l4_len);
+		if (s->caps & MYRIO_CAP_TX_CSUM) {
+			/* The NIC sums [csum_start, end) and stores the inverse (§5.5). */
+			put_be16(l4 + field, csum_fold(pseudo));
+			p->ol_flags |= MYRIO_PKT_TX_CSUM;
+			p->csum_start = ETH_HLEN + IP_HLEN;
+			p->csum_field = (uint16_t)(ETH_HLEN + IP_HLEN + field);
+			if (proto == IPPROTO_TCP_)
+				s->st.tcp_csum_offload++;
+		} else {
+			put_be16(l4 + field, 0);
+			uint16_t c = csum_finish(csum_add(pseudo, l4, l4_len));
+			if (c == 0 && proto == IPPROTO_UDP_)
+				c = 0xffff;
+			put_be16(l4 + field, c);
+			p->ol_flags &= (uint16_t)~MYRIO_PKT_TX_CSUM;
+		}
+	}
+	if (!eth_prepend(s, p, ETHERTYPE_IPV4)) {
+		myrio_pkt_free(p);
+		return -ENOSPC;
+	}
+	s->st.ip_tx++;
+	uint32_t nh = dst;
+	if (s->conf.netmask && (dst & s->conf.netmask) != (s->conf.ip & s->conf.netmask)) {
+		if (!s->conf.gateway) {
+			s->st.ip_no_route++;
+			myrio_pkt_free(p);
+			return -ENETUNREACH;
+		}
+		nh = s->conf.gateway;
+	}
+	if (dst == 0xffffffffu ||
+	    (s->conf.netmask && dst == ((s->conf.ip & s->conf.netmask) | ~s->conf.netmask))) {
+		memset(myrio_pkt_data(p), 0xff, 6);
+		stack_tx(s, p);
+		return 0;
+	}
+	arp_output(s, p, nh);
+	return 0;
+}

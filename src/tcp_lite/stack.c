@@ -1,0 +1,262 @@
+/* The stack instance: creation, the poll loop, the transmit batch and the clock. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "tcp_lite/stack.h"
+#include "util/log.h"
+
+void myrio_stack_conf_init(struct myrio_stack_conf *conf)
+{
+	memset(conf, 0, sizeof(*conf));
+	conf->max_tcp_conns = 256;
+	conf->max_listeners = 8;
+	conf->max_udp_socks = 16;
+	conf->arp_entries = 64;
+	conf->tx_pool_size = 4096;
+	conf->snd_queue_segs = 512;
+	conf->rcv_buf = 256 * 1024;
+	conf->ooo_max_segs = 128;
+	conf->udp_rx_queue = 256;
+	conf->arp_timeout_ms = 60000;
+	conf->delayed_ack_ms = 40;
+	conf->time_wait_ms = 60000;
+	conf->rto_min_ms = 200;
+	conf->rto_initial_ms = 1000;
+	conf->rto_max_ms = 60000;
+	conf->max_retries = 12;
+	conf->syn_retries = 6;
+	conf->challenge_ack_limit = 1000;
+	conf->sack = true;
+	conf->timestamps = true;
+	conf->window_scale = true;
+}
+
+void myrio_stack_conf_latency(struct myrio_stack_conf *conf)
+{
+	conf->delayed_ack_ms = 0;
+	conf->nagle = false;
+}
+
+static uint64_t default_clock(void *arg)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void stack_update_clock(struct myrio_stack *s)
+{
+	uint64_t ns = s->conf.clock(s->conf.clock_arg);
+	s->now_us = ns / 1000;
+	/* +1 so that 0 can mean "timer off" */
+	s->now_ms = ns / 1000000 + 1;
+}
+
+uint64_t myrio_stack_now_ms(const struct myrio_stack *s)
+{
+	return s->now_ms;
+}
+
+uint64_t stack_random(struct myrio_stack *s)
+{
+	/* splitmix64 over the secret: cheap, unpredictable without the secret */
+	uint64_t z = (s->secret[1] += 0x9E3779B97F4A7C15ULL);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31) ^ s->secret[0];
+}
+
+static int check_conf(const struct myrio_stack_conf *c)
+{
+	if (!c->ip) {
+		log_err("tcp_lite: no IPv4 address configured (conf.ip)");
+		return -EINVAL;
+	}
+	if (c->max_tcp_conns == 0 || c->max_tcp_conns > (1u << 20) || c->arp_entries == 0 ||
+	    c->arp_entries > (1u << 16) || c->tx_pool_size < 64 || c->snd_queue_segs == 0 ||
+	    c->rcv_buf < 4096 || c->rcv_buf > (1u << 30) || c->max_listeners == 0 ||
+	    c->max_udp_socks == 0) {
+		log_err("tcp_lite: table sizes out of range (conns 1..2^20, arp 1..65536, "
+			"tx_pool >= 64, rcv_buf 4 KiB..1 GiB, listeners and udp sockets >= 1)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
+		       const struct myrio_stack_conf *conf)
+{
+	*out = NULL;
+	struct myrio_stack_conf defaults;
+	if (!conf) {
+		myrio_stack_conf_init(&defaults);
+		conf = &defaults;
+	}
+	int rc = check_conf(conf);
+	if (rc < 0)
+		return rc;
+	struct myrio_stack *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->conf = *conf;
+	s->port = port;
+	if (!s->conf.clock)
+		s->conf.clock = default_clock;
+	if (s->conf.rto_min_ms == 0)
+		s->conf.rto_min_ms = 1;
+	if (s->conf.rto_initial_ms < s->conf.rto_min_ms)
+		s->conf.rto_initial_ms = s->conf.rto_min_ms;
+	if (s->conf.rto_max_ms < s->conf.rto_initial_ms)
+		s->conf.rto_max_ms = s->conf.rto_initial_ms;
+	stack_update_clock(s);
+
+	struct myrio_port_info info;
+	memset(&info, 0, sizeof(info));
+	rc = port->ops->info(port, &info);
+	if (rc < 0) {
+		log_err("tcp_lite: cannot read the port's MAC address and MTU (%d)", rc);
+		free(s);
+		return rc;
+	}
+	memcpy(s->mac, info.mac, 6);
+	s->caps = info.caps;
+	s->mtu = info.mtu ? info.mtu : 1500;
+	if (s->mtu < 576) {
+		log_err("tcp_lite: port MTU %u below the IPv4 minimum of 576 the stack needs", s->mtu);
+		free(s);
+		return -EINVAL;
+	}
+	s->mss = (uint16_t)(s->mtu - IP_HLEN - TCP_HLEN);
+	if (s->conf.mss && s->conf.mss < s->mss)
+		s->mss = s->conf.mss;
+
+	if (s->conf.seed) {
+		s->secret[0] = s->conf.seed * 0x9E3779B97F4A7C15ULL;
+		s->secret[1] = s->conf.seed ^ 0xD1B54A32D192ED03ULL;
+	} else if (getrandom(s->secret, sizeof(s->secret), 0) != (ssize_t)sizeof(s->secret)) {
+		s->secret[0] = (uint64_t)s->now_us * 0x9E3779B97F4A7C15ULL;
+		s->secret[1] = (uint64_t)(uintptr_t)s;
+	}
+	s->ip_id = (uint16_t)stack_random(s);
+
+	/* Buffers: headroom + the largest frame, in 2 KiB elements for a 1500 MTU. */
+	uint32_t buf_len = MYRIO_PKT_HEADROOM + s->mtu + ETH_HLEN;
+	if (buf_len < 1984)
+		buf_len = 1984;
+	rc = port->ops->pool_create(port, s->conf.tx_pool_size, buf_len, &s->pool);
+	if (rc == 0)
+		rc = arp_init(s);
+	if (rc == 0)
+		rc = udp_init(s);
+	if (rc == 0)
+		rc = tcp_init(s);
+	if (rc < 0) {
+		log_err("tcp_lite: cannot allocate the stack's tables and buffers (%d); reduce "
+			"max_tcp_conns or tx_pool_size",
+			rc);
+		myrio_stack_destroy(s);
+		return rc;
+	}
+	*out = s;
+	myrio_arp_announce(s);
+	stack_flush(s);
+	return 0;
+}
+
+void myrio_stack_destroy(struct myrio_stack *s)
+{
+	if (!s)
+		return;
+	if (s->hash)
+		tcp_fini(s);
+	stack_flush(s);
+	udp_fini(s);
+	arp_fini(s);
+	if (s->pool) {
+		/* Give the NIC a moment to hand back frames it still reads. */
+		for (int i = 0; i < 1000 && myrio_pool_free_count(s->pool) < s->pool->count; i++) {
+			s->port->ops->tx_burst(s->port, NULL, 0);
+			if (i > 10) {
+				struct timespec ts = {0, 100000};
+				nanosleep(&ts, NULL);
+			}
+		}
+		if (myrio_pool_free_count(s->pool) < s->pool->count)
+			log_warn("tcp_lite: %u transmit buffers still held by the port; keeping "
+				 "the pool alive",
+				 s->pool->count - myrio_pool_free_count(s->pool));
+		else
+			myrio_pool_destroy(s->pool);
+	}
+	free(s);
+}
+
+struct myrio_pkt *stack_alloc(struct myrio_stack *s)
+{
+	struct myrio_pkt *p = myrio_pkt_alloc(s->pool);
+	if (!p)
+		s->st.tx_pool_empty++;
+	return p;
+}
+
+struct myrio_pkt *myrio_stack_pkt_alloc(struct myrio_stack *s)
+{
+	return stack_alloc(s);
+}
+
+uint32_t myrio_stack_pkt_room(const struct myrio_stack *s)
+{
+	return s->pool->buf_len - MYRIO_PKT_HEADROOM;
+}
+
+void stack_flush(struct myrio_stack *s)
+{
+	unsigned done = 0;
+	while (done < s->ntx) {
+		uint16_t n = s->port->ops->tx_burst(s->port, s->txb + done,
+						    (uint16_t)(s->ntx - done));
+		if (n == 0)
+			break;
+		done += n;
+	}
+	if (done < s->ntx) {
+		/* Ring full: drop the rest. TCP still holds its segments and retransmits. */
+		s->st.tx_ring_full += s->ntx - done;
+		myrio_pkt_free_bulk(s->txb + done, s->ntx - done);
+	}
+	s->st.tx_frames += done;
+	s->ntx = 0;
+}
+
+void stack_tx(struct myrio_stack *s, struct myrio_pkt *p)
+{
+	if (s->ntx == TX_BATCH)
+		stack_flush(s);
+	s->txb[s->ntx++] = p;
+}
+
+int myrio_stack_poll(struct myrio_stack *s)
+{
+	struct myrio_pkt *pkts[RX_BURST];
+	stack_update_clock(s);
+	uint16_t n = s->port->ops->rx_burst(s->port, pkts, RX_BURST);
+	for (uint16_t i = 0; i < n; i++) {
+		if (i + 1 < n)
+			__builtin_prefetch(myrio_pkt_data(pkts[i + 1]));
+		eth_input(s, pkts[i]);
+	}
+	s->st.rx_frames += n;
+	tcp_run_output(s);
+	if (s->next_timer && s->now_ms >= s->next_timer)
+		tcp_timers_run(s);
+	if (s->now_ms >= s->arp_next_check)
+		arp_timers(s);
+	unsigned sent = s->ntx;
+	stack_flush(s);
+	if (s->zombies)
+		tcp_reap(s);
+	return (int)(n + sent);
+}

@@ -1,0 +1,311 @@
+/* tcp_lite internals: the stack context, connection and socket state, and the calls the
+ * per-protocol files make into each other. Public API: include/myrio/tcp_lite.h. */
+#ifndef MYRIO_TCP_LITE_STACK_H
+#define MYRIO_TCP_LITE_STACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "myrio/tcp_lite.h"
+#include "port/port_ops.h"
+
+#define ETH_HLEN 14
+#define ETH_MIN_FRAME 60 /* without FCS; the NIC does not pad (§5.3) */
+#define ETHERTYPE_IPV4 0x0800
+#define ETHERTYPE_ARP 0x0806
+#define IP_HLEN 20
+#define IPPROTO_ICMP_ 1
+#define IPPROTO_TCP_ 6
+#define IPPROTO_UDP_ 17
+#define TCP_HLEN 20
+#define UDP_HLEN 8
+#define TCP_MAX_HDR 60
+#define HDR_ROOM (ETH_HLEN + IP_HLEN + TCP_MAX_HDR) /* fits MYRIO_PKT_HEADROOM */
+
+#define RX_BURST 32
+#define TX_BATCH 64
+
+/* TCP header flags */
+#define TH_FIN 0x01
+#define TH_SYN 0x02
+#define TH_RST 0x04
+#define TH_PSH 0x08
+#define TH_ACK 0x10
+
+/* Sequence-space comparisons, correct across the 2^32 wrap. */
+static inline bool seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
+static inline bool seq_le(uint32_t a, uint32_t b) { return (int32_t)(a - b) <= 0; }
+static inline bool seq_gt(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
+static inline bool seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
+static inline uint32_t seq_max(uint32_t a, uint32_t b) { return seq_gt(a, b) ? a : b; }
+
+/* A queued TCP segment is the application's buffer itself; its pkt->user holds
+ * seq (bits 0-31), payload length (32-47), header length of its last transmission
+ * (48-55) and flags (56-63). The payload starts at data_off + header length, so headers
+ * can be rebuilt for a retransmission. */
+#define SEG_SACKED 0x01u
+#define SEG_LOST 0x02u
+#define SEG_RETX 0x04u  /* retransmitted during the current recovery */
+#define SEG_FIN 0x08u   /* carries our FIN (no payload) */
+#define SEG_EVER_RETX 0x10u
+static inline uint32_t seg_seq(const struct myrio_pkt *p) { return (uint32_t)p->user; }
+static inline uint32_t seg_len(const struct myrio_pkt *p) { return (uint32_t)(p->user >> 32) & 0xffff; }
+static inline uint32_t seg_hlen(const struct myrio_pkt *p) { return (uint32_t)(p->user >> 48) & 0xff; }
+static inline uint32_t seg_flags(const struct myrio_pkt *p) { return (uint32_t)(p->user >> 56); }
+/* Sequence space a segment occupies (FIN counts one). */
+static inline uint32_t seg_space(const struct myrio_pkt *p)
+{
+	return seg_len(p) + ((seg_flags(p) & SEG_FIN) ? 1u : 0u);
+}
+static inline void seg_set(struct myrio_pkt *p, uint32_t seq, uint32_t len, uint32_t hlen,
+			   uint32_t flags)
+{
+	p->user = (uint64_t)seq | (uint64_t)len << 32 | (uint64_t)hlen << 48 | (uint64_t)flags << 56;
+}
+static inline void seg_set_flags(struct myrio_pkt *p, uint32_t flags)
+{
+	p->user = (p->user & 0x00ffffffffffffffULL) | (uint64_t)flags << 56;
+}
+static inline void seg_set_hlen(struct myrio_pkt *p, uint32_t hlen)
+{
+	p->user = (p->user & 0xff00ffffffffffffULL) | (uint64_t)(hlen & 0xff) << 48;
+}
+
+/* Parsed IPv4 packet handed to the transport layer. */
+struct ip_rx {
+	uint8_t *ip; /* IP header */
+	uint8_t *l4;
+	uint32_t src, dst; /* host order */
+	uint16_t ihl;      /* bytes */
+	uint16_t l4_len;   /* transport bytes (IP total length - header) */
+	bool bcast;
+};
+
+struct tcp_opts {
+	uint16_t mss;
+	uint8_t wscale;
+	bool mss_ok, ws_ok, sack_ok, ts_ok;
+	uint32_t tsval, tsecr;
+	uint8_t nsack;
+	uint32_t sack[4][2];
+	bool malformed;
+};
+
+struct arp_entry;
+
+struct myrio_tcp_listener {
+	struct myrio_stack *s;
+	bool in_use;
+	uint16_t port;
+	unsigned backlog;
+	unsigned pending; /* SYN_RCVD connections from this listener */
+	void *user;
+};
+
+struct myrio_tcp_conn {
+	struct myrio_stack *s;
+	uint32_t idx;
+	uint64_t gen; /* changes every time the slot is reused */
+	uint8_t state;
+	bool in_use, app_owned, zombie, on_output, passive;
+	int error;
+	void *user;
+	struct myrio_tcp_listener *listener; /* while SYN_RCVD */
+	uint32_t lip, rip;
+	uint16_t lport, rport;
+	uint32_t hash_next;               /* chain in the tuple hash, or free list */
+	struct myrio_tcp_conn *prev, *next; /* active list (timers) */
+	struct myrio_tcp_conn *out_next;    /* pending-output list */
+	struct myrio_tcp_conn *zombie_next;
+
+	/* send */
+	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, max_snd_wnd, snd_wl1, snd_wl2;
+	uint16_t mss; /* payload bytes per segment we send */
+	uint8_t snd_wscale, rcv_wscale;
+	bool ws_ok, ts_ok, sack_ok;
+	bool fin_queued, want_writable;
+	struct myrio_pkt *sndq, *sndq_tail, *snd_next; /* snd_next: first not yet sent */
+	uint32_t sndq_segs;
+	uint32_t snd_end; /* sequence number after the last queued segment */
+	/* congestion control */
+	uint32_t cwnd, ssthresh, bytes_acked, dupacks, recover, high_sack;
+	bool in_recovery;
+	/* RTT / RTO (RFC 6298) */
+	uint32_t srtt_us, rttvar_us, rto_ms;
+	uint32_t retries;
+	bool rtt_timing;
+	uint32_t rtt_seq;
+	uint64_t rtt_start_us;
+	/* timestamps (RFC 7323) */
+	uint32_t ts_recent, last_ack_sent;
+
+	/* receive */
+	uint32_t irs, rcv_nxt, rcv_adv;
+	struct myrio_pkt *rcvq, *rcvq_tail;
+	uint32_t rcv_held; /* in-order bytes queued or held by the application */
+	struct myrio_pkt *ooo;
+	uint32_t ooo_segs;
+	uint32_t ooo_last_seq, ooo_last_end; /* most recent out-of-order arrival (SACK) */
+	bool fin_rcvd, ack_now;
+	uint32_t delack_segs;
+
+	/* timers, absolute ms; 0 = off */
+	uint64_t t_rtx, t_delack, t_2msl;
+	bool persist;
+	uint32_t persist_backoff;
+
+	struct myrio_tcp_conn_stats st;
+};
+
+struct myrio_udp_sock {
+	struct myrio_stack *s;
+	bool in_use;
+	uint16_t lport, rport;
+	uint32_t rip;
+	void *user;
+	struct myrio_pkt *rxq, *rxq_tail;
+	uint32_t rxq_len;
+};
+
+struct myrio_stack {
+	struct myrio_stack_conf conf;
+	struct myrio_port *port;
+	struct myrio_pool *pool;
+	uint8_t mac[6];
+	uint32_t caps, mtu;
+	uint16_t mss;
+	uint64_t now_us, now_ms;
+
+	struct myrio_pkt *txb[TX_BATCH];
+	unsigned ntx;
+
+	struct arp_entry *arp;
+	uint32_t arp_mask;
+	uint64_t arp_next_check;
+
+	struct myrio_tcp_conn *conns;
+	uint32_t *hash;
+	uint32_t hash_mask;
+	uint32_t free_head;
+	uint32_t nconns;
+	struct myrio_tcp_conn *active;
+	struct myrio_tcp_conn *out_list;
+	struct myrio_tcp_conn *zombies;
+	uint64_t next_timer;
+	struct myrio_tcp_listener *listeners;
+	struct myrio_udp_sock *udps;
+
+	uint16_t ip_id;
+	uint16_t eph_next;
+	uint64_t secret[2];
+	uint64_t chack_second;
+	uint32_t chack_count;
+
+	struct myrio_stack_stats st;
+};
+
+/* stack.c */
+void stack_update_clock(struct myrio_stack *s);
+void stack_tx(struct myrio_stack *s, struct myrio_pkt *p); /* frame ready for the NIC */
+void stack_flush(struct myrio_stack *s);
+struct myrio_pkt *stack_alloc(struct myrio_stack *s);
+uint64_t stack_random(struct myrio_stack *s);
+static inline void stack_arm_timer(struct myrio_stack *s, uint64_t when)
+{
+	if (when && (s->next_timer == 0 || when < s->next_timer))
+		s->next_timer = when;
+}
+
+/* eth.c */
+void eth_input(struct myrio_stack *s, struct myrio_pkt *p);
+/* Prepends the Ethernet header (destination filled in by ARP) and pads to the minimum. */
+uint8_t *eth_prepend(struct myrio_stack *s, struct myrio_pkt *p, uint16_t type);
+
+/* arp.c */
+int arp_init(struct myrio_stack *s);
+void arp_fini(struct myrio_stack *s);
+void arp_input(struct myrio_stack *s, struct myrio_pkt *p);
+/* Sends an IP frame to next hop nh: fills the destination MAC or queues the frame until
+ * resolution (bounded). Takes ownership of p. */
+void arp_output(struct myrio_stack *s, struct myrio_pkt *p, uint32_t nh);
+void arp_timers(struct myrio_stack *s);
+
+/* ipv4.c */
+void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p);
+/* p holds the transport segment at its data (checksum field as the caller left it for
+ * ICMP; filled here for TCP/UDP). Writes IP + Ethernet headers and sends. Takes
+ * ownership of p. */
+int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
+		uint32_t dst, uint8_t tos, bool df);
+bool ipv4_l4_csum_ok(struct myrio_stack *s, const struct myrio_pkt *p, const struct ip_rx *ip,
+		     uint8_t proto);
+uint32_t ipv4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len);
+
+/* icmp.c */
+void icmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
+void icmp_send_port_unreach(struct myrio_stack *s, const struct myrio_pkt *p,
+			    const struct ip_rx *ip);
+
+/* udp.c */
+int udp_init(struct myrio_stack *s);
+void udp_fini(struct myrio_stack *s);
+void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
+
+/* tcp_conn.c: table, lookup, lifecycle */
+int tcp_init(struct myrio_stack *s);
+void tcp_fini(struct myrio_stack *s);
+struct myrio_tcp_conn *tcp_lookup(struct myrio_stack *s, uint32_t lip, uint16_t lport,
+				  uint32_t rip, uint16_t rport);
+struct myrio_tcp_conn *tcp_conn_alloc(struct myrio_stack *s, uint32_t lip, uint16_t lport,
+				      uint32_t rip, uint16_t rport);
+struct myrio_tcp_listener *tcp_listener_find(struct myrio_stack *s, uint16_t port);
+void tcp_set_state(struct myrio_tcp_conn *c, uint8_t state);
+void tcp_event(struct myrio_tcp_conn *c, enum myrio_tcp_event ev);
+/* Connection is over (state CLOSED, queues freed); slot freed once the app let go. */
+void tcp_conn_finish(struct myrio_tcp_conn *c, int error);
+void tcp_reap(struct myrio_stack *s);
+void tcp_conn_free(struct myrio_tcp_conn *c); /* immediately; not while listed */
+uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip,
+		 uint16_t rport);
+void tcp_mark_output(struct myrio_tcp_conn *c);
+void tcp_run_output(struct myrio_stack *s);
+
+/* tcp_input.c */
+void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
+
+/* tcp_output.c */
+void tcp_output(struct myrio_tcp_conn *c);
+int tcp_send_syn(struct myrio_tcp_conn *c); /* SYN or SYN-ACK by state */
+int tcp_send_ack(struct myrio_tcp_conn *c);
+int tcp_send_ctl(struct myrio_tcp_conn *c, uint8_t flags, uint32_t seq);
+void tcp_send_rst_reply(struct myrio_stack *s, const struct ip_rx *ip, const uint8_t *th,
+			uint32_t seg_len);
+int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx);
+uint32_t tcp_rcv_window(struct myrio_tcp_conn *c);
+int tcp_challenge_ack(struct myrio_tcp_conn *c);
+
+/* tcp_timers.c */
+void tcp_timers_run(struct myrio_stack *s);
+void tcp_arm_rto(struct myrio_tcp_conn *c);
+void tcp_rtt_sample(struct myrio_tcp_conn *c, uint32_t rtt_us);
+
+/* tcp_options.c */
+void tcp_opts_parse(const uint8_t *opt, unsigned len, bool syn, struct tcp_opts *o);
+unsigned tcp_opts_write_syn(struct myrio_tcp_conn *c, uint8_t *opt, bool synack);
+unsigned tcp_opts_write(struct myrio_tcp_conn *c, uint8_t *opt, bool with_sack);
+unsigned tcp_opts_len(struct myrio_tcp_conn *c, bool with_sack);
+
+/* tcp_sack.c */
+unsigned tcp_sack_blocks(struct myrio_tcp_conn *c, uint32_t blocks[][2], unsigned max);
+void tcp_sack_update(struct myrio_tcp_conn *c, const struct tcp_opts *o);
+uint32_t tcp_pipe(struct myrio_tcp_conn *c);
+struct myrio_pkt *tcp_next_lost(struct myrio_tcp_conn *c);
+
+/* tcp_cc.c */
+void cc_init(struct myrio_tcp_conn *c);
+void cc_on_ack(struct myrio_tcp_conn *c, uint32_t acked);
+void cc_enter_recovery(struct myrio_tcp_conn *c);
+void cc_exit_recovery(struct myrio_tcp_conn *c);
+void cc_on_rto(struct myrio_tcp_conn *c);
+
+#endif

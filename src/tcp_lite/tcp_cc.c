@@ -1,0 +1,64 @@
+/* Congestion control: NewReno (RFC 5681, RFC 6582) with an initial window of 10 segments
+ * (RFC 6928) and byte counting (RFC 3465). */
+#include "tcp_lite/stack.h"
+
+void cc_init(struct myrio_tcp_conn *c)
+{
+	c->cwnd = 10u * c->mss;
+	c->ssthresh = UINT32_MAX;
+	c->bytes_acked = 0;
+	c->dupacks = 0;
+	c->in_recovery = false;
+}
+
+static uint32_t flight_half(const struct myrio_tcp_conn *c)
+{
+	uint32_t flight = c->snd_max - c->snd_una;
+	uint32_t half = flight / 2;
+	return half > 2u * c->mss ? half : 2u * c->mss;
+}
+
+void cc_on_ack(struct myrio_tcp_conn *c, uint32_t acked)
+{
+	if (c->in_recovery)
+		return;
+	if (c->cwnd < c->ssthresh) {
+		/* The stack acknowledges a whole receive burst at once (stretch ACKs), so
+		 * slow start counts every byte acknowledged, as Linux does. */
+		c->cwnd += acked;
+	} else {
+		c->bytes_acked += acked;
+		if (c->bytes_acked >= c->cwnd) {
+			c->bytes_acked -= c->cwnd;
+			c->cwnd += c->mss;
+		}
+	}
+	if (c->cwnd > (1u << 30))
+		c->cwnd = 1u << 30;
+}
+
+void cc_enter_recovery(struct myrio_tcp_conn *c)
+{
+	c->ssthresh = flight_half(c);
+	c->cwnd = c->ssthresh;
+	c->recover = c->snd_max;
+	c->in_recovery = true;
+	c->bytes_acked = 0;
+}
+
+void cc_exit_recovery(struct myrio_tcp_conn *c)
+{
+	c->in_recovery = false;
+	c->cwnd = c->ssthresh;
+	c->dupacks = 0;
+}
+
+void cc_on_rto(struct myrio_tcp_conn *c)
+{
+	if (!c->in_recovery || c->retries == 0)
+		c->ssthresh = flight_half(c);
+	c->cwnd = c->mss;
+	c->in_recovery = false;
+	c->dupacks = 0;
+	c->bytes_acked = 0;
+}

@@ -1,0 +1,570 @@
+/* TCP input: segment validation and the state machine (RFC 9293 "segment arrives"), with
+ * RFC 5961 challenge ACKs, RFC 7323 PAWS and timestamps, in-order delivery through a
+ * bounded out-of-order queue, and the ACK side of loss recovery. */
+#include <errno.h>
+#include <string.h>
+
+#include "tcp_lite/stack.h"
+#include "util/byteorder.h"
+
+struct seg {
+	uint32_t seq, ack, len; /* len: payload bytes */
+	uint32_t wnd;           /* raw window field */
+	uint8_t flags;
+	struct tcp_opts o;
+};
+
+#define OOO_FIN (1ull << 32) /* in an out-of-order buffer's user: it carried FIN */
+
+static void apply_syn_opts(struct myrio_tcp_conn *c, const struct tcp_opts *o)
+{
+	const struct myrio_stack_conf *cf = &c->s->conf;
+	c->ws_ok = cf->window_scale && o->ws_ok;
+	c->snd_wscale = c->ws_ok ? o->wscale : 0;
+	if (!c->ws_ok)
+		c->rcv_wscale = 0;
+	c->ts_ok = cf->timestamps && o->ts_ok;
+	if (c->ts_ok)
+		c->ts_recent = o->tsval;
+	c->sack_ok = cf->sack && o->sack_ok;
+	uint32_t mss = o->mss_ok ? o->mss : 536; /* RFC 9293 default */
+	if (mss > c->s->mss)
+		mss = c->s->mss;
+	if (c->ts_ok)
+		mss -= 12; /* every segment carries the timestamp option */
+	if (mss < 64)
+		mss = 64;
+	c->mss = (uint16_t)mss;
+	cc_init(c);
+}
+
+static void passive_open(struct myrio_stack *s, struct myrio_tcp_listener *l,
+			 const struct ip_rx *ip, uint16_t sport, uint16_t dport,
+			 const struct seg *sg)
+{
+	if (l->pending >= l->backlog) {
+		s->st.drop_tcp_syn_backlog++;
+		return;
+	}
+	struct myrio_tcp_conn *c = tcp_conn_alloc(s, ip->dst, dport, ip->src, sport);
+	if (!c)
+		return;
+	c->listener = l;
+	l->pending++;
+	c->passive = true;
+	c->user = l->user;
+	c->irs = sg->seq;
+	c->rcv_nxt = sg->seq + 1;
+	c->rcv_adv = c->rcv_nxt;
+	apply_syn_opts(c, &sg->o);
+	c->snd_wnd = c->max_snd_wnd = sg->wnd; /* never scaled in a SYN */
+	c->snd_wl1 = sg->seq;
+	c->iss = tcp_isn(s, c->lip, c->lport, c->rip, c->rport);
+	c->snd_una = c->iss;
+	c->snd_nxt = c->snd_max = c->snd_end = c->iss + 1;
+	c->snd_wl2 = c->iss;
+	c->state = MYRIO_TCP_SYN_RCVD;
+	s->st.tcp_passive_opens++;
+	tcp_send_syn(c);
+	tcp_arm_rto(c);
+}
+
+static void rcvq_append(struct myrio_tcp_conn *c, struct myrio_pkt *p)
+{
+	p->next = NULL;
+	if (c->rcvq_tail)
+		c->rcvq_tail->next = p;
+	else
+		c->rcvq = p;
+	c->rcvq_tail = p;
+	c->rcv_held += p->len;
+	c->rcv_nxt += p->len;
+	c->st.bytes_in += p->len;
+}
+
+static void enter_time_wait(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	c->state = MYRIO_TCP_TIME_WAIT;
+	c->t_rtx = 0;
+	c->persist = false;
+	tcp_event(c, MYRIO_TCP_EV_CLOSED);
+	if (s->conf.time_wait_ms == 0) {
+		tcp_conn_finish(c, 0);
+		return;
+	}
+	c->t_2msl = s->now_ms + s->conf.time_wait_ms;
+	stack_arm_timer(s, c->t_2msl);
+}
+
+static bool fin_acked(const struct myrio_tcp_conn *c)
+{
+	return c->fin_queued && c->snd_una == c->snd_end;
+}
+
+static void fin_in_order(struct myrio_tcp_conn *c)
+{
+	c->rcv_nxt++;
+	c->fin_rcvd = true;
+	c->ack_now = true;
+	switch (c->state) {
+	case MYRIO_TCP_ESTABLISHED:
+		c->state = MYRIO_TCP_CLOSE_WAIT;
+		break;
+	case MYRIO_TCP_FIN_WAIT_1:
+		if (fin_acked(c))
+			enter_time_wait(c);
+		else
+			c->state = MYRIO_TCP_CLOSING;
+		break;
+	case MYRIO_TCP_FIN_WAIT_2:
+		enter_time_wait(c);
+		break;
+	}
+}
+
+/* Out-of-order arrival: insert sorted, trimming overlaps, within the bound. */
+static void ooo_insert(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t seq, bool fin)
+{
+	struct myrio_stack *s = c->s;
+	struct myrio_pkt **pp = &c->ooo, *prev = NULL;
+	while (*pp && seq_le((uint32_t)(*pp)->user, seq)) {
+		prev = *pp;
+		pp = &(*pp)->next;
+	}
+	if (prev) {
+		uint32_t pend = (uint32_t)prev->user + prev->len;
+		if (seq_ge(pend, seq + p->len)) { /* fully held already */
+			c->st.dup_segs++;
+			s->st.tcp_dup_segs++;
+			myrio_pkt_free(p);
+			return;
+		}
+		if (seq_gt(pend, seq)) {
+			myrio_pkt_adj(p, pend - seq);
+			seq = pend;
+		}
+	}
+	/* Drop successors the new segment covers; trim against the next one. */
+	while (*pp && seq_ge(seq + p->len, (uint32_t)(*pp)->user + (*pp)->len)) {
+		struct myrio_pkt *gone = *pp;
+		*pp = gone->next;
+		myrio_pkt_free(gone);
+		c->ooo_segs--;
+	}
+	if (*pp && seq_gt(seq + p->len, (uint32_t)(*pp)->user)) {
+		p->len = (uint32_t)(*pp)->user - seq;
+		fin = false;
+	}
+	if (c->ooo_segs >= s->conf.ooo_max_segs) {
+		s->st.drop_tcp_ooo_full++;
+		myrio_pkt_free(p);
+		return;
+	}
+	p->user = seq | (fin ? OOO_FIN : 0);
+	p->next = *pp;
+	*pp = p;
+	c->ooo_segs++;
+	c->ooo_last_seq = seq;
+	c->ooo_last_end = seq + p->len;
+	c->st.ooo_segs++;
+	s->st.tcp_ooo_segs++;
+}
+
+/* Payload (and FIN) of an acceptable segment in a state that receives; owns p. */
+static void receive_data(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t seq, bool fin)
+{
+	struct myrio_stack *s = c->s;
+	uint32_t len = p->len;
+	if (seq_lt(seq, c->rcv_nxt)) {
+		uint32_t d = c->rcv_nxt - seq;
+		c->st.dup_segs++;
+		s->st.tcp_dup_segs++;
+		if (d > len) { /* everything, FIN included, seen before */
+			myrio_pkt_free(p);
+			c->ack_now = true;
+			return;
+		}
+		myrio_pkt_adj(p, d);
+		seq = c->rcv_nxt;
+		len -= d;
+	}
+	uint32_t wnd = tcp_rcv_window(c);
+	if (seq_gt(seq + len, c->rcv_nxt + wnd)) {
+		len = c->rcv_nxt + wnd - seq;
+		if (seq_lt(c->rcv_nxt + wnd, seq))
+			len = 0;
+		p->len = len;
+		fin = false;
+		s->st.drop_tcp_rcv_full++;
+		c->ack_now = true;
+	}
+	if (len == 0 && !fin) {
+		myrio_pkt_free(p);
+		c->ack_now = true;
+		return;
+	}
+	if (seq != c->rcv_nxt) {
+		if (len == 0) {
+			myrio_pkt_free(p);
+		} else {
+			ooo_insert(c, p, seq, fin);
+		}
+		/* RFC 5681 §4.2: a duplicate ACK (with SACK blocks) for every out-of-order
+		 * segment at once, not one per burst, so the sender can count them. */
+		tcp_send_ack(c);
+		return;
+	}
+	bool had_ooo = c->ooo != NULL;
+	if (len)
+		rcvq_append(c, p);
+	else
+		myrio_pkt_free(p);
+	c->delack_segs++;
+	if (fin)
+		fin_in_order(c);
+	/* Pull what the new data made contiguous. */
+	while (!c->fin_rcvd && c->ooo && seq_le((uint32_t)c->ooo->user, c->rcv_nxt)) {
+		struct myrio_pkt *q = c->ooo;
+		c->ooo = q->next;
+		c->ooo_segs--;
+		uint32_t qseq = (uint32_t)q->user;
+		bool qfin = q->user & OOO_FIN;
+		uint32_t d = c->rcv_nxt - qseq;
+		if (d >= q->len && !(qfin && d == q->len)) {
+			myrio_pkt_free(q);
+			continue;
+		}
+		myrio_pkt_adj(q, d);
+		if (q->len)
+			rcvq_append(c, q);
+		else
+			myrio_pkt_free(q);
+		if (qfin)
+			fin_in_order(c);
+	}
+	if (had_ooo)
+		c->ack_now = true; /* RFC 5681 §4.2: ACK at once when a hole fills */
+	if (c->fin_rcvd && c->ooo) { /* nothing can follow a FIN */
+		struct myrio_pkt *q = c->ooo;
+		while (q) {
+			struct myrio_pkt *n = q->next;
+			myrio_pkt_free(q);
+			q = n;
+		}
+		c->ooo = NULL;
+		c->ooo_segs = 0;
+	}
+	tcp_event(c, MYRIO_TCP_EV_READABLE);
+}
+
+static void syn_sent(struct myrio_tcp_conn *c, struct myrio_pkt *p, const struct ip_rx *ip,
+		     const uint8_t *th, const struct seg *sg)
+{
+	struct myrio_stack *s = c->s;
+	bool ack = sg->flags & TH_ACK;
+	myrio_pkt_free(p);
+	if (ack && (seq_le(sg->ack, c->iss) || seq_gt(sg->ack, c->snd_max))) {
+		tcp_send_rst_reply(s, ip, th, sg->len);
+		return;
+	}
+	if (sg->flags & TH_RST) {
+		if (ack) {
+			s->st.tcp_resets_rcvd++;
+			tcp_conn_finish(c, -ECONNREFUSED);
+		}
+		return;
+	}
+	if (!(sg->flags & TH_SYN))
+		return;
+	c->irs = sg->seq;
+	c->rcv_nxt = sg->seq + 1;
+	c->rcv_adv = c->rcv_nxt;
+	apply_syn_opts(c, &sg->o);
+	if (!ack) { /* simultaneous open */
+		c->state = MYRIO_TCP_SYN_RCVD;
+		c->snd_wnd = c->max_snd_wnd = sg->wnd;
+		tcp_send_syn(c);
+		return;
+	}
+	if (c->retries == 0 && !c->ts_ok)
+		tcp_rtt_sample(c, (uint32_t)(s->now_us - (c->t_rtx - c->rto_ms - 1) * 1000));
+	else if (c->ts_ok && sg->o.tsecr)
+		tcp_rtt_sample(c, ((uint32_t)s->now_ms - sg->o.tsecr) * 1000u);
+	c->snd_una = sg->ack;
+	c->snd_wnd = c->max_snd_wnd = sg->wnd; /* never scaled in a SYN */
+	c->snd_wl1 = sg->seq;
+	c->snd_wl2 = sg->ack;
+	c->state = MYRIO_TCP_ESTABLISHED;
+	c->retries = 0;
+	c->t_rtx = 0;
+	s->st.tcp_conns_established++;
+	tcp_send_ack(c);
+	tcp_event(c, MYRIO_TCP_EV_CONNECTED);
+}
+
+static bool seq_acceptable(struct myrio_tcp_conn *c, const struct seg *sg, uint32_t seglen)
+{
+	uint32_t wnd = tcp_rcv_window(c);
+	uint32_t nxt = c->rcv_nxt;
+	if (seglen == 0)
+		return wnd == 0 ? sg->seq == nxt : seq_ge(sg->seq, nxt) && seq_lt(sg->seq, nxt + wnd);
+	if (wnd == 0)
+		return false;
+	return (seq_ge(sg->seq, nxt) && seq_lt(sg->seq, nxt + wnd)) ||
+	       (seq_ge(sg->seq + seglen - 1, nxt) && seq_lt(sg->seq + seglen - 1, nxt + wnd));
+}
+
+static void retransmit_head(struct myrio_tcp_conn *c)
+{
+	struct myrio_pkt *p = c->sndq;
+	if (!p || p == c->snd_next)
+		return;
+	seg_set_flags(p, seg_flags(p) | SEG_LOST);
+	if (tcp_xmit_seg(c, p, true) == 0)
+		seg_set_flags(p, seg_flags(p) | SEG_RETX | SEG_EVER_RETX);
+	else
+		seg_set_flags(p, seg_flags(p) & ~SEG_RETX);
+}
+
+static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
+{
+	struct myrio_stack *s = c->s;
+	uint32_t ack = sg->ack;
+	uint32_t wnd = sg->wnd << c->snd_wscale;
+	if (c->sack_ok && sg->o.nsack)
+		tcp_sack_update(c, &sg->o);
+	if (seq_gt(ack, c->snd_una)) {
+		uint32_t acked = ack - c->snd_una;
+		if (c->ts_ok && sg->o.ts_ok && sg->o.tsecr) {
+			uint32_t r = (uint32_t)s->now_ms - sg->o.tsecr;
+			if (r < 60000)
+				tcp_rtt_sample(c, r * 1000u);
+		} else if (c->rtt_timing && seq_ge(ack, c->rtt_seq)) {
+			c->rtt_timing = false;
+			tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
+		}
+		struct myrio_pkt *p;
+		while ((p = c->sndq) != NULL && seq_le(seg_seq(p) + seg_space(p), ack)) {
+			c->sndq = p->next;
+			if (c->snd_next == p)
+				c->snd_next = p->next;
+			c->sndq_segs--;
+			myrio_pkt_free(p);
+		}
+		if (!c->sndq)
+			c->sndq_tail = NULL;
+		c->snd_una = ack;
+		if (seq_lt(c->snd_nxt, ack))
+			c->snd_nxt = ack;
+		c->retries = 0;
+		c->persist_backoff = 0;
+		if (c->in_recovery) {
+			if (seq_ge(ack, c->recover)) {
+				cc_exit_recovery(c);
+			} else if (c->sndq && !(seg_flags(c->sndq) & SEG_SACKED)) {
+				/* Partial ACK (RFC 6582): the next hole is lost too; resend it now. */
+				retransmit_head(c);
+			}
+		} else {
+			cc_on_ack(c, acked);
+		}
+		c->dupacks = 0;
+		if (c->snd_una == c->snd_max)
+			c->t_rtx = 0;
+		else
+			tcp_arm_rto(c);
+		if (c->want_writable && c->sndq_segs < s->conf.snd_queue_segs) {
+			c->want_writable = false;
+			tcp_event(c, MYRIO_TCP_EV_WRITABLE);
+		}
+	} else if (ack == c->snd_una && sg->len == 0 && !(sg->flags & TH_FIN) &&
+		   wnd == c->snd_wnd && c->snd_max != c->snd_una) {
+		c->dupacks++;
+	}
+	if (!c->in_recovery && c->sndq && c->snd_max != c->snd_una &&
+	    (c->dupacks >= 3 || (c->sack_ok && (seg_flags(c->sndq) & SEG_LOST)))) {
+		cc_enter_recovery(c);
+		retransmit_head(c); /* RFC 6675 §5 (4.3): at once, whatever the pipe says */
+		s->st.tcp_fast_retransmits++;
+		c->st.fast_retransmits++;
+	}
+	if (seq_lt(c->snd_wl1, sg->seq) || (c->snd_wl1 == sg->seq && seq_le(c->snd_wl2, ack))) {
+		c->snd_wnd = wnd;
+		c->snd_wl1 = sg->seq;
+		c->snd_wl2 = ack;
+		if (wnd > c->max_snd_wnd)
+			c->max_snd_wnd = wnd;
+		if (wnd && c->persist) {
+			c->persist = false;
+			c->t_rtx = 0;
+		}
+	}
+}
+
+static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p,
+			      const struct ip_rx *ip, const uint8_t *th, struct seg *sg)
+{
+	struct myrio_stack *s = c->s;
+	uint32_t seglen = sg->len + ((sg->flags & TH_SYN) ? 1u : 0u) + ((sg->flags & TH_FIN) ? 1u : 0u);
+	/* PAWS (RFC 7323 §5.3) */
+	if (c->ts_ok && sg->o.ts_ok && !(sg->flags & TH_RST) && seq_lt(sg->o.tsval, c->ts_recent)) {
+		s->st.tcp_paws_drops++;
+		tcp_send_ack(c);
+		goto drop;
+	}
+	if (!seq_acceptable(c, sg, seglen)) {
+		c->st.drops_out_of_window++;
+		s->st.drop_tcp_out_of_window++;
+		if (seq_lt(sg->seq, c->rcv_nxt)) {
+			c->st.dup_segs++;
+			s->st.tcp_dup_segs++;
+		}
+		if (!(sg->flags & TH_RST))
+			tcp_send_ack(c);
+		goto drop;
+	}
+	if (sg->flags & TH_RST) {
+		/* RFC 5961 §3: only an exact match resets; in-window gets a challenge. */
+		if (sg->seq == c->rcv_nxt) {
+			s->st.tcp_resets_rcvd++;
+			bool quiet = c->state == MYRIO_TCP_SYN_RCVD && c->passive;
+			bool closing = c->state == MYRIO_TCP_CLOSING || c->state == MYRIO_TCP_LAST_ACK ||
+				       c->state == MYRIO_TCP_TIME_WAIT;
+			tcp_conn_finish(c, quiet || closing ? 0 : -ECONNRESET);
+		} else {
+			tcp_challenge_ack(c);
+		}
+		goto drop;
+	}
+	if (sg->flags & TH_SYN) {
+		if (c->state == MYRIO_TCP_SYN_RCVD && sg->seq == c->irs)
+			tcp_send_syn(c); /* our SYN-ACK was lost */
+		else
+			tcp_challenge_ack(c); /* RFC 5961 §4 */
+		goto drop;
+	}
+	if (!(sg->flags & TH_ACK))
+		goto drop;
+	if (c->state == MYRIO_TCP_SYN_RCVD) {
+		if (!seq_gt(sg->ack, c->snd_una) || seq_gt(sg->ack, c->snd_max)) {
+			tcp_send_rst_reply(s, ip, th, sg->len);
+			goto drop;
+		}
+		c->state = c->fin_queued ? MYRIO_TCP_FIN_WAIT_1 : MYRIO_TCP_ESTABLISHED;
+		c->snd_wl1 = sg->seq - 1; /* take this segment's window */
+		if (c->listener) {
+			c->listener->pending--;
+			c->listener = NULL;
+		}
+		c->app_owned = true;
+		c->retries = 0;
+		s->st.tcp_conns_established++;
+		tcp_event(c, MYRIO_TCP_EV_ACCEPTED);
+		if (c->state == MYRIO_TCP_CLOSED)
+			goto drop;
+	}
+	/* RFC 5961 §5: ACKs for data never sent, or far below, are challenged. */
+	if (seq_gt(sg->ack, c->snd_max) || seq_lt(sg->ack, c->snd_una - c->max_snd_wnd)) {
+		s->st.drop_tcp_bad_ack++;
+		tcp_challenge_ack(c);
+		goto drop;
+	}
+	if (c->ts_ok && sg->o.ts_ok && seq_le(sg->seq, c->last_ack_sent))
+		c->ts_recent = sg->o.tsval;
+	process_ack(c, sg);
+	if (fin_acked(c)) {
+		if (c->state == MYRIO_TCP_FIN_WAIT_1) {
+			c->state = MYRIO_TCP_FIN_WAIT_2;
+		} else if (c->state == MYRIO_TCP_CLOSING) {
+			enter_time_wait(c);
+		} else if (c->state == MYRIO_TCP_LAST_ACK) {
+			tcp_conn_finish(c, 0);
+			goto drop;
+		}
+	}
+	if (sg->len || (sg->flags & TH_FIN)) {
+		switch (c->state) {
+		case MYRIO_TCP_ESTABLISHED:
+		case MYRIO_TCP_FIN_WAIT_1:
+		case MYRIO_TCP_FIN_WAIT_2:
+			receive_data(c, p, sg->seq, sg->flags & TH_FIN);
+			p = NULL;
+			break;
+		case MYRIO_TCP_TIME_WAIT: /* FIN retransmitted: ACK, restart 2MSL */
+			c->ack_now = true;
+			if (s->conf.time_wait_ms) {
+				c->t_2msl = s->now_ms + s->conf.time_wait_ms;
+				stack_arm_timer(s, c->t_2msl);
+			}
+			break;
+		default: /* the peer already closed: nothing more to receive */
+			c->ack_now = true;
+			break;
+		}
+	}
+	if (c->state != MYRIO_TCP_CLOSED)
+		tcp_mark_output(c);
+drop:
+	if (p)
+		myrio_pkt_free(p);
+}
+
+void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
+{
+	s->st.tcp_segs_in++;
+	const uint8_t *th = ip->l4;
+	if (ip->l4_len < TCP_HLEN) {
+		s->st.drop_tcp_short++;
+		goto drop;
+	}
+	unsigned hlen = (th[12] >> 4) * 4u;
+	if (hlen < TCP_HLEN || hlen > ip->l4_len) {
+		s->st.drop_tcp_bad_off++;
+		goto drop;
+	}
+	if (!ipv4_l4_csum_ok(s, p, ip, IPPROTO_TCP_)) {
+		s->st.drop_tcp_csum++;
+		goto drop;
+	}
+	struct seg sg;
+	sg.seq = get_be32(th + 4);
+	sg.ack = get_be32(th + 8);
+	sg.flags = th[13];
+	sg.wnd = get_be16(th + 14);
+	sg.len = ip->l4_len - hlen;
+	tcp_opts_parse(th + TCP_HLEN, hlen - TCP_HLEN, sg.flags & TH_SYN, &sg.o);
+	uint16_t sport = get_be16(th), dport = get_be16(th + 2);
+	/* The buffer now holds exactly the payload (Ethernet padding cut off). */
+	p->data_off = (uint32_t)(th + hlen - p->buf);
+	p->len = sg.len;
+
+	struct myrio_tcp_conn *c = tcp_lookup(s, ip->dst, dport, ip->src, sport);
+	if (c && c->state == MYRIO_TCP_TIME_WAIT && (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN &&
+	    seq_gt(sg.seq, c->rcv_nxt) && !c->app_owned && !c->on_output && !c->zombie) {
+		/* A new incarnation may take over a TIME_WAIT (RFC 9293 §3.6.1). */
+		tcp_conn_free(c);
+		c = NULL;
+	}
+	if (!c || c->state == MYRIO_TCP_CLOSED) {
+		struct myrio_tcp_listener *l = c ? NULL : tcp_listener_find(s, dport);
+		if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN) {
+			passive_open(s, l, ip, sport, dport, &sg);
+		} else {
+			s->st.drop_tcp_no_conn++;
+			uint32_t seglen = sg.len + ((sg.flags & TH_SYN) ? 1u : 0u) +
+					  ((sg.flags & TH_FIN) ? 1u : 0u);
+			tcp_send_rst_reply(s, ip, th, seglen);
+		}
+		goto drop;
+	}
+	c->st.segs_in++;
+	if (c->state == MYRIO_TCP_SYN_SENT) {
+		syn_sent(c, p, ip, th, &sg);
+		return;
+	}
+	established_input(c, p, ip, th, &sg);
+	return;
+drop:
+	myrio_pkt_free(p);
+}

@@ -1,0 +1,294 @@
+/* TCP output: segments from the send queue (zero copy: headers go in front of the
+ * application's payload, in its buffer), control segments (SYN, ACK, RST), the
+ * advertised window.
+ *
+ * One frame per segment today; the frame is built so that TSO (§5.6) can slot in: a
+ * queued buffer could carry several MSS of payload with MYRIO_PKT_TX_TSO and the same
+ * header path. */
+#include <errno.h>
+#include <string.h>
+
+#include "tcp_lite/stack.h"
+#include "util/byteorder.h"
+
+uint32_t tcp_rcv_window(struct myrio_tcp_conn *c)
+{
+	uint32_t buf = c->s->conf.rcv_buf;
+	uint32_t space = buf > c->rcv_held ? buf - c->rcv_held : 0;
+	uint32_t adv = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	/* Never move the right edge back (RFC 7323 §2.4), and only move it forward by a
+	 * useful amount (receiver SWS avoidance, RFC 1122 §4.2.3.3): a window that changes
+	 * with every released buffer would also spoil the sender's duplicate-ACK count. */
+	uint32_t step = c->s->mss < buf / 2 ? c->s->mss : buf / 2;
+	if (space < adv || space - adv < step)
+		space = adv;
+	uint32_t max = c->ws_ok ? 65535u << c->rcv_wscale : 65535u;
+	return space < max ? space : max;
+}
+
+/* Ack and window fields; remembers what was advertised. */
+static void fill_ack(struct myrio_tcp_conn *c, uint8_t *th, bool syn)
+{
+	uint32_t wnd = tcp_rcv_window(c);
+	uint32_t field;
+	if (syn || !c->ws_ok) {
+		field = wnd > 65535 ? 65535 : wnd;
+	} else {
+		field = wnd >> c->rcv_wscale;
+		if (seq_lt(c->rcv_nxt + (field << c->rcv_wscale), c->rcv_adv))
+			field++; /* rounding must not shrink the window either */
+		if (field > 65535)
+			field = 65535;
+	}
+	uint32_t edge = c->rcv_nxt + (syn || !c->ws_ok ? field : field << c->rcv_wscale);
+	if (seq_gt(edge, c->rcv_adv))
+		c->rcv_adv = edge;
+	put_be32(th + 8, c->rcv_nxt);
+	put_be16(th + 14, (uint16_t)field);
+	c->last_ack_sent = c->rcv_nxt;
+	c->delack_segs = 0;
+	c->ack_now = false;
+	c->t_delack = 0;
+}
+
+static void write_hdr(const struct myrio_tcp_conn *c, uint8_t *th, uint32_t seq, uint8_t flags,
+		      unsigned hlen)
+{
+	put_be16(th, c->lport);
+	put_be16(th + 2, c->rport);
+	put_be32(th + 4, seq);
+	put_be32(th + 8, 0);
+	th[12] = (uint8_t)((hlen / 4) << 4);
+	th[13] = flags;
+	put_be16(th + 14, 0);
+	put_be16(th + 16, 0);
+	put_be16(th + 18, 0);
+}
+
+static int send_frame(struct myrio_tcp_conn *c, struct myrio_pkt *f)
+{
+	struct myrio_stack *s = c->s;
+	s->st.tcp_segs_out++;
+	c->st.segs_out++;
+	return ipv4_output(s, f, IPPROTO_TCP_, c->lip, c->rip, 0, true);
+}
+
+int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx)
+{
+	struct myrio_stack *s = c->s;
+	uint32_t paylen = seg_len(p);
+	uint32_t pstart = p->data_off + seg_hlen(p);
+	struct myrio_pkt *f = p;
+	if (p->refcnt > 1) {
+		/* The NIC (or the ARP queue) still reads the previous frame from this buffer:
+		 * its headers must not change under it, so send a copy. */
+		f = stack_alloc(s);
+		if (!f)
+			return -ENOBUFS;
+		memcpy(myrio_pkt_data(f), p->buf + pstart, paylen);
+		f->len = paylen;
+		s->st.tcp_tx_copy_nic_busy++;
+	} else {
+		p->data_off = pstart;
+		p->len = paylen;
+		p->ol_flags = 0;
+	}
+	unsigned optlen = tcp_opts_len(c, true);
+	unsigned hlen = TCP_HLEN + optlen;
+	uint8_t *th = myrio_pkt_prepend(f, hlen);
+	uint8_t flags = TH_ACK;
+	if (paylen)
+		flags |= TH_PSH;
+	if (seg_flags(p) & SEG_FIN)
+		flags |= TH_FIN;
+	write_hdr(c, th, seg_seq(p), flags, hlen);
+	tcp_opts_write(c, th + TCP_HLEN, true);
+	fill_ack(c, th, false);
+	c->st.bytes_out += paylen;
+	if (retx) {
+		s->st.tcp_retransmits++;
+		c->st.retransmits++;
+	}
+	if (f == p)
+		myrio_pkt_ref(p); /* the NIC's hold, dropped when it has read the frame */
+	send_frame(c, f);
+	if (f == p)
+		seg_set_hlen(p, pstart - p->data_off);
+	return 0;
+}
+
+int tcp_send_ctl(struct myrio_tcp_conn *c, uint8_t flags, uint32_t seq)
+{
+	struct myrio_pkt *p = stack_alloc(c->s);
+	if (!p)
+		return -ENOBUFS;
+	bool rst = flags & TH_RST;
+	unsigned optlen = rst ? 0 : tcp_opts_len(c, true);
+	unsigned hlen = TCP_HLEN + optlen;
+	uint8_t *th = myrio_pkt_prepend(p, hlen);
+	write_hdr(c, th, seq, flags, hlen);
+	if (!rst)
+		tcp_opts_write(c, th + TCP_HLEN, true);
+	if (flags & TH_ACK)
+		fill_ack(c, th, false);
+	return send_frame(c, p);
+}
+
+int tcp_send_ack(struct myrio_tcp_conn *c)
+{
+	return tcp_send_ctl(c, TH_ACK, c->snd_nxt);
+}
+
+int tcp_challenge_ack(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	/* RFC 5961 §7: a global budget per second. */
+	uint64_t sec = s->now_ms / 1000;
+	if (sec != s->chack_second) {
+		s->chack_second = sec;
+		s->chack_count = 0;
+	}
+	if (s->chack_count >= s->conf.challenge_ack_limit) {
+		s->st.tcp_challenge_ack_limited++;
+		return -EBUSY;
+	}
+	s->chack_count++;
+	s->st.tcp_challenge_acks++;
+	c->st.challenge_acks++;
+	return tcp_send_ack(c);
+}
+
+int tcp_send_syn(struct myrio_tcp_conn *c)
+{
+	struct myrio_pkt *p = stack_alloc(c->s);
+	if (!p)
+		return -ENOBUFS;
+	bool synack = c->state == MYRIO_TCP_SYN_RCVD;
+	uint8_t opt[40];
+	unsigned optlen = tcp_opts_write_syn(c, opt, synack);
+	unsigned hlen = TCP_HLEN + optlen;
+	uint8_t *th = myrio_pkt_prepend(p, hlen);
+	write_hdr(c, th, c->iss, synack ? TH_SYN | TH_ACK : TH_SYN, hlen);
+	memcpy(th + TCP_HLEN, opt, optlen);
+	if (synack)
+		fill_ack(c, th, true);
+	else
+		put_be16(th + 14, (uint16_t)(c->s->conf.rcv_buf > 65535 ? 65535 : c->s->conf.rcv_buf));
+	return send_frame(c, p);
+}
+
+void tcp_send_rst_reply(struct myrio_stack *s, const struct ip_rx *ip, const uint8_t *th,
+			uint32_t seg_len)
+{
+	if (th[13] & TH_RST)
+		return;
+	struct myrio_pkt *p = stack_alloc(s);
+	if (!p)
+		return;
+	uint8_t *r = myrio_pkt_prepend(p, TCP_HLEN);
+	memset(r, 0, TCP_HLEN);
+	memcpy(r, th + 2, 2);
+	memcpy(r + 2, th, 2);
+	r[12] = (TCP_HLEN / 4) << 4;
+	if (th[13] & TH_ACK) {
+		memcpy(r + 4, th + 8, 4); /* seq = their ack */
+		r[13] = TH_RST;
+	} else {
+		put_be32(r + 8, get_be32(th + 4) + seg_len);
+		r[13] = TH_RST | TH_ACK;
+	}
+	s->st.tcp_resets_sent++;
+	s->st.tcp_segs_out++;
+	ipv4_output(s, p, IPPROTO_TCP_, s->conf.ip, ip->src, 0, true);
+}
+
+static void arm_persist(struct myrio_tcp_conn *c)
+{
+	if (c->t_rtx)
+		return;
+	c->persist = true;
+	uint32_t t = c->rto_ms << (c->persist_backoff < 6 ? c->persist_backoff : 6);
+	if (t > c->s->conf.rto_max_ms)
+		t = c->s->conf.rto_max_ms;
+	c->t_rtx = c->s->now_ms + t;
+	stack_arm_timer(c->s, c->t_rtx);
+}
+
+void tcp_output(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	switch (c->state) {
+	case MYRIO_TCP_ESTABLISHED:
+	case MYRIO_TCP_CLOSE_WAIT:
+	case MYRIO_TCP_FIN_WAIT_1:
+	case MYRIO_TCP_CLOSING:
+	case MYRIO_TCP_LAST_ACK:
+		break;
+	case MYRIO_TCP_FIN_WAIT_2:
+	case MYRIO_TCP_TIME_WAIT:
+		if (c->ack_now || c->delack_segs)
+			tcp_send_ack(c);
+		return;
+	default:
+		return;
+	}
+	bool sent = false;
+	uint32_t pipe = 0;
+	if (c->in_recovery) {
+		pipe = tcp_pipe(c);
+		struct myrio_pkt *p;
+		while (pipe < c->cwnd && (p = tcp_next_lost(c)) != NULL) {
+			if (tcp_xmit_seg(c, p, true) < 0)
+				break;
+			seg_set_flags(p, seg_flags(p) | SEG_RETX | SEG_EVER_RETX);
+			pipe += seg_space(p);
+			sent = true;
+		}
+	}
+	struct myrio_pkt *p;
+	while ((p = c->snd_next) != NULL) {
+		uint32_t seq = seg_seq(p), sp = seg_space(p), len = seg_len(p);
+		if (len && seq_gt(seq + len, c->snd_una + c->snd_wnd)) {
+			if (c->snd_nxt == c->snd_una)
+				arm_persist(c); /* zero (or too small) window, nothing in flight */
+			break;
+		}
+		uint32_t flight = c->in_recovery ? pipe : c->snd_nxt - c->snd_una;
+		if (flight > 0 && flight + sp > c->cwnd)
+			break;
+		if (s->conf.nagle && len < c->mss && flight > 0 && !p->next)
+			break;
+		bool retx = seq_lt(seq, c->snd_max);
+		if (tcp_xmit_seg(c, p, retx) < 0)
+			break;
+		if (!retx && !c->rtt_timing && !c->ts_ok) {
+			c->rtt_timing = true;
+			c->rtt_seq = seq + sp;
+			c->rtt_start_us = s->now_us;
+		}
+		if (retx)
+			seg_set_flags(p, seg_flags(p) | SEG_EVER_RETX);
+		c->snd_nxt = seq + sp;
+		if (seq_gt(c->snd_nxt, c->snd_max))
+			c->snd_max = c->snd_nxt;
+		pipe += sp;
+		c->snd_next = p->next;
+		sent = true;
+		if (c->persist) {
+			c->persist = false;
+			c->t_rtx = 0;
+		}
+	}
+	if (!sent && (c->ack_now || c->delack_segs >= 2 ||
+		      (c->delack_segs && s->conf.delayed_ack_ms == 0)))
+		tcp_send_ack(c);
+	else if (c->delack_segs && !c->t_delack) {
+		c->t_delack = s->now_ms + s->conf.delayed_ack_ms;
+		stack_arm_timer(s, c->t_delack);
+	}
+	if (c->snd_max != c->snd_una && (!c->t_rtx || c->persist)) {
+		c->persist = false;
+		c->t_rtx = 0;
+		tcp_arm_rto(c);
+	}
+}

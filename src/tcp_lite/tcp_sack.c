@@ -1,0 +1,113 @@
+/* Selective acknowledgements (RFC 2018): the blocks we advertise for out-of-order data we
+ * hold, and the sender's scoreboard (which queued segments the peer has, which are lost)
+ * used by loss recovery in the manner of RFC 6675. */
+#include "tcp_lite/stack.h"
+
+#define DUP_THRESH 3
+
+unsigned tcp_sack_blocks(struct myrio_tcp_conn *c, uint32_t blocks[][2], unsigned max)
+{
+	/* Merge the out-of-order queue (sorted, non-overlapping) into ranges; the range with
+	 * the latest arrival goes first (RFC 2018 §4). */
+	uint32_t ranges[32][2];
+	unsigned n = 0;
+	for (struct myrio_pkt *p = c->ooo; p; p = p->next) {
+		uint32_t l = (uint32_t)p->user, r = l + p->len;
+		if (n && ranges[n - 1][1] == l)
+			ranges[n - 1][1] = r;
+		else if (n < 32) {
+			ranges[n][0] = l;
+			ranges[n][1] = r;
+			n++;
+		}
+	}
+	unsigned out = 0, first = n;
+	for (unsigned i = 0; i < n; i++)
+		if (seq_le(ranges[i][0], c->ooo_last_seq) && seq_lt(c->ooo_last_seq, ranges[i][1]))
+			first = i;
+	if (first < n && out < max) {
+		blocks[out][0] = ranges[first][0];
+		blocks[out][1] = ranges[first][1];
+		out++;
+	}
+	for (unsigned i = 0; i < n && out < max; i++) {
+		if (i == first)
+			continue;
+		blocks[out][0] = ranges[i][0];
+		blocks[out][1] = ranges[i][1];
+		out++;
+	}
+	return out;
+}
+
+void tcp_sack_update(struct myrio_tcp_conn *c, const struct tcp_opts *o)
+{
+	bool any = false;
+	for (unsigned k = 0; k < o->nsack; k++) {
+		uint32_t l = o->sack[k][0], r = o->sack[k][1];
+		/* Only blocks inside what we sent and the peer has not acknowledged (D-SACKs
+		 * and garbage are ignored). */
+		if (!seq_lt(l, r) || seq_lt(l, c->snd_una) || seq_gt(r, c->snd_max))
+			continue;
+		c->st.sack_blocks_rcvd++;
+		any = true;
+		if (seq_gt(r, c->high_sack) || c->high_sack == 0)
+			c->high_sack = r;
+		for (struct myrio_pkt *p = c->sndq; p && p != c->snd_next; p = p->next) {
+			uint32_t s = seg_seq(p), e = s + seg_space(p);
+			if (seq_ge(s, r))
+				break;
+			if (seq_ge(s, l) && seq_le(e, r))
+				seg_set_flags(p, seg_flags(p) | SEG_SACKED);
+		}
+	}
+	if (!any)
+		return;
+	/* A hole is lost once DUP_THRESH segments' worth above it were SACKed. */
+	uint64_t total = 0;
+	for (struct myrio_pkt *p = c->sndq; p && p != c->snd_next; p = p->next)
+		if (seg_flags(p) & SEG_SACKED)
+			total += seg_space(p);
+	uint64_t seen = 0;
+	for (struct myrio_pkt *p = c->sndq; p && p != c->snd_next; p = p->next) {
+		uint32_t f = seg_flags(p);
+		if (f & SEG_SACKED) {
+			seen += seg_space(p);
+			continue;
+		}
+		if (total - seen >= (uint64_t)DUP_THRESH * c->mss)
+			seg_set_flags(p, f | SEG_LOST);
+		else
+			break;
+	}
+}
+
+uint32_t tcp_pipe(struct myrio_tcp_conn *c)
+{
+	uint32_t pipe = 0;
+	for (struct myrio_pkt *p = c->sndq; p && p != c->snd_next; p = p->next) {
+		uint32_t f = seg_flags(p);
+		if (f & SEG_SACKED)
+			continue;
+		if ((f & SEG_LOST) && !(f & SEG_RETX))
+			continue;
+		pipe += seg_space(p);
+	}
+	/* Without SACK each duplicate ACK stands for a segment that left the network
+	 * (the NewReno window inflation of RFC 6582, expressed as pipe). */
+	if (!c->sack_ok) {
+		uint64_t gone = (uint64_t)c->dupacks * c->mss;
+		pipe = gone >= pipe ? 0 : pipe - (uint32_t)gone;
+	}
+	return pipe;
+}
+
+struct myrio_pkt *tcp_next_lost(struct myrio_tcp_conn *c)
+{
+	for (struct myrio_pkt *p = c->sndq; p && p != c->snd_next; p = p->next) {
+		uint32_t f = seg_flags(p);
+		if ((f & SEG_LOST) && !(f & (SEG_RETX | SEG_SACKED)))
+			return p;
+	}
+	return NULL;
+}

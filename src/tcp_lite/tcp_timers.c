@@ -1,0 +1,130 @@
+/* TCP timers: retransmission (RFC 6298, exponential backoff), SYN retries, zero-window
+ * persist probes, delayed ACKs, TIME_WAIT and orphan FIN_WAIT. Deadlines are absolute
+ * milliseconds of the stack clock; poll only walks the connections when the earliest
+ * one is due. */
+#include <errno.h>
+
+#include "tcp_lite/stack.h"
+
+void tcp_arm_rto(struct myrio_tcp_conn *c)
+{
+	c->persist = false;
+	c->t_rtx = c->s->now_ms + c->rto_ms;
+	stack_arm_timer(c->s, c->t_rtx);
+}
+
+void tcp_rtt_sample(struct myrio_tcp_conn *c, uint32_t r)
+{
+	const struct myrio_stack_conf *cf = &c->s->conf;
+	if (r == 0)
+		r = 1;
+	if (c->srtt_us == 0) {
+		c->srtt_us = r;
+		c->rttvar_us = r / 2;
+	} else {
+		uint32_t d = c->srtt_us > r ? c->srtt_us - r : r - c->srtt_us;
+		c->rttvar_us = (3 * c->rttvar_us + d) / 4;
+		c->srtt_us = (7 * c->srtt_us + r) / 8;
+	}
+	uint32_t var = 4 * c->rttvar_us;
+	if (var < 1000) /* clock granularity G: 1 ms */
+		var = 1000;
+	uint64_t rto = ((uint64_t)c->srtt_us + var + 999) / 1000;
+	if (rto < cf->rto_min_ms)
+		rto = cf->rto_min_ms;
+	if (rto > cf->rto_max_ms)
+		rto = cf->rto_max_ms;
+	c->rto_ms = (uint32_t)rto;
+	c->st.srtt_us = c->srtt_us;
+	c->st.rttvar_us = c->rttvar_us;
+}
+
+static void backoff(struct myrio_tcp_conn *c)
+{
+	uint64_t r = (uint64_t)c->rto_ms * 2;
+	c->rto_ms = r > c->s->conf.rto_max_ms ? c->s->conf.rto_max_ms : (uint32_t)r;
+}
+
+static void rtx_timeout(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	if (c->state == MYRIO_TCP_SYN_SENT || c->state == MYRIO_TCP_SYN_RCVD) {
+		if (++c->retries > s->conf.syn_retries) {
+			s->st.tcp_timeouts++;
+			tcp_conn_finish(c, c->state == MYRIO_TCP_SYN_SENT ? -ETIMEDOUT : 0);
+			return;
+		}
+		backoff(c);
+		c->st.retransmits++;
+		s->st.tcp_retransmits++;
+		tcp_send_syn(c);
+		tcp_arm_rto(c);
+		return;
+	}
+	if (c->persist) {
+		/* Zero-window probe: an old sequence number makes the peer answer with its
+		 * current window (as Linux's window probe). */
+		s->st.tcp_zero_window_probes++;
+		c->st.zero_window_probes++;
+		tcp_send_ctl(c, TH_ACK, c->snd_una - 1);
+		c->persist_backoff++;
+		uint32_t t = c->rto_ms << (c->persist_backoff < 6 ? c->persist_backoff : 6);
+		if (t > s->conf.rto_max_ms)
+			t = s->conf.rto_max_ms;
+		c->t_rtx = s->now_ms + t;
+		stack_arm_timer(s, c->t_rtx);
+		return;
+	}
+	if (c->snd_max == c->snd_una)
+		return;
+	if (++c->retries > s->conf.max_retries) {
+		s->st.tcp_timeouts++;
+		tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_max);
+		tcp_conn_finish(c, -ETIMEDOUT);
+		return;
+	}
+	s->st.tcp_rto_expired++;
+	c->st.rto_expired++;
+	cc_on_rto(c);
+	/* Go back N from the first unacknowledged segment; the SACK scoreboard is
+	 * forgotten (RFC 2018 §8: the receiver may renege). */
+	for (struct myrio_pkt *p = c->sndq; p; p = p->next)
+		seg_set_flags(p, seg_flags(p) & (SEG_FIN | SEG_EVER_RETX));
+	c->high_sack = 0;
+	c->snd_nxt = c->snd_una;
+	c->snd_next = c->sndq;
+	c->rtt_timing = false;
+	backoff(c);
+	tcp_output(c);
+	if (!c->t_rtx)
+		tcp_arm_rto(c);
+}
+
+void tcp_timers_run(struct myrio_stack *s)
+{
+	uint64_t now = s->now_ms, next = 0;
+	for (struct myrio_tcp_conn *c = s->active; c; c = c->next) {
+		if (c->state == MYRIO_TCP_CLOSED)
+			continue;
+		if (c->t_delack && now >= c->t_delack) {
+			c->t_delack = 0;
+			if (c->delack_segs || c->ack_now)
+				tcp_send_ack(c);
+		}
+		if (c->t_rtx && now >= c->t_rtx) {
+			c->t_rtx = 0;
+			rtx_timeout(c);
+		}
+		if (c->t_2msl && now >= c->t_2msl && c->state != MYRIO_TCP_CLOSED) {
+			c->t_2msl = 0;
+			tcp_conn_finish(c, 0);
+		}
+		if (c->state == MYRIO_TCP_CLOSED)
+			continue;
+		uint64_t t[3] = {c->t_delack, c->t_rtx, c->t_2msl};
+		for (int i = 0; i < 3; i++)
+			if (t[i] && (!next || t[i] < next))
+				next = t[i];
+	}
+	s->next_timer = next;
+}

@@ -1,0 +1,206 @@
+/* UDP (RFC 768): sockets bound to a port, optionally connected, with a bounded receive
+ * queue of zero-copy datagrams. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcp_lite/stack.h"
+#include "util/byteorder.h"
+#include "util/log.h"
+
+int udp_init(struct myrio_stack *s)
+{
+	s->udps = calloc(s->conf.max_udp_socks, sizeof(*s->udps));
+	return s->udps ? 0 : -ENOMEM;
+}
+
+static void rxq_drain(struct myrio_udp_sock *u)
+{
+	struct myrio_pkt *p = u->rxq;
+	while (p) {
+		struct myrio_pkt *n = p->next;
+		myrio_pkt_free(p);
+		p = n;
+	}
+	u->rxq = u->rxq_tail = NULL;
+	u->rxq_len = 0;
+}
+
+void udp_fini(struct myrio_stack *s)
+{
+	if (!s->udps)
+		return;
+	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++)
+		if (s->udps[i].in_use)
+			rxq_drain(&s->udps[i]);
+	free(s->udps);
+	s->udps = NULL;
+}
+
+static struct myrio_udp_sock *udp_find(struct myrio_stack *s, uint16_t port)
+{
+	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++)
+		if (s->udps[i].in_use && s->udps[i].lport == port)
+			return &s->udps[i];
+	return NULL;
+}
+
+void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
+{
+	s->st.udp_rx++;
+	const uint8_t *uh = ip->l4;
+	if (ip->l4_len < UDP_HLEN) {
+		s->st.drop_udp_short++;
+		goto drop;
+	}
+	uint16_t ulen = get_be16(uh + 4);
+	if (ulen < UDP_HLEN || ulen > ip->l4_len) {
+		s->st.drop_udp_short++;
+		goto drop;
+	}
+	if (get_be16(uh + 6) != 0) {
+		/* The checksum covers the UDP length; an IP packet longer than it is odd but
+		 * legal, so check over exactly ulen bytes in that case. */
+		struct ip_rx r = *ip;
+		r.l4_len = ulen;
+		if (!ipv4_l4_csum_ok(s, p, &r, IPPROTO_UDP_)) {
+			s->st.drop_udp_csum++;
+			goto drop;
+		}
+	}
+	uint16_t dport = get_be16(uh + 2), sport = get_be16(uh);
+	struct myrio_udp_sock *u = udp_find(s, dport);
+	if (!u || (u->rport && (u->rport != sport || u->rip != ip->src))) {
+		s->st.drop_udp_no_port++;
+		if (!u)
+			icmp_send_port_unreach(s, p, ip);
+		goto drop;
+	}
+	if (u->rxq_len >= s->conf.udp_rx_queue) {
+		s->st.drop_udp_queue_full++;
+		goto drop;
+	}
+	/* Trim to the payload; keep the source in user for recv. */
+	uint32_t off = (uint32_t)(uh + UDP_HLEN - myrio_pkt_data(p));
+	p->data_off += off;
+	p->len = ulen - UDP_HLEN;
+	p->user = (uint64_t)ip->src << 16 | sport;
+	p->next = NULL;
+	if (u->rxq_tail)
+		u->rxq_tail->next = p;
+	else
+		u->rxq = p;
+	u->rxq_tail = p;
+	u->rxq_len++;
+	if (s->conf.udp_event)
+		s->conf.udp_event(s->conf.event_arg, u);
+	return;
+drop:
+	myrio_pkt_free(p);
+}
+
+int myrio_udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myrio_udp_sock **out)
+{
+	*out = NULL;
+	if (port == 0) {
+		for (int tries = 0; tries < 16384 && port == 0; tries++) {
+			uint16_t cand = (uint16_t)(49152 + (s->eph_next++ % 16384));
+			if (!udp_find(s, cand))
+				port = cand;
+		}
+		if (port == 0)
+			return -EADDRINUSE;
+	} else if (udp_find(s, port)) {
+		log_err("tcp_lite: UDP port %u is already bound", port);
+		return -EADDRINUSE;
+	}
+	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++) {
+		struct myrio_udp_sock *u = &s->udps[i];
+		if (u->in_use)
+			continue;
+		memset(u, 0, sizeof(*u));
+		u->s = s;
+		u->in_use = true;
+		u->lport = port;
+		u->user = user;
+		*out = u;
+		return 0;
+	}
+	log_err("tcp_lite: all %u UDP sockets in use; raise conf.max_udp_socks",
+		s->conf.max_udp_socks);
+	return -ENOBUFS;
+}
+
+int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port)
+{
+	if (!ip || !port)
+		return -EINVAL;
+	u->rip = ip;
+	u->rport = port;
+	return 0;
+}
+
+int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip, uint16_t port)
+{
+	struct myrio_stack *s = u->s;
+	if (!ip || !port)
+		return -EDESTADDRREQ;
+	if (p->len > s->mtu - IP_HLEN - UDP_HLEN)
+		return -EMSGSIZE;
+	if (p->data_off < UDP_HLEN + IP_HLEN + ETH_HLEN)
+		return -ENOSPC;
+	if (s->conf.netmask && !s->conf.gateway &&
+	    (ip & s->conf.netmask) != (s->conf.ip & s->conf.netmask))
+		return -ENETUNREACH;
+	uint8_t *uh = myrio_pkt_prepend(p, UDP_HLEN);
+	put_be16(uh, u->lport);
+	put_be16(uh + 2, port);
+	put_be16(uh + 4, (uint16_t)p->len);
+	put_be16(uh + 6, 0);
+	s->st.udp_tx++;
+	stack_update_clock(s); /* ARP ages entries by it; calls come between polls */
+	ipv4_output(s, p, IPPROTO_UDP_, s->conf.ip, ip, 0, false); /* cannot fail now */
+	return 0;
+}
+
+int myrio_udp_send(struct myrio_udp_sock *u, struct myrio_pkt *p)
+{
+	if (!u->rport)
+		return -EDESTADDRREQ;
+	return myrio_udp_sendto(u, p, u->rip, u->rport);
+}
+
+struct myrio_pkt *myrio_udp_recv(struct myrio_udp_sock *u, uint32_t *ip, uint16_t *port)
+{
+	struct myrio_pkt *p = u->rxq;
+	if (!p)
+		return NULL;
+	u->rxq = p->next;
+	if (!u->rxq)
+		u->rxq_tail = NULL;
+	u->rxq_len--;
+	p->next = NULL;
+	if (ip)
+		*ip = (uint32_t)(p->user >> 16);
+	if (port)
+		*port = (uint16_t)p->user;
+	return p;
+}
+
+uint16_t myrio_udp_port(const struct myrio_udp_sock *u)
+{
+	return u->lport;
+}
+
+void *myrio_udp_user(const struct myrio_udp_sock *u)
+{
+	return u->user;
+}
+
+void myrio_udp_close(struct myrio_udp_sock *u)
+{
+	if (!u)
+		return;
+	rxq_drain(u);
+	u->in_use = false;
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Smoke test of tools/myrio-perf on the in-process model: every test runs for a moment and
+# reports real figures in JSON (data arrived and was verified, transactions completed), the
+# netperf table is printed, and the UDP sweep writes a well-formed SVG with one point per size.
+set -euo pipefail
+build=${1:?build directory}
+bin=$build/myrio-perf
+[[ -x $bin ]] || { echo "no $bin"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export MYRIO_LOG=1
+run() { timeout 60 "$bin" -q -l 0.5 "$@"; }
+
+run -t TCP_STREAM --json >"$tmp/tcp.json"
+run -t TCP_SENDFILE --verify --mtu 9000 --json >"$tmp/sendfile.json"
+run -t UDP_STREAM -m 1472 --json >"$tmp/udp.json"
+run -t TCP_RR -r 1,1 --json >"$tmp/tcprr.json"
+run -t UDP_RR -r 64,256 -b 4 --json >"$tmp/udprr.json"
+run -t TCP_STREAM --irq --json >"$tmp/irq.json"
+run -t TCP_STREAM >"$tmp/table.txt"
+run --sweep=64,512,1472 -l 0.3 --svg "$tmp/sweep.svg" >"$tmp/sweep.txt"
+cat "$tmp/table.txt" "$tmp/sweep.txt"
+
+python3 - "$tmp" <<'PY'
+import json, sys, xml.etree.ElementTree as ET
+d = sys.argv[1]
+def load(name):
+    r = json.load(open(f"{d}/{name}.json"))
+    print(name, {k: r[k] for k in ("test", "throughput_mbps", "trans_per_s",
+                                   "util_local_pct", "sd_local_us_per_kb")})
+    return r
+tcp = load("tcp")
+assert tcp["test"] == "TCP_STREAM" and tcp["throughput_mbps"] > 10
+assert tcp["bytes_received"] > 0 and tcp["bytes_sent"] >= tcp["bytes_received"]
+assert 0 < tcp["util_local_pct"] <= 100 and tcp["sd_local_us_per_kb"] > 0
+sf = load("sendfile")
+assert sf["test"] == "TCP_SENDFILE" and sf["mtu"] == 9000
+assert sf["bytes_received"] > 1 << 20 and sf["verified"] is True
+assert sf["failed_verification"] == 0
+udp = load("udp")
+assert udp["message_size"] == 1472 and udp["messages_received"] > 0
+assert udp["recv_mbps"] > 10 and udp["send_mbps"] >= udp["recv_mbps"] * 0.5
+for name in ("tcprr", "udprr"):
+    rr = load(name)
+    assert rr["transactions"] > 100 and rr["trans_per_s"] > 0 and rr["sd_local_us_per_tr"] > 0
+irq = load("irq")
+assert irq["cpu_mode"].startswith("rusage") and irq["irq_sleeps"] >= 0
+assert irq["throughput_mbps"] > 10
+table = open(f"{d}/table.txt").read()
+assert "Throughput" in table and "10^6bits/s" in table and "us/KB" in table
+svg = ET.parse(f"{d}/sweep.svg").getroot()
+circles = svg.findall(".//{http://www.w3.org/2000/svg}circle")
+assert len(circles) == 3, f"{len(circles)} points in the plot, expected 3"
+print("ok")
+PY

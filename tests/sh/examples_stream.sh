@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Smoke test of examples/stream_send and stream_recv as two processes on two NICs of the
+# model daemon: a TCP stream and a UDP stream arrive with every byte verified, and
+# myrio-stats reads a NIC's counters. Skipped when the daemon is not built.
+set -euo pipefail
+build=${1:?build directory}
+for p in myrio-simd stream_send stream_recv myrio-stats; do
+  [[ -x $build/$p ]] || { echo "no $build/$p"; exit 77; }
+done
+tmp=$(mktemp -d)
+sock=$tmp/simd.sock
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+export MYRIO_LOG=1
+
+"$build/myrio-simd" --socket "$sock" >"$tmp/simd.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
+[[ -S $sock ]] || { cat "$tmp/simd.log"; echo "daemon did not start"; exit 1; }
+
+stream() { # $1: name, $2: options of both, $3: sender-only options
+  local name=$1
+  timeout 30 "$build/stream_recv" $2 "simd:nic1@$sock" >"$tmp/$name.recv" 2>&1 &
+  local rpid=$!
+  sleep 0.3
+  timeout 30 "$build/stream_send" -d 2 $2 ${3:-} "simd:nic0@$sock" >"$tmp/$name.send" 2>&1
+  wait $rpid
+  cat "$tmp/$name.send" "$tmp/$name.recv"
+}
+stream tcp ""
+stream udp "--udp" "-s 1000"
+stream tcp9000 "--mtu 9000" "--pcap $tmp/send.pcap"
+
+python3 - "$tmp" <<'PY'
+import re, sys
+d = sys.argv[1]
+def summary(path):
+    m = re.search(r"summary: (\d+) bytes in (\d+) \w+ in ([\d.]+) s = ([\d.]+) Gb/s", open(path).read())
+    assert m, f"no summary in {path}"
+    return int(m.group(1)), float(m.group(4)), open(path).read()
+for name in ("tcp", "udp", "tcp9000"):
+    sb, sg, _ = summary(f"{d}/{name}.send")
+    rb, rg, rtext = summary(f"{d}/{name}.recv")
+    assert rb > 0 and rg > 0, f"{name}: nothing received"
+    assert ", 0 bad" in rtext, f"{name}: payload failed verification"
+    if name.startswith("tcp"):
+        assert rb == sb, f"{name}: sent {sb} bytes, received {rb}"
+    else:
+        assert rb <= sb and rb > sb // 2, f"{name}: sent {sb}, received {rb}"
+    assert re.search(r"^\s+1\.\d s\s+[\d.]+ Gb/s", rtext, re.M), f"{name}: no per-second line"
+    print(f"{name}: {rb} bytes verified, {rg} Gb/s")
+PY
+timeout 10 "$build/myrio-stats" -n 2 -i 0.2 "simd:nic1@$sock" >"$tmp/stats" 2>&1
+cat "$tmp/stats"
+grep -q "link up" "$tmp/stats"
+grep -q "^  counter .* per second" "$tmp/stats"
+grep -q "rdma_tags_available" "$tmp/stats"
+# the pcap holds TCP frames of the stream
+python3 - "$tmp/send.pcap" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+off, tcp = 24, 0
+while off + 16 <= len(data):
+    incl = struct.unpack("<IIII", data[off:off + 16])[2]
+    f = data[off + 16:off + 16 + incl]
+    tcp += len(f) > 34 and f[12:14] == b"\x08\x00" and f[23] == 6
+    off += 16 + incl
+if tcp == 0:  # capture hooks bypassed by the stack (see examples_latency.sh)
+    print("capture is empty: the stack does not go through myrio_rx_burst/myrio_tx_burst")
+    sys.exit(77)
+assert tcp > 100, f"only {tcp} TCP frames captured"
+print(f"capture: {tcp} TCP frames")
+PY
+
+echo ok

@@ -1,0 +1,233 @@
+/* ARP: replies to requests, resolution with queued frames, give-up after retries, static
+ * entries, gratuitous ARP, cache expiry and re-resolution. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "raw_peer.h"
+#include "tcp_lite/stack.h"
+
+static uint32_t build_arp(uint8_t *f, const uint8_t *dst, uint16_t op, const uint8_t *sha,
+			  uint32_t spa, const uint8_t *tha, uint32_t tpa)
+{
+	uint32_t n = build_eth(f, dst, 0x0806);
+	uint8_t *a = f + n;
+	put_be16(a, 1);
+	put_be16(a + 2, 0x0800);
+	a[4] = 6;
+	a[5] = 4;
+	put_be16(a + 6, op);
+	memcpy(a + 8, sha, 6);
+	put_be32(a + 14, spa);
+	memcpy(a + 18, tha, 6);
+	put_be32(a + 24, tpa);
+	memset(a + 28, 0, 18);
+	return 60;
+}
+
+static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+static const uint8_t zero6[6];
+
+/* The i-th captured ARP frame, or NULL. */
+static const uint8_t *cap_arp(struct raw *r, unsigned i)
+{
+	unsigned k = 0;
+	for (unsigned j = 0; j < r->ncap; j++) {
+		const uint8_t *f = myrio_pkt_data(r->cap[j]);
+		if (r->cap[j]->len >= 42 && get_be16(f + 12) == 0x0806 && k++ == i)
+			return f;
+	}
+	return NULL;
+}
+
+static void request_for_us_is_answered_and_learned(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arp1", NULL, NULL, false), 0);
+	uint8_t f[64];
+	build_arp(f, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
+	raw_send(&r, f, 60);
+	raw_poll(&r);
+	const uint8_t *a = cap_arp(&r, 0);
+	assert_non_null(a);
+	assert_memory_equal(a, peer_mac, 6);
+	assert_int_equal(get_be16(a + 20), 2);
+	assert_memory_equal(a + 22, r.smac, 6);
+	assert_int_equal(get_be32(a + 28), STACK_IP);
+	assert_memory_equal(a + 32, peer_mac, 6);
+	assert_int_equal(get_be32(a + 38), PEER_IP);
+	uint8_t mac[6];
+	assert_int_equal(myrio_arp_lookup(r.s, PEER_IP, mac), 0); /* RFC 826 merge */
+	assert_memory_equal(mac, peer_mac, 6);
+	/* A request for someone else: no answer, nothing learned. */
+	const uint8_t other[6] = {2, 9, 9, 9, 9, 9};
+	build_arp(f, bcast, 1, other, 0x0a000007u, zero6, 0x0a000008u);
+	raw_send(&r, f, 60);
+	raw_poll(&r);
+	assert_null(cap_arp(&r, 0));
+	assert_int_equal(myrio_arp_lookup(r.s, 0x0a000007u, mac), -ENOENT);
+	raw_close(&r);
+}
+
+static void frames_wait_for_resolution(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arp2", NULL, NULL, false), 0);
+	struct myrio_udp_sock *u;
+	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
+	for (int i = 0; i < 3; i++) {
+		struct myrio_pkt *p = myrio_stack_pkt_alloc(r.s);
+		memset(myrio_pkt_data(p), 'a' + i, 10);
+		p->len = 10;
+		assert_int_equal(myrio_udp_sendto(u, p, PEER_IP, 2000), 0);
+	}
+	raw_poll(&r);
+	/* One request, no UDP yet. */
+	const uint8_t *a = cap_arp(&r, 0);
+	assert_non_null(a);
+	assert_memory_equal(a, bcast, 6);
+	assert_int_equal(get_be16(a + 20), 1);
+	assert_int_equal(get_be32(a + 38), PEER_IP);
+	assert_null(cap_arp(&r, 1));
+	assert_int_equal(r.ncap, 1);
+	uint8_t f[64];
+	build_arp(f, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
+	raw_send(&r, f, 60);
+	raw_poll(&r);
+	/* The three datagrams leave, in order, to the learned MAC. */
+	assert_int_equal(r.ncap, 3);
+	for (int i = 0; i < 3; i++) {
+		const uint8_t *e = myrio_pkt_data(r.cap[i]);
+		assert_memory_equal(e, peer_mac, 6);
+		assert_int_equal(e[42], 'a' + i);
+	}
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.arp_queued, 3);
+	raw_close(&r);
+}
+
+static void unresolved_gives_up_and_counts(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arp3", NULL, NULL, false), 0);
+	struct myrio_udp_sock *u;
+	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
+	for (int i = 0; i < 10; i++) { /* the queue holds 8 */
+		struct myrio_pkt *p = myrio_stack_pkt_alloc(r.s);
+		p->len = 10;
+		assert_int_equal(myrio_udp_sendto(u, p, 0x0a000063u, 2000), 0);
+	}
+	raw_poll(&r);
+	int requests = cap_arp(&r, 0) ? 1 : 0;
+	for (int i = 0; i < 5; i++) {
+		raw_advance_ms(&r, 1000);
+		raw_poll(&r);
+		requests += cap_arp(&r, 0) ? 1 : 0;
+	}
+	assert_int_equal(requests, 3);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.arp_queue_drop, 2);
+	assert_int_equal(st.arp_unresolved_drop, 8);
+	raw_poll(&r);
+	assert_int_equal(myrio_pool_free_count(r.s->pool), r.s->pool->count);
+	raw_close(&r);
+}
+
+static struct myrio_pkt *small_datagram(struct raw *r)
+{
+	struct myrio_pkt *p = myrio_stack_pkt_alloc(r->s);
+	memcpy(myrio_pkt_data(p), "hi", 2);
+	p->len = 2;
+	return p;
+}
+
+static void static_entries_and_gratuitous_arp(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arp4", NULL, NULL, false), 0);
+	const uint8_t smac[6] = {2, 1, 1, 1, 1, 1};
+	assert_int_equal(myrio_arp_add_static(r.s, 0x0a000005u, smac), 0);
+	struct myrio_udp_sock *u;
+	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
+	assert_int_equal(myrio_udp_sendto(u, small_datagram(&r), 0x0a000005u, 9), 0);
+	raw_poll(&r);
+	assert_null(cap_arp(&r, 0)); /* no resolution needed */
+	assert_int_equal(r.ncap, 1);
+	assert_memory_equal(myrio_pkt_data(r.cap[0]), smac, 6);
+	/* A gratuitous ARP cannot move a static entry... */
+	const uint8_t evil[6] = {2, 6, 6, 6, 6, 6};
+	uint8_t f[64];
+	build_arp(f, bcast, 1, evil, 0x0a000005u, zero6, 0x0a000005u);
+	raw_send(&r, f, 60);
+	raw_poll(&r);
+	uint8_t mac[6];
+	assert_int_equal(myrio_arp_lookup(r.s, 0x0a000005u, mac), 0);
+	assert_memory_equal(mac, smac, 6);
+	/* ...but updates a learned one (the peer moved to a new MAC). */
+	build_arp(f, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
+	raw_send(&r, f, 60);
+	raw_poll(&r);
+	const uint8_t moved[6] = {2, 7, 7, 7, 7, 7};
+	build_arp(f, bcast, 1, moved, PEER_IP, zero6, PEER_IP);
+	raw_send(&r, f, 60);
+	raw_poll(&r);
+	assert_null(cap_arp(&r, 0)); /* gratuitous: never answered */
+	assert_int_equal(myrio_arp_lookup(r.s, PEER_IP, mac), 0);
+	assert_memory_equal(mac, moved, 6);
+	/* Our own announcement: sender = target = our address. */
+	assert_int_equal(myrio_arp_announce(r.s), 0);
+	raw_poll(&r);
+	const uint8_t *a = cap_arp(&r, 0);
+	assert_non_null(a);
+	assert_int_equal(get_be32(a + 28), STACK_IP);
+	assert_int_equal(get_be32(a + 38), STACK_IP);
+	raw_close(&r);
+}
+
+static void expired_entry_is_refreshed(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arp5", NULL, NULL, false), 0);
+	uint8_t f[64];
+	build_arp(f, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
+	raw_send(&r, f, 60);
+	raw_poll(&r);
+	struct myrio_udp_sock *u;
+	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
+	raw_advance_ms(&r, 60001); /* past arp_timeout_ms */
+	assert_int_equal(myrio_udp_sendto(u, small_datagram(&r), PEER_IP, 9), 0);
+	raw_poll(&r);
+	/* Still sent with the old MAC during the grace period, plus a new request. */
+	const uint8_t *a = cap_arp(&r, 0);
+	assert_non_null(a);
+	assert_int_equal(get_be16(a + 20), 1);
+	assert_int_equal(r.ncap, 2);
+	/* No answer: after the grace period frames wait again. */
+	raw_advance_ms(&r, 5000);
+	assert_int_equal(myrio_udp_sendto(u, small_datagram(&r), PEER_IP, 9), 0);
+	raw_poll(&r);
+	assert_non_null(cap_arp(&r, 0));
+	assert_int_equal(r.ncap, 1);
+	build_arp(f, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
+	raw_send(&r, f, 60);
+	raw_poll(&r);
+	assert_int_equal(r.ncap, 1); /* the queued datagram */
+	assert_int_equal(get_be16(myrio_pkt_data(r.cap[0]) + 12), 0x0800);
+	raw_close(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(request_for_us_is_answered_and_learned),
+		cmocka_unit_test(frames_wait_for_resolution),
+		cmocka_unit_test(unresolved_gives_up_and_counts),
+		cmocka_unit_test(static_entries_and_gratuitous_arp),
+		cmocka_unit_test(expired_entry_is_refreshed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,643 @@
+/* TCP state machine against a crafted peer: handshakes, data and ACKs, RFC 5961 challenge
+ * ACKs, PAWS, out-of-order delivery with SACK, closes in both directions, TIME_WAIT,
+ * retransmission timing on a fake clock, zero-window probes, SYN floods. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "raw_peer.h"
+#include "tcp_lite/stack.h"
+
+static struct myrio_tcp_listener *listen80(struct raw *r)
+{
+	struct myrio_tcp_listener *l;
+	assert_int_equal(myrio_tcp_listen(r->s, 80, 4, NULL, &l), 0);
+	return l;
+}
+
+static void passive_open_negotiates_options(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st1", NULL, NULL, true), 0);
+	listen80(&r);
+	uint8_t o[20] = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0x03, 0xe8, 0, 0, 0, 0, 1, 3, 3, 7};
+	struct tcpf t = {.sport = 40000, .dport = 80, .seq = 100, .flags = F_SYN, .win = 65535,
+			 .opts = o, .optlen = 20};
+	raw_send_tcp(&r, &t);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.flags, F_SYN | F_ACK);
+	assert_int_equal(v.ack, 101);
+	assert_int_equal(v.sport, 80);
+	assert_int_equal(v.dport, 40000);
+	int k = find_opt(v.opts, v.optlen, 2);
+	assert_true(k >= 0);
+	assert_int_equal(get_be16(v.opts + k + 2), 1460);
+	assert_true(find_opt(v.opts, v.optlen, 4) >= 0); /* SACK permitted */
+	k = find_opt(v.opts, v.optlen, 8);
+	assert_true(k >= 0);
+	assert_int_equal(get_be32(v.opts + k + 6), 1000); /* echoes our tsval */
+	k = find_opt(v.opts, v.optlen, 3);
+	assert_true(k >= 0);
+	assert_int_equal(v.opts[k + 2], 3); /* 256 KiB buffer needs a shift of 3 */
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 0);
+	/* Final ACK completes the handshake. */
+	struct tcpf a = {.sport = 40000, .dport = 80, .seq = 101, .ack = v.seq + 1,
+			 .flags = F_ACK, .win = 1000};
+	raw_send_tcp(&r, &a);
+	raw_poll(&r);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 1);
+	struct myrio_tcp_conn *c = r.last_conn;
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
+	/* peer MSS 1460 minus the timestamp option */
+	assert_int_equal(myrio_tcp_mss(c), 1448);
+	raw_close(&r);
+}
+
+static void syn_without_options_gets_defaults(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st2", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40001, 80, 0x7fffffff, false);
+	assert_non_null(p.c);
+	assert_int_equal(myrio_tcp_mss(p.c), 536);
+	/* No option but... nothing: data segments carry no timestamps. */
+	peer_send(&r, &p, F_ACK | F_PSH, "hello", 5);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.optlen, 0);
+	assert_int_equal(v.ack, p.snd_nxt);
+	raw_close(&r);
+}
+
+static void data_is_delivered_and_acked(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st3", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40002, 80, 5000, true);
+	assert_non_null(p.c);
+	peer_send(&r, &p, F_ACK | F_PSH, "abcdef", 6);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.ack, 5000 + 1 + 6);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_READABLE], 1);
+	struct myrio_pkt *d = myrio_tcp_recv(p.c);
+	assert_non_null(d);
+	assert_int_equal(d->len, 6);
+	assert_memory_equal(myrio_pkt_data(d), "abcdef", 6);
+	myrio_tcp_release(p.c, d);
+	assert_null(myrio_tcp_recv(p.c));
+	/* The stack sends; the payload arrives intact behind the headers. */
+	assert_int_equal(myrio_tcp_write(p.c, "0123456789", 10), 10);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.len, 10);
+	assert_memory_equal(v.data, "0123456789", 10);
+	assert_int_equal(v.seq, p.rcv_nxt);
+	assert_int_equal(myrio_tcp_unacked(p.c), 10);
+	p.rcv_nxt += 10;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_unacked(p.c), 0);
+	raw_close(&r);
+}
+
+static void rst_with_wrong_sequence_gets_challenge_ack(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st4", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40003, 80, 1000, true);
+	assert_non_null(p.c);
+	/* In the window but not exactly rcv_nxt: challenge ACK, connection survives. */
+	struct tcpf t = {.sport = 40003, .dport = 80, .seq = p.snd_nxt + 100, .flags = F_RST};
+	raw_send_tcp(&r, &t);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.flags, F_ACK);
+	assert_int_equal(v.ack, p.snd_nxt);
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_ESTABLISHED);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_challenge_acks, 1);
+	/* Outside the window: silently dropped. */
+	t.seq = p.snd_nxt + 0x40000000u;
+	raw_send_tcp(&r, &t);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0);
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_ESTABLISHED);
+	/* SYN on an established connection: challenge ACK too (RFC 5961 §4). */
+	t.seq = p.snd_nxt + 5;
+	t.flags = F_SYN;
+	raw_send_tcp(&r, &t);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.flags, F_ACK);
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_ESTABLISHED);
+	/* ACK of data never sent: challenged and counted, state unchanged. */
+	struct tcpf a = {.sport = 40003, .dport = 80, .seq = p.snd_nxt, .ack = p.rcv_nxt + 5000,
+			 .flags = F_ACK, .win = 100};
+	raw_send_tcp(&r, &a);
+	raw_poll(&r);
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.drop_tcp_bad_ack, 1);
+	assert_int_equal(st.tcp_challenge_acks, 3);
+	/* The exact sequence number resets it. */
+	t.seq = p.snd_nxt;
+	t.flags = F_RST;
+	raw_send_tcp(&r, &t);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_CLOSED);
+	assert_int_equal(myrio_tcp_error(p.c), -ECONNRESET);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ERROR], 1);
+	myrio_tcp_close(p.c);
+	raw_close(&r);
+}
+
+static void challenge_acks_are_rate_limited(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st5", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40004, 80, 1000, false);
+	assert_non_null(p.c);
+	for (int i = 0; i < 1500; i++) {
+		struct tcpf t = {.sport = 40004, .dport = 80, .seq = p.snd_nxt + 1 + (uint32_t)i,
+				 .flags = F_RST};
+		raw_send_tcp(&r, &t);
+		if (i % 32 == 31)
+			raw_poll(&r);
+	}
+	raw_poll(&r);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_challenge_acks, 1000);
+	assert_int_equal(st.tcp_challenge_ack_limited, 500);
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_ESTABLISHED);
+	raw_close(&r);
+}
+
+static void paws_drops_old_timestamps(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st6", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40005, 80, 1000, true);
+	assert_non_null(p.c);
+	p.tsval = 5000;
+	peer_send(&r, &p, F_ACK | F_PSH, "new", 3);
+	raw_poll(&r);
+	p.tsval = 4000; /* older than ts_recent */
+	peer_send(&r, &p, F_ACK | F_PSH, "old", 3);
+	raw_poll(&r);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_paws_drops, 1);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v)); /* answered with an ACK for what it has */
+	assert_int_equal(v.ack, p.snd_nxt - 3);
+	char buf[16];
+	assert_int_equal(myrio_tcp_read(p.c, buf, sizeof(buf)), 3);
+	assert_memory_equal(buf, "new", 3);
+	raw_close(&r);
+}
+
+static void out_of_order_is_held_sacked_and_delivered_in_order(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st7", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40006, 80, 0xfffffff0u, true); /* crosses the 2^32 wrap */
+	assert_non_null(p.c);
+	uint32_t base = p.snd_nxt;
+	char seg[3][100];
+	for (int i = 0; i < 3; i++)
+		memset(seg[i], 'a' + i, 100);
+	/* Send 2nd and 3rd first. */
+	p.snd_nxt = base + 100;
+	peer_send(&r, &p, F_ACK, seg[1], 100);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.ack, base); /* duplicate ACK */
+	int k = find_opt(v.opts, v.optlen, 5);
+	assert_true(k >= 0);
+	assert_int_equal(v.opts[k + 1], 10);
+	assert_int_equal(get_be32(v.opts + k + 2), base + 100);
+	assert_int_equal(get_be32(v.opts + k + 6), base + 200);
+	peer_send(&r, &p, F_ACK, seg[2], 100);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	k = find_opt(v.opts, v.optlen, 5);
+	assert_true(k >= 0);
+	assert_int_equal(get_be32(v.opts + k + 2), base + 100); /* merged block */
+	assert_int_equal(get_be32(v.opts + k + 6), base + 300);
+	assert_null(myrio_tcp_recv(p.c));
+	/* The hole fills: everything comes out in order, one cumulative ACK. */
+	p.snd_nxt = base;
+	peer_send(&r, &p, F_ACK, seg[0], 100);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.ack, base + 300);
+	assert_int_equal(find_opt(v.opts, v.optlen, 5), -1);
+	char buf[400];
+	assert_int_equal(myrio_tcp_read(p.c, buf, sizeof(buf)), 300);
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(buf[i], 'a' + i / 100);
+	struct myrio_tcp_conn_stats cs;
+	myrio_tcp_conn_stats(p.c, &cs);
+	assert_int_equal(cs.ooo_segs, 2);
+	raw_close(&r);
+}
+
+static void ooo_queue_is_bounded(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st8", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40007, 80, 1, true);
+	uint32_t base = p.snd_nxt;
+	char d[100] = {0};
+	for (int i = 1; i <= 200; i++) { /* a hole at base, 200 segments behind it */
+		p.snd_nxt = base + 100u * (uint32_t)i;
+		peer_send(&r, &p, F_ACK, d, 100);
+		if (i % 16 == 0)
+			raw_poll(&r);
+	}
+	raw_poll(&r);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_ooo_segs, 128); /* conf.ooo_max_segs */
+	assert_int_equal(st.drop_tcp_ooo_full, 72);
+	raw_close(&r);
+}
+
+static void peer_close_then_local_close(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st9", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40008, 80, 77, true);
+	peer_send(&r, &p, F_ACK | F_FIN, "bye", 3);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_CLOSE_WAIT);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.ack, p.snd_nxt);
+	char buf[8];
+	assert_int_equal(myrio_tcp_read(p.c, buf, 8), 3);
+	assert_int_equal(myrio_tcp_read(p.c, buf, 8), 0);
+	assert_true(myrio_tcp_eof(p.c));
+	/* Half-close: we can still send. */
+	assert_int_equal(myrio_tcp_write(p.c, "late", 4), 4);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.len, 4);
+	p.rcv_nxt += 4;
+	myrio_tcp_close(p.c);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_true(v.flags & F_FIN);
+	assert_int_equal(v.seq, p.rcv_nxt);
+	p.rcv_nxt++;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	/* LAST_ACK -> CLOSED; the slot is free again: a segment now gets a RST. */
+	peer_send(&r, &p, F_ACK, "x", 1);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_true(v.flags & F_RST);
+	raw_close(&r);
+}
+
+static void active_close_time_wait(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st10", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40009, 80, 9, true);
+	assert_int_equal(myrio_tcp_shutdown(p.c), 0);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_FIN_WAIT_1);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.flags, F_FIN | F_ACK);
+	p.rcv_nxt++;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_FIN_WAIT_2);
+	/* Still receiving after our half-close. */
+	peer_send(&r, &p, F_ACK, "more", 4);
+	raw_poll(&r);
+	char b[8];
+	assert_int_equal(myrio_tcp_read(p.c, b, 8), 4);
+	peer_send(&r, &p, F_ACK | F_FIN, NULL, 0);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_TIME_WAIT);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_CLOSED], 1);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.ack, p.snd_nxt);
+	/* A retransmitted FIN in TIME_WAIT is acknowledged again. */
+	p.snd_nxt--;
+	peer_send(&r, &p, F_ACK | F_FIN, NULL, 0);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.ack, p.snd_nxt);
+	myrio_tcp_close(p.c);
+	raw_advance_ms(&r, 60001);
+	raw_poll(&r);
+	raw_poll(&r);
+	/* Gone: the tuple is unknown now. */
+	peer_send(&r, &p, F_ACK, "x", 1);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_true(v.flags & F_RST);
+	raw_close(&r);
+}
+
+static void retransmission_timer_backs_off(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st11", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40010, 80, 9, true);
+	assert_int_equal(myrio_tcp_write(p.c, "data", 4), 4);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 1);
+	/* The handshake RTT was ~0: RTO is the 200 ms floor, then 400, 800. */
+	uint64_t expect[] = {200, 400, 800, 1600};
+	for (int i = 0; i < 4; i++) {
+		raw_advance_ms(&r, expect[i] - 1);
+		raw_poll(&r);
+		assert_int_equal(cap_count_tcp(&r), 0);
+		raw_advance_ms(&r, 1);
+		raw_poll(&r);
+		struct tcpv v;
+		assert_true(cap_tcp(&r, 0, &v));
+		assert_int_equal(v.len, 4);
+		assert_memory_equal(v.data, "data", 4);
+	}
+	struct myrio_tcp_conn_stats cs;
+	myrio_tcp_conn_stats(p.c, &cs);
+	assert_int_equal(cs.rto_expired, 4);
+	assert_int_equal(cs.rto_ms, 3200);
+	/* An ACK stops it and resets the backoff. */
+	p.rcv_nxt += 4;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	raw_advance_ms(&r, 10000);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0);
+	assert_int_equal(myrio_tcp_unacked(p.c), 0);
+	raw_close(&r);
+}
+
+static void short_conf(struct myrio_stack_conf *c)
+{
+	c->max_retries = 3;
+}
+
+static void retries_exhausted_is_timeout(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st12", NULL, short_conf, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40011, 80, 9, true);
+	assert_int_equal(myrio_tcp_write(p.c, "x", 1), 1);
+	for (int i = 0; i < 100; i++) {
+		raw_advance_ms(&r, 1000);
+		raw_poll(&r);
+	}
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_CLOSED);
+	assert_int_equal(myrio_tcp_error(p.c), -ETIMEDOUT);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ERROR], 1);
+	myrio_tcp_close(p.c);
+	raw_close(&r);
+}
+
+static void zero_window_is_probed(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st13", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40012, 80, 9, true);
+	p.win = 0;
+	peer_send(&r, &p, F_ACK, NULL, 0); /* window closes */
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_write(p.c, "blocked", 7), 7);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0); /* nothing may go */
+	raw_advance_ms(&r, 500);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v)); /* window probe: old sequence number, no data */
+	assert_int_equal(v.len, 0);
+	assert_int_equal(v.seq, p.rcv_nxt - 1);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_zero_window_probes, 1);
+	p.win = 1000; /* opens */
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.len, 7);
+	raw_close(&r);
+}
+
+static void syn_flood_keeps_memory_bounded(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st14", NULL, NULL, true), 0);
+	listen80(&r); /* backlog 4 */
+	for (uint32_t i = 0; i < 5000; i++) {
+		struct tcpf t = {.sport = (uint16_t)(1024 + i), .dport = 80, .seq = i * 7919u,
+				 .flags = F_SYN, .win = 1000};
+		raw_send_tcp(&r, &t);
+		if (i % 32 == 31)
+			raw_poll(&r);
+	}
+	raw_poll(&r);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_passive_opens, 4);
+	assert_int_equal(st.drop_tcp_syn_backlog, 4996);
+	/* The half-open ones give up after their SYN-ACK retries; memory comes back. */
+	for (int i = 0; i < 200; i++) {
+		raw_advance_ms(&r, 1000);
+		raw_poll(&r);
+	}
+	raw_poll(&r);
+	assert_int_equal(myrio_pool_free_count(r.s->pool), r.s->pool->count);
+	uint32_t in_use = 0;
+	for (uint32_t i = 0; i < r.s->nconns; i++)
+		in_use += r.s->conns[i].in_use;
+	assert_int_equal(in_use, 0);
+	/* And a real client gets in. */
+	struct peer p;
+	peer_connect(&r, &p, 50000, 80, 1, true);
+	assert_non_null(p.c);
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_ESTABLISHED);
+	raw_close(&r);
+}
+
+static void closed_port_answers_rst(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st15", NULL, NULL, true), 0);
+	struct tcpf t = {.sport = 1234, .dport = 81, .seq = 555, .flags = F_SYN, .win = 1000};
+	raw_send_tcp(&r, &t);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.flags, F_RST | F_ACK);
+	assert_int_equal(v.ack, 556);
+	assert_int_equal(v.seq, 0);
+	/* An ACK segment gets RST with seq = its ack, no ACK flag. */
+	t.flags = F_ACK;
+	t.ack = 0xabcdef;
+	raw_send_tcp(&r, &t);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.flags, F_RST);
+	assert_int_equal(v.seq, 0xabcdef);
+	/* A RST gets nothing. */
+	t.flags = F_RST;
+	raw_send_tcp(&r, &t);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0);
+	raw_close(&r);
+}
+
+static void active_open_from_the_stack(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st16", NULL, NULL, true), 0);
+	struct myrio_tcp_conn *c;
+	assert_int_equal(myrio_tcp_connect(r.s, PEER_IP, 7000, NULL, &c), 0);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.flags, F_SYN);
+	assert_int_equal(v.dport, 7000);
+	assert_true(v.sport >= 49152);
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_SYN_SENT);
+	/* SYN-ACK with a bad ack: RST, still SYN_SENT. */
+	struct tcpf t = {.sport = 7000, .dport = v.sport, .seq = 999, .ack = v.seq + 5,
+			 .flags = F_SYN | F_ACK, .win = 8192};
+	uint32_t iss = v.seq;
+	raw_send_tcp(&r, &t);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.flags, F_RST);
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_SYN_SENT);
+	t.ack = iss + 1;
+	raw_send_tcp(&r, &t);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_CONNECTED], 1);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.ack, 1000);
+	assert_int_equal(myrio_tcp_mss(c), 536); /* the peer sent no MSS option */
+	/* Same ISN seed and clock, different tuple: a different ISN (RFC 6528). */
+	struct myrio_tcp_conn *c2;
+	assert_int_equal(myrio_tcp_connect(r.s, PEER_IP, 7001, NULL, &c2), 0);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_not_equal(v.seq, iss);
+	raw_close(&r);
+}
+
+static void sending_across_the_sequence_wrap(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st17", NULL, NULL, true), 0);
+	listen80(&r);
+	/* Learn the ISN for this tuple, then move the clock so the next one lands just
+	 * below 2^32 (ISN = keyed hash + 4 us clock, RFC 6528). */
+	struct tcpf t = {.sport = 41000, .dport = 80, .seq = 1, .flags = F_SYN, .win = 65535};
+	raw_send_tcp(&r, &t);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	uint32_t delta = 0xfffff000u - v.seq;
+	struct tcpf rst = {.sport = 41000, .dport = 80, .seq = 2, .flags = F_RST};
+	raw_send_tcp(&r, &rst);
+	raw_poll(&r);
+	r.now_ns += (uint64_t)delta * 4000;
+	struct peer p;
+	peer_connect(&r, &p, 41000, 80, 1, true);
+	assert_non_null(p.c);
+	assert_int_equal(p.rcv_nxt, 0xfffff001u);
+	/* 8 segments of 1000 bytes: from 0xfffff001 past 0 */
+	char d[1000];
+	for (int i = 0; i < 8; i++) {
+		memset(d, 'A' + i, sizeof(d));
+		assert_int_equal(myrio_tcp_write(p.c, d, sizeof(d)), 1000);
+	}
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 8);
+	for (unsigned i = 0; i < 8; i++) {
+		assert_true(cap_tcp(&r, i, &v));
+		assert_int_equal(v.seq, 0xfffff001u + 1000 * i);
+		assert_int_equal(v.data[0], 'A' + (int)i);
+	}
+	/* Ack the first 5 (past the wrap): 3 remain, then their retransmission. */
+	p.rcv_nxt = 0xfffff001u + 5000;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_unacked(p.c), 3000);
+	raw_advance_ms(&r, 200);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.seq, 0xfffff001u + 5000);
+	assert_int_equal(v.data[0], 'F');
+	p.rcv_nxt = 0xfffff001u + 8000;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_unacked(p.c), 0);
+	raw_close(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(passive_open_negotiates_options),
+		cmocka_unit_test(syn_without_options_gets_defaults),
+		cmocka_unit_test(data_is_delivered_and_acked),
+		cmocka_unit_test(rst_with_wrong_sequence_gets_challenge_ack),
+		cmocka_unit_test(challenge_acks_are_rate_limited),
+		cmocka_unit_test(paws_drops_old_timestamps),
+		cmocka_unit_test(out_of_order_is_held_sacked_and_delivered_in_order),
+		cmocka_unit_test(ooo_queue_is_bounded),
+		cmocka_unit_test(peer_close_then_local_close),
+		cmocka_unit_test(active_close_time_wait),
+		cmocka_unit_test(retransmission_timer_backs_off),
+		cmocka_unit_test(retries_exhausted_is_timeout),
+		cmocka_unit_test(zero_window_is_probed),
+		cmocka_unit_test(syn_flood_keeps_memory_bounded),
+		cmocka_unit_test(closed_port_answers_rst),
+		cmocka_unit_test(active_open_from_the_stack),
+		cmocka_unit_test(sending_across_the_sequence_wrap),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

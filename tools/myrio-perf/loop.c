@@ -1,0 +1,131 @@
+/* The measurement loop and honest CPU accounting for a polling program.
+ *
+ * A polling loop is always 100% busy, so "CPU used" must mean something else. Two modes:
+ *
+ *  - spin (default): a side's CPU time is the time of its poll iterations that processed
+ *    something (frames received or sent, or the test's own work). Empty polls are what a
+ *    NIC's interrupt would have saved, so they are not counted.
+ *  - --irq: when both sides have been idle for irq_spin polls, arm both NICs' interrupts,
+ *    poll once more (an arm races with frames that just arrived) and block in poll(2) on
+ *    the interrupt eventfds. The CPU figure is then the thread's real CPU time
+ *    (getrusage RUSAGE_THREAD: spinning, system calls, wake-ups and all), split between the
+ *    sides in proportion to their busy time. This is what netperf measures on a kernel
+ *    stack, and what the published tables mean.
+ *
+ * The device model's own thread is the NIC's silicon and is not counted.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "perf.h"
+
+static double thread_cpu(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* One iteration: each side's stack and work, timed; returns the total work done. */
+static inline int step(struct perf *pf, bool count)
+{
+	uint64_t t0 = perf_now_ns();
+	int wa = myrio_stack_poll(pf->a.stack) + (pf->work_a ? pf->work_a(pf) : 0);
+	uint64_t t1 = perf_now_ns();
+	int wb = myrio_stack_poll(pf->b.stack) + (pf->work_b ? pf->work_b(pf) : 0);
+	if (count) {
+		uint64_t t2 = perf_now_ns();
+		if (wa)
+			pf->a.busy_ns += t1 - t0;
+		if (wb)
+			pf->b.busy_ns += t2 - t1;
+	}
+	return wa + wb;
+}
+
+/* Arms both interrupts, checks once more, then sleeps until one fires (or 1 ms passes:
+ * timers such as delayed ACKs must run). */
+static void irq_sleep(struct perf *pf)
+{
+	myrio_port_irq_arm(pf->a.port);
+	myrio_port_irq_arm(pf->b.port);
+	if (step(pf, true))
+		return;
+	struct pollfd fds[2] = {{.fd = pf->a.irq_fd, .events = POLLIN},
+				{.fd = pf->b.irq_fd, .events = POLLIN}};
+	pf->r.sleeps++;
+	if (poll(fds, 2, 1) > 0) {
+		pf->r.wakeups++;
+		uint64_t v;
+		for (int i = 0; i < 2; i++)
+			if (fds[i].revents & POLLIN)
+				(void)!read(fds[i].fd, &v, sizeof(v));
+	}
+}
+
+static void progress(struct perf *pf, const char *label, double t, double total)
+{
+	if (pf->o.quiet || !label)
+		return;
+	double gbps = t > 0 ? (pf->r.bytes_recv * 8 / t / 1e9) : 0;
+	if (pf->r.trans)
+		fprintf(stderr, "\r%s %5.1f/%.0f s  %.0f trans/s   ", label, t, total,
+			pf->r.trans / t);
+	else
+		fprintf(stderr, "\r%s %5.1f/%.0f s  %.3f Gb/s   ", label, t, total, gbps);
+}
+
+int perf_run(struct perf *pf, double seconds, bool (*done)(struct perf *), const char *label)
+{
+	pf->a.busy_ns = pf->b.busy_ns = 0;
+	bool show = label && !pf->o.quiet && seconds >= 3 && isatty(STDERR_FILENO);
+	double cpu0 = thread_cpu();
+	uint64_t start = perf_now_ns(), end = start + (uint64_t)(seconds * 1e9), now = start;
+	uint64_t next_show = start + 1000000000ull;
+	uint32_t idle = 0;
+	while (now < end && !(done && done(pf))) {
+		for (int i = 0; i < 64; i++) { /* amortize the clock read below */
+			if (step(pf, true)) {
+				idle = 0;
+			} else if (pf->o.irq && ++idle >= pf->o.irq_spin) {
+				irq_sleep(pf);
+				idle = 0;
+			}
+		}
+		now = perf_now_ns();
+		if (show && now >= next_show) {
+			progress(pf, label, (now - start) / 1e9, seconds);
+			next_show += 1000000000ull;
+		}
+	}
+	if (show)
+		fprintf(stderr, "\r%*s\r", 60, "");
+	pf->r.elapsed = (now - start) / 1e9;
+	double busy_a = pf->a.busy_ns / 1e9, busy_b = pf->b.busy_ns / 1e9;
+	if (pf->o.irq) {
+		double cpu = thread_cpu() - cpu0, busy = busy_a + busy_b;
+		pf->r.cpu_local = busy > 0 ? cpu * busy_a / busy : cpu / 2;
+		pf->r.cpu_remote = cpu - pf->r.cpu_local;
+		pf->r.cpu_method = "rusage, interrupt sleep";
+	} else {
+		pf->r.cpu_local = busy_a;
+		pf->r.cpu_remote = busy_b;
+		pf->r.cpu_method = "busy polls";
+	}
+	return 0;
+}
+
+bool perf_settle(struct perf *pf, bool (*cond)(struct perf *), double timeout)
+{
+	uint64_t end = perf_now_ns() + (uint64_t)(timeout * 1e9);
+	while (!(cond && cond(pf))) {
+		if (perf_now_ns() > end)
+			return false;
+		step(pf, false);
+	}
+	return true;
+}

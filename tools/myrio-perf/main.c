@@ -1,0 +1,145 @@
+/* myrio-perf: netperf-style throughput, transaction-rate and CPU-cost tests of libmyrio.
+ *
+ *   myrio-perf -t TCP_STREAM -l 10 --mtu 9000            in-process model, 10 Gb/s link
+ *   myrio-perf -t UDP_RR --sim link=unlimited,spin
+ *   myrio-perf -t TCP_STREAM --irq                      sleep on the NIC's interrupt
+ *   myrio-perf --sweep --svg udp.svg                     UDP_STREAM message-size sweep
+ *   myrio-perf -t TCP_STREAM simd:nic0 simd:nic1         the model daemon, or two boards
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "perf.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: myrio-perf [options] [DEV_A DEV_B]\n"
+		"  -t, --test NAME      TCP_STREAM (default), TCP_SENDFILE, UDP_STREAM, TCP_RR, "
+		"UDP_RR\n"
+		"  -l, --length SECS    test length (default 10)\n"
+		"  -m, --msg-size N     stream message size (default: one full segment)\n"
+		"  -r, --rr-size REQ,RESP  RR request and response sizes (default 1,1)\n"
+		"  -b, --burst N        RR: N more transactions in flight\n"
+		"      --mtu N          1500 (default) or up to 9000\n"
+		"      --sim SPEC       in-process model options (default 'spin': 10 Gb/s link,\n"
+		"                       model thread never sleeps); e.g. link=unlimited,spin\n"
+		"      --irq            sleep on the NICs' interrupt eventfds when idle\n"
+		"      --irq-spin N     idle polls before sleeping (default 200)\n"
+		"      --coal US        interrupt coalescing with --irq (default 25)\n"
+		"      --no-timestamps  TCP without RFC 7323 timestamps\n"
+		"      --file PATH      TCP_SENDFILE source (default: 8 MiB temporary file)\n"
+		"      --verify         receiver checks the payload\n"
+		"      --sweep[=SIZES]  UDP_STREAM over message sizes (comma list)\n"
+		"      --svg FILE       the sweep's plot\n"
+		"      --json           one JSON object per result\n"
+		"      --pcap FILE      capture side A's frames\n"
+		"  -q, --quiet          no progress line\n"
+		"DEV_A DEV_B: two devices joined by a cable (simd:nic0 simd:nic1, PCI addresses);\n"
+		"default: sim0 and sim1 of an in-process device model.\n");
+}
+
+static int parse_test(const char *s, enum perf_test *t)
+{
+	static const char *const names[] = {"TCP_STREAM", "TCP_SENDFILE", "UDP_STREAM",
+					    "TCP_RR", "UDP_RR"};
+	for (unsigned i = 0; i < 5; i++)
+		if (!strcasecmp(s, names[i])) {
+			*t = (enum perf_test)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int main(int argc, char **argv)
+{
+	struct perf_opts o = {.test = TCP_STREAM, .seconds = 10, .mtu = 1500,
+			      .sim_spec = "spin", .irq_spin = 200, .coal_us = 25,
+			      .timestamps = true};
+	const char *sweep = NULL, *svg = NULL;
+	enum { O_MTU = 256, O_SIM, O_IRQ, O_IRQ_SPIN, O_COAL, O_NOTS, O_FILE, O_VERIFY,
+	       O_SWEEP, O_SVG, O_JSON, O_PCAP };
+	static const struct option opts[] = {
+		{"test", 1, 0, 't'},       {"length", 1, 0, 'l'},     {"msg-size", 1, 0, 'm'},
+		{"rr-size", 1, 0, 'r'},    {"burst", 1, 0, 'b'},      {"quiet", 0, 0, 'q'},
+		{"mtu", 1, 0, O_MTU},      {"sim", 1, 0, O_SIM},      {"irq", 0, 0, O_IRQ},
+		{"irq-spin", 1, 0, O_IRQ_SPIN}, {"coal", 1, 0, O_COAL},
+		{"no-timestamps", 0, 0, O_NOTS}, {"file", 1, 0, O_FILE},
+		{"verify", 0, 0, O_VERIFY}, {"sweep", 2, 0, O_SWEEP}, {"svg", 1, 0, O_SVG},
+		{"json", 0, 0, O_JSON},    {"pcap", 1, 0, O_PCAP},    {"help", 0, 0, 'h'},
+		{0, 0, 0, 0}};
+	for (int c; (c = getopt_long(argc, argv, "t:l:m:r:b:qh", opts, NULL)) != -1;) {
+		switch (c) {
+		case 't':
+			if (parse_test(optarg, &o.test) < 0) {
+				fprintf(stderr, "myrio-perf: unknown test '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'l': o.seconds = strtod(optarg, NULL); break;
+		case 'm': o.msg_size = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'r': {
+			char *end;
+			o.req_size = (uint32_t)strtoul(optarg, &end, 0);
+			o.resp_size = *end == ',' ? (uint32_t)strtoul(end + 1, NULL, 0) : o.req_size;
+			break;
+		}
+		case 'b': o.burst = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'q': o.quiet = true; break;
+		case O_MTU: o.mtu = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case O_SIM: o.sim_spec = optarg; break;
+		case O_IRQ: o.irq = true; break;
+		case O_IRQ_SPIN: o.irq_spin = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case O_COAL: o.coal_us = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case O_NOTS: o.timestamps = false; break;
+		case O_FILE: o.file = optarg; break;
+		case O_VERIFY: o.verify = true; break;
+		case O_SWEEP: sweep = optarg ? optarg : "64,128,256,512,768,1024,1280,1472,2048,"
+							"3000,4000,6000,8972"; break;
+		case O_SVG: svg = optarg; break;
+		case O_JSON: o.json = true; break;
+		case O_PCAP: o.pcap = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind + 2 == argc) {
+		o.dev_a = argv[optind];
+		o.dev_b = argv[optind + 1];
+	} else if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (o.mtu < 576 || o.mtu > 9000 || !(o.seconds > 0)) {
+		fprintf(stderr, "myrio-perf: MTU must be 576..9000 and the length positive\n");
+		return 2;
+	}
+	if (o.test == TCP_RR || o.test == UDP_RR) {
+		o.req_size = o.req_size ? o.req_size : 1;
+		o.resp_size = o.resp_size ? o.resp_size : 1;
+	}
+	if (sweep)
+		return perf_sweep(&o, sweep, svg) < 0;
+
+	static struct perf pf;
+	pf.o = o;
+	pf.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int rc = perf_open(&pf);
+	if (rc == 0)
+		rc = o.test == TCP_RR || o.test == UDP_RR ? perf_rr(&pf) : perf_stream(&pf);
+	if (rc == 0 || pf.r.elapsed > 0) {
+		if (o.json)
+			perf_print_json(&pf, stdout);
+		else
+			perf_print(&pf, stdout);
+	}
+	if (rc < 0)
+		fprintf(stderr, "myrio-perf: %s failed: %s\n", perf_test_name(o.test),
+			strerror(-rc));
+	perf_close(&pf);
+	return rc < 0;
+}

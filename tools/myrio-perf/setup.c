@@ -1,0 +1,133 @@
+/* Opening the two sides: the in-process model (or two given devices), ports and stacks. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "perf.h"
+
+uint64_t perf_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
+{
+	struct perf_side *side = arg;
+	if ((ev == MYRIO_TCP_EV_ACCEPTED || ev == MYRIO_TCP_EV_CONNECTED) && !side->conn)
+		side->conn = c;
+	else if ((ev == MYRIO_TCP_EV_CLOSED || ev == MYRIO_TCP_EV_ERROR) && c == side->conn)
+		side->closed = true;
+}
+
+static int open_side(struct perf *pf, struct perf_side *side, const char *dev, uint32_t ip)
+{
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.mtu = pf->o.mtu;
+	pc.sim = pf->sim;
+	if (pf->o.irq)
+		pc.intr_coal_us = pf->o.coal_us;
+	int rc = myrio_port_open(&side->port, dev, &pc);
+	if (rc < 0)
+		return rc;
+	myrio_port_info(side->port, &side->info);
+	side->irq_fd = -1;
+	if (pf->o.irq) {
+		side->irq_fd = myrio_port_irq_fd(side->port);
+		if (side->irq_fd < 0) {
+			fprintf(stderr, "myrio-perf: %s has no interrupt eventfd: --irq needs one\n",
+				dev);
+			return side->irq_fd;
+		}
+	}
+	/* Never more packets in flight than the NIC's send ring holds (one descriptor per
+	 * tx_boundary a frame touches, §5.4): a full ring would drop. */
+	uint32_t descs = (side->info.max_frame + side->info.tx_boundary - 1) /
+				 side->info.tx_boundary + 1;
+	uint32_t in_flight = side->info.tx_ring_entries / descs;
+	struct myrio_stack_conf sc;
+	myrio_stack_conf_init(&sc);
+	if (pf->o.test == TCP_RR || pf->o.test == UDP_RR)
+		myrio_stack_conf_latency(&sc);
+	sc.ip = ip;
+	sc.netmask = 0xffffff00u;
+	sc.timestamps = pf->o.timestamps;
+	sc.rcv_buf = 4u << 20;
+	sc.snd_queue_segs = in_flight;
+	sc.tx_pool_size = in_flight < 64 ? 64 : in_flight; /* UDP: an empty pool paces */
+	if (pf->o.test != UDP_STREAM)
+		sc.tx_pool_size += 1024;
+	sc.tcp_event = on_tcp;
+	sc.event_arg = side;
+	return myrio_stack_create(&side->stack, side->port, &sc);
+}
+
+int perf_open(struct perf *pf)
+{
+	const char *da = pf->o.dev_a, *db = pf->o.dev_b;
+	if (!da) {
+		struct myrio_sim_conf sc;
+		myrio_sim_conf_init(&sc);
+		int rc = myrio_sim_conf_parse(&sc, pf->o.sim_spec);
+		if (rc < 0) {
+			fprintf(stderr, "myrio-perf: bad model options '%s'\n", pf->o.sim_spec);
+			return rc;
+		}
+		if ((rc = myrio_sim_create(&pf->sim, &sc)) < 0)
+			return rc;
+		da = "sim:sim0";
+		db = "sim:sim1";
+	}
+	int rc = open_side(pf, &pf->a, da, PERF_IP_A);
+	if (rc == 0)
+		rc = open_side(pf, &pf->b, db, PERF_IP_B);
+	if (rc == 0 && pf->o.pcap)
+		rc = myrio_port_capture_start(pf->a.port, pf->o.pcap);
+	return rc;
+}
+
+static void close_side(struct perf_side *s)
+{
+	if (s->conn)
+		myrio_tcp_abort(s->conn);
+	if (s->udp)
+		myrio_udp_close(s->udp);
+	myrio_stack_destroy(s->stack);
+	myrio_port_close(s->port);
+	memset(s, 0, sizeof(*s));
+}
+
+void perf_close(struct perf *pf)
+{
+	close_side(&pf->a);
+	close_side(&pf->b);
+	myrio_sim_destroy(pf->sim);
+	pf->sim = NULL;
+}
+
+static bool both_connected(struct perf *pf)
+{
+	return pf->a.conn && pf->b.conn &&
+	       myrio_tcp_state(pf->a.conn) == MYRIO_TCP_ESTABLISHED;
+}
+
+int perf_tcp_connect(struct perf *pf)
+{
+	struct myrio_tcp_listener *l;
+	struct myrio_tcp_conn *c;
+	int rc = myrio_tcp_listen(pf->b.stack, PERF_PORT, 4, NULL, &l);
+	if (rc == 0)
+		rc = myrio_tcp_connect(pf->a.stack, PERF_IP_B, PERF_PORT, NULL, &c);
+	if (rc < 0)
+		return rc;
+	bool ok = perf_settle(pf, both_connected, 5.0);
+	myrio_tcp_listener_close(l);
+	if (!ok) {
+		fprintf(stderr, "myrio-perf: TCP connection not established within 5 s\n");
+		return -ETIMEDOUT;
+	}
+	return 0;
+}

@@ -219,6 +219,17 @@ void sim_nic_detach(struct sim_nic *nic)
 	atomic_store(&nic->attached, false);
 }
 
+/* Function-level reset (fw >= 1.4.45, §1.2): config space, SRAM and firmware back to
+ * power-on, as after a reboot; the host's DMA registrations (its IOMMU) stay. */
+void sim_nic_flr(struct sim_nic *nic)
+{
+	halt(nic);
+	sim_nic_power_on(nic);
+	if (nic->cable)
+		nic->link_state = nic->cable->up;
+	resume(nic);
+}
+
 int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg)
 {
 	int rc = 0;

@@ -39,14 +39,9 @@ struct myri_rx_ring {
 	uint64_t refill_failed;
 };
 
-struct myri_tx_slot {
-	struct myrio_pkt *pkt; /* at a chain's first slot; NULL elsewhere */
-	uint32_t ndesc;        /* descriptors of that chain */
-};
-
 struct myri_tx_ring {
 	volatile uint8_t *sram;      /* BAR0 + GET_SEND_OFFSET */
-	struct myri_tx_slot *info;
+	struct myrio_pkt **info;     /* a chain's packet at its last slot, NULL elsewhere */
 	uint32_t mask;
 	uint32_t req;        /* descriptors written, free-running */
 	uint32_t done;       /* descriptors released, free-running */

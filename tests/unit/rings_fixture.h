@@ -59,7 +59,7 @@ static inline struct fix *fix_new(uint32_t rx_entries, uint32_t tx_entries, uint
 	}
 	r->tx.sram = x->sram + FIX_TX_OFF;
 	r->tx.mask = tx_entries - 1;
-	r->tx.info = calloc(tx_entries, sizeof(struct myri_tx_slot));
+	r->tx.info = calloc(tx_entries, sizeof(struct myrio_pkt *));
 	r->tx.boundary = 2048;
 	r->tx.max_frame = max_frame;
 	r->status = x->status;

@@ -161,13 +161,15 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 {
 	status_poll(r);
 	struct myri_tx_ring *t = &r->tx;
-	/* Locals, as in rings_rx_burst: stores into packets and SRAM would force reloads. */
+	/* Locals, as in rings_rx_burst: stores into packets and SRAM would force reloads.
+	 * Fast-path chains have one descriptor each, so req alone counts them until the
+	 * next slow-path frame (req0 marks where the count restarts). */
 	const uint32_t bmask = t->boundary - 1, mask = t->mask;
 	const uint32_t span = t->max_frame - MCP_TX_MIN_FRAME;
 	volatile uint8_t *sram = t->sram;
 	struct myrio_pkt **info = t->info;
-	uint32_t req = t->req, pkt_req = t->pkt_req, pkt_req0 = pkt_req;
-	uint32_t free_slots = mask - (req - t->done);
+	const uint32_t pkt_req0 = t->pkt_req;
+	uint32_t req = t->req, req0 = req, req_end = t->done + mask;
 	uint64_t bytes = 0;
 	uint16_t i;
 	for (i = 0; i < n; i++) {
@@ -180,7 +182,7 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		 * flags 0 first and published after a fence (§5.7). */
 		if (__builtin_expect((len - MCP_TX_MIN_FRAME <= span) &
 					     !(p->ol_flags & MYRIO_PKT_TX_CSUM) &
-					     ((addr & bmask) + len <= bmask + 1) & (free_slots != 0),
+					     ((addr & bmask) + len <= bmask + 1) & (req != req_end),
 				     1)) {
 			uint32_t slot = req & mask;
 			uint32_t w[4] __attribute__((aligned(8))) = {
@@ -193,17 +195,13 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 			mmio_write32_raw(sram, slot * 16u + 12u, be32(1u << 16 | flags));
 			info[slot] = p;
 			req++;
-			pkt_req++;
-			free_slots--;
 			bytes += len;
 			continue;
 		}
+		t->pkt_req += req - req0;
 		t->req = req;
-		t->pkt_req = pkt_req;
-		int rc = tx_slow(r, p, free_slots);
-		req = t->req;
-		pkt_req = t->pkt_req;
-		free_slots = mask - (req - t->done);
+		int rc = tx_slow(r, p, req_end - req);
+		req0 = req = t->req;
 		if (rc > 0) {
 			bytes += p->len;
 		} else if (rc == 0) {
@@ -211,9 +209,9 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 			break;
 		} /* rc < 0: dropped and counted, but taken */
 	}
-	r->tx_packets += pkt_req - pkt_req0;
+	t->pkt_req += req - req0;
 	t->req = req;
-	t->pkt_req = pkt_req;
+	r->tx_packets += t->pkt_req - pkt_req0;
 	r->tx_bytes += bytes;
 	return i;
 }

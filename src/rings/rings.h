@@ -21,6 +21,7 @@
  * (no type punning). */
 static inline void sram_copy64(volatile uint8_t *bar, uint32_t off, const void *src, uint32_t len)
 {
+#pragma GCC unroll 4
 	for (uint32_t i = 0; i < len; i += 8) {
 		uint64_t v;
 		__builtin_memcpy(&v, (const uint8_t *)src + i, 8);

@@ -36,8 +36,8 @@ struct myri_rx_ring {
 	uint32_t mask;             /* entries - 1 */
 	uint32_t posted;           /* descriptors written, free-running */
 	uint32_t done;             /* buffers consumed, free-running */
-	uint32_t buf_off;          /* posted address = pkt->iova + buf_off (MYRIO_PKT_HEADROOM) */
 	uint64_t refill_failed;
+	/* posted address = pkt->iova + MYRIO_PKT_HEADROOM; the NIC writes at +2 (§4.4) */
 };
 
 struct myri_tx_ring {

@@ -52,7 +52,6 @@ static inline struct fix *fix_new(uint32_t rx_entries, uint32_t tx_entries, uint
 		rings[i]->sram = x->sram + offs[i];
 		rings[i]->mask = rx_entries - 1;
 		rings[i]->pool = pools[i];
-		rings[i]->buf_off = MYRIO_PKT_HEADROOM;
 		rings[i]->info = calloc(rx_entries, sizeof(struct myrio_pkt *));
 		for (uint32_t s = 0; s < rx_entries; s++)
 			put_be32(x->sram + offs[i] + 8 * s + 4, MCP_RX_DESC_INVALID);

@@ -179,6 +179,16 @@ static void firmware_load_and_corrupted_image(void **state)
 	fclose(f);
 	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), -EPROTO);
 	unlink(path);
+	/* a corrupted running firmware header (pointer at SRAM 0x3C): nothing to adopt */
+	volatile uint8_t *bar = sim_nic_bar0(sim_nic_find(e.sim, "sim0"));
+	uint32_t saved = *(volatile uint32_t *)(bar + 0x3c);
+	*(volatile uint32_t *)(bar + 0x3c) = 0xfffffff0u;
+	conf.firmware = NULL;
+	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), -EINVAL);
+	*(volatile uint32_t *)(bar + 0x3c) = saved;
+	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), 0);
+	myrio_port_close(p);
+	conf.firmware = path;
 	/* missing image, adoption refused */
 	conf.adopt_firmware = false;
 	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), -ENOENT);

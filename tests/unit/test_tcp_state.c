@@ -794,6 +794,34 @@ static void retransmission_while_the_nic_holds_the_frame_copies(void **state)
 	raw_close(&r);
 }
 
+static void nagle_conf(struct myrio_stack_conf *c)
+{
+	c->nagle = true;
+}
+
+static void nagle_holds_small_segments_while_data_is_unacked(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st22", NULL, nagle_conf, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42004, 80, 1, true);
+	assert_int_equal(myrio_tcp_write(p.c, "a", 1), 1);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 1); /* nothing in flight: goes at once */
+	assert_int_equal(myrio_tcp_write(p.c, "b", 1), 1);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0); /* small, and "a" is unacknowledged */
+	p.rcv_nxt += 1;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.len, 1);
+	assert_int_equal(v.data[0], 'b');
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -818,6 +846,7 @@ int main(void)
 		cmocka_unit_test(window_is_scaled_and_follows_the_reader),
 		cmocka_unit_test(new_syn_takes_over_time_wait),
 		cmocka_unit_test(retransmission_while_the_nic_holds_the_frame_copies),
+		cmocka_unit_test(nagle_holds_small_segments_while_data_is_unacked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,6 +95,10 @@ struct myrio_stack_conf {
 	bool timestamps;              /* offer/accept RFC 7323 timestamps (true) */
 	bool window_scale;            /* (true) */
 	uint64_t seed;                /* ISN secret and ephemeral ports; 0 = getrandom() */
+	enum myrio_tcp_cc {
+		MYRIO_TCP_CC_NEWRENO = 0, /* RFC 5681/6582 (default) */
+		MYRIO_TCP_CC_CUBIC,       /* RFC 9438 */
+	} cc;
 
 	myrio_clock_fn clock; /* NULL = CLOCK_MONOTONIC; tests pass a fake clock */
 	void *clock_arg;

@@ -31,7 +31,9 @@ int myrio_vfio_open_myri_at(const struct myrio_vfio_paths *paths, const char *ad
 			    struct myrio_bus **out);
 
 /* Myri-10G functions on this machine (libpciaccess scan): up to max addresses in
- * canonical form into addrs; returns how many were found, or a negative errno. */
+ * canonical form into addrs; returns how many were found, or a negative errno.
+ * libpciaccess keeps process-wide state (pci_system_init/cleanup) that an application may
+ * share, so the open path itself reads the few sysfs files it needs instead. */
 int myrio_pci_find_myri(char (*addrs)[16], unsigned max);
 int myrio_pci_is_myri(uint16_t vendor, uint16_t device);
 

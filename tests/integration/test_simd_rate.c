@@ -141,11 +141,15 @@ static void measure(const char *link, uint32_t wire_len)
 	unsigned ms = env ? (unsigned)atoi(env) : 1000;
 
 	pid_t rx = fork();
-	if (rx == 0)
+	if (rx == 0) {
+		simd_die_with_parent();
 		_exit(receiver(sh));
+	}
 	pid_t tx = fork();
-	if (tx == 0)
+	if (tx == 0) {
+		simd_die_with_parent();
 		_exit(sender(sh));
+	}
 	for (int i = 0; i < 500 && !atomic_load(&sh->rx_ready); i++)
 		usleep(10000);
 	assert_true(atomic_load(&sh->rx_ready));

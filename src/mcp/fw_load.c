@@ -31,7 +31,7 @@ static int read_running_header(struct myri_nic *nic, struct mcp_fw_info *fw)
 	struct myrio_bus *bus = nic->bus;
 	uint32_t ptr = mmio_read32(bus->bar0, MCP_HEADER_PTR_OFFSET);
 	/* The pointer must be aligned and the header must lie in the first 1 MiB (§1.5). */
-	if ((ptr & 3) || ptr < MCP_HEADER_PTR_OFFSET + 4 || ptr + MCP_HDR_FULL_LEN > 0x100000u) {
+	if ((ptr & 3) || ptr < MCP_HEADER_PTR_OFFSET + 4 || ptr > 0x100000u - MCP_HDR_FULL_LEN) {
 		log_err("%s: corrupted firmware header pointer 0x%x at SRAM 0x3c: the NIC runs no "
 			"usable firmware; load an image (myrio_port_conf.firmware)",
 			bus->name, ptr);
@@ -91,7 +91,7 @@ static int stage_image(struct myri_nic *nic, const uint8_t *img, size_t len)
 	memcpy(tmp, img, len);
 	for (size_t off = 0; off < padded; off += FW_CHUNK) {
 		uint32_t n = (uint32_t)(padded - off < FW_CHUNK ? padded - off : FW_CHUNK);
-		mmio_copy64(bus->bar0, MCP_FW_STAGING_OFFSET + (uint32_t)off, tmp + off, n);
+		sram_copy64(bus->bar0, MCP_FW_STAGING_OFFSET + (uint32_t)off, tmp + off, n);
 		mmio_wmb();
 		(void)mmio_read32(bus->bar0, 0);
 	}

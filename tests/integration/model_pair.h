@@ -1,0 +1,249 @@
+/* Two tcp_lite stacks on two NICs of a stepped device model joined by a cable: the whole
+ * library (stack, port, myri10ge driver, model) in one deterministic process. The stacks'
+ * clock is the model's virtual time, so timers, retransmissions and link flaps happen in
+ * the same time line. Shared by the fault-injection and load tests.
+ *
+ * A transfer moves a checked byte pattern (the byte at stream offset i is pattern(i)) and
+ * counts every byte, so a loss, duplication or reordering of data shows as a mismatch. */
+#ifndef MODEL_PAIR_H
+#define MODEL_PAIR_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "myrio/port.h"
+#include "myrio/sim.h"
+#include "myrio/tcp_lite.h"
+#include "sim/model.h"
+#include "sim/nic.h" /* sim_world_now: the model's virtual time */
+
+#define MP_IP_A 0x0a000001u /* 10.0.0.1 on sim0 */
+#define MP_IP_B 0x0a000002u /* 10.0.0.2 on sim1 */
+
+struct mp_stream {
+	struct myrio_tcp_conn *c;
+	uint64_t sent, rcvd;  /* pattern bytes written / read and verified */
+	uint64_t to_send;
+	uint64_t bad;         /* bytes that did not match the pattern */
+	bool connected, eof, closed, error;
+	int err;
+};
+
+struct model_pair {
+	struct myrio_sim *w;
+	struct myrio_port *pa, *pb;
+	struct myrio_stack *a, *b;
+	unsigned steps_per_round; /* model iterations (1 us each) between polls */
+	struct mp_stream *streams; /* indexed by myrio_tcp_user - 1 */
+	unsigned nstreams, max_streams;
+	uint64_t accepted, connected, errors, closed;
+};
+
+static inline uint8_t mp_pattern(uint64_t i)
+{
+	uint64_t x = (i >> 3) * 0x9E3779B97F4A7C15ULL;
+	return (uint8_t)((x >> 56) + i);
+}
+
+static inline uint64_t mp_clock(void *arg)
+{
+	struct model_pair *m = arg;
+	return 1000000000ull + sim_world_now(m->w);
+}
+
+static inline struct mp_stream *mp_stream_of(struct model_pair *m, struct myrio_tcp_conn *c)
+{
+	uintptr_t u = (uintptr_t)myrio_tcp_user(c);
+	if (u == 0 || u > m->nstreams)
+		return NULL;
+	return &m->streams[u - 1];
+}
+
+static inline struct mp_stream *mp_stream_new(struct model_pair *m, struct myrio_tcp_conn *c)
+{
+	if (m->nstreams == m->max_streams)
+		return NULL;
+	struct mp_stream *s = &m->streams[m->nstreams++];
+	memset(s, 0, sizeof(*s));
+	s->c = c;
+	if (c)
+		myrio_tcp_set_user(c, (void *)(uintptr_t)m->nstreams);
+	return s;
+}
+
+static inline void mp_read(struct mp_stream *s)
+{
+	struct myrio_pkt *p;
+	while ((p = myrio_tcp_recv(s->c)) != NULL) {
+		const uint8_t *d = myrio_pkt_data(p);
+		for (uint32_t i = 0; i < p->len; i++)
+			if (d[i] != mp_pattern(s->rcvd + i))
+				s->bad++;
+		s->rcvd += p->len;
+		myrio_tcp_release(s->c, p);
+	}
+	if (myrio_tcp_eof(s->c))
+		s->eof = true;
+}
+
+static inline void mp_write(struct mp_stream *s)
+{
+	uint8_t buf[8192];
+	while (s->sent < s->to_send) {
+		uint64_t left = s->to_send - s->sent;
+		size_t n = left < sizeof(buf) ? (size_t)left : sizeof(buf);
+		for (size_t i = 0; i < n; i++)
+			buf[i] = mp_pattern(s->sent + i);
+		ssize_t w = myrio_tcp_write(s->c, buf, n);
+		if (w <= 0)
+			break;
+		s->sent += (uint64_t)w;
+	}
+}
+
+static inline void mp_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
+{
+	struct model_pair *m = arg;
+	struct mp_stream *s = mp_stream_of(m, c);
+	switch (ev) {
+	case MYRIO_TCP_EV_ACCEPTED:
+		m->accepted++;
+		s = mp_stream_new(m, c);
+		if (!s) {
+			myrio_tcp_abort(c);
+			return;
+		}
+		s->connected = true;
+		break;
+	case MYRIO_TCP_EV_CONNECTED:
+		m->connected++;
+		if (s) {
+			s->connected = true;
+			mp_write(s);
+		}
+		break;
+	case MYRIO_TCP_EV_READABLE:
+		if (s)
+			mp_read(s);
+		break;
+	case MYRIO_TCP_EV_WRITABLE:
+		if (s)
+			mp_write(s);
+		break;
+	case MYRIO_TCP_EV_CLOSED:
+		m->closed++;
+		if (s) {
+			s->closed = true;
+			s->c = NULL;
+		}
+		myrio_tcp_close(c);
+		break;
+	case MYRIO_TCP_EV_ERROR:
+		m->errors++;
+		if (s) {
+			s->error = true;
+			s->err = myrio_tcp_error(c);
+			s->c = NULL;
+		}
+		myrio_tcp_close(c);
+		break;
+	}
+}
+
+/* spec: model spec string ("stepped" is added); tweak may change both stack
+ * configurations; port_conf may be NULL. Returns 0 or a negative errno. */
+static inline int mp_open(struct model_pair *m, const char *spec, unsigned max_streams,
+			  void (*tweak)(struct myrio_stack_conf *),
+			  const struct myrio_port_conf *port_conf)
+{
+	memset(m, 0, sizeof(*m));
+	m->steps_per_round = 20;
+	m->max_streams = max_streams;
+	m->streams = calloc(max_streams ? max_streams : 1, sizeof(*m->streams));
+	struct myrio_sim_conf sc;
+	myrio_sim_conf_init(&sc);
+	int rc = spec ? myrio_sim_conf_parse(&sc, spec) : 0;
+	if (rc < 0)
+		return rc;
+	sc.stepped = true;
+	rc = myrio_sim_create(&m->w, &sc);
+	if (rc < 0)
+		return rc;
+	struct myrio_port_conf pc;
+	if (port_conf)
+		pc = *port_conf;
+	else
+		myrio_port_conf_init(&pc);
+	pc.sim = m->w;
+	rc = myrio_port_open(&m->pa, "sim:sim0", &pc);
+	if (rc < 0)
+		return rc;
+	rc = myrio_port_open(&m->pb, "sim:sim1", &pc);
+	if (rc < 0)
+		return rc;
+	struct myrio_stack_conf c;
+	myrio_stack_conf_init(&c);
+	c.netmask = 0xffffff00u;
+	c.clock = mp_clock;
+	c.clock_arg = m;
+	c.tcp_event = mp_event;
+	c.event_arg = m;
+	c.time_wait_ms = 1000;
+	c.seed = 7;
+	if (tweak)
+		tweak(&c);
+	c.ip = MP_IP_A;
+	rc = myrio_stack_create(&m->a, m->pa, &c);
+	if (rc < 0)
+		return rc;
+	c.ip = MP_IP_B;
+	c.seed = 8;
+	return myrio_stack_create(&m->b, m->pb, &c);
+}
+
+static inline void mp_round(struct model_pair *m)
+{
+	myrio_sim_step(m->w, m->steps_per_round);
+	myrio_stack_poll(m->a);
+	myrio_stack_poll(m->b);
+}
+
+/* Runs rounds until done(m) or max_rounds; returns true when done. */
+static inline bool mp_run_until(struct model_pair *m, bool (*done)(struct model_pair *),
+				uint64_t max_rounds)
+{
+	for (uint64_t r = 0; r < max_rounds; r++) {
+		if (done(m))
+			return true;
+		mp_round(m);
+	}
+	return done(m);
+}
+
+/* Resets what is still open and lets the RSTs go out while the model still runs: the
+ * stack's destroy waits for the port to hand back its transmit buffers, and a stepped
+ * model only moves when stepped. */
+static inline void mp_close(struct model_pair *m)
+{
+	for (unsigned i = 0; i < m->nstreams; i++)
+		if (m->streams[i].c) {
+			myrio_tcp_abort(m->streams[i].c);
+			m->streams[i].c = NULL;
+		}
+	for (int i = 0; i < 200 && m->a && m->b; i++)
+		mp_round(m);
+	if (m->a)
+		myrio_stack_destroy(m->a);
+	if (m->b)
+		myrio_stack_destroy(m->b);
+	myrio_port_close(m->pa);
+	myrio_port_close(m->pb);
+	if (m->w)
+		myrio_sim_destroy(m->w);
+	free(m->streams);
+	memset(m, 0, sizeof(*m));
+}
+
+#endif

@@ -1,0 +1,200 @@
+/* Faults of the device itself, through the model, during TCP transfers: completion entries
+ * with impossible or wrong lengths (§4.6), a NIC that runs out of receive buffers because
+ * the application holds them (pools exhausted, receive ring starved: §4.7 no_big_buffer),
+ * a small transmit pool. Expected behaviour, written per test below: the driver drops
+ * what it cannot trust and counts it, buffers are never lost (pools full again at the end),
+ * and TCP delivers every byte exactly once and in order. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "model_pair.h"
+
+#define PORT 5002
+
+static uint64_t want_bytes;
+
+static struct mp_stream *start_transfer(struct model_pair *m, uint64_t bytes)
+{
+	struct myrio_tcp_listener *l;
+	assert_int_equal(myrio_tcp_listen(m->b, PORT, 16, NULL, &l), 0);
+	struct myrio_tcp_conn *c;
+	assert_int_equal(myrio_tcp_connect(m->a, MP_IP_B, PORT, NULL, &c), 0);
+	struct mp_stream *s = mp_stream_new(m, c);
+	s->to_send = bytes;
+	want_bytes = bytes;
+	return s;
+}
+
+static struct mp_stream *receiver(struct model_pair *m)
+{
+	return m->nstreams >= 2 ? &m->streams[1] : NULL;
+}
+
+static bool all_received(struct model_pair *m)
+{
+	struct mp_stream *r = receiver(m);
+	return (r && r->rcvd >= want_bytes) || m->errors;
+}
+
+static bool got_quarter(struct model_pair *m)
+{
+	struct mp_stream *r = receiver(m);
+	return (r && r->rcvd >= want_bytes / 4) || m->errors;
+}
+
+static void check_intact(struct model_pair *m, struct mp_stream *tx)
+{
+	struct mp_stream *rx = receiver(m);
+	assert_non_null(rx);
+	assert_int_equal(m->errors, 0);
+	assert_int_equal(tx->sent, want_bytes);
+	assert_int_equal(rx->rcvd, want_bytes);
+	assert_int_equal(rx->bad, 0);
+}
+
+/* One bad completion entry on the receiver while data flows. */
+static void bad_completion(uint32_t len, bool impossible)
+{
+	struct model_pair m;
+	assert_int_equal(mp_open(&m, "link=10g", 4, NULL, NULL), 0);
+	struct mp_stream *tx = start_transfer(&m, 2u << 20);
+	assert_true(mp_run_until(&m, got_quarter, 500000));
+	struct sim_nic *nic = sim_nic_find(m.w, "sim1");
+	assert_int_equal(sim_nic_inject(nic, SIM_FAULT_BAD_COMPLETION, len), 0);
+	assert_true(mp_run_until(&m, all_received, 2000000));
+	check_intact(&m, tx);
+	struct myrio_port_stats ps;
+	assert_int_equal(myrio_port_stats(m.pb, &ps), 0);
+	if (impossible)
+		assert_int_equal(ps.rx_bad_completion, 1);
+	mp_close(&m);
+}
+
+/* Longer than any frame the MTU allows: detected, dropped, counted; TCP retransmits. */
+static void completion_length_ffff(void **state)
+{
+	(void)state;
+	bad_completion(0xffff, true);
+}
+
+static void completion_length_above_mtu(void **state)
+{
+	(void)state;
+	bad_completion(1519, true);
+}
+
+/* Plausible but wrong (shorter than the frame, same ring): the frame is cut, IPv4 sees a
+ * total length beyond the frame and drops it. */
+static void completion_length_truncated(void **state)
+{
+	(void)state;
+	bad_completion(1000, false);
+}
+
+/* Plausible length of the other ring: a big frame reported as 60 bytes. The driver infers
+ * the ring from the length (§4.6), so it takes a small buffer the NIC did not use; from
+ * then on, unless the driver notices, each ring hands out the wrong buffers. TCP must
+ * still deliver every byte intact (checksums reject stale or foreign buffers). */
+static void completion_length_other_ring(void **state)
+{
+	(void)state;
+	/* Known limitation (docs/reliability.md): the rings stay out of step and the transfer
+	 * stalls; the stale buffers are rejected by the checksum, so nothing wrong is
+	 * delivered, but nothing resynchronizes the rings short of a reset. */
+	if (!getenv("MYRIO_TEST_KNOWN_BUGS"))
+		skip();
+	bad_completion(60, false);
+}
+
+/* Application holds every received buffer: the receive pool runs dry, the NIC drops
+ * frames for lack of big buffers; once the application gives them back, the rings are
+ * refilled and TCP recovers everything. */
+static struct mp_stream *hold_rx;
+static struct myrio_pkt *held[4096];
+static unsigned nheld;
+
+static void hold_tweak(struct myrio_stack_conf *c)
+{
+	c->rcv_buf = 4u << 20; /* window far beyond the receive pool */
+}
+
+static void rx_pool_exhausted_then_recovers(void **state)
+{
+	(void)state;
+	struct model_pair m;
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.rx_pool_size = 64; /* buffers beyond the ring */
+	assert_int_equal(mp_open(&m, "link=10g,rx_ring=128", 4, hold_tweak, &pc), 0);
+	struct mp_stream *tx = start_transfer(&m, 4u << 20);
+	/* Run until the receiving connection exists, then stop reading (hold buffers). */
+	for (int i = 0; i < 10000 && !receiver(&m); i++)
+		mp_round(&m);
+	assert_non_null(receiver(&m));
+	hold_rx = receiver(&m);
+	struct myrio_tcp_conn *rc = hold_rx->c;
+	/* detach the reader: the event handler only reads streams it knows */
+	myrio_tcp_set_user(rc, NULL);
+	nheld = 0;
+	for (int i = 0; i < 20000; i++) {
+		mp_round(&m);
+		struct myrio_pkt *p;
+		while (nheld < 4096 && (p = myrio_tcp_recv(rc)) != NULL)
+			held[nheld++] = p;
+	}
+	struct myrio_port_stats ps;
+	assert_int_equal(myrio_port_stats(m.pb, &ps), 0);
+	assert_true(ps.rx_refill_failed > 0);
+	/* the NIC dropped frames for lack of buffers (counted by the model) */
+	struct myrio_stack_stats st;
+	myrio_stack_stats(m.a, &st);
+	assert_true(st.tcp_retransmits > 0);
+	/* verify and give everything back, then read normally again */
+	for (unsigned i = 0; i < nheld; i++) {
+		const uint8_t *d = myrio_pkt_data(held[i]);
+		for (uint32_t k = 0; k < held[i]->len; k++)
+			if (d[k] != mp_pattern(hold_rx->rcvd + k))
+				hold_rx->bad++;
+		hold_rx->rcvd += held[i]->len;
+		myrio_tcp_release(rc, held[i]);
+	}
+	myrio_tcp_set_user(rc, (void *)(uintptr_t)2);
+	mp_read(hold_rx);
+	assert_true(mp_run_until(&m, all_received, 3000000));
+	check_intact(&m, tx);
+	mp_close(&m);
+}
+
+/* A transmit pool of 64 buffers for a 4 MiB transfer: writes are refused while it is
+ * empty and resume on WRITABLE. */
+static void small_tx_tweak(struct myrio_stack_conf *c)
+{
+	c->tx_pool_size = 64;
+	c->snd_queue_segs = 48;
+}
+
+static void tx_pool_exhausted(void **state)
+{
+	(void)state;
+	struct model_pair m;
+	assert_int_equal(mp_open(&m, "link=10g", 4, small_tx_tweak, NULL), 0);
+	struct mp_stream *tx = start_transfer(&m, 4u << 20);
+	assert_true(mp_run_until(&m, all_received, 3000000));
+	check_intact(&m, tx);
+	mp_close(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(completion_length_ffff),
+		cmocka_unit_test(completion_length_above_mtu),
+		cmocka_unit_test(completion_length_truncated),
+		cmocka_unit_test(completion_length_other_ring),
+		cmocka_unit_test(rx_pool_exhausted_then_recovers),
+		cmocka_unit_test(tx_pool_exhausted),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

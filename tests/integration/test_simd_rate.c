@@ -5,6 +5,7 @@
  * (default 1000 ms).
  */
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -63,6 +64,8 @@ static int receiver(struct shared *sh)
 	uint64_t got = 0, bad = 0;
 	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
 		uint16_t n = myrio_rx_burst(port, pkts, BURST);
+		if (n == 0)
+			sched_yield(); /* sender, receiver and model thread may share two cores */
 		for (uint16_t i = 0; i < n; i++) {
 			const uint8_t *f = myrio_pkt_data(pkts[i]);
 			uint32_t len = pkts[i]->len;
@@ -98,6 +101,7 @@ static int sender(struct shared *sh)
 	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
 		if (myrio_pkt_alloc_bulk(pool, pkts, BURST) != BURST) {
 			myrio_tx_burst(port, pkts, 0); /* let completions return buffers */
+			sched_yield();
 			continue;
 		}
 		for (unsigned i = 0; i < BURST; i++) {
@@ -112,6 +116,8 @@ static int sender(struct shared *sh)
 		for (unsigned i = took; i < BURST; i++)
 			myrio_pkt_free(pkts[i]);
 		sent += took;
+		if (took < BURST)
+			sched_yield(); /* ring full: let the model drain it */
 	}
 	atomic_store(&sh->sent, sent);
 	myrio_port_close(port);

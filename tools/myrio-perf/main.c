@@ -38,6 +38,7 @@ static void usage(FILE *f)
 		"      --svg FILE       the sweep's plot\n"
 		"      --json           one JSON object per result\n"
 		"      --pcap FILE      capture side A's frames\n"
+		"      --stats          print both stacks' non-zero counters at the end\n"
 		"      --no-pin         do not put the model thread on CPU 0 and this one on "
 		"the last\n"
 		"  -q, --quiet          no progress line\n"
@@ -64,7 +65,7 @@ int main(int argc, char **argv)
 			      .timestamps = true, .pin = true};
 	const char *sweep = NULL, *svg = NULL;
 	enum { O_MTU = 256, O_SIM, O_IRQ, O_IRQ_SPIN, O_COAL, O_NOTS, O_FILE, O_VERIFY,
-	       O_SWEEP, O_SVG, O_JSON, O_PCAP, O_NOPIN };
+	       O_SWEEP, O_SVG, O_JSON, O_PCAP, O_NOPIN, O_STATS };
 	static const struct option opts[] = {
 		{"test", 1, 0, 't'},       {"length", 1, 0, 'l'},     {"msg-size", 1, 0, 'm'},
 		{"rr-size", 1, 0, 'r'},    {"burst", 1, 0, 'b'},      {"quiet", 0, 0, 'q'},
@@ -73,6 +74,7 @@ int main(int argc, char **argv)
 		{"no-timestamps", 0, 0, O_NOTS}, {"file", 1, 0, O_FILE},
 		{"verify", 0, 0, O_VERIFY}, {"sweep", 2, 0, O_SWEEP}, {"svg", 1, 0, O_SVG},
 		{"json", 0, 0, O_JSON},    {"pcap", 1, 0, O_PCAP},    {"no-pin", 0, 0, O_NOPIN},
+		{"stats", 0, 0, O_STATS},
 		{"help", 0, 0, 'h'},
 		{0, 0, 0, 0}};
 	for (int c; (c = getopt_long(argc, argv, "t:l:m:r:b:qh", opts, NULL)) != -1;) {
@@ -107,6 +109,7 @@ int main(int argc, char **argv)
 		case O_JSON: o.json = true; break;
 		case O_PCAP: o.pcap = optarg; break;
 		case O_NOPIN: o.pin = false; break;
+		case O_STATS: o.stats = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -141,6 +144,9 @@ int main(int argc, char **argv)
 		else
 			perf_print(&pf, stdout);
 	}
+	fflush(stdout);
+	if (o.stats && pf.a.stack)
+		perf_print_stacks(&pf, stderr);
 	if (rc < 0)
 		fprintf(stderr, "myrio-perf: %s failed: %s\n", perf_test_name(o.test),
 			strerror(-rc));

@@ -3,6 +3,9 @@
  * Utilization is a percentage of all the machine's CPUs, as netperf reports it; service
  * demand is CPU microseconds per KB (2^10 bytes) of payload, or per transaction for RR.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "perf.h"
 
 static const char *const names[] = {"TCP_STREAM", "TCP_SENDFILE", "UDP_STREAM", "TCP_RR",
@@ -145,4 +148,35 @@ void perf_print_json(const struct perf *pf, FILE *f)
 		(unsigned long long)r->bad, o->verify && !r->bad ? "true" : "false",
 		(unsigned long long)r->sleeps, (unsigned long long)r->wakeups,
 		(unsigned long long)r->drops_a, (unsigned long long)r->drops_b);
+}
+
+/* Both stacks' counters that are not zero, side by side in name order of side A. */
+void perf_print_stacks(const struct perf *pf, FILE *f)
+{
+	const struct myrio_stack *st[2] = {pf->a.stack, pf->b.stack};
+	char *text[2];
+	for (int i = 0; i < 2; i++) {
+		int n = myrio_stack_stats_format(st[i], NULL, 0);
+		text[i] = calloc(1, n > 0 ? (size_t)n + 1 : 1);
+		if (text[i] && n > 0)
+			myrio_stack_stats_format(st[i], text[i], (size_t)n + 1);
+	}
+	fprintf(f, "%-32s %16s %16s\n", "stack counter", "local (A)", "remote (B)");
+	char *save = NULL;
+	for (char *line = text[0] ? strtok_r(text[0], "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char name[64];
+		unsigned long long va = 0, vb = 0;
+		if (sscanf(line, "%63s %llu", name, &va) != 2)
+			continue;
+		const char *pb = text[1] ? strstr(text[1], name) : NULL;
+		while (pb && ((pb != text[1] && pb[-1] != '\n') || pb[strlen(name)] != ' '))
+			pb = strstr(pb + 1, name);
+		if (pb)
+			sscanf(pb + strlen(name), "%llu", &vb);
+		if (va || vb)
+			fprintf(f, "%-32s %16llu %16llu\n", name, va, vb);
+	}
+	free(text[0]);
+	free(text[1]);
 }

@@ -34,6 +34,7 @@ struct perf_opts {
 	bool timestamps;
 	bool verify;                /* receiver checks the bytes */
 	bool json, quiet;
+	bool stats;                 /* print both stacks' non-zero counters at the end */
 	bool pin;                   /* model thread on CPU 0, this thread on the last CPU */
 	const char *file;           /* TCP_SENDFILE source */
 	const char *pcap;
@@ -94,6 +95,7 @@ int perf_rr(struct perf *pf);
 const char *perf_test_name(enum perf_test t);
 void perf_print(const struct perf *pf, FILE *f);
 void perf_print_json(const struct perf *pf, FILE *f);
+void perf_print_stacks(const struct perf *pf, FILE *f);
 
 /* sweep.c */
 int perf_sweep(struct perf_opts *o, const char *sizes, const char *svg_path);

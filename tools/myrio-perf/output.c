@@ -179,4 +179,16 @@ void perf_print_stacks(const struct perf *pf, FILE *f)
 	}
 	free(text[0]);
 	free(text[1]);
+	struct myrio_port_stats ps[2];
+	myrio_port_stats(pf->a.port, &ps[0]);
+	myrio_port_stats(pf->b.port, &ps[1]);
+#define PORT_STAT(x)                                                                       \
+	if (ps[0].x || ps[1].x)                                                            \
+		fprintf(f, "%-32s %16llu %16llu\n", "port_" #x, (unsigned long long)ps[0].x, \
+			(unsigned long long)ps[1].x);
+	PORT_STAT(rx_packets) PORT_STAT(tx_packets) PORT_STAT(rx_bad_completion)
+	PORT_STAT(rx_refill_failed) PORT_STAT(tx_ring_full) PORT_STAT(tx_dropped_bad)
+	PORT_STAT(dropped_no_small_buffer) PORT_STAT(dropped_no_big_buffer)
+	PORT_STAT(dropped_overrun) PORT_STAT(dropped_link_overflow)
+#undef PORT_STAT
 }

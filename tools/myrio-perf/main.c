@@ -29,8 +29,8 @@ static void usage(FILE *f)
 		"      --sim SPEC       in-process model options (default 'spin': 10 Gb/s link,\n"
 		"                       model thread never sleeps); e.g. link=unlimited,spin\n"
 		"      --irq            sleep on the NICs' interrupt eventfds when idle\n"
-		"      --irq-spin N     idle polls before sleeping (default 200)\n"
-		"      --coal US        interrupt coalescing with --irq (default 25)\n"
+		"      --irq-spin N     idle polls before sleeping (default 16)\n"
+		"      --coal US        interrupt coalescing with --irq (default 50)\n"
 		"      --no-timestamps  TCP without RFC 7323 timestamps\n"
 		"      --file PATH      TCP_SENDFILE source (default: 8 MiB temporary file)\n"
 		"      --verify         receiver checks the payload\n"
@@ -61,7 +61,7 @@ static int parse_test(const char *s, enum perf_test *t)
 int main(int argc, char **argv)
 {
 	struct perf_opts o = {.test = TCP_STREAM, .seconds = 10, .mtu = 1500,
-			      .sim_spec = "spin", .irq_spin = 200, .coal_us = 25,
+			      .sim_spec = "spin", .irq_spin = 16, .coal_us = 50,
 			      .timestamps = true, .pin = true};
 	const char *sweep = NULL, *svg = NULL;
 	enum { O_MTU = 256, O_SIM, O_IRQ, O_IRQ_SPIN, O_COAL, O_NOTS, O_FILE, O_VERIFY,

@@ -9,6 +9,7 @@
  * the NIC's, cumulative since its last reset (§6.1); the driver's count from the open.
  * Frames that arrive meanwhile are received and dropped (and counted), as by a sink.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stddef.h>
@@ -84,9 +85,11 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	struct myrio_port *port;
-	if (myrio_port_open(&port, argv[optind], NULL) < 0) {
-		fprintf(stderr, "myrio-stats: cannot open %s (in use by another process?)\n",
-			argv[optind]);
+	int rc = myrio_port_open(&port, argv[optind], NULL);
+	if (rc < 0) {
+		fprintf(stderr, "myrio-stats: cannot open %s: %s%s\n", argv[optind], strerror(-rc),
+			rc == -EBUSY ? " (another process owns it; for a daemon NIC, "
+				       "`myrio-simd status` shows it)" : "");
 		return 1;
 	}
 	struct myrio_port_info info;

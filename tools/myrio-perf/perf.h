@@ -47,7 +47,7 @@ struct perf_side {
 	struct myrio_udp_sock *udp;
 	struct myrio_port_info info;
 	bool closed;
-	uint64_t busy_ns; /* time in poll iterations that did something */
+	uint64_t busy_ticks; /* time in poll iterations that did something */
 	int irq_fd;
 };
 

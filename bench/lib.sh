@@ -85,7 +85,7 @@ PY
 med() {
 	local vals=() i
 	for ((i = 0; i < R; i++)); do
-		vals+=("$("$@")")
+		vals+=("$("$@" || echo n/a)")
 	done
 	printf '%s\n' "${vals[@]}" | python3 -c '
 import statistics, sys

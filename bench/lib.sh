@@ -73,7 +73,11 @@ target() {
 	python3 - "$name" "$ours" "$unit" "$goal" "$dir" <<'PY' | tee -a "${SUMMARY_FILE:-/dev/null}"
 import sys
 name, ours, unit, goal, d = sys.argv[1:]
-o, g = float(ours), float(goal)
+try:
+    o, g = float(ours), float(goal)
+except ValueError:
+    print(f"SUMMARY {name:32s} libmyrio {ours} {unit} | target {goal}: no figure")
+    sys.exit(0)
 ok = o >= g if d == "higher" else o <= g
 print(f"SUMMARY {name:32s} libmyrio {o:12.3f} {unit:8s} | target {'>=' if d == 'higher' else '<='} "
       f"{g} {unit}: {'MET' if ok else 'NOT MET'}")

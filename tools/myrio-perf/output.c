@@ -8,8 +8,7 @@
 
 #include "perf.h"
 
-static const char *const names[] = {"TCP_STREAM", "TCP_SENDFILE", "UDP_STREAM", "TCP_RR",
-				    "UDP_RR"};
+static const char *const names[] = {"TCP_STREAM", "TCP_SENDFILE", "UDP_STREAM", "TCP_RR", "UDP_RR"};
 
 const char *perf_test_name(enum perf_test t)
 {
@@ -36,10 +35,11 @@ static void header(const struct perf *pf, FILE *f)
 {
 	const struct perf_opts *o = &pf->o;
 	fprintf(f, "MYRIO-PERF %s %s %s -> %s, MTU %u%s, CPU: %s, %d CPUs\n",
-		perf_test_name(o->test), o->dev_a ? "" : "in-process model", o->dev_a ? o->dev_a : "sim0",
-		o->dev_b ? o->dev_b : "sim1", o->mtu,
+		perf_test_name(o->test), o->dev_a ? "" : "in-process model",
+		o->dev_a ? o->dev_a : "sim0", o->dev_b ? o->dev_b : "sim1", o->mtu,
 		o->test == UDP_STREAM || o->test == UDP_RR ? ""
-		: o->timestamps ? ", timestamps on" : ", timestamps off",
+		: o->timestamps				   ? ", timestamps on"
+							   : ", timestamps off",
 		pf->r.cpu_method, pf->ncpus);
 }
 
@@ -103,8 +103,9 @@ void perf_print(const struct perf *pf, FILE *f)
 	}
 	if (r->bad || r->retransmits || r->drops_a || r->drops_b ||
 	    (pf->o.test == UDP_RR && r->send_errors))
-		fprintf(f, "note: %llu failed verification, %llu retransmits, %llu resent, "
-			   "frames dropped in the host: %llu local, %llu remote\n",
+		fprintf(f,
+			"note: %llu failed verification, %llu retransmits, %llu resent, "
+			"frames dropped in the host: %llu local, %llu remote\n",
 			(unsigned long long)r->bad, (unsigned long long)r->retransmits,
 			(unsigned long long)(pf->o.test == UDP_RR ? r->send_errors : 0),
 			(unsigned long long)r->drops_a, (unsigned long long)r->drops_b);
@@ -134,9 +135,8 @@ void perf_print_json(const struct perf *pf, FILE *f)
 		perf_test_name(o->test), o->dev_a ? o->dev_a : "sim:sim0",
 		o->dev_b ? o->dev_b : "sim:sim1", o->dev_a ? "" : o->sim_spec, o->mtu,
 		o->timestamps ? "true" : "false", r->cpu_method, pf->ncpus, r->elapsed, r->rcv_sock,
-		r->snd_sock,
-		(unsigned long long)(r->msgs_sent ? r->bytes_sent / r->msgs_sent : 0), o->req_size,
-		o->resp_size, o->burst, (unsigned long long)r->bytes_sent,
+		r->snd_sock, (unsigned long long)(r->msgs_sent ? r->bytes_sent / r->msgs_sent : 0),
+		o->req_size, o->resp_size, o->burst, (unsigned long long)r->bytes_sent,
 		(unsigned long long)r->bytes_recv, (unsigned long long)r->msgs_sent,
 		(unsigned long long)r->msgs_recv, (unsigned long long)r->send_errors,
 		mbps(pf, r->bytes_recv), mbps(pf, r->bytes_sent), mbps(pf, r->bytes_recv),
@@ -182,13 +182,14 @@ void perf_print_stacks(const struct perf *pf, FILE *f)
 	struct myrio_port_stats ps[2];
 	myrio_port_stats(pf->a.port, &ps[0]);
 	myrio_port_stats(pf->b.port, &ps[1]);
-#define PORT_STAT(x)                                                                       \
-	if (ps[0].x || ps[1].x)                                                            \
-		fprintf(f, "%-32s %16llu %16llu\n", "port_" #x, (unsigned long long)ps[0].x, \
+#define PORT_STAT(x)                                                                               \
+	if (ps[0].x || ps[1].x)                                                                    \
+		fprintf(f, "%-32s %16llu %16llu\n", "port_" #x, (unsigned long long)ps[0].x,       \
 			(unsigned long long)ps[1].x);
-	PORT_STAT(rx_packets) PORT_STAT(tx_packets) PORT_STAT(rx_bad_completion)
-	PORT_STAT(rx_refill_failed) PORT_STAT(tx_ring_full) PORT_STAT(tx_dropped_bad)
-	PORT_STAT(dropped_no_small_buffer) PORT_STAT(dropped_no_big_buffer)
-	PORT_STAT(dropped_overrun) PORT_STAT(dropped_link_overflow)
+	PORT_STAT(rx_packets)
+	PORT_STAT(tx_packets) PORT_STAT(rx_bad_completion) PORT_STAT(rx_refill_failed)
+	    PORT_STAT(tx_ring_full) PORT_STAT(tx_dropped_bad) PORT_STAT(dropped_no_small_buffer)
+		PORT_STAT(dropped_no_big_buffer) PORT_STAT(dropped_overrun)
+		    PORT_STAT(dropped_link_overflow)
 #undef PORT_STAT
 }

@@ -11,9 +11,9 @@
 
 struct rr_end {
 	uint32_t in_size, out_size; /* bytes of a unit received, of a unit sent */
-	uint64_t partial;           /* TCP: bytes of the unit being received */
-	uint64_t owed;              /* bytes (TCP) or datagrams (UDP) still to send */
-	uint64_t units;             /* complete units received */
+	uint64_t partial;	    /* TCP: bytes of the unit being received */
+	uint64_t owed;		    /* bytes (TCP) or datagrams (UDP) still to send */
+	uint64_t units;		    /* complete units received */
 };
 
 struct rr {
@@ -52,8 +52,8 @@ static int tcp_end_work(struct perf *pf, struct perf_side *side, struct rr_end *
 	return n;
 }
 
-static int udp_end_work(struct perf *pf, struct perf_side *side, struct rr_end *e,
-			uint32_t peer_ip, uint16_t peer_port)
+static int udp_end_work(struct perf *pf, struct perf_side *side, struct rr_end *e, uint32_t peer_ip,
+			uint16_t peer_port)
 {
 	int n = 0;
 	struct myrio_pkt *p;

@@ -12,10 +12,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "myrio/myrio.h"
 
@@ -34,6 +36,14 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
 }
 
 static void poll_both(struct side *a, struct side *b)
@@ -164,7 +174,7 @@ static int tcp_pingpong(struct side *a, struct side *b, unsigned size, unsigned 
 	for (unsigned i = 0; i < iters + iters / 10 && rc == 0; i++) {
 		memset(msg, (int)i, size);
 		t0 = now_ns();
-		size_t sent = 0, echoed = 0, back = 0;
+		size_t sent = 0, back = 0;
 		while (back < size) {
 			if (sent < size) {
 				ssize_t w = myrio_tcp_write(a->conn, msg + sent, size - sent);
@@ -178,7 +188,6 @@ static int tcp_pingpong(struct side *a, struct side *b, unsigned size, unsigned 
 				if (w <= 0)
 					poll_both(a, b);
 			}
-			echoed += r > 0 ? (size_t)r : 0;
 			r = myrio_tcp_read(a->conn, echo, size - back);
 			if (r > 0) {
 				if (echo[0] != (uint8_t)i)
@@ -235,10 +244,17 @@ int main(int argc, char **argv)
 
 	struct myrio_sim *sim = NULL;
 	if (optind == argc) {
+		/* The model's thread is the NIC: it gets CPU 0 (it inherits its creator's CPU
+		 * set), this thread the last CPU. */
+		long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+		if (ncpus > 1)
+			pin(0);
 		struct myrio_sim_conf simc;
 		myrio_sim_conf_init(&simc);
 		if (myrio_sim_conf_parse(&simc, sim_spec) < 0 || myrio_sim_create(&sim, &simc) < 0)
 			return 1;
+		if (ncpus > 1)
+			pin((int)ncpus - 1);
 	}
 	struct side a = {0}, b = {0};
 	int rc = open_side(&a, dev_a, IP_A, mtu, sim);

@@ -16,8 +16,10 @@ int main(int argc, char **argv)
 	static uint8_t buf[256 * 1024];
 	size_t len = 0;
 	if (sim_fw_image_build(buf, sizeof(buf), argv[1], &len) != 0) {
-		fprintf(stderr, "%s: unknown flavour '%s' (eth, ethp, rss_eth, rss_ethp, "
-				"optionally @VERSION)\n", argv[0], argv[1]);
+		fprintf(stderr,
+			"%s: unknown flavour '%s' (eth, ethp, rss_eth, rss_ethp, "
+			"optionally @VERSION)\n",
+			argv[0], argv[1]);
 		return 2;
 	}
 	FILE *f = fopen(argv[2], "wb");

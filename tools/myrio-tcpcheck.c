@@ -5,9 +5,12 @@
  * they carry, and can itself send a pattern to a kernel server and expect a refusal from
  * a closed port. The byte at stream offset i is i % 251 in both directions.
  *
- * The link: the stack's port is one end of an in-memory pair link; this program moves
- * frames between the other end and the TAP device (the pair port emulates the checksum
- * offloads in software, so the offload paths run against the kernel too).
+ * The link (--via):
+ *   sim   (default) the stack runs on a Myri-10G NIC of an in-process device model, through
+ *         the real driver, and the NIC's cable ends in the TAP device;
+ *   pair  the stack's port is one end of an in-memory pair link and this program moves
+ *         frames between the other end and the TAP device (the pair port emulates the
+ *         checksum offloads in software).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +26,7 @@
 #include "myrio/tcp_lite.h"
 #include "port/port_ops.h"
 #include "sim/endpoint.h"
+#include "sim/model.h"
 
 #define MAX_IN 8
 
@@ -36,7 +40,8 @@ struct app {
 	struct myrio_stack *s;
 	struct myrio_port *port, *wire;
 	struct myrio_pool *wire_pool;
-	struct sim_endpoint *tap;
+	struct sim_endpoint *tap; /* pair mode: bridged here; sim mode: owned by the cable */
+	struct myrio_sim *sim;
 	struct myrio_udp_sock *udp;
 	struct inbound in[MAX_IN];
 	unsigned nin, in_ok, in_bad;
@@ -220,6 +225,8 @@ static void to_stack(void *ctx, const uint8_t *frame, uint32_t len)
 /* Moves frames between the wire end of the pair link and the TAP device. */
 static unsigned bridge(struct app *a)
 {
+	if (!a->wire)
+		return 0; /* the model's cable does it */
 	unsigned work = a->tap->ops->poll(a->tap, to_stack, a, 32);
 	struct myrio_pkt *pk[32];
 	uint16_t n = a->wire->ops->rx_burst(a->wire, pk, 32);
@@ -280,22 +287,24 @@ static void usage(void)
 		"usage: myrio-tcpcheck --tap IFNAME --ip A.B.C.D/LEN [--gw A.B.C.D]\n"
 		"       [--listen PORT] [--expect-conns N] [--udp-echo PORT]\n"
 		"       [--send IP:PORT:BYTES] [--expect-refused IP:PORT]\n"
-		"       [--ready FILE] [--go FILE] [--timeout SECONDS] [--stats]\n");
+		"       [--ready FILE] [--go FILE] [--timeout SECONDS] [--stats] [--via sim|pair]\n"
+		"       [--sim SPEC]   model options, e.g. loss=0.01,reorder=0.01,dup=0.01,seed=1\n");
 }
 
 int main(int argc, char **argv)
 {
 	struct app a;
 	memset(&a, 0, sizeof(a));
-	const char *tap = NULL, *ready = NULL, *go = NULL;
+	const char *tap = NULL, *ready = NULL, *go = NULL, *sim_spec = NULL;
 	uint32_t ip = 0, mask = 0, gw = 0;
 	int listen_port = 0, udp_port = 0, timeout = 120;
-	bool stats = false;
+	bool stats = false, via_pair = false;
 	static const struct option opts[] = {
 		{"tap", 1, 0, 't'},    {"ip", 1, 0, 'i'},     {"gw", 1, 0, 'g'},
 		{"listen", 1, 0, 'l'}, {"expect-conns", 1, 0, 'n'}, {"udp-echo", 1, 0, 'u'},
 		{"send", 1, 0, 's'},   {"expect-refused", 1, 0, 'r'}, {"ready", 1, 0, 'R'},
 		{"go", 1, 0, 'G'},     {"timeout", 1, 0, 'T'}, {"stats", 0, 0, 'S'},
+		{"via", 1, 0, 'V'},    {"sim", 1, 0, 'M'},
 		{0, 0, 0, 0},
 	};
 	int o;
@@ -339,6 +348,14 @@ int main(int argc, char **argv)
 		case 'G': go = optarg; break;
 		case 'T': timeout = atoi(optarg); break;
 		case 'S': stats = true; break;
+		case 'M': sim_spec = optarg; break;
+		case 'V':
+			if (strcmp(optarg, "pair") && strcmp(optarg, "sim")) {
+				usage();
+				return 2;
+			}
+			via_pair = !strcmp(optarg, "pair");
+			break;
 		default: usage(); return 2;
 		}
 	}
@@ -349,14 +366,31 @@ int main(int argc, char **argv)
 	int rc = sim_endpoint_tap_open(tap, &a.tap);
 	if (rc < 0)
 		return 1;
-	char dev[64];
-	snprintf(dev, sizeof(dev), "pair:tcpcheck%d/0", (int)getpid() % 100000);
-	if ((rc = myrio_pair_port_open(dev, NULL, &a.port)) < 0)
-		return 1;
-	dev[strlen(dev) - 1] = '1';
-	if ((rc = myrio_pair_port_open(dev, NULL, &a.wire)) < 0 ||
-	    (rc = myrio_pool_create_in(NULL, 1024, 9600, &a.wire_pool)) < 0)
-		return 1;
+	if (via_pair) {
+		char dev[64];
+		snprintf(dev, sizeof(dev), "pair:tcpcheck%d/0", (int)getpid() % 100000);
+		if ((rc = myrio_pair_port_open(dev, NULL, &a.port)) < 0)
+			return 1;
+		dev[strlen(dev) - 1] = '1';
+		if ((rc = myrio_pair_port_open(dev, NULL, &a.wire)) < 0 ||
+		    (rc = myrio_pool_create_in(NULL, 1024, 9600, &a.wire_pool)) < 0)
+			return 1;
+	} else {
+		/* A model world with one NIC whose cable ends in the TAP device. */
+		struct myrio_sim_conf sc;
+		myrio_sim_conf_init(&sc);
+		if (sim_spec && myrio_sim_conf_parse(&sc, sim_spec) < 0)
+			return 2;
+		struct sim_nic *nic;
+		if (sim_world_new(&sc, &a.sim) < 0 || sim_world_add_nic(a.sim, "sim0", NULL, &nic) < 0 ||
+		    sim_world_cable_endpoint(nic, a.tap) < 0 || sim_world_start(a.sim) < 0)
+			return 1;
+		struct myrio_port_conf pc;
+		myrio_port_conf_init(&pc);
+		pc.sim = a.sim;
+		if (myrio_port_open(&a.port, "sim:sim0", &pc) < 0)
+			return 1;
+	}
 	struct myrio_stack_conf conf;
 	myrio_stack_conf_init(&conf);
 	conf.ip = ip;
@@ -380,7 +414,7 @@ int main(int argc, char **argv)
 	}
 	uint64_t start = now_ns(), deadline = start + (uint64_t)timeout * 1000000000ull;
 	bool started = go == NULL;
-	int tapfd = a.tap->ops->fd(a.tap);
+	int tapfd = a.wire ? a.tap->ops->fd(a.tap) : -1;
 	unsigned idle = 0;
 	for (;;) {
 		uint64_t t = now_ns();
@@ -411,8 +445,13 @@ int main(int argc, char **argv)
 								    a.ref_port))
 			break;
 		if (work == 0 && ++idle > 64) {
-			struct pollfd pfd = {.fd = tapfd, .events = POLLIN};
-			poll(&pfd, 1, 1);
+			if (tapfd >= 0) {
+				struct pollfd pfd = {.fd = tapfd, .events = POLLIN};
+				poll(&pfd, 1, 1);
+			} else {
+				struct timespec ts = {0, 20000};
+				nanosleep(&ts, NULL);
+			}
 		} else if (work) {
 			idle = 0;
 		}
@@ -448,6 +487,17 @@ int main(int argc, char **argv)
 		static char buf[8192];
 		myrio_stack_stats_format(a.s, buf, sizeof(buf));
 		fputs(buf, stdout);
+		struct myrio_port_stats ps;
+		if (myrio_port_stats(a.port, &ps) == 0)
+			printf("port: rx %llu tx %llu refill_failed %llu tx_ring_full %llu "
+			       "no_small %u no_big %u overrun %u overflow %u\n",
+			       (unsigned long long)ps.rx_packets, (unsigned long long)ps.tx_packets,
+			       (unsigned long long)ps.rx_refill_failed,
+			       (unsigned long long)ps.tx_ring_full, ps.dropped_no_small_buffer,
+			       ps.dropped_no_big_buffer, ps.dropped_overrun, ps.dropped_link_overflow);
+		printf("tap: to kernel %llu, from kernel %llu, dropped %llu\n",
+		       (unsigned long long)a.tap->tx_frames, (unsigned long long)a.tap->rx_frames,
+		       (unsigned long long)a.tap->drops);
 	}
 	fflush(stdout);
 	if (l)
@@ -459,10 +509,15 @@ int main(int argc, char **argv)
 		myrio_stack_poll(a.s);
 	}
 	myrio_stack_destroy(a.s);
-	a.wire->ops->tx_burst(a.wire, NULL, 0);
-	a.port->ops->close(a.port);
-	a.wire->ops->close(a.wire);
-	myrio_pool_destroy(a.wire_pool);
-	a.tap->ops->destroy(a.tap);
+	if (a.wire) {
+		a.wire->ops->tx_burst(a.wire, NULL, 0);
+		a.port->ops->close(a.port);
+		a.wire->ops->close(a.wire);
+		myrio_pool_destroy(a.wire_pool);
+		a.tap->ops->destroy(a.tap);
+	} else {
+		myrio_port_close(a.port);
+		myrio_sim_destroy(a.sim); /* and the cable's TAP endpoint with it */
+	}
 	return status;
 }

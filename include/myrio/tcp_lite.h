@@ -77,7 +77,7 @@ struct myrio_stack_conf {
 	uint32_t tx_pool_size;    /* transmit buffers shared by all connections (4096) */
 	uint32_t snd_queue_segs;  /* per connection: segments queued or unacknowledged (512) */
 	uint32_t rcv_buf;         /* per connection receive window in bytes (256 KiB) */
-	uint32_t ooo_max_segs;    /* per connection out-of-order segments held (128) */
+	uint32_t ooo_max_segs;    /* per connection out-of-order segments held (256) */
 	uint32_t udp_rx_queue;    /* per socket datagrams waiting to be read (256) */
 
 	/* Behaviour. */
@@ -124,8 +124,9 @@ int myrio_stack_poll(struct myrio_stack *s);
 uint64_t myrio_stack_now_ms(const struct myrio_stack *s);
 
 /* A transmit buffer with headroom for all headers: payload goes at myrio_pkt_data(p),
- * p->len = 0. NULL when the pool is empty (counted). Give it back with myrio_pkt_free
- * if unused. */
+ * p->len = 0. NULL when the pool is down to the sixteenth the stack keeps for its own
+ * ACKs and control segments (counted in tx_pool_empty). Give it back with
+ * myrio_pkt_free if unused. */
 struct myrio_pkt *myrio_stack_pkt_alloc(struct myrio_stack *s);
 /* Bytes of payload that fit in such a buffer. */
 uint32_t myrio_stack_pkt_room(const struct myrio_stack *s);
@@ -221,7 +222,7 @@ void myrio_udp_close(struct myrio_udp_sock *u);
 
 struct myrio_stack_stats {
 	/* link */
-	uint64_t rx_frames, tx_frames, tx_ring_full, tx_pool_empty;
+	uint64_t rx_frames, tx_frames, tx_ring_full, tx_dropped_full, tx_pool_empty;
 	uint64_t drop_eth_short, drop_eth_not_for_us, drop_eth_type;
 	/* ARP */
 	uint64_t arp_rx, arp_requests_sent, arp_replies_sent, arp_queued, arp_queue_drop,
@@ -236,7 +237,7 @@ struct myrio_stack_stats {
 		drop_udp_queue_full;
 	/* TCP */
 	uint64_t tcp_segs_in, tcp_segs_out, tcp_retransmits, tcp_fast_retransmits,
-		tcp_rto_expired, tcp_ooo_segs, tcp_dup_segs, tcp_resets_sent, tcp_resets_rcvd,
+		tcp_rto_expired, tcp_tail_loss_probes, tcp_ooo_segs, tcp_dup_segs, tcp_resets_sent, tcp_resets_rcvd,
 		tcp_challenge_acks, tcp_challenge_ack_limited, tcp_paws_drops, tcp_zero_window_probes,
 		tcp_csum_sw, tcp_csum_offload, tcp_tx_copy_nic_busy;
 	uint64_t drop_tcp_short, drop_tcp_csum, drop_tcp_bad_off, drop_tcp_no_conn,

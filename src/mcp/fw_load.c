@@ -91,7 +91,7 @@ static int stage_image(struct myri_nic *nic, const uint8_t *img, size_t len)
 	memcpy(tmp, img, len);
 	for (size_t off = 0; off < padded; off += FW_CHUNK) {
 		uint32_t n = (uint32_t)(padded - off < FW_CHUNK ? padded - off : FW_CHUNK);
-		mmio_copy64(bus->bar0, MCP_FW_STAGING_OFFSET + (uint32_t)off, tmp + off, n);
+		sram_copy64(bus->bar0, MCP_FW_STAGING_OFFSET + (uint32_t)off, tmp + off, n);
 		mmio_wmb();
 		(void)mmio_read32(bus->bar0, 0);
 	}

@@ -12,32 +12,41 @@
 #include "pci/vfio_dev.h"
 #include "util/log.h"
 
-/* The valid IOVA ranges (kernel 5.4+) avoid holes such as the MSI window at 0xfee00000. */
-static unsigned read_iova_ranges(const struct vfio_iommu_type1_info *info, size_t len,
-				 struct myrio_iova_range *out, unsigned max)
+/* The valid IOVA ranges (kernel 5.4+) avoid holes such as the MSI window at 0xfee00000.
+ * Capabilities follow each other unaligned (the DMA-available one is 12 bytes long), so
+ * every field is copied out rather than dereferenced in place. */
+unsigned myrio_vfio_parse_iova_ranges(const struct vfio_iommu_type1_info *info, size_t len,
+				      struct myrio_iova_range *out, unsigned max)
 {
-	if (!(info->flags & VFIO_IOMMU_INFO_CAPS) || info->cap_offset == 0)
+	const uint8_t *base = (const uint8_t *)info;
+	struct vfio_info_cap_header h;
+	struct vfio_iommu_type1_info_cap_iova_range c;
+	struct vfio_iova_range r;
+	if (len < sizeof(*info) || !(info->flags & VFIO_IOMMU_INFO_CAPS))
 		return 0;
-	uint32_t off = info->cap_offset;
+	size_t off = info->cap_offset;
 	for (unsigned hops = 0; off && hops < 16; hops++) {
-		if (off < sizeof(*info) || off + sizeof(struct vfio_info_cap_header) > len)
+		if (off < sizeof(*info) || off + sizeof(h) > len)
 			return 0;
-		const struct vfio_info_cap_header *h = (const void *)((const uint8_t *)info + off);
-		if (h->id == VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE) {
-			const struct vfio_iommu_type1_info_cap_iova_range *c = (const void *)h;
-			if (off + sizeof(*c) > len)
-				return 0;
-			unsigned n = 0;
-			for (uint32_t i = 0; i < c->nr_iovas && n < max; i++) {
-				if (off + sizeof(*c) + (i + 1) * sizeof(c->iova_ranges[0]) > len)
-					break;
-				out[n].start = c->iova_ranges[i].start;
-				out[n].last = c->iova_ranges[i].end;
-				n++;
-			}
-			return n;
+		memcpy(&h, base + off, sizeof(h));
+		if (h.id != VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE) {
+			off = h.next;
+			continue;
 		}
-		off = h->next;
+		if (off + sizeof(c) > len)
+			return 0;
+		memcpy(&c, base + off, sizeof(c));
+		unsigned n = 0;
+		for (uint32_t i = 0; i < c.nr_iovas && n < max; i++) {
+			size_t at = off + sizeof(c) + (size_t)i * sizeof(r);
+			if (at + sizeof(r) > len)
+				break;
+			memcpy(&r, base + at, sizeof(r));
+			out[n].start = r.start;
+			out[n].last = r.end;
+			n++;
+		}
+		return n;
 	}
 	return 0;
 }
@@ -52,11 +61,14 @@ int myrio_vfio_iova_setup(struct myrio_vfio_dev *d)
 		if (probe.flags & VFIO_IOMMU_INFO_PGSIZES)
 			d->iova_pgsizes = probe.iova_pgsizes;
 		size_t len = probe.argsz > sizeof(probe) ? probe.argsz : sizeof(probe);
+		if (len > 65536)
+			len = 65536; /* far beyond any real answer */
 		struct vfio_iommu_type1_info *info = calloc(1, len);
 		if (info) {
 			info->argsz = (uint32_t)len;
 			if (ioctl(d->container, VFIO_IOMMU_GET_INFO, info) == 0)
-				n = read_iova_ranges(info, len, ranges, MYRIO_IOVA_MAX_RANGES);
+				n = myrio_vfio_parse_iova_ranges(info, len, ranges,
+								 MYRIO_IOVA_MAX_RANGES);
 			free(info);
 		}
 	}

@@ -4,6 +4,7 @@
 #define MYRIO_PCI_VFIO_DEV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bus/bus.h"
@@ -40,6 +41,11 @@ int myrio_vfio_enable_master(struct myrio_vfio_dev *d);
 /* Stops the function's DMA before its memory is unmapped (close). */
 void myrio_vfio_disable_master(struct myrio_vfio_dev *d);
 /* DMA (dma_map.c) */
+struct vfio_iommu_type1_info;
+/* The valid IOVA ranges in a VFIO_IOMMU_GET_INFO answer of len bytes; every offset is
+ * checked against len. Returns how many were stored in out (0: none reported). */
+unsigned myrio_vfio_parse_iova_ranges(const struct vfio_iommu_type1_info *info, size_t len,
+				      struct myrio_iova_range *out, unsigned max);
 int myrio_vfio_iova_setup(struct myrio_vfio_dev *d);
 int myrio_vfio_dma_map(struct myrio_bus *bus, struct myrio_dma_region *r);
 void myrio_vfio_dma_unmap(struct myrio_bus *bus, struct myrio_dma_region *r);

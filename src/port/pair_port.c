@@ -140,6 +140,12 @@ static uint16_t pair_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 	unsigned ndrop = 0;
 	pthread_mutex_lock(&l->lock);
 	struct pair_ring *r = &l->ring[e->side];
+	if (!l->end[e->side ^ 1]) {
+		/* Cable unplugged at the other end: frames go nowhere. */
+		pthread_mutex_unlock(&l->lock);
+		myrio_pkt_free_bulk(pkts, n);
+		return n;
+	}
 	for (; taken < n; taken++) {
 		struct myrio_pkt *p = pkts[taken];
 		if (p->len < 14 || p->len > e->mtu + 18) {

@@ -14,7 +14,19 @@
 #include "mcp/mcp_abi.h"
 #include "myrio/pkt.h"
 
-#define RX_GROUP 8u /* descriptors are posted 8 at a time (§4.3) */
+#define RX_GROUP 8u
+
+/* Copies len bytes (a multiple of 8) of a descriptor built in host memory into SRAM with
+ * 64-bit stores, ascending. memcpy keeps the load of the built struct well defined
+ * (no type punning). */
+static inline void sram_copy64(volatile uint8_t *bar, uint32_t off, const void *src, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i += 8) {
+		uint64_t v;
+		__builtin_memcpy(&v, (const uint8_t *)src + i, 8);
+		*(volatile uint64_t *)(bar + off + i) = v;
+	}
+} /* descriptors are posted 8 at a time (§4.3) */
 
 struct myri_rx_ring {
 	volatile uint8_t *sram;    /* BAR0 + GET_SMALL/BIG_RX_OFFSET */

@@ -12,33 +12,46 @@ void rx_ring_post_group(struct myri_rx_ring *ring, struct myrio_pkt *const *pkts
 {
 	uint32_t slot = ring->posted & ring->mask;
 	struct mcp_rx_desc d[RX_GROUP] __attribute__((aligned(8)));
+	struct myrio_pkt **info = ring->info + slot;
 	for (unsigned i = 0; i < RX_GROUP; i++) {
-		uint64_t a = pkts[i]->iova + ring->buf_off;
+		struct myrio_pkt *p = pkts[i];
+		uint64_t a = p->iova + MYRIO_PKT_HEADROOM;
 		d[i].addr_high = be32((uint32_t)(a >> 32));
 		d[i].addr_low = be32((uint32_t)a);
-		ring->info[slot + i] = pkts[i];
+		info[i] = p;
 	}
 	uint32_t low0 = d[0].addr_low;
 	d[0].addr_low = be32(MCP_RX_DESC_INVALID);
 	uint32_t off = slot * (uint32_t)sizeof(struct mcp_rx_desc);
-	mmio_copy64(ring->sram, off, &d[0], 32);
+	sram_copy64(ring->sram, off, &d[0], 32);
 	mmio_wmb();
-	mmio_copy64(ring->sram, off + 32, &d[4], 32);
+	sram_copy64(ring->sram, off + 32, &d[4], 32);
 	mmio_wmb();
 	mmio_write32_raw(ring->sram, off + 4, low0);
 	ring->posted += RX_GROUP;
 }
 
+/* A posted buffer was never handed up (its refcnt is not set): straight back to its pool. */
+static inline void rx_buf_put(struct myrio_pkt *p)
+{
+	struct myrio_pool *pool = p->pool;
+	pool->free_stack[pool->free_top++] = p;
+}
+
+/* Buffers come straight off the pool's free stack, 8 at a time; their fields are set when
+ * they are handed up (rings_rx_burst), so nothing is written to them here. */
 uint32_t rx_ring_refill(struct myri_rx_ring *ring)
 {
 	uint32_t n = 0;
-	struct myrio_pkt *pkts[RX_GROUP];
+	struct myrio_pool *pool = ring->pool;
 	while (ring->posted - ring->done + RX_GROUP <= ring->mask + 1) {
-		if (myrio_pkt_alloc_bulk(ring->pool, pkts, RX_GROUP) == 0) {
+		if (pool->free_top < RX_GROUP) {
+			pool->alloc_failures++;
 			ring->refill_failed++;
 			break;
 		}
-		rx_ring_post_group(ring, pkts);
+		pool->free_top -= RX_GROUP;
+		rx_ring_post_group(ring, pool->free_stack + pool->free_top);
 		n += RX_GROUP;
 	}
 	if (n)
@@ -53,7 +66,7 @@ void rx_ring_release(struct myri_rx_ring *ring)
 	while (ring->done != ring->posted) {
 		uint32_t slot = ring->done++ & ring->mask;
 		if (ring->info[slot])
-			myrio_pkt_free(ring->info[slot]);
+			rx_buf_put(ring->info[slot]);
 		ring->info[slot] = NULL;
 	}
 }
@@ -66,7 +79,7 @@ static void rx_bad_completion(struct myri_rings *r, struct myri_rx_ring *ring)
 	r->rx_bad_completion++;
 	if (ring->posted != ring->done) {
 		uint32_t slot = ring->done++ & ring->mask;
-		myrio_pkt_free(ring->info[slot]);
+		rx_buf_put(ring->info[slot]);
 		ring->info[slot] = NULL;
 	}
 }
@@ -74,9 +87,16 @@ static void rx_bad_completion(struct myri_rings *r, struct myri_rx_ring *ring)
 uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
 {
 	status_poll(r);
+	/* Everything the loop needs in locals: pkts may alias any memory, so fields read
+	 * through r would be reloaded after every store into a packet. */
 	volatile struct mcp_slot *ring = r->rx_done;
 	uint32_t idx = r->rx_done_idx, mask = r->rx_done_mask;
-	uint32_t small_size = r->small_size, max_frame = r->max_frame;
+	const uint32_t small_size = r->small_size, max_frame = r->max_frame;
+	const uint16_t port = r->port_index;
+	struct myrio_pkt **s_info = r->small.info, **b_info = r->big.info;
+	const uint32_t s_mask = r->small.mask, b_mask = r->big.mask;
+	uint32_t s_done = r->small.done, b_done = r->big.done;
+	const uint32_t s_posted = r->small.posted, b_posted = r->big.posted;
 	uint64_t bytes = 0;
 	uint16_t got = 0;
 	bool empty = false;
@@ -93,28 +113,42 @@ uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		dma_rmb(); /* frame data was written before the entry */
 		*e = 0;
 		idx++;
-		struct myri_rx_ring *rr = len <= small_size ? &r->small : &r->big;
-		if (__builtin_expect(len > max_frame || rr->posted == rr->done, 0)) {
-			rx_bad_completion(r, rr);
-			continue;
+		struct myrio_pkt *p;
+		if (len <= small_size) {
+			if (__builtin_expect(s_posted == s_done, 0))
+				goto bad;
+			p = s_info[s_done++ & s_mask];
+		} else {
+			if (__builtin_expect(len > max_frame || b_posted == b_done, 0))
+				goto bad;
+			p = b_info[b_done++ & b_mask];
 		}
-		uint32_t slot = rr->done++ & rr->mask;
-		struct myrio_pkt *p = rr->info[slot];
-		p->data_off = rr->buf_off + MCP_RX_PAD;
+		p->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
 		p->len = len;
-		p->rx_csum = be16(s.checksum);
 		p->ol_flags = MYRIO_PKT_RX_CSUM_PARTIAL;
-		p->port = r->port_index;
+		p->rx_csum = be16(s.checksum);
+		p->refcnt = 1;
+		p->port = port;
+		p->next = NULL;
 		bytes += len;
 		pkts[got++] = p;
+		continue;
+	bad:
+		r->small.done = s_done;
+		r->big.done = b_done;
+		rx_bad_completion(r, len <= small_size ? &r->small : &r->big);
+		s_done = r->small.done;
+		b_done = r->big.done;
 	}
+	r->small.done = s_done;
+	r->big.done = b_done;
 	r->rx_done_idx = idx;
 	r->rx_packets += got;
 	r->rx_bytes += bytes;
 	/* Refill in groups of 8 from the pools (§4.3). */
-	if (r->small.posted - r->small.done + RX_GROUP <= r->small.mask + 1)
+	if (s_posted - s_done + RX_GROUP <= s_mask + 1)
 		rx_ring_refill(&r->small);
-	if (r->big.posted - r->big.done + RX_GROUP <= r->big.mask + 1)
+	if (b_posted - b_done + RX_GROUP <= b_mask + 1)
 		rx_ring_refill(&r->big);
 	if (empty && r->rx_token)
 		status_return_rx_token(r);

@@ -8,7 +8,6 @@
 #include "util/byteorder.h"
 #include "util/csum.h"
 
-#define TX_BATCH 64u
 
 unsigned tx_encode(const struct myri_tx_ring *ring, const struct myrio_pkt *p,
 		   struct mcp_tx_desc *descs)
@@ -58,12 +57,13 @@ void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count)
 		todo = t->pkt_req - t->pkt_done;
 	}
 	uint32_t done = t->done, mask = t->mask;
+	struct myri_tx_slot *info = t->info;
+	t->pkt_done += todo;
 	while (todo--) {
-		struct myri_tx_slot *s = &t->info[done & mask];
-		myrio_pkt_free(s->pkt);
-		s->pkt = NULL;
+		struct myri_tx_slot *s = &info[done & mask];
+		struct myrio_pkt *p = s->pkt;
 		done += s->ndesc;
-		t->pkt_done++;
+		myrio_pkt_free(p);
 	}
 	t->done = done;
 }
@@ -117,68 +117,100 @@ static void tx_write_chain(struct myri_tx_ring *t, uint32_t slot, struct mcp_tx_
 	uint8_t flags0 = d[0].flags;
 	d[0].flags = 0;
 	if (slot + cnt <= t->mask + 1) {
-		mmio_copy64(t->sram, slot * 16u, d, 16u * cnt);
+		sram_copy64(t->sram, slot * 16u, d, 16u * cnt);
 	} else {
 		for (unsigned i = cnt - 1; i > 0; i--)
-			mmio_copy64(t->sram, ((slot + i) & t->mask) * 16u, &d[i], 16);
-		mmio_copy64(t->sram, slot * 16u, &d[0], 16);
+			sram_copy64(t->sram, ((slot + i) & t->mask) * 16u, &d[i], 16);
+		sram_copy64(t->sram, slot * 16u, &d[0], 16);
 	}
 	d[0].flags = flags0;
+}
+
+/* Encodes, writes, publishes and records one chain (any frame the fast path does not take).
+ * Returns 1 when queued, 0 when the ring is full, -1 when the frame was dropped. */
+static int __attribute__((noinline))
+tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots)
+{
+	struct myri_tx_ring *t = &r->tx;
+	struct mcp_tx_desc d[MCP_TX_MAX_DESC] __attribute__((aligned(8)));
+	unsigned cnt = tx_prepare(t, p) ? tx_encode(t, p, d) : 0;
+	if (cnt == 0) {
+		r->tx_dropped_bad++;
+		myrio_pkt_free(p);
+		return -1;
+	}
+	if (cnt > free_slots)
+		return 0;
+	uint32_t slot = t->req & t->mask, word;
+	tx_write_chain(t, slot, d, cnt);
+	memcpy(&word, &d[0].pad, 4);
+	mmio_wmb();
+	mmio_write32_raw(t->sram, slot * 16u + 12u, word); /* §5.7 step 3 */
+	t->info[slot].pkt = p;
+	t->info[slot].ndesc = cnt;
+	t->req += cnt;
+	t->pkt_req++;
+	return 1;
 }
 
 uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
 {
 	status_poll(r);
 	struct myri_tx_ring *t = &r->tx;
-	uint32_t commit_off[TX_BATCH], commit_word[TX_BATCH];
+	/* Locals, as in rings_rx_burst: stores into packets and SRAM would force reloads. */
+	const uint32_t bmask = t->boundary - 1, mask = t->mask;
+	const uint32_t span = t->max_frame - MCP_TX_MIN_FRAME;
+	volatile uint8_t *sram = t->sram;
+	struct myri_tx_slot *info = t->info;
+	uint32_t req = t->req, pkt_req = t->pkt_req, pkt_req0 = pkt_req;
+	uint32_t free_slots = mask - (req - t->done);
 	uint64_t bytes = 0;
-	uint16_t i = 0;
-	while (i < n) {
-		unsigned nc = 0;
-		uint32_t free_slots = t->mask - (t->req - t->done);
-		for (; i < n && nc < TX_BATCH; i++) {
-			struct myrio_pkt *p = pkts[i];
-			struct mcp_tx_desc d[MCP_TX_MAX_DESC] __attribute__((aligned(8)));
-			if (__builtin_expect(p->len < MCP_TX_MIN_FRAME || p->len > t->max_frame ||
-						     (p->ol_flags & MYRIO_PKT_TX_CSUM),
-					     0)) {
-				if (!tx_prepare(t, p)) {
-					r->tx_dropped_bad++;
-					myrio_pkt_free(p);
-					continue;
-				}
-			}
-			unsigned cnt = tx_encode(t, p, d);
-			if (__builtin_expect(cnt == 0, 0)) {
-				r->tx_dropped_bad++;
-				myrio_pkt_free(p);
-				continue;
-			}
-			if (cnt > free_slots) {
-				r->tx_ring_full += n - i;
-				n = i;
-				break;
-			}
-			uint32_t slot = t->req & t->mask;
-			tx_write_chain(t, slot, d, cnt);
-			memcpy(&commit_word[nc], &d[0].pad, 4);
-			commit_off[nc++] = slot * 16u + 12u;
-			t->info[slot].pkt = p;
-			t->info[slot].ndesc = cnt;
-			t->req += cnt;
-			t->pkt_req++;
-			free_slots -= cnt;
-			bytes += p->len;
+	uint16_t i;
+	for (i = 0; i < n; i++) {
+		struct myrio_pkt *p = pkts[i];
+		uint32_t len = p->len;
+		uint64_t addr = p->iova + p->data_off;
+		/* Fast path: one descriptor, no offload, no padding (§5.4). Words of the
+		 * descriptor (§5.2): address high, low; pseudo_hdr_offset 0 | length; the
+		 * commit word pad 0 | rdma_count 1 | cksum_offset 0 | flags, written with
+		 * flags 0 first and published after a fence (§5.7). */
+		if (__builtin_expect((len - MCP_TX_MIN_FRAME <= span) &
+					     !(p->ol_flags & MYRIO_PKT_TX_CSUM) &
+					     ((addr & bmask) + len <= bmask + 1) & (free_slots != 0),
+				     1)) {
+			uint32_t slot = req & mask;
+			uint32_t w[4] __attribute__((aligned(8))) = {
+				be32((uint32_t)(addr >> 32)), be32((uint32_t)addr), be32(len),
+				be32(1u << 16)};
+			sram_copy64(sram, slot * 16u, w, 16);
+			uint32_t flags = MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO |
+					 (len <= MCP_TX_SMALL_SIZE ? MCP_TX_FLAG_SMALL : 0);
+			mmio_wmb();
+			mmio_write32_raw(sram, slot * 16u + 12u, be32(1u << 16 | flags));
+			info[slot].pkt = p;
+			info[slot].ndesc = 1;
+			req++;
+			pkt_req++;
+			free_slots--;
+			bytes += len;
+			continue;
 		}
-		if (nc == 0)
+		t->req = req;
+		t->pkt_req = pkt_req;
+		int rc = tx_slow(r, p, free_slots);
+		req = t->req;
+		pkt_req = t->pkt_req;
+		free_slots = mask - (req - t->done);
+		if (rc > 0) {
+			bytes += p->len;
+		} else if (rc == 0) {
+			r->tx_ring_full += n - i;
 			break;
-		/* Step 3: fence, then the commit words, oldest chain first. */
-		mmio_wmb();
-		for (unsigned k = 0; k < nc; k++)
-			mmio_write32_raw(t->sram, commit_off[k], commit_word[k]);
-		mmio_wmb();
-		r->tx_packets += nc;
+		} /* rc < 0: dropped and counted, but taken */
 	}
+	r->tx_packets += pkt_req - pkt_req0;
+	t->req = req;
+	t->pkt_req = pkt_req;
 	r->tx_bytes += bytes;
-	return n;
+	return i;
 }

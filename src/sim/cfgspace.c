@@ -38,11 +38,11 @@ void sim_cfg_power_on(struct sim_nic *nic)
 {
 	uint8_t *c = nic->cfg;
 	memset(c, 0, sizeof(nic->cfg));
-	put16(c, 0x00, 0x14C1); /* Myricom */
-	put16(c, 0x02, 0x0008); /* Z8E */
-	put16(c, 0x06, 0x0010); /* capability list */
-	c[0x08] = 1;            /* revision: Z8ES (board -8B), stable across loads */
-	c[0x0B] = 0x02;         /* class: network / Ethernet */
+	put16(c, 0x00, 0x14C1);		   /* Myricom */
+	put16(c, 0x02, 0x0008);		   /* Z8E */
+	put16(c, 0x06, 0x0010);		   /* capability list */
+	c[0x08] = 1;			   /* revision: Z8ES (board -8B), stable across loads */
+	c[0x0B] = 0x02;			   /* class: network / Ethernet */
 	put32(c, 0x10, 0xF8000000u | 0xC); /* BAR0: 64-bit prefetchable memory, 16 MiB */
 	put32(c, 0x18, 0xF9000000u | 0x4); /* BAR2: MSI-X table, 64-bit */
 	put16(c, 0x2C, 0x14C1);
@@ -57,9 +57,9 @@ void sim_cfg_power_on(struct sim_nic *nic)
 	put16(c, CAP_MSI + 2, 0x0080); /* 64-bit address, one message */
 	c[CAP_PCIE] = 0x10;
 	c[CAP_PCIE + 1] = CAP_MSIX;
-	put16(c, CAP_PCIE + 2, 0x0002);        /* v2, endpoint */
-	put32(c, CAP_PCIE + 4, 0x00000002);    /* max payload 512 */
-	put16(c, CAP_PCIE + 8, 2u << 12);      /* device control: MRRS 512 at power-on */
+	put16(c, CAP_PCIE + 2, 0x0002);		  /* v2, endpoint */
+	put32(c, CAP_PCIE + 4, 0x00000002);	  /* max payload 512 */
+	put16(c, CAP_PCIE + 8, 2u << 12);	  /* device control: MRRS 512 at power-on */
 	put32(c, CAP_PCIE + 0x0C, (8u << 4) | 1); /* link cap: x8, 2.5 GT/s */
 	put16(c, CAP_PCIE + 0x12, (8u << 4) | 1); /* link status: x8, 2.5 GT/s */
 	c[CAP_MSIX] = 0x11;
@@ -110,7 +110,8 @@ int sim_nic_cfg_read(struct sim_nic *nic, unsigned off, unsigned size, uint32_t 
 {
 	if (!(size == 1 || size == 2 || size == 4) || off + size > 256 || (off & (size - 1))) {
 		log_err("%s: config read of %u bytes at 0x%x: use aligned 1, 2 or 4 byte reads "
-			"inside 256 bytes", nic->name, size, off);
+			"inside 256 bytes",
+			nic->name, size, off);
 		return -EINVAL;
 	}
 	if (off >= CAP_VS + 0x14 && off < CAP_VS + 0x18) { /* data register */
@@ -142,7 +143,8 @@ int sim_nic_cfg_write(struct sim_nic *nic, unsigned off, unsigned size, uint32_t
 {
 	if (!(size == 1 || size == 2 || size == 4) || off + size > 256 || (off & (size - 1))) {
 		log_err("%s: config write of %u bytes at 0x%x: use aligned 1, 2 or 4 byte "
-			"writes inside 256 bytes", nic->name, size, off);
+			"writes inside 256 bytes",
+			nic->name, size, off);
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < size; i++) {

@@ -116,8 +116,8 @@ static int mcast_find(const struct sim_nic *nic, const uint8_t m[6])
 
 static char media_char(const struct sim_nic *nic)
 {
-	const char *pc = nic->world->conf.product_code[0] ? nic->world->conf.product_code
-							  : "10G-PCIE-8B-S";
+	const char *pc =
+	    nic->world->conf.product_code[0] ? nic->world->conf.product_code : "10G-PCIE-8B-S";
 	int dashes = 0;
 	for (const char *p = pc; *p; p++)
 		if (*p == '-' && ++dashes == 3) {
@@ -141,8 +141,7 @@ static void sfp_table(struct sim_nic *nic)
 	}
 }
 
-static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
-			uint64_t now)
+static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data, uint64_t now)
 {
 	*data = 0;
 	switch (c->op) {
@@ -213,9 +212,10 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		if (!nic->intrq_size_set || !nic->intrq_dma_set || !nic->stats_set ||
 		    !nic->small_size || !nic->big_size) {
 			if (sim_nic_ratelimit(nic))
-				log_warn("%s: ETHERNET_UP refused: set the interrupt queue size and "
-					 "address, the stats DMA and both buffer sizes first (§10)",
-					 nic->name);
+				log_warn(
+				    "%s: ETHERNET_UP refused: set the interrupt queue size and "
+				    "address, the stats DMA and both buffer sizes first (§10)",
+				    nic->name);
 			return SIM_ERR_RANGE; /* [I] §11.6 */
 		}
 		if (!nic->running) {
@@ -323,6 +323,8 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		if ((c->d1 & 2) && !nic->fw.multi_tx)
 			return SIM_ERR_RANGE;
 		nic->slices = c->d0;
+		nic->multi_tx = c->d1 & 2;
+		nic->tx_active = false;
 		return SIM_OK;
 	case CMD_GET_RSS_TABLE_OFFSET:
 		if (!nic->fw.rss)

@@ -131,11 +131,12 @@ int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec)
 		char orig[512];
 		snprintf(orig, sizeof(orig), "%s", tok);
 		if (parse_one(conf, tok) < 0) {
-			log_err("model spec: cannot use '%s'; expected nics=N, link=10g|1g|unlimited|"
-				"BPS, stepped, spin, seed=N, loss=P, reorder=P, dup=P, corrupt=P, "
-				"flap=PERIOD_MS/DOWN_MS, rx_ring=N, tx_ring=N (powers of 2, 8..4096), "
-				"pc=CODE",
-				orig);
+			log_err(
+			    "model spec: cannot use '%s'; expected nics=N, link=10g|1g|unlimited|"
+			    "BPS, stepped, spin, seed=N, loss=P, reorder=P, dup=P, corrupt=P, "
+			    "flap=PERIOD_MS/DOWN_MS, rx_ring=N, tx_ring=N (powers of 2, 8..4096), "
+			    "pc=CODE",
+			    orig);
 			return -EINVAL;
 		}
 	}

@@ -35,8 +35,8 @@ void sim_dma_destroy(struct sim_dma *d)
 static void publish(struct sim_nic *nic, struct sim_dma_table *t)
 {
 	t->gen = ++nic->dma.next_gen;
-	struct sim_dma_table *old = atomic_exchange_explicit(&nic->dma.table, t,
-							     memory_order_acq_rel);
+	struct sim_dma_table *old =
+	    atomic_exchange_explicit(&nic->dma.table, t, memory_order_acq_rel);
 	sim_world_sync(nic->world);
 	free(old);
 }
@@ -114,8 +114,7 @@ void sim_dma_forget_all(struct sim_nic *nic)
 
 uint8_t *sim_dma_slow(struct sim_nic *nic, uint64_t iova, uint32_t len, const char *what)
 {
-	const struct sim_dma_table *t = atomic_load_explicit(&nic->dma.table,
-							     memory_order_acquire);
+	const struct sim_dma_table *t = atomic_load_explicit(&nic->dma.table, memory_order_acquire);
 	unsigned lo = 0, hi = t->n;
 	while (lo < hi) { /* first entry with end > iova */
 		unsigned mid = (lo + hi) / 2;
@@ -128,7 +127,8 @@ uint8_t *sim_dma_slow(struct sim_nic *nic, uint64_t iova, uint32_t len, const ch
 		nic->st.dma_faults++;
 		if (sim_nic_ratelimit(nic))
 			log_err("%s: DMA (%s) with bus mastering disabled in the PCI command "
-				"register: set bit 2 first (§1.8); access refused", nic->name, what);
+				"register: set bit 2 first (§1.8); access refused",
+				nic->name, what);
 		return NULL;
 	}
 	if (lo < t->n && t->e[lo].iova <= iova && iova + len <= t->e[lo].end &&

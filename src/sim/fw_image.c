@@ -35,7 +35,7 @@ int sim_fw_parse(const uint8_t *img, size_t len, struct sim_fw_info *info, char 
 	info->version[sizeof(info->version) - 1] = '\0';
 	char tail;
 	if (sscanf(info->version, "%u.%u.%u%c", &info->major, &info->minor, &info->tiny, &tail) <
-		    3 ||
+		3 ||
 	    info->major != 1 || info->minor != 4)
 		return fail(why, why_len, "firmware version is not 1.4.x");
 	size_t avail = len - off;

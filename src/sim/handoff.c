@@ -17,7 +17,7 @@ static void fw_select(struct sim_nic *nic, const struct sim_fw_info *info, bool 
 	uint32_t feat = info->model ? info->features : 0;
 	nic->fw.unaligned = feat & FW_FEAT_UNALIGNED;
 	nic->fw.rss = feat & FW_FEAT_RSS;
-	nic->fw.multi_tx = feat & FW_FEAT_MULTI_TX;
+	nic->fw.multi_tx = (feat & FW_FEAT_MULTI_TX) && info->tiny >= 32; /* §1.5: 1.4.32+ */
 	nic->fw.eeprom = eeprom;
 }
 

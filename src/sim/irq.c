@@ -112,19 +112,18 @@ static inline bool take(struct sim_nic *nic, uint32_t off)
 
 unsigned sim_irq_poll(struct sim_nic *nic, uint64_t now)
 {
-	unsigned work = 0;
-	if (take(nic, SIM_CLAIM_OFF)) { /* claim0: the rx token comes back */
-		nic->token_at_nic = true;
-		work++;
-	}
-	if (take(nic, SIM_DEASSERT_OFF)) {
+	/* claim1 is read before the deassert word: the host writes deassert first, so a
+	 * claim1 seen here comes with its deassert, which is applied before re-arming. */
+	bool c0 = take(nic, SIM_CLAIM_OFF);
+	bool c1 = take(nic, SIM_CLAIM_OFF + 4);
+	bool da = take(nic, SIM_DEASSERT_OFF);
+	unsigned work = (unsigned)c0 + c1 + da;
+	if (da)
 		deassert(nic);
-		work++;
-	}
-	if (take(nic, SIM_CLAIM_OFF + 4)) { /* claim1: may interrupt again */
+	if (c0) /* the rx token comes back */
+		nic->token_at_nic = true;
+	if (c1) /* may interrupt again */
 		nic->armed = true;
-		work++;
-	}
 	if (!nic->armed)
 		return work;
 	bool rx = nic->token_at_nic && nic->rx_new > 0;

@@ -29,6 +29,7 @@ int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uin
 	nic->world = w;
 	nic->index = index;
 	nic->bar_fd = -1;
+	nic->irq_fd = -1;
 	snprintf(nic->name, sizeof(nic->name), "%s", name);
 	if (mac) {
 		memcpy(nic->eeprom_mac, mac, 6);
@@ -67,7 +68,7 @@ void sim_nic_free(struct sim_nic *nic)
 	if (!nic)
 		return;
 	sim_sram_destroy(nic);
-	if (nic->irq_fd > 0)
+	if (nic->irq_fd >= 0)
 		close(nic->irq_fd);
 	if (atomic_load(&nic->dma.table))
 		sim_dma_destroy(&nic->dma);
@@ -100,6 +101,8 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->stats_host_size = 64;
 	nic->max_rss_queried = false;
 	nic->slices = 1;
+	nic->multi_tx = false;
+	nic->tx_active = false;
 	nic->rss_enabled = false;
 	nic->rss_table_size = nic->rss_hash = 0;
 	nic->tso_mode = 0;
@@ -129,20 +132,51 @@ void sim_nic_power_on(struct sim_nic *nic)
 		;
 }
 
+/* Multiple TX queues (§5.9): the host starts and stops slice 0's send ring. STOP is
+ * taken before GO: both in one iteration means "drained, then posted again" (a GO then
+ * STOP pair needs the ring to drain in between, i.e. an iteration of ours). */
+static unsigned send_go_stop(struct sim_nic *nic)
+{
+	unsigned work = 0;
+	bool stop = sim_rd32_raw(nic, SIM_SEND_STOP_OFF) != SIM_POISON;
+	bool go = sim_rd32_raw(nic, SIM_SEND_GO_OFF) != SIM_POISON;
+	if (stop) {
+		sim_wr32_raw(nic, SIM_SEND_STOP_OFF, SIM_POISON);
+		nic->tx_active = false;
+		work++;
+	}
+	if (go) {
+		sim_wr32_raw(nic, SIM_SEND_GO_OFF, SIM_POISON);
+		nic->tx_active = true;
+		work++;
+	}
+	return work;
+}
+
 unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
 {
 	if (atomic_load_explicit(&nic->halted, memory_order_acquire))
 		return 0;
 	unsigned work = sim_cmd_poll(nic, now) + sim_handoff_poll(nic);
-	if (nic->running)
+	if (__builtin_expect(nic->multi_tx, 0))
+		work += send_go_stop(nic);
+	if (nic->running && (!nic->multi_tx || nic->tx_active))
 		work += sim_tx_poll(nic, now);
 	if (nic->stats_set)
 		work += sim_irq_poll(nic, now);
+	if (__builtin_expect(nic->dummy_rdma_on, 0) && now >= nic->dummy_rdma_next) {
+		/* §2.6: read-only, every millisecond; an unmapped target is logged and counted */
+		nic->dummy_rdma_next = now + 1000000;
+		if (sim_dma(nic, nic->dummy_rdma_iova, 4, "dummy RDMA read"))
+			nic->dummy_rdma_reads++;
+	}
 	return work;
 }
 
 void sim_nic_link_changed(struct sim_nic *nic, bool up)
 {
+	if (atomic_load_explicit(&nic->halted, memory_order_acquire))
+		return; /* detach or reboot in progress: it reads the cable itself */
 	nic->link_state = up ? 1 : 0;
 	if (nic->running) {
 		nic->stats_pending = true;
@@ -166,7 +200,8 @@ int sim_nic_attach(struct sim_nic *nic)
 	bool expected = false;
 	if (!atomic_compare_exchange_strong(&nic->attached, &expected, true)) {
 		log_err("%s: already attached to a driver; one driver per NIC, like a PCI "
-			"function bound to one process", nic->name);
+			"function bound to one process",
+			nic->name);
 		return -EBUSY;
 	}
 	return 0;

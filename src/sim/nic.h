@@ -30,7 +30,7 @@
 #define SIM_SEND_RING_OFF 0xC0000u  /* up to 4096 x 16 bytes */
 #define SIM_SMALL_RING_OFF 0xD0000u /* up to 4096 x 8 bytes */
 #define SIM_BIG_RING_OFF 0xD8000u   /* up to 4096 x 8 bytes */
-#define SIM_CLAIM_OFF 0xE0000u      /* claim0/claim1 of slice s at +8s */
+#define SIM_CLAIM_OFF 0xE0000u	    /* claim0/claim1 of slice s at +8s */
 #define SIM_DEASSERT_OFF 0xE0100u
 #define SIM_COAL_OFF 0xE0140u
 #define SIM_RSS_TABLE_OFF 0xE0200u /* 256 one-byte entries */
@@ -64,17 +64,18 @@ struct sim_counters {
 /* Model-side counters and diagnostics, for tests and the daemon's statistics. */
 struct sim_nic_stats {
 	uint64_t rx_frames, rx_bytes, tx_frames, tx_bytes;
-	uint64_t rx_down;        /* frames that arrived while ETHERNET_UP was not in force */
-	uint64_t tx_link_down;   /* frames sent into a cable whose link is down */
-	uint64_t tx_runts;       /* frames sent shorter than 60 bytes (the NIC never pads) */
-	uint64_t tx_invalid;     /* chains that broke a rule of §5.3-§5.6 (dropped) */
+	uint64_t rx_down;      /* frames that arrived while ETHERNET_UP was not in force */
+	uint64_t tx_link_down; /* frames sent into a cable whose link is down */
+	uint64_t tx_runts;     /* frames sent shorter than 60 bytes (the NIC never pads) */
+	uint64_t tx_invalid;   /* chains that broke a rule of §5.3-§5.6 (dropped) */
 	uint64_t tx_tso_segments;
-	uint64_t rx_misaligned;  /* rx buffers breaking the §4.4 alignment rules */
-	uint64_t dma_faults;     /* accesses to IOVAs not registered with the model */
+	uint64_t rx_misaligned; /* rx buffers breaking the §4.4 alignment rules */
+	uint64_t dma_faults;	/* accesses to IOVAs not registered with the model */
 	uint64_t cmds, cmd_errors;
-	uint64_t irqs;           /* status-block DMAs (interrupts raised) */
+	uint64_t irqs; /* status-block DMAs (interrupts raised) */
 	uint64_t handoffs, handoffs_refused;
 	uint64_t completions_bad; /* injected bad completions */
+	uint64_t pause_timeouts;  /* the peer stopped refilling for PAUSE_MAX_NS: dropping */
 };
 
 /* ---- DMA table: the model's IOMMU (dma_table.c) ---- */
@@ -89,11 +90,11 @@ struct sim_dma_table {
 };
 struct sim_dma {
 	_Atomic(struct sim_dma_table *) table; /* immutable once published, sorted by iova */
-	pthread_mutex_t wlock;                 /* writers (map/unmap) */
+	pthread_mutex_t wlock;		       /* writers (map/unmap) */
 	/* model-thread only: the last hit, checked against the table it came from */
 	uint64_t cache_gen; /* 0: empty */
 	struct sim_dma_ent cache;
-	uint64_t next_gen;  /* writers */
+	uint64_t next_gen; /* writers */
 };
 
 /* ---- cables (cable.c) ---- */
@@ -107,7 +108,7 @@ struct sim_frame {
 	const struct sim_frag *frags;
 	unsigned nfrags;
 	uint32_t len;
-	int32_t patch_off; /* -1: none */
+	int32_t patch_off;  /* -1: none */
 	uint16_t patch_val; /* BE16 value stored at patch_off */
 	bool bad_crc;
 };
@@ -115,10 +116,10 @@ struct sim_frame {
 struct sim_cable;
 struct sim_wire { /* one direction of a cable */
 	struct sim_cable *cable;
-	struct sim_nic *dst_nic;       /* or */
+	struct sim_nic *dst_nic; /* or */
 	struct sim_endpoint *dst_ep;
-	uint64_t t_free;               /* ps: the wire is busy until then */
-	uint8_t *stash;                /* one frame held back by a reorder fault */
+	uint64_t t_free; /* ps: the wire is busy until then */
+	uint8_t *stash;	 /* one frame held back by a reorder fault */
 	uint32_t stash_len;
 	bool stashed;
 	uint64_t stash_at;
@@ -126,18 +127,19 @@ struct sim_wire { /* one direction of a cable */
 };
 struct sim_cable {
 	struct myrio_sim *world;
-	struct sim_nic *a, *b;     /* b is NULL for an endpoint cable */
+	struct sim_nic *a, *b; /* b is NULL for an endpoint cable */
 	struct sim_endpoint *ep;
-	struct sim_wire ab, ba;    /* a->b (or a->ep) and b->a (or ep->a) */
-	uint64_t link_bps;         /* 0 = unlimited */
+	struct sim_wire ab, ba; /* a->b (or a->ep) and b->a (or ep->a) */
+	uint64_t link_bps;	/* 0 = unlimited */
 	struct myrio_sim_faults faults;
 	bool faults_on;
 	uint64_t rng;
-	_Atomic bool admin_up;     /* myrio_sim_set_link */
+	_Atomic bool admin_up; /* myrio_sim_set_link */
 	bool flapped_down;
 	uint64_t next_flap_ns;
-	bool up;                   /* effective, as last reported to the NICs */
-	uint8_t *scratch;          /* gather buffer for endpoints and faults */
+	bool up;	   /* effective, as last reported to the NICs */
+	uint8_t *scratch;  /* gather buffer for endpoints and faults */
+	unsigned ep_quiet; /* endpoint polls that found nothing, for back-off */
 	_Atomic(struct myrio_sim_faults *) new_faults; /* set_faults from another thread */
 };
 
@@ -194,18 +196,22 @@ struct sim_nic {
 	uint32_t stats_host_size; /* the host's struct size; valid is its last byte */
 	bool max_rss_queried;
 	unsigned slices;
+	bool multi_tx; /* ENABLE_RSS_QUEUES bit 1: slice 0 sends only between GO and STOP */
+	bool tx_active;
 	bool rss_enabled;
 	uint32_t rss_table_size, rss_hash;
 	uint32_t tso_mode, throttle;
 	uint32_t tx_boundary;
 	bool dummy_rdma_on;
 	uint64_t dummy_rdma_iova;
+	uint64_t dummy_rdma_next; /* ns: the next periodic read of the dummy target */
+	uint64_t dummy_rdma_reads;
 	struct sim_rxring small, big;
 	uint32_t tx_cons, send_done;
 	struct sim_counters ctr;
 	/* interrupts / status block (irq.c, §6.5) */
 	bool armed, token_at_nic;
-	uint32_t rx_new;        /* completions written since the rx token left */
+	uint32_t rx_new; /* completions written since the rx token left */
 	bool send_pending, stats_pending;
 	uint8_t link_down_events;
 	uint64_t pending_since; /* ns; coalescing starts here */
@@ -213,7 +219,7 @@ struct sim_nic {
 	uint32_t link_state; /* 0 down, 1 up (what the status block reports) */
 	/* transmit pacing and 802.3x pause from the peer */
 	uint64_t tx_idle_at;
-	uint64_t paused_since;
+	uint64_t paused_since, pause_gave_up_at;
 	bool paused;
 	/* i2c (SFP+ EEPROM) */
 	uint64_t i2c_busy_until;
@@ -228,7 +234,7 @@ struct sim_nic {
 	bool fault_unaligned;
 
 	struct sim_nic_stats st;
-	uint8_t *scratch; /* 64 KiB + headers: gather buffer for TSO and endpoints */
+	uint8_t *scratch;    /* 64 KiB + headers: gather buffer for TSO and endpoints */
 	unsigned log_budget; /* rate-limits diagnostics */
 };
 
@@ -240,13 +246,13 @@ struct myrio_sim {
 	unsigned n_nics;
 	struct sim_cable *cables[SIM_MAX_NICS];
 	unsigned n_cables;
-	uint64_t now_ns;              /* stepped: virtual; threaded: refreshed per iteration */
+	uint64_t now_ns; /* stepped: virtual; threaded: refreshed per iteration */
 	uint64_t t0_ns;
 	pthread_t thread;
 	bool thread_running;
 	_Atomic bool stop;
-	_Atomic uint64_t epoch;       /* completed loop iterations (threaded) */
-	pthread_mutex_t step_lock;    /* stepped: one stepping caller at a time */
+	_Atomic uint64_t epoch;	   /* completed loop iterations (threaded) */
+	pthread_mutex_t step_lock; /* stepped: one stepping caller at a time */
 };
 
 /* ---- internal functions, by file ---- */
@@ -270,8 +276,8 @@ void sim_sram_write_strings(struct sim_nic *nic);
 void sim_sram_init_rings(struct sim_nic *nic);
 static inline uint32_t sim_rd32(const struct sim_nic *nic, uint32_t off) /* BE -> host */
 {
-	return __builtin_bswap32(__atomic_load_n((const uint32_t *)(nic->bar + off),
-						 __ATOMIC_ACQUIRE));
+	return __builtin_bswap32(
+	    __atomic_load_n((const uint32_t *)(nic->bar + off), __ATOMIC_ACQUIRE));
 }
 static inline uint32_t sim_rd32_raw(const struct sim_nic *nic, uint32_t off)
 {
@@ -304,7 +310,7 @@ static inline uint8_t *sim_dma(struct sim_nic *nic, uint64_t iova, uint32_t len,
 {
 	const struct sim_dma_table *t = atomic_load_explicit(&nic->dma.table, memory_order_acquire);
 	if (__builtin_expect(t->gen == nic->dma.cache_gen && iova >= nic->dma.cache.iova &&
-				     iova + len <= nic->dma.cache.end && iova + len >= iova,
+				 iova + len <= nic->dma.cache.end && iova + len >= iova,
 			     1))
 		return nic->dma.cache.va + (iova - nic->dma.cache.iova);
 	return sim_dma_slow(nic, iova, len, what);

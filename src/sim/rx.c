@@ -95,11 +95,10 @@ static bool filter(struct sim_nic *nic, const uint8_t *h)
 /* The completion ring, translated once per DMA-table generation. */
 static uint32_t *intrq_slot(struct sim_nic *nic)
 {
-	const struct sim_dma_table *t = atomic_load_explicit(&nic->dma.table,
-							     memory_order_acquire);
+	const struct sim_dma_table *t = atomic_load_explicit(&nic->dma.table, memory_order_acquire);
 	if (__builtin_expect(t->gen != nic->intrq_gen || !nic->intrq_va, 0)) {
 		nic->intrq_va = (uint32_t *)sim_dma_slow(nic, nic->intrq_iova, nic->intrq_bytes,
-							  "completion ring");
+							 "completion ring");
 		nic->intrq_gen = t->gen;
 		if (!nic->intrq_va)
 			return NULL;
@@ -118,7 +117,8 @@ static inline void check_align(struct sim_nic *nic, uint64_t a, uint32_t len, bo
 	if (sim_nic_ratelimit(nic))
 		log_warn("%s: rx %s buffer at IOVA 0x%" PRIx64 " is not 8-byte aligned or crosses "
 			 "a 4 KiB page; real hardware needs RELAX_RXBUFFER_ALIGNMENT for that "
-			 "(§4.4)", nic->name, small ? "small" : "big", a);
+			 "(§4.4)",
+			 nic->name, small ? "small" : "big", a);
 }
 
 static inline uint64_t desc_addr(struct sim_nic *nic, uint32_t off, uint32_t lo_raw)
@@ -147,9 +147,8 @@ bool sim_rx_has_room(struct sim_nic *nic, uint32_t len)
 
 void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 {
-	if (__builtin_expect(!nic->running ||
-				     atomic_load_explicit(&nic->halted, memory_order_relaxed),
-			     0)) {
+	if (__builtin_expect(
+		!nic->running || atomic_load_explicit(&nic->halted, memory_order_relaxed), 0)) {
 		nic->st.rx_down++;
 		return;
 	}

@@ -2,8 +2,8 @@
  * mapping registers the region with the model's IOMMU at an IOVA from a simple allocator,
  * delay_us sleeps (threaded model) or runs the world for that long (stepped model). */
 #include <errno.h>
-#include <stdio.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +20,9 @@ struct sim_bus {
 	struct myrio_sim *world;
 	struct sim_nic *nic;
 	uint64_t next_iova;
+	/* mapped regions, so that close can detach them: no region points at a freed bus */
+	struct myrio_dma_region **regions;
+	unsigned n_regions, cap_regions;
 };
 
 static struct sim_bus *to_sb(struct myrio_bus *b)
@@ -32,9 +35,18 @@ static int sb_dma_map(struct myrio_bus *b, struct myrio_dma_region *r)
 	struct sim_bus *sb = to_sb(b);
 	size_t align = r->page_size ? r->page_size : 4096;
 	uint64_t iova = (sb->next_iova + align - 1) / align * align;
+	if (sb->n_regions == sb->cap_regions) {
+		unsigned cap = sb->cap_regions ? 2 * sb->cap_regions : 16;
+		void *p = realloc(sb->regions, cap * sizeof(*sb->regions));
+		if (!p)
+			return -ENOMEM;
+		sb->regions = p;
+		sb->cap_regions = cap;
+	}
 	int rc = sim_nic_dma_map(sb->nic, iova, r->va, r->len);
 	if (rc < 0)
 		return rc;
+	sb->regions[sb->n_regions++] = r;
 	/* a guard gap after every region: an overrun faults instead of hitting a neighbour */
 	sb->next_iova = iova + r->len + align;
 	r->iova = iova;
@@ -44,10 +56,16 @@ static int sb_dma_map(struct myrio_bus *b, struct myrio_dma_region *r)
 
 static void sb_dma_unmap(struct myrio_bus *b, struct myrio_dma_region *r)
 {
+	struct sim_bus *sb = to_sb(b);
 	if (r->bus != b)
 		return;
-	sim_nic_dma_unmap(to_sb(b)->nic, r->iova, r->len);
+	sim_nic_dma_unmap(sb->nic, r->iova, r->len);
 	r->bus = NULL;
+	for (unsigned i = 0; i < sb->n_regions; i++)
+		if (sb->regions[i] == r) {
+			sb->regions[i] = sb->regions[--sb->n_regions];
+			break;
+		}
 }
 
 static void sb_delay_us(struct myrio_bus *b, unsigned us)
@@ -87,19 +105,22 @@ static int sb_reset(struct myrio_bus *b)
 static void sb_close(struct myrio_bus *b)
 {
 	struct sim_bus *sb = to_sb(b);
-	sim_nic_detach(sb->nic);
+	sim_nic_detach(sb->nic); /* forgets every registration, like closing the container */
+	for (unsigned i = 0; i < sb->n_regions; i++)
+		sb->regions[i]->bus = NULL;
+	free(sb->regions);
 	free(sb);
 }
 
 static const struct myrio_bus_ops sim_bus_ops = {
-	.dma_map = sb_dma_map,
-	.dma_unmap = sb_dma_unmap,
-	.delay_us = sb_delay_us,
-	.cfg_read = sb_cfg_read,
-	.cfg_write = sb_cfg_write,
-	.irq_fd = sb_irq_fd,
-	.reset = sb_reset,
-	.close = sb_close,
+    .dma_map = sb_dma_map,
+    .dma_unmap = sb_dma_unmap,
+    .delay_us = sb_delay_us,
+    .cfg_read = sb_cfg_read,
+    .cfg_write = sb_cfg_write,
+    .irq_fd = sb_irq_fd,
+    .reset = sb_reset,
+    .close = sb_close,
 };
 
 int myrio_sim_bus_open(struct myrio_sim *sim, const char *nic_name, struct myrio_bus **out)

@@ -56,12 +56,12 @@ void sim_sram_write_strings(struct sim_nic *nic)
 	char s[SIM_STRINGS_LEN];
 	memset(s, 0, sizeof(s));
 	const uint8_t *m = nic->eeprom_mac;
-	int n = snprintf(s, sizeof(s), "MAC=%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
-			 m[3], m[4], m[5]);
+	int n = snprintf(s, sizeof(s), "MAC=%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
+			 m[4], m[5]);
 	n += 1;
 	n += snprintf(s + n, sizeof(s) - (size_t)n, "SN=%u", 470000u + nic->index) + 1;
-	const char *pc = nic->world->conf.product_code[0] ? nic->world->conf.product_code
-							  : "10G-PCIE-8B-S";
+	const char *pc =
+	    nic->world->conf.product_code[0] ? nic->world->conf.product_code : "10G-PCIE-8B-S";
 	n += snprintf(s + n, sizeof(s) - (size_t)n, "PC=%s", pc) + 1;
 	(void)n; /* the rest stays zero: the empty string ends the list */
 	memcpy(nic->bar + SIM_STRINGS_OFF, s, sizeof(s));
@@ -78,6 +78,8 @@ static void poison_triggers(struct sim_nic *nic)
 		sim_wr32_raw(nic, SIM_CLAIM_OFF + 8 * s + 4, SIM_POISON);
 	}
 	sim_wr32_raw(nic, SIM_DEASSERT_OFF, SIM_POISON);
+	sim_wr32_raw(nic, SIM_SEND_GO_OFF, SIM_POISON);
+	sim_wr32_raw(nic, SIM_SEND_STOP_OFF, SIM_POISON);
 }
 
 /* All rx slots invalid, all tx flags 0 (§10: CMD_RESET). */

@@ -14,9 +14,9 @@
 #include "util/csum.h"
 #include "util/log.h"
 
-#define TX_BUDGET 256u  /* chains per loop iteration */
+#define TX_BUDGET 256u /* chains per loop iteration */
 #define TX_PARSE_MAX 128u
-#define PAUSE_MAX_NS 100000000ull /* [I] 100 ms */
+#define PAUSE_MAX_NS 500000000ull /* [I] 500 ms */
 
 /* Ones'-complement sum of frame bytes [from, len) over a gather list (not folded). */
 uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
@@ -90,9 +90,10 @@ static bool validate(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d,
 		if (d[i].len == 0)
 			return bad(nic, idx, "zero-length descriptor");
 		if ((d[i].addr & (txb - 1)) + d[i].len > txb)
-			return bad(nic, idx, nic->tx_boundary == 2048
-						     ? "descriptor crosses a 2 KiB tx_boundary (§2.1)"
-						     : "descriptor crosses a 4 KiB tx_boundary (§2.1)");
+			return bad(nic, idx,
+				   nic->tx_boundary == 2048
+				       ? "descriptor crosses a 2 KiB tx_boundary (§2.1)"
+				       : "descriptor crosses a 4 KiB tx_boundary (§2.1)");
 		if (i > 0 && d[i].rdma != 1)
 			return bad(nic, idx, "rdma_count of a non-first descriptor is not 1");
 		if (ck) {
@@ -103,15 +104,17 @@ static bool validate(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d,
 			if (((d[i].flags & TXF_ALIGN_ODD) != 0) != (i > 0 && (before & 1)))
 				return bad(nic, idx, "ALIGN_ODD does not match the bytes before");
 			if (d[i].pho != d[0].pho)
-				return bad(nic, idx, "pseudo_hdr_offset differs between descriptors");
+				return bad(nic, idx,
+					   "pseudo_hdr_offset differs between descriptors");
 		}
 		before += d[i].len;
 	}
 	if (ck) {
 		uint32_t start = d[0].cko, field = d[0].pho;
 		if (field > 127 || field < start || field + 2 > total || start >= total)
-			return bad(nic, idx, "checksum offsets outside the frame or field > 127 "
-					     "(§5.5)");
+			return bad(nic, idx,
+				   "checksum offsets outside the frame or field > 127 "
+				   "(§5.5)");
 	}
 	return true;
 }
@@ -128,7 +131,13 @@ static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uin
 		nic->ctr.dropped_pause++; /* the peer's PAUSE frame, consumed by our MAC */
 		return false;
 	}
-	return now - nic->paused_since >= PAUSE_MAX_NS;
+	if (now - nic->paused_since < PAUSE_MAX_NS)
+		return false;
+	if (nic->paused_since + PAUSE_MAX_NS > nic->pause_gave_up_at) {
+		nic->pause_gave_up_at = now;
+		nic->st.pause_timeouts++;
+	}
+	return true;
 }
 
 unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
@@ -161,8 +170,8 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 		/* 802.3x pause (§7.4): a peer NIC out of buffers, with flow control on at
 		 * both ends, holds our transmitter instead of dropping, for at most
 		 * PAUSE_MAX_NS (fw >= 1.4.25 gives up on a host that stopped refilling). */
-		if (c && c->up && nic->flow_control && nic->out->dst_nic &&
-		    (f0 & TXF_NO_TSO) && !pause_ok(nic, nic->out->dst_nic, total, now))
+		if (c && c->up && nic->flow_control && nic->out->dst_nic && (f0 & TXF_NO_TSO) &&
+		    !pause_ok(nic, nic->out->dst_nic, total, now))
 			break;
 		/* Link-rate pacing: the frame starts when the wire is free, but not before
 		 * the ring was last seen empty; it is handed over when its last bit is out. */
@@ -193,8 +202,8 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 				}
 			}
 			if (ok) {
-				struct sim_frame fm = {.frags = fr, .nfrags = n, .len = total,
-						       .patch_off = -1};
+				struct sim_frame fm = {
+				    .frags = fr, .nfrags = n, .len = total, .patch_off = -1};
 				if (d[0].flags & TXF_CKSUM) {
 					uint16_t s = sim_csum_frags(fr, n, d[0].cko);
 					uint16_t v = (uint16_t)~s;

@@ -121,12 +121,14 @@ int sim_tx_tso(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, unsig
 	if (h.hlen != hdr)
 		return bad(nic, idx, "header descriptors do not end exactly after the TCP header");
 	if (!h.v6 && d[0].cko != h.l4)
-		return bad(nic, idx, "cksum_offset of an IPv4 request is not the TCP header offset");
+		return bad(nic, idx,
+			   "cksum_offset of an IPv4 request is not the TCP header offset");
 	if (nic->tso_mode == 0) {
 		uint16_t want = csum_fold(pseudo(f, &h, total - h.l4));
 		if (get_be16(f + h.l4 + 16) != want)
-			return bad(nic, idx, "TCP checksum seed is not the pseudo-header sum over "
-					     "the whole request's TCP length (mode 0)");
+			return bad(nic, idx,
+				   "TCP checksum seed is not the pseudo-header sum over "
+				   "the whole request's TCP length (mode 0)");
 	}
 	uint32_t payload = total - hdr;
 	uint32_t segs = payload ? (payload + mss - 1) / mss : 1;

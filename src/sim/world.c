@@ -3,13 +3,15 @@
  * iteration of every NIC's firmware loop and every cable per step, 1 µs of virtual time
  * each, so the link-rate model is deterministic too). */
 #include <errno.h>
-#include <stdio.h>
+#include <poll.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "sim/endpoint.h"
 #include "sim/nic.h"
 #include "util/log.h"
 
@@ -40,7 +42,8 @@ int sim_world_new(const struct myrio_sim_conf *conf, struct myrio_sim **out)
 	if (r < 8 || r > SIM_MAX_RING || (r & (r - 1)) || t < 8 || t > SIM_MAX_RING ||
 	    (t & (t - 1))) {
 		log_err("model: ring sizes must be powers of 2 from 8 to %u (rx_ring=%u "
-			"tx_ring=%u)", SIM_MAX_RING, r, t);
+			"tx_ring=%u)",
+			SIM_MAX_RING, r, t);
 		return -EINVAL;
 	}
 	if (c.nics > SIM_MAX_NICS) {
@@ -126,6 +129,27 @@ unsigned sim_world_run_once(struct myrio_sim *sim)
 	return work;
 }
 
+/* Idle: sleep a little, waking early when an endpoint (TAP, socket) has a frame. */
+static void idle_wait(struct myrio_sim *w)
+{
+	struct pollfd fds[SIM_MAX_NICS];
+	nfds_t n = 0;
+	for (unsigned i = 0; i < w->n_cables; i++) {
+		struct sim_endpoint *ep = w->cables[i]->ep;
+		int fd = ep && ep->ops->fd ? ep->ops->fd(ep) : -1;
+		if (fd >= 0)
+			fds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+	}
+	struct timespec ts = {0, IDLE_SLEEP_NS};
+	if (n) {
+		if (ppoll(fds, n, &ts, NULL) > 0)
+			for (unsigned i = 0; i < w->n_cables; i++)
+				w->cables[i]->ep_quiet = 0;
+	} else {
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void *world_thread(void *arg)
 {
 	struct myrio_sim *w = arg;
@@ -138,8 +162,7 @@ static void *world_thread(void *arg)
 		if (work) {
 			idle = 0;
 		} else if (++idle >= IDLE_SPINS && !w->conf.spin) {
-			struct timespec ts = {0, IDLE_SLEEP_NS};
-			nanosleep(&ts, NULL);
+			idle_wait(w);
 		}
 	}
 	return NULL;

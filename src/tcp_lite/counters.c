@@ -8,6 +8,7 @@
 	F(rx_frames) \
 	F(tx_frames) \
 	F(tx_ring_full) \
+	F(tx_dropped_full) \
 	F(tx_pool_empty) \
 	F(drop_eth_short) \
 	F(drop_eth_not_for_us) \
@@ -44,6 +45,7 @@
 	F(tcp_retransmits) \
 	F(tcp_fast_retransmits) \
 	F(tcp_rto_expired) \
+	F(tcp_tail_loss_probes) \
 	F(tcp_ooo_segs) \
 	F(tcp_dup_segs) \
 	F(tcp_resets_sent) \

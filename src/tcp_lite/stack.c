@@ -18,7 +18,7 @@ void myrio_stack_conf_init(struct myrio_stack_conf *conf)
 	conf->tx_pool_size = 4096;
 	conf->snd_queue_segs = 512;
 	conf->rcv_buf = 256 * 1024;
-	conf->ooo_max_segs = 128;
+	conf->ooo_max_segs = 256;
 	conf->udp_rx_queue = 256;
 	conf->arp_timeout_ms = 60000;
 	conf->delayed_ack_ms = 40;
@@ -160,6 +160,7 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		myrio_stack_destroy(s);
 		return rc;
 	}
+	s->ctl_reserve = s->conf.tx_pool_size / 16;
 	*out = s;
 	myrio_arp_announce(s);
 	stack_flush(s);
@@ -173,12 +174,19 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	if (s->hash)
 		tcp_fini(s);
 	stack_flush(s);
+	myrio_pkt_free_bulk(s->txb, s->ntx); /* what the NIC would not take */
+	s->ntx = 0;
 	udp_fini(s);
 	arp_fini(s);
 	if (s->pool) {
 		/* Give the NIC a moment to hand back frames it still reads. */
 		for (int i = 0; i < 1000 && myrio_pool_free_count(s->pool) < s->pool->count; i++) {
 			s->port->ops->tx_burst(s->port, NULL, 0);
+			/* Keep receiving (and dropping) meanwhile: a peer on the same link may
+			 * be waiting for that to get its own buffers back. */
+			struct myrio_pkt *in[RX_BURST];
+			uint16_t n = s->port->ops->rx_burst(s->port, in, RX_BURST);
+			myrio_pkt_free_bulk(in, n);
 			if (i > 10) {
 				struct timespec ts = {0, 100000};
 				nanosleep(&ts, NULL);
@@ -204,6 +212,12 @@ struct myrio_pkt *stack_alloc(struct myrio_stack *s)
 
 struct myrio_pkt *myrio_stack_pkt_alloc(struct myrio_stack *s)
 {
+	/* The last buffers are kept for ACKs, RSTs and ARP, so that a sender that fills
+	 * the pool cannot stop the stack from acknowledging what it receives. */
+	if (myrio_pool_free_count(s->pool) <= s->ctl_reserve) {
+		s->st.tx_pool_empty++;
+		return NULL;
+	}
 	return stack_alloc(s);
 }
 
@@ -222,19 +236,31 @@ void stack_flush(struct myrio_stack *s)
 			break;
 		done += n;
 	}
-	if (done < s->ntx) {
-		/* Ring full: drop the rest. TCP still holds its segments and retransmits. */
-		s->st.tx_ring_full += s->ntx - done;
-		myrio_pkt_free_bulk(s->txb + done, s->ntx - done);
-	}
 	s->st.tx_frames += done;
-	s->ntx = 0;
+	if (done < s->ntx) {
+		/* Ring full: keep the rest for the next poll, in order. */
+		s->st.tx_ring_full++;
+		memmove(s->txb, s->txb + done, (s->ntx - done) * sizeof(s->txb[0]));
+	}
+	s->ntx -= done;
+}
+
+bool stack_tx_room(struct myrio_stack *s)
+{
+	if (s->ntx < TX_BATCH)
+		return true;
+	stack_flush(s);
+	return s->ntx < TX_BATCH;
 }
 
 void stack_tx(struct myrio_stack *s, struct myrio_pkt *p)
 {
-	if (s->ntx == TX_BATCH)
-		stack_flush(s);
+	if (!stack_tx_room(s)) {
+		/* NIC ring and batch full: drop (TCP still holds its segments). */
+		s->st.tx_dropped_full++;
+		myrio_pkt_free(p);
+		return;
+	}
 	s->txb[s->ntx++] = p;
 }
 
@@ -254,8 +280,9 @@ int myrio_stack_poll(struct myrio_stack *s)
 		tcp_timers_run(s);
 	if (s->now_ms >= s->arp_next_check)
 		arp_timers(s);
-	unsigned sent = s->ntx;
+	unsigned before = s->ntx;
 	stack_flush(s);
+	unsigned sent = before - s->ntx;
 	if (s->zombies)
 		tcp_reap(s);
 	return (int)(n + sent);

@@ -130,6 +130,9 @@ struct myrio_tcp_conn {
 	/* congestion control */
 	uint32_t cwnd, ssthresh, bytes_acked, dupacks, recover, high_sack;
 	bool in_recovery;
+	uint64_t retx_ms; /* last loss-recovery retransmission (lost-retransmission check) */
+	bool tlp;         /* t_rtx is a tail loss probe, not the RTO */
+	bool tlp_done;    /* one probe per episode: until the next new ACK */
 	/* RTT / RTO (RFC 6298) */
 	uint32_t srtt_us, rttvar_us, rto_ms;
 	uint32_t retries;
@@ -171,6 +174,7 @@ struct myrio_stack {
 	struct myrio_stack_conf conf;
 	struct myrio_port *port;
 	struct myrio_pool *pool;
+	uint32_t ctl_reserve; /* buffers only the stack itself may take */
 	uint8_t mac[6];
 	uint32_t caps, mtu;
 	uint16_t mss;
@@ -208,6 +212,7 @@ struct myrio_stack {
 void stack_update_clock(struct myrio_stack *s);
 void stack_tx(struct myrio_stack *s, struct myrio_pkt *p); /* frame ready for the NIC */
 void stack_flush(struct myrio_stack *s);
+bool stack_tx_room(struct myrio_stack *s); /* false while the NIC ring and batch are full */
 struct myrio_pkt *stack_alloc(struct myrio_stack *s);
 uint64_t stack_random(struct myrio_stack *s);
 static inline void stack_arm_timer(struct myrio_stack *s, uint64_t when)
@@ -281,6 +286,7 @@ int tcp_send_ctl(struct myrio_tcp_conn *c, uint8_t flags, uint32_t seq);
 void tcp_send_rst_reply(struct myrio_stack *s, const struct ip_rx *ip, const uint8_t *th,
 			uint32_t seg_len);
 int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx);
+void tcp_send_tlp(struct myrio_tcp_conn *c);
 uint32_t tcp_rcv_window(struct myrio_tcp_conn *c);
 int tcp_challenge_ack(struct myrio_tcp_conn *c);
 
@@ -298,6 +304,7 @@ unsigned tcp_opts_len(struct myrio_tcp_conn *c, bool with_sack);
 /* tcp_sack.c */
 unsigned tcp_sack_blocks(struct myrio_tcp_conn *c, uint32_t blocks[][2], unsigned max);
 void tcp_sack_update(struct myrio_tcp_conn *c, const struct tcp_opts *o);
+bool tcp_sack_relost(struct myrio_tcp_conn *c);
 uint32_t tcp_pipe(struct myrio_tcp_conn *c);
 struct myrio_pkt *tcp_next_lost(struct myrio_tcp_conn *c);
 

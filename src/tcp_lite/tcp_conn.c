@@ -277,12 +277,15 @@ void tcp_mark_output(struct myrio_tcp_conn *c)
 
 void tcp_run_output(struct myrio_stack *s)
 {
-	while (s->out_list) {
-		struct myrio_tcp_conn *c = s->out_list;
-		s->out_list = c->out_next;
+	/* Connections that mark themselves again (NIC ring full) wait for the next poll. */
+	struct myrio_tcp_conn *c = s->out_list;
+	s->out_list = NULL;
+	while (c) {
+		struct myrio_tcp_conn *n = c->out_next;
 		c->on_output = false;
 		if (c->in_use)
 			tcp_output(c);
+		c = n;
 	}
 }
 
@@ -429,7 +432,7 @@ ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len)
 			c->want_writable = true;
 			break;
 		}
-		struct myrio_pkt *p = stack_alloc(c->s);
+		struct myrio_pkt *p = myrio_stack_pkt_alloc(c->s);
 		if (!p) {
 			c->want_writable = true;
 			break;

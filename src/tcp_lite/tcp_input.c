@@ -321,8 +321,10 @@ static void retransmit_head(struct myrio_tcp_conn *c)
 	if (!p || p == c->snd_next)
 		return;
 	seg_set_flags(p, seg_flags(p) | SEG_LOST);
-	if (tcp_xmit_seg(c, p, true) == 0)
+	if (tcp_xmit_seg(c, p, true) == 0) {
 		seg_set_flags(p, seg_flags(p) | SEG_RETX | SEG_EVER_RETX);
+		c->retx_ms = c->s->now_ms;
+	}
 	else
 		seg_set_flags(p, seg_flags(p) & ~SEG_RETX);
 }
@@ -332,8 +334,11 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 	struct myrio_stack *s = c->s;
 	uint32_t ack = sg->ack;
 	uint32_t wnd = sg->wnd << c->snd_wscale;
-	if (c->sack_ok && sg->o.nsack)
+	if (c->sack_ok && sg->o.nsack) {
 		tcp_sack_update(c, &sg->o);
+		if (c->in_recovery)
+			tcp_sack_relost(c);
+	}
 	if (seq_gt(ack, c->snd_una)) {
 		uint32_t acked = ack - c->snd_una;
 		if (c->ts_ok && sg->o.ts_ok && sg->o.tsecr) {
@@ -359,6 +364,7 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 			c->snd_nxt = ack;
 		c->retries = 0;
 		c->persist_backoff = 0;
+		c->tlp_done = false;
 		if (c->in_recovery) {
 			if (seq_ge(ack, c->recover)) {
 				cc_exit_recovery(c);

@@ -202,6 +202,31 @@ void tcp_send_rst_reply(struct myrio_stack *s, const struct ip_rx *ip, const uin
 	ipv4_output(s, p, IPPROTO_TCP_, s->conf.ip, ip->src, 0, true);
 }
 
+void tcp_send_tlp(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	c->tlp = false;
+	c->tlp_done = true;
+	s->st.tcp_tail_loss_probes++;
+	/* New data if the peer's window takes it, else the last segment sent again. */
+	struct myrio_pkt *p = c->snd_next;
+	if (p && !(seg_flags(p) & SEG_SACKED) &&
+	    seq_le(seg_seq(p) + seg_len(p), c->snd_una + c->snd_wnd) &&
+	    seq_ge(seg_seq(p), c->snd_max)) {
+		if (tcp_xmit_seg(c, p, false) == 0) {
+			c->snd_nxt = c->snd_max = seg_seq(p) + seg_space(p);
+			c->snd_next = p->next;
+		}
+	} else {
+		struct myrio_pkt *last = NULL;
+		for (struct myrio_pkt *q = c->sndq; q && q != c->snd_next; q = q->next)
+			last = q;
+		if (last)
+			tcp_xmit_seg(c, last, true);
+	}
+	tcp_arm_rto(c);
+}
+
 static void arm_persist(struct myrio_tcp_conn *c)
 {
 	if (c->t_rtx)
@@ -241,23 +266,38 @@ void tcp_output(struct myrio_tcp_conn *c)
 			if (tcp_xmit_seg(c, p, true) < 0)
 				break;
 			seg_set_flags(p, seg_flags(p) | SEG_RETX | SEG_EVER_RETX);
+			c->retx_ms = s->now_ms;
 			pipe += seg_space(p);
 			sent = true;
 		}
 	}
+	/* Limited transmit (RFC 3042): each of the first two duplicate ACKs lets one new
+	 * segment go beyond cwnd, so that a small window still produces three. */
+	uint32_t cwnd = c->cwnd;
+	if (!c->in_recovery && c->dupacks && c->dupacks < 3)
+		cwnd += c->dupacks * c->mss;
 	struct myrio_pkt *p;
 	while ((p = c->snd_next) != NULL) {
 		uint32_t seq = seg_seq(p), sp = seg_space(p), len = seg_len(p);
+		if (seg_flags(p) & SEG_SACKED) { /* the peer has it from an earlier round */
+			c->snd_nxt = seq + sp;
+			c->snd_next = p->next;
+			continue;
+		}
 		if (len && seq_gt(seq + len, c->snd_una + c->snd_wnd)) {
 			if (c->snd_nxt == c->snd_una)
 				arm_persist(c); /* zero (or too small) window, nothing in flight */
 			break;
 		}
 		uint32_t flight = c->in_recovery ? pipe : c->snd_nxt - c->snd_una;
-		if (flight > 0 && flight + sp > c->cwnd)
+		if (flight > 0 && flight + sp > cwnd)
 			break;
 		if (s->conf.nagle && len < c->mss && flight > 0 && !p->next)
 			break;
+		if (!stack_tx_room(s)) {
+			tcp_mark_output(c); /* NIC ring full: continue next poll */
+			break;
+		}
 		bool retx = seq_lt(seq, c->snd_max);
 		if (tcp_xmit_seg(c, p, retx) < 0)
 			break;

@@ -53,7 +53,9 @@ void tcp_sack_update(struct myrio_tcp_conn *c, const struct tcp_opts *o)
 		any = true;
 		if (seq_gt(r, c->high_sack) || c->high_sack == 0)
 			c->high_sack = r;
-		for (struct myrio_pkt *p = c->sndq; p && p != c->snd_next; p = p->next) {
+		/* Up to snd_max, not snd_next: after a timeout the peer may SACK data of
+		 * the first transmission that go-back-N has not resent yet (output skips it). */
+		for (struct myrio_pkt *p = c->sndq; p && seq_lt(seg_seq(p), c->snd_max); p = p->next) {
 			uint32_t s = seg_seq(p), e = s + seg_space(p);
 			if (seq_ge(s, r))
 				break;
@@ -63,23 +65,52 @@ void tcp_sack_update(struct myrio_tcp_conn *c, const struct tcp_opts *o)
 	}
 	if (!any)
 		return;
-	/* A hole is lost once DUP_THRESH segments' worth above it were SACKed. */
+	/* A hole is lost once DUP_THRESH segments' worth above it were SACKed; with fewer
+	 * segments in flight, one less than their number (early retransmit, RFC 5827). */
 	uint64_t total = 0;
-	for (struct myrio_pkt *p = c->sndq; p && p != c->snd_next; p = p->next)
+	unsigned nsegs = 0;
+	for (struct myrio_pkt *p = c->sndq; p && seq_lt(seg_seq(p), c->snd_max); p = p->next) {
+		nsegs++;
 		if (seg_flags(p) & SEG_SACKED)
 			total += seg_space(p);
+	}
+	unsigned thresh = nsegs <= DUP_THRESH ? (nsegs > 1 ? nsegs - 1 : 1) : DUP_THRESH;
 	uint64_t seen = 0;
-	for (struct myrio_pkt *p = c->sndq; p && p != c->snd_next; p = p->next) {
+	for (struct myrio_pkt *p = c->sndq; p && seq_lt(seg_seq(p), c->snd_max); p = p->next) {
 		uint32_t f = seg_flags(p);
 		if (f & SEG_SACKED) {
 			seen += seg_space(p);
 			continue;
 		}
-		if (total - seen >= (uint64_t)DUP_THRESH * c->mss)
+		if (total - seen >= (uint64_t)thresh * c->mss ||
+		    (total - seen > 0 && total - seen >= (uint64_t)thresh * seg_space(p)))
 			seg_set_flags(p, f | SEG_LOST);
 		else
 			break;
 	}
+}
+
+/* A retransmission is itself lost when SACKs keep arriving well over a round trip after
+ * it was sent without covering it (the idea of RACK, RFC 8985, at the granularity of one
+ * recovery round): mark it lost again instead of waiting for the RTO. */
+bool tcp_sack_relost(struct myrio_tcp_conn *c)
+{
+	uint64_t wait_ms = (uint64_t)c->srtt_us * 5 / 4 / 1000 + 2;
+	if (c->s->now_ms < c->retx_ms + wait_ms)
+		return false;
+	bool any = false;
+	for (struct myrio_pkt *p = c->sndq; p && p != c->snd_next; p = p->next) {
+		uint32_t f = seg_flags(p);
+		if (seq_ge(seg_seq(p), c->high_sack))
+			break;
+		if ((f & SEG_RETX) && !(f & SEG_SACKED)) {
+			seg_set_flags(p, (f | SEG_LOST) & ~SEG_RETX);
+			any = true;
+		}
+	}
+	if (any)
+		c->retx_ms = c->s->now_ms; /* one round at a time */
+	return any;
 }
 
 uint32_t tcp_pipe(struct myrio_tcp_conn *c)

@@ -8,8 +8,23 @@
 
 void tcp_arm_rto(struct myrio_tcp_conn *c)
 {
+	uint64_t t = c->rto_ms;
 	c->persist = false;
-	c->t_rtx = c->s->now_ms + c->rto_ms;
+	c->tlp = false;
+	/* Tail loss probe (RFC 8985 §7): when the last segments of a flight or their
+	 * ACKs are lost, no duplicate ACK comes; probe after about two round trips
+	 * instead of waiting for the RTO. One probe per episode, not during recovery. */
+	if (c->srtt_us && !c->in_recovery && !c->tlp_done && c->retries == 0 &&
+	    c->state >= MYRIO_TCP_ESTABLISHED) {
+		uint64_t pto = 2ull * c->srtt_us / 1000 + 2;
+		if (c->snd_max - c->snd_una <= c->mss)
+			pto += c->s->conf.delayed_ack_ms ? c->s->conf.delayed_ack_ms : 40;
+		if (pto < t) {
+			t = pto;
+			c->tlp = true;
+		}
+	}
+	c->t_rtx = c->s->now_ms + t;
 	stack_arm_timer(c->s, c->t_rtx);
 }
 
@@ -77,6 +92,10 @@ static void rtx_timeout(struct myrio_tcp_conn *c)
 	}
 	if (c->snd_max == c->snd_una)
 		return;
+	if (c->tlp) {
+		tcp_send_tlp(c);
+		return;
+	}
 	if (++c->retries > s->conf.max_retries) {
 		s->st.tcp_timeouts++;
 		tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_max);

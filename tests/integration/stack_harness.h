@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "myrio/sim.h"
 #include "myrio/tcp_lite.h"
 #include "port/port_ops.h"
 
@@ -24,6 +25,8 @@ struct harness {
 	struct myrio_stack *a, *b;
 	uint64_t now_ns;
 	uint64_t tick_ns; /* clock advance per round */
+	struct myrio_sim *sim; /* stepped model world, when the ports are model NICs */
+	unsigned steps;        /* model steps (1 us of virtual time each) per round */
 	struct conn_ev ev[8];
 	unsigned nev;
 	struct myrio_udp_sock *udp_readable[8];
@@ -78,14 +81,34 @@ static inline int h_open(struct harness *h, const char *name, const char *opts_a
 	h->now_ns = 1000000000ull;
 	h->tick_ns = 20000; /* 20 us per round */
 	char dev[128];
-	snprintf(dev, sizeof(dev), "pair:%s/0%s", name, opts_a ? opts_a : "");
-	int rc = myrio_pair_port_open(dev, NULL, &h->pa);
-	if (rc < 0)
-		return rc;
-	snprintf(dev, sizeof(dev), "pair:%s/1%s", name, opts_b ? opts_b : "");
-	rc = myrio_pair_port_open(dev, NULL, &h->pb);
-	if (rc < 0)
-		return rc;
+	int rc;
+	if (strncmp(name, "sim:", 4) == 0) {
+		/* Two NICs of a stepped model world, cabled together; opts_a is the world's
+		 * spec (faults, link rate). The stack clock is the world's virtual time. */
+		struct myrio_sim_conf sc;
+		myrio_sim_conf_init(&sc);
+		char spec[160];
+		snprintf(spec, sizeof(spec), "stepped%s%s", opts_a ? "," : "", opts_a ? opts_a : "");
+		if ((rc = myrio_sim_conf_parse(&sc, spec)) < 0 || (rc = myrio_sim_create(&h->sim, &sc)) < 0)
+			return rc;
+		h->steps = 4;
+		h->tick_ns = 4000;
+		struct myrio_port_conf pc;
+		myrio_port_conf_init(&pc);
+		pc.sim = h->sim;
+		if ((rc = myrio_port_open(&h->pa, "sim:sim0", &pc)) < 0 ||
+		    (rc = myrio_port_open(&h->pb, "sim:sim1", &pc)) < 0)
+			return rc;
+	} else {
+		snprintf(dev, sizeof(dev), "pair:%s/0%s", name, opts_a ? opts_a : "");
+		rc = myrio_pair_port_open(dev, NULL, &h->pa);
+		if (rc < 0)
+			return rc;
+		snprintf(dev, sizeof(dev), "pair:%s/1%s", name, opts_b ? opts_b : "");
+		rc = myrio_pair_port_open(dev, NULL, &h->pb);
+		if (rc < 0)
+			return rc;
+	}
 	struct myrio_stack_conf conf;
 	myrio_stack_conf_init(&conf);
 	conf.netmask = 0xffffff00u;
@@ -111,6 +134,8 @@ static inline void h_round(struct harness *h)
 {
 	myrio_stack_poll(h->a);
 	myrio_stack_poll(h->b);
+	if (h->sim)
+		myrio_sim_step(h->sim, h->steps);
 	h->now_ns += h->tick_ns;
 }
 
@@ -133,6 +158,8 @@ static inline void h_close(struct harness *h)
 	}
 	h->pa->ops->close(h->pa);
 	h->pb->ops->close(h->pb);
+	if (h->sim)
+		myrio_sim_destroy(h->sim);
 }
 
 /* The checked pattern: byte at stream offset i. */

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+/* after the headers it needs */
 #include <cmocka.h>
 
 #include "bus/bus.h"
@@ -72,6 +73,7 @@ static void run_bus(const char *spec)
 	assert_true(fd >= 0);
 	assert_true(sim_cfg_msi_enabled(sim_nic_find(w, "sim0")));
 	b->ops->close(b);
+	assert_null(r.bus); /* the bus let go of the regions still mapped */
 	/* closed: the NIC is free again and back at power-on (bus master off) */
 	assert_int_equal(myrio_bus_open("sim:sim0", w, &b), 0);
 	assert_int_equal(b->ops->cfg_read(b, 4, 2, &v), 0);
@@ -104,9 +106,9 @@ static void sim_device_needs_a_world(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(stepped_bus),
-		cmocka_unit_test(threaded_bus),
-		cmocka_unit_test(sim_device_needs_a_world),
+	    cmocka_unit_test(stepped_bus),
+	    cmocka_unit_test(threaded_bus),
+	    cmocka_unit_test(sim_device_needs_a_world),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

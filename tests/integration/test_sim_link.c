@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+/* after the headers it needs */
 #include <cmocka.h>
 
 #include "../unit/sim_harness.h"
@@ -107,8 +108,7 @@ static void ten_gig_timing(void **state)
 	pair_close(&p);
 }
 
-static unsigned run_faults(const char *spec, uint32_t *seqs, unsigned cap,
-			   struct sim_counters *k)
+static unsigned run_faults(const char *spec, uint32_t *seqs, unsigned cap, struct sim_counters *k)
 {
 	struct pair p;
 	if (pair_open(&p, spec))
@@ -190,9 +190,9 @@ static void flaps(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(ten_gig_timing),
-		cmocka_unit_test(faults_repeat_with_a_seed),
-		cmocka_unit_test(flaps),
+	    cmocka_unit_test(ten_gig_timing),
+	    cmocka_unit_test(faults_repeat_with_a_seed),
+	    cmocka_unit_test(flaps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,7 @@ done
 echo "guest: myrio-setup check after setup:"
 /myrio-setup check "$1"
 echo "guest: check after setup exited $?"
+echo "guest: reset method of $1: $(cat /sys/bus/pci/devices/$1/reset_method 2>/dev/null)"
 echo "guest: /dev/vfio: $(ls /dev/vfio | tr '\n' ' ')"
 
 if [ $# -eq 2 ]; then

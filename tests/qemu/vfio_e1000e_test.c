@@ -115,10 +115,23 @@ static int open_nic(const char *addr, struct myrio_bus **bus, struct e1000e *n, 
 	if ((cmd & 0x6) != 0x6)
 		fail(r, "%s: memory space / bus master not enabled (command %ld)", addr, (long)cmd);
 	check_capabilities(*bus, r);
+	/* The reset must succeed and leave the function usable. Whether registers return to
+	 * their defaults depends on the reset method: the kernel picks a power-management
+	 * reset for this NIC, which QEMU's e1000e model does not act on, so RDLEN is only
+	 * reported. */
+	volatile uint32_t *rdlen = (volatile uint32_t *)((*bus)->bar0 + E1000E_RDLEN);
+	*rdlen = 0x400;
+	uint32_t before = *rdlen;
 	rc = (*bus)->ops->reset(*bus);
-	printf("%s: function reset: %s\n", addr, rc == 0 ? "done" : strerror(-rc));
+	uint32_t after = *rdlen, cmd_after = 0;
+	(*bus)->ops->cfg_read(*bus, 4, 2, &cmd_after);
+	printf("%s: function reset: %s (RDLEN 0x%x -> 0x%x, command 0x%04x)\n", addr,
+	       rc == 0 ? "done" : strerror(-rc), before, after, cmd_after);
 	if (rc < 0 && rc != -ENOTSUP)
 		fail(r, "%s: reset failed (%ld)", addr, rc);
+	if (rc == 0 && (before != 0x400 || (cmd_after & 0x6) != 0x6))
+		fail(r, "%s: the reset left memory space or bus mastering disabled (%ld)", addr,
+		     (long)cmd_after);
 	rc = e1000e_open(n, *bus);
 	if (rc < 0) {
 		fail(r, "%s: e1000e bring-up failed (%ld)", addr, rc);

@@ -129,14 +129,11 @@ static inline int raw_open(struct raw *r, const char *name, const char *opts,
 static inline void raw_close(struct raw *r)
 {
 	raw_drop_captured(r);
-	myrio_stack_destroy(r->s);
-	struct myrio_pkt *in[64];
-	uint16_t n;
-	while ((n = r->pp->ops->rx_burst(r->pp, in, 64)) > 0)
-		myrio_pkt_free_bulk(in, n);
-	r->pp->ops->tx_burst(r->pp, NULL, 0);
-	r->sp->ops->close(r->sp);
+	/* Unplug the peer first: frames still on their way to it go back to the stack, so
+	 * the stack finds all its buffers home when it is destroyed. */
 	r->pp->ops->close(r->pp);
+	myrio_stack_destroy(r->s);
+	r->sp->ops->close(r->sp);
 	myrio_pool_destroy(r->pool);
 }
 

@@ -5,6 +5,7 @@
 #define SIM_HARNESS_H
 
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +18,10 @@
 #define H_RESP 0u
 #define H_STATS 64u
 #define H_DMATEST 4096u
-#define H_INTRQ 8192u     /* up to 32 KiB */
-#define H_SMALL 65536u    /* small buffers, 2048 bytes apart */
-#define H_BIG (2u << 20)  /* big buffers, 4096 bytes apart */
-#define H_TX (4u << 20)   /* tx buffers, 4096 bytes apart */
+#define H_INTRQ 8192u	 /* up to 32 KiB */
+#define H_SMALL 65536u	 /* small buffers, 2048 bytes apart */
+#define H_BIG (2u << 20) /* big buffers, 4096 bytes apart */
+#define H_TX (4u << 20)	 /* tx buffers, 4096 bytes apart */
 #define H_SMALL_STRIDE 2048u
 #define H_BIG_STRIDE 4096u
 #define H_TX_STRIDE 4096u
@@ -36,6 +37,16 @@ struct hnic {
 	uint32_t small_prod, big_prod, tx_prod, intrq_idx;
 	uint32_t small_size, big_size;
 };
+
+/* Lets the model run a little: one step on a stepped world, a yield on a threaded one. */
+static inline void h_tick(struct myrio_sim *w, unsigned n)
+{
+	if (sim_world_is_stepped(w))
+		myrio_sim_step(w, n);
+	else
+		for (unsigned i = 0; i < n; i++)
+			sched_yield();
+}
 
 static inline uint64_t h_iova(const struct hnic *h, uint32_t off)
 {
@@ -91,14 +102,16 @@ static inline int h_cmd(struct hnic *h, uint32_t op, uint32_t d0, uint32_t d1, u
 		h_w32(h, 0xF80000 + 4 * i, w[i]);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	h_w32(h, 0xF80000 + 60, 0);
-	for (unsigned i = 0; i < 20000; i++) {
-		uint32_t r = get_be32(resp + 4);
+	for (unsigned i = 0; i < 200000; i++) {
+		uint32_t r = __atomic_load_n((uint32_t *)(resp + 4), __ATOMIC_ACQUIRE);
 		if (r != 0xFFFFFFFFu) {
 			if (data)
 				*data = get_be32(resp);
-			return (int)r;
+			return (int)be32(r);
 		}
-		myrio_sim_step(h->w, 1);
+		h_tick(h->w, 1);
+		if (i > 20000 && sim_world_is_stepped(h->w))
+			break;
 	}
 	return -1;
 }
@@ -234,7 +247,8 @@ static inline void h_send(struct hnic *h, const void *frame, uint16_t len)
 	for (uint32_t i = n; i-- > 0;) {
 		uint32_t l = len - i * 2048u < 2048u ? len - i * 2048u : 2048u;
 		uint8_t fl = (uint8_t)(0x10 | small | (i == 0 ? 0x02 : 0));
-		h_txd(h, i, a + i * 2048u, (uint16_t)l, 0, (uint8_t)(i == 0 ? n : 1), 0, fl, i != 0);
+		h_txd(h, i, a + i * 2048u, (uint16_t)l, 0, (uint8_t)(i == 0 ? n : 1), 0, fl,
+		      i != 0);
 	}
 	uint32_t off0 = h->send_off + (h->tx_prod & (h->tx_entries - 1)) * 16;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -261,8 +275,8 @@ static inline uint8_t h_status(struct hnic *h, uint32_t *send_done, uint32_t *li
 	h_w32(h, h->deassert_off, 0);
 	if (v & 1)
 		h_w32(h, h->claim_off, 3);
-	for (unsigned i = 0; i < 1000 && s[63]; i++)
-		myrio_sim_step(h->w, 1);
+	for (unsigned i = 0; i < 100000 && s[63]; i++)
+		h_tick(h->w, 1);
 	h_w32(h, h->claim_off + 4, 3);
 	return v;
 }
@@ -270,19 +284,19 @@ static inline uint8_t h_status(struct hnic *h, uint32_t *send_done, uint32_t *li
 static inline uint32_t h_send_done(struct hnic *h, uint32_t want)
 {
 	uint32_t sd = 0;
-	for (unsigned i = 0; i < 20; i++) {
+	for (unsigned i = 0; i < 2000; i++) {
 		uint32_t v;
 		if (h_status(h, &v, NULL))
 			sd = v;
 		if (sd == want)
 			break;
-		myrio_sim_step(h->w, 1);
+		h_tick(h->w, 1);
 	}
 	return sd;
 }
 
-static inline void h_frame(uint8_t *f, const uint8_t dst[6], const uint8_t src[6],
-			   uint16_t type, uint32_t len, uint8_t seed)
+static inline void h_frame(uint8_t *f, const uint8_t dst[6], const uint8_t src[6], uint16_t type,
+			   uint32_t len, uint8_t seed)
 {
 	memcpy(f, dst, 6);
 	memcpy(f + 6, src, 6);

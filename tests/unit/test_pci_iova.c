@@ -7,8 +7,12 @@
 
 #include <cmocka.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <linux/vfio.h>
 
 #include "pci/iova.h"
+#include "pci/vfio_dev.h"
 
 #define MB (1ull << 20)
 
@@ -120,6 +124,95 @@ static void random_allocations_never_overlap(void **state)
 	myrio_iova_fini(&s);
 }
 
+/* A VFIO_IOMMU_GET_INFO answer built by hand: fixed part, then capabilities. */
+struct info_buf {
+	union {
+		struct vfio_iommu_type1_info info;
+		uint64_t words[64];
+	};
+};
+
+static void put_cap(struct info_buf *b, uint32_t off, uint16_t id, uint32_t next)
+{
+	struct vfio_info_cap_header *h = (void *)((uint8_t *)b + off);
+	h->id = id;
+	h->version = 1;
+	h->next = next;
+}
+
+static void put_ranges(struct info_buf *b, uint32_t off, uint32_t next, unsigned n)
+{
+	put_cap(b, off, VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE, next);
+	struct vfio_iommu_type1_info_cap_iova_range *c = (void *)((uint8_t *)b + off);
+	c->nr_iovas = n;
+	for (unsigned i = 0; i < n; i++) {
+		c->iova_ranges[i].start = 0x100000000ull * i;
+		c->iova_ranges[i].end = 0x100000000ull * i + 0xfedfffff;
+	}
+}
+
+static void parses_the_iova_range_capability(void **state)
+{
+	(void)state;
+	struct info_buf b = {0};
+	struct myrio_iova_range r[4];
+	const uint32_t first = sizeof(struct vfio_iommu_type1_info);
+	b.info.flags = VFIO_IOMMU_INFO_CAPS;
+	b.info.cap_offset = first;
+	/* Another capability first, then the ranges. */
+	put_cap(&b, first, 99, first + 8);
+	put_ranges(&b, first + 8, 0, 3);
+	assert_int_equal(myrio_vfio_parse_iova_ranges(&b.info, sizeof(b), r, 4), 3);
+	assert_int_equal(r[0].start, 0);
+	assert_int_equal(r[0].last, 0xfedfffff);
+	assert_int_equal(r[2].start, 0x200000000ull);
+	/* max is respected */
+	assert_int_equal(myrio_vfio_parse_iova_ranges(&b.info, sizeof(b), r, 2), 2);
+
+	/* As Linux 6.1 answers: a 12-byte capability puts the ranges at an unaligned offset. */
+	struct info_buf u = {0};
+	uint8_t *raw = (uint8_t *)&u;
+	struct vfio_info_cap_header h = {.id = 99, .version = 1, .next = first + 12};
+	struct vfio_iommu_type1_info_cap_iova_range c = {
+	    .header = {.id = VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE, .version = 1}, .nr_iovas = 1};
+	struct vfio_iova_range one = {.start = 0x1000, .end = 0xfedfffff};
+	u.info.flags = VFIO_IOMMU_INFO_CAPS;
+	u.info.cap_offset = first;
+	memcpy(raw + first, &h, sizeof(h));
+	memcpy(raw + first + 12, &c, sizeof(c));
+	memcpy(raw + first + 12 + sizeof(c), &one, sizeof(one));
+	assert_int_equal(myrio_vfio_parse_iova_ranges(&u.info, sizeof(u), r, 4), 1);
+	assert_int_equal(r[0].start, 0x1000);
+	assert_int_equal(r[0].last, 0xfedfffff);
+}
+
+static void distrusts_malformed_answers(void **state)
+{
+	(void)state;
+	struct info_buf b = {0};
+	struct myrio_iova_range r[4];
+	const uint32_t first = sizeof(struct vfio_iommu_type1_info);
+	const size_t cap_len = sizeof(struct vfio_iommu_type1_info_cap_iova_range);
+	b.info.cap_offset = first;
+	put_ranges(&b, first, 0, 3);
+	/* No capability flag: nothing. */
+	assert_int_equal(myrio_vfio_parse_iova_ranges(&b.info, sizeof(b), r, 4), 0);
+	b.info.flags = VFIO_IOMMU_INFO_CAPS;
+	/* Truncated answer: only the ranges that fit. */
+	assert_int_equal(myrio_vfio_parse_iova_ranges(&b.info, first + cap_len + 16, r, 4), 1);
+	assert_int_equal(myrio_vfio_parse_iova_ranges(&b.info, first + 4, r, 4), 0);
+	assert_int_equal(myrio_vfio_parse_iova_ranges(&b.info, 8, r, 4), 0);
+	/* Offsets inside the fixed part or past the end. */
+	b.info.cap_offset = 8;
+	assert_int_equal(myrio_vfio_parse_iova_ranges(&b.info, sizeof(b), r, 4), 0);
+	b.info.cap_offset = 0xfffffff8u;
+	assert_int_equal(myrio_vfio_parse_iova_ranges(&b.info, sizeof(b), r, 4), 0);
+	/* A chain that loops on itself ends. */
+	b.info.cap_offset = first;
+	put_cap(&b, first, 99, first);
+	assert_int_equal(myrio_vfio_parse_iova_ranges(&b.info, sizeof(b), r, 4), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +222,8 @@ int main(void)
 	    cmocka_unit_test(reports_exhaustion_and_bad_arguments),
 	    cmocka_unit_test(survives_the_top_of_the_address_space),
 	    cmocka_unit_test(random_allocations_never_overlap),
+	    cmocka_unit_test(parses_the_iova_range_capability),
+	    cmocka_unit_test(distrusts_malformed_answers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

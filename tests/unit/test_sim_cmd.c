@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+/* after the headers it needs */
 #include <cmocka.h>
 
 #include "sim_harness.h"
@@ -42,9 +43,9 @@ static void reset_and_sizes(void **state)
 	assert_int_equal(d, 512 * 8);
 	assert_int_equal(h_cmd(h, 11, 0xbeef, 0, 0, &d), 0);
 	assert_int_equal(d, 1024 * 16);
-	assert_int_equal(h_cmd(h, 2, 0, 0, 0, &d), 1);   /* GET_MCP_VERSION: UNKNOWN */
+	assert_int_equal(h_cmd(h, 2, 0, 0, 0, &d), 1);	 /* GET_MCP_VERSION: UNKNOWN */
 	assert_int_equal(h_cmd(h, 999, 0, 0, 0, &d), 1); /* unknown opcode */
-	assert_int_equal(h_cmd(h, 56, 0, 0, 0, &d), 1);  /* DCA: UNKNOWN */
+	assert_int_equal(h_cmd(h, 56, 0, 0, 0, &d), 1);	 /* DCA: UNKNOWN */
 }
 
 static void offsets_and_slice_checks(void **state)
@@ -71,7 +72,7 @@ static void intrq_size_rules(void **state)
 	struct hnic *h = &c->h;
 	h_cmd(h, 1, 0, 0, 0, NULL);
 	assert_int_equal(h_cmd(h, 13, 2 * 512 * 4, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 13, 512 * 4, 0, 0, NULL), 2);            /* not 2 x entries */
+	assert_int_equal(h_cmd(h, 13, 512 * 4, 0, 0, NULL), 2);		     /* not 2 x entries */
 	assert_int_equal(h_cmd(h, 13, 0x80000000u | 64 * 4, 0, 0, NULL), 0); /* NO_STRICT */
 	assert_int_equal(h_cmd(h, 13, 0x80000000u | 48 * 4, 0, 0, NULL), 2); /* not pow2 */
 }
@@ -162,7 +163,7 @@ static void multicast_filter_capacity(void **state)
 	assert_true(joined >= 8 && joined < 100); /* finite */
 	assert_int_equal(h_cmd(h, 29, 0x01005e00, 0u << 24 | 7u << 16, 0, NULL), 0);
 	assert_int_equal(h_cmd(h, 29, 0x01005e00, 0u << 24 | 7u << 16, 0, NULL), 9); /* gone */
-	assert_int_equal(h_cmd(h, 29, 0xffffffff, 0xffff0000, 0, NULL), 9);          /* bcast */
+	assert_int_equal(h_cmd(h, 29, 0xffffffff, 0xffff0000, 0, NULL), 9);	     /* bcast */
 	assert_int_equal(h_cmd(h, 28, 0xffffffff, 0xffff0000, 0, NULL), 9);
 	assert_int_equal(h_cmd(h, 30, 0, 0, 0, NULL), 0);
 	assert_int_equal(h_cmd(h, 29, 0x01005e00, 1u << 24 | 7u << 16, 0, NULL), 9);
@@ -267,18 +268,18 @@ static void sixty_four_bit_stores(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(reset_and_sizes, setup, teardown),
-		cmocka_unit_test_setup_teardown(offsets_and_slice_checks, setup, teardown),
-		cmocka_unit_test_setup_teardown(intrq_size_rules, setup, teardown),
-		cmocka_unit_test_setup_teardown(mtu_and_buffers, setup, teardown),
-		cmocka_unit_test_setup_teardown(up_needs_parameters, setup, teardown),
-		cmocka_unit_test_setup_teardown(down_reports_link_down, setup, teardown),
-		cmocka_unit_test_setup_teardown(multicast_filter_capacity, setup, teardown),
-		cmocka_unit_test_setup_teardown(dma_test_touches_page, setup, teardown),
-		cmocka_unit_test_setup_teardown(rss_and_tso6_depend_on_firmware, setup, teardown),
-		cmocka_unit_test_setup_teardown(i2c_busy_then_byte, setup, teardown),
-		cmocka_unit_test_setup_teardown(injected_command_faults, setup, teardown),
-		cmocka_unit_test_setup_teardown(sixty_four_bit_stores, setup, teardown),
+	    cmocka_unit_test_setup_teardown(reset_and_sizes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(offsets_and_slice_checks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(intrq_size_rules, setup, teardown),
+	    cmocka_unit_test_setup_teardown(mtu_and_buffers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(up_needs_parameters, setup, teardown),
+	    cmocka_unit_test_setup_teardown(down_reports_link_down, setup, teardown),
+	    cmocka_unit_test_setup_teardown(multicast_filter_capacity, setup, teardown),
+	    cmocka_unit_test_setup_teardown(dma_test_touches_page, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rss_and_tso6_depend_on_firmware, setup, teardown),
+	    cmocka_unit_test_setup_teardown(i2c_busy_then_byte, setup, teardown),
+	    cmocka_unit_test_setup_teardown(injected_command_faults, setup, teardown),
+	    cmocka_unit_test_setup_teardown(sixty_four_bit_stores, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,11 @@
 /* The model's IOMMU (§10 host-memory access): only registered IOVA ranges are touched;
  * anything else is refused, logged and counted, never a crash; registration while the
  * model thread runs. */
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
-#include <sched.h>
 #include <stddef.h>
+/* after the headers it needs */
 #include <cmocka.h>
 
 #include "sim_harness.h"
@@ -112,9 +113,9 @@ static void map_while_thread_runs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(map_rules),
-		cmocka_unit_test(unmapped_rx_buffer_refused),
-		cmocka_unit_test(map_while_thread_runs),
+	    cmocka_unit_test(map_rules),
+	    cmocka_unit_test(unmapped_rx_buffer_refused),
+	    cmocka_unit_test(map_while_thread_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

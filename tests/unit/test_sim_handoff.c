@@ -2,6 +2,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+/* after the headers it needs */
 #include <cmocka.h>
 
 #include "sim/fw_image.h"
@@ -44,8 +45,8 @@ static bool handoff(struct ctx *c, const uint8_t *img, size_t len)
 	}
 	put_be32(h->mem + H_RESP, 0);
 	uint64_t a = h_iova(h, H_RESP);
-	uint32_t w[16] = {(uint32_t)(a >> 32), (uint32_t)a, 0xFFFFFFFFu, 0x100008,
-			  (uint32_t)len - 8, 8, 0};
+	uint32_t w[16] = {
+	    (uint32_t)(a >> 32), (uint32_t)a, 0xFFFFFFFFu, 0x100008, (uint32_t)len - 8, 8, 0};
 	for (unsigned i = 0; i < 15; i++)
 		h_w32(h, 0xFC0000 + 4 * i, w[i]);
 	h_w32(h, 0xFC0000 + 60, 0);
@@ -104,6 +105,48 @@ static void rss_image_answers_rss_commands(void **state)
 	assert_int_equal(h_cmd(&c->h, 43, 1, 9, 0, NULL), 2);
 }
 
+/* Multi-TX (§5.9): the send ring is served only between SEND_GO and SEND_STOP. */
+static void send_go_stop(void **state)
+{
+	struct ctx *c = *state;
+	assert_int_equal(sim_fw_image_build(c->img, sizeof(c->img), "rss_eth", &c->len), 0);
+	assert_true(handoff(c, c->img, c->len));
+	struct hnic *h = &c->h;
+	assert_int_equal(h_bringup(h, 126, 2048, 8), 0);
+	assert_int_equal(h_cmd(h, 35, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, 36, 1, 1 | 2, 0, NULL), 0);
+	uint8_t f[64];
+	static const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 9};
+	h_frame(f, dst, dst, 0x0800, 64, 1);
+	h_send(h, f, 64);
+	myrio_sim_step(c->w, 5);
+	struct sim_nic_stats st;
+	sim_nic_get_stats(h->nic, &st);
+	assert_int_equal(st.tx_frames, 0); /* not started */
+	h_w32(h, 0x380000, 1);		   /* SEND_GO slice 0 */
+	myrio_sim_step(c->w, 2);
+	sim_nic_get_stats(h->nic, &st);
+	assert_int_equal(st.tx_frames, 1);
+	h_w32(h, 0x3C0000, 1); /* SEND_STOP */
+	myrio_sim_step(c->w, 2);
+	h_send(h, f, 64);
+	myrio_sim_step(c->w, 5);
+	sim_nic_get_stats(h->nic, &st);
+	assert_int_equal(st.tx_frames, 1);
+	/* rss firmware older than 1.4.32 lacks multi-TX: bit 1 refused with ERROR_RANGE */
+	assert_int_equal(sim_fw_image_build(c->img, sizeof(c->img), "rss_eth@1.4.30", &c->len), 0);
+	assert_true(handoff(c, c->img, c->len));
+	assert_int_equal(h_cmd(h, 1, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, 35, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, 36, 1, 1 | 2, 0, NULL), 2);
+	assert_int_equal(h_cmd(h, 36, 1, 1, 0, NULL), 0);
+	/* the EEPROM ("ethp") firmware is not an rss image at all */
+	sim_nic_inject(h->nic, SIM_FAULT_REBOOT, 0);
+	sim_nic_cfg_write(h->nic, 4, 2, 0x0006);
+	assert_int_equal(h_cmd(h, 1, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, 36, 1, 2, 0, NULL), 1);
+}
+
 static void refused_images(void **state)
 {
 	struct ctx *c = *state;
@@ -143,12 +186,22 @@ static void dummy_rdma_confirms(void **state)
 	struct hnic *h = &c->h;
 	put_be32(h->mem + H_RESP, 0);
 	uint64_t a = h_iova(h, H_RESP);
-	uint32_t w[16] = {(uint32_t)(a >> 32), (uint32_t)a, 0xFFFFFFFFu, (uint32_t)(a >> 32),
-			  (uint32_t)a, 1};
+	uint32_t w[16] = {(uint32_t)(a >> 32), (uint32_t)a, 0xFFFFFFFFu,
+			  (uint32_t)(a >> 32), (uint32_t)a, 1};
 	for (unsigned i = 0; i < 16; i++)
 		h_w32(h, 0xFC01C0 + 4 * i, w[i]);
 	myrio_sim_step(c->w, 1);
 	assert_int_equal(get_be32(h->mem + H_RESP), 0xFFFFFFFFu);
+	myrio_sim_step(c->w, 3000); /* periodic reads of the target, about one per ms */
+	assert_true(h->nic->dummy_rdma_reads >= 2 && h->nic->dummy_rdma_reads <= 4);
+	/* disable: no more reads */
+	w[5] = 0;
+	for (unsigned i = 0; i < 16; i++)
+		h_w32(h, 0xFC01C0 + 4 * i, w[i]);
+	myrio_sim_step(c->w, 1);
+	uint64_t n = h->nic->dummy_rdma_reads;
+	myrio_sim_step(c->w, 3000);
+	assert_true(h->nic->dummy_rdma_reads == n);
 }
 
 static void reboot_and_detach_restore_power_on(void **state)
@@ -184,12 +237,12 @@ static void reboot_and_detach_restore_power_on(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(accepted_and_adopted, setup, teardown),
-		cmocka_unit_test_setup_teardown(rss_image_answers_rss_commands, setup, teardown),
-		cmocka_unit_test_setup_teardown(refused_images, setup, teardown),
-		cmocka_unit_test_setup_teardown(dummy_rdma_confirms, setup, teardown),
-		cmocka_unit_test_setup_teardown(reboot_and_detach_restore_power_on, setup,
-						teardown),
+	    cmocka_unit_test_setup_teardown(accepted_and_adopted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rss_image_answers_rss_commands, setup, teardown),
+	    cmocka_unit_test_setup_teardown(refused_images, setup, teardown),
+	    cmocka_unit_test_setup_teardown(send_go_stop, setup, teardown),
+	    cmocka_unit_test_setup_teardown(dummy_rdma_confirms, setup, teardown),
+	    cmocka_unit_test_setup_teardown(reboot_and_detach_restore_power_on, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <unistd.h>
+/* after the headers it needs */
 #include <cmocka.h>
 
 #include "sim_harness.h"
@@ -155,10 +156,10 @@ static void short_host_structure(void **state)
 	assert_int_equal(myrio_sim_set_link(c->w, "sim1", false), 0);
 	myrio_sim_step(c->w, 2);
 	uint8_t *st = c->b.mem + H_STATS;
-	assert_int_not_equal(st[39], 0);                  /* valid at byte 39 */
-	assert_int_equal(get_be32(st + 4), 0);             /* link_up at 28 - 24 */
-	assert_int_equal(get_be32(st + 32), 15);           /* rdma_tags at 56 - 24 */
-	assert_int_equal(st[40], 0xEE);                    /* nothing beyond the struct */
+	assert_int_not_equal(st[39], 0);	 /* valid at byte 39 */
+	assert_int_equal(get_be32(st + 4), 0);	 /* link_up at 28 - 24 */
+	assert_int_equal(get_be32(st + 32), 15); /* rdma_tags at 56 - 24 */
+	assert_int_equal(st[40], 0xEE);		 /* nothing beyond the struct */
 }
 
 static void send_done_needs_handshake(void **state)
@@ -177,12 +178,12 @@ static void send_done_needs_handshake(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(rx_token_and_claims, setup, teardown),
-		cmocka_unit_test_setup_teardown(msi_eventfd_only_when_enabled, setup, teardown),
-		cmocka_unit_test_setup_teardown(coalescing_delay, setup, teardown),
-		cmocka_unit_test_setup_teardown(link_changes_reported, setup, teardown),
-		cmocka_unit_test_setup_teardown(short_host_structure, setup, teardown),
-		cmocka_unit_test_setup_teardown(send_done_needs_handshake, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rx_token_and_claims, setup, teardown),
+	    cmocka_unit_test_setup_teardown(msi_eventfd_only_when_enabled, setup, teardown),
+	    cmocka_unit_test_setup_teardown(coalescing_delay, setup, teardown),
+	    cmocka_unit_test_setup_teardown(link_changes_reported, setup, teardown),
+	    cmocka_unit_test_setup_teardown(short_host_structure, setup, teardown),
+	    cmocka_unit_test_setup_teardown(send_done_needs_handshake, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+/* after the headers it needs */
 #include <cmocka.h>
 
 #include "sim_harness.h"
@@ -194,8 +195,8 @@ static void filters(void **state)
 	struct {
 		const uint8_t *dst;
 		uint16_t type;
-	} cases[] = {{other, 0x0800}, {bcast, 0x0806}, {mc, 0x0800}, {lldp, 0x88cc},
-		     {pause, 0x8808}};
+	} cases[] = {
+	    {other, 0x0800}, {bcast, 0x0806}, {mc, 0x0800}, {lldp, 0x88cc}, {pause, 0x8808}};
 	assert_int_equal(h_cmd(b, 27, 0, 0, 0, NULL), 0); /* multicast filter on */
 	for (unsigned i = 0; i < 5; i++) {
 		h_frame(f, cases[i].dst, src_mac, cases[i].type, 64, 1);
@@ -281,15 +282,15 @@ static void down_nic_receives_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(small_ring_pad_and_checksum, setup, teardown),
-		cmocka_unit_test_setup_teardown(big_frame_over_several_buffers, setup, teardown),
-		cmocka_unit_test_setup_teardown(always_use_n, setup, teardown),
-		cmocka_unit_test_setup_teardown(no_buffer_drops_never_partial, setup, teardown),
-		cmocka_unit_test_setup_teardown(flow_control_holds_sender, setup, teardown),
-		cmocka_unit_test_setup_teardown(filters, setup, teardown),
-		cmocka_unit_test_setup_teardown(mtu_and_runts, setup, teardown),
-		cmocka_unit_test_setup_teardown(bad_completion_injected, setup, teardown),
-		cmocka_unit_test_setup_teardown(down_nic_receives_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(small_ring_pad_and_checksum, setup, teardown),
+	    cmocka_unit_test_setup_teardown(big_frame_over_several_buffers, setup, teardown),
+	    cmocka_unit_test_setup_teardown(always_use_n, setup, teardown),
+	    cmocka_unit_test_setup_teardown(no_buffer_drops_never_partial, setup, teardown),
+	    cmocka_unit_test_setup_teardown(flow_control_holds_sender, setup, teardown),
+	    cmocka_unit_test_setup_teardown(filters, setup, teardown),
+	    cmocka_unit_test_setup_teardown(mtu_and_runts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(bad_completion_injected, setup, teardown),
+	    cmocka_unit_test_setup_teardown(down_nic_receives_nothing, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+/* after the headers it needs */
 #include <cmocka.h>
 
 #include "sim/fw_image.h"
@@ -125,8 +126,8 @@ static void conf_strings(void **state)
 	assert_int_equal(c.nics, 2);
 	assert_true(c.link_bps == 10000000000ull);
 	assert_int_equal(myrio_sim_conf_parse(&c, "nics=4,link=1g,stepped,seed=7,loss=0.5,"
-						 "reorder=0.1,dup=0.2,corrupt=0.3,flap=100/10,"
-						 "rx_ring=256,tx_ring=2048,pc=10G-PCIE2-8B2-2S"),
+						  "reorder=0.1,dup=0.2,corrupt=0.3,flap=100/10,"
+						  "rx_ring=256,tx_ring=2048,pc=10G-PCIE2-8B2-2S"),
 			 0);
 	assert_int_equal(c.nics, 4);
 	assert_true(c.link_bps == 1000000000ull);
@@ -170,9 +171,9 @@ static void image_builder(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(header_and_strings), cmocka_unit_test(staging_reads_back),
-		cmocka_unit_test(config_space),       cmocka_unit_test(conf_strings),
-		cmocka_unit_test(image_builder),
+	    cmocka_unit_test(header_and_strings), cmocka_unit_test(staging_reads_back),
+	    cmocka_unit_test(config_space),	  cmocka_unit_test(conf_strings),
+	    cmocka_unit_test(image_builder),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+/* after the headers it needs */
 #include <cmocka.h>
 
 #include "sim_harness.h"
@@ -54,8 +55,7 @@ static void send_chain(struct ctx *c, const uint8_t *f, const uint16_t *pieces, 
 		uint8_t rd = (uint8_t)(i == 0 ? n : 1);
 		if (i == 0)
 			w3_0 = (uint32_t)rd << 16 | (uint32_t)ck << 8 | fl;
-		h_txd(a, i, h_iova(a, (uint32_t)(b - a->mem)), pieces[i], pho, rd, ck, fl,
-		      i != 0);
+		h_txd(a, i, h_iova(a, (uint32_t)(b - a->mem)), pieces[i], pho, rd, ck, fl, i != 0);
 		before += pieces[i];
 	}
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -201,8 +201,7 @@ static void runt_sent_as_given(void **state)
 
 /* A TCP/IPv4 request of `payload` bytes: header descriptor, then payload descriptors cut
  * at 2 KiB (§5.6). seed_ok = false puts a wrong checksum seed. */
-static uint32_t tso_send(struct ctx *c, uint32_t payload, uint16_t mss, bool seed_ok,
-			 uint8_t *req)
+static uint32_t tso_send(struct ctx *c, uint32_t payload, uint16_t mss, bool seed_ok, uint8_t *req)
 {
 	struct hnic *a = &c->a;
 	uint32_t hl = 14 + 20 + 20, total = hl + payload;
@@ -284,12 +283,12 @@ static void tso_segments(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(chains_wrap_and_send_done, setup, teardown),
-		cmocka_unit_test_setup_teardown(received_bytes_match, setup, teardown),
-		cmocka_unit_test_setup_teardown(checksum_offload, setup, teardown),
-		cmocka_unit_test_setup_teardown(broken_chains_dropped, setup, teardown),
-		cmocka_unit_test_setup_teardown(runt_sent_as_given, setup, teardown),
-		cmocka_unit_test_setup_teardown(tso_segments, setup, teardown),
+	    cmocka_unit_test_setup_teardown(chains_wrap_and_send_done, setup, teardown),
+	    cmocka_unit_test_setup_teardown(received_bytes_match, setup, teardown),
+	    cmocka_unit_test_setup_teardown(checksum_offload, setup, teardown),
+	    cmocka_unit_test_setup_teardown(broken_chains_dropped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(runt_sent_as_given, setup, teardown),
+	    cmocka_unit_test_setup_teardown(tso_segments, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -273,7 +273,7 @@ static void ooo_queue_is_bounded(void **state)
 	peer_connect(&r, &p, 40007, 80, 1, true);
 	uint32_t base = p.snd_nxt;
 	char d[100] = {0};
-	for (int i = 1; i <= 200; i++) { /* a hole at base, 200 segments behind it */
+	for (int i = 1; i <= 300; i++) { /* a hole at base, 300 segments behind it */
 		p.snd_nxt = base + 100u * (uint32_t)i;
 		peer_send(&r, &p, F_ACK, d, 100);
 		if (i % 16 == 0)
@@ -282,8 +282,8 @@ static void ooo_queue_is_bounded(void **state)
 	raw_poll(&r);
 	struct myrio_stack_stats st;
 	myrio_stack_stats(r.s, &st);
-	assert_int_equal(st.tcp_ooo_segs, 128); /* conf.ooo_max_segs */
-	assert_int_equal(st.drop_tcp_ooo_full, 72);
+	assert_int_equal(st.tcp_ooo_segs, 256); /* conf.ooo_max_segs */
+	assert_int_equal(st.drop_tcp_ooo_full, 44);
 	raw_close(&r);
 }
 
@@ -382,9 +382,11 @@ static void retransmission_timer_backs_off(void **state)
 	assert_int_equal(myrio_tcp_write(p.c, "data", 4), 4);
 	raw_poll(&r);
 	assert_int_equal(cap_count_tcp(&r), 1);
-	/* The handshake RTT was ~0: RTO is the 200 ms floor, then 400, 800. */
-	uint64_t expect[] = {200, 400, 800, 1600};
-	for (int i = 0; i < 4; i++) {
+	/* The handshake RTT was ~0: a tail loss probe after 2 ms + 40 ms (one segment in
+	 * flight: the peer may delay its ACK), then the RTO at the 200 ms floor, then 400,
+	 * 800, 1600. */
+	uint64_t expect[] = {42, 200, 400, 800, 1600};
+	for (int i = 0; i < 5; i++) {
 		raw_advance_ms(&r, expect[i] - 1);
 		raw_poll(&r);
 		assert_int_equal(cap_count_tcp(&r), 0);
@@ -399,6 +401,9 @@ static void retransmission_timer_backs_off(void **state)
 	myrio_tcp_conn_stats(p.c, &cs);
 	assert_int_equal(cs.rto_expired, 4);
 	assert_int_equal(cs.rto_ms, 3200);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_tail_loss_probes, 1);
 	/* An ACK stops it and resets the backoff. */
 	p.rcv_nxt += 4;
 	peer_send(&r, &p, F_ACK, NULL, 0);
@@ -606,6 +611,13 @@ static void sending_across_the_sequence_wrap(void **state)
 	peer_send(&r, &p, F_ACK, NULL, 0);
 	raw_poll(&r);
 	assert_int_equal(myrio_tcp_unacked(p.c), 3000);
+	/* No more ACKs: first a tail loss probe (the last segment), then the RTO (the
+	 * first unacknowledged one). */
+	raw_advance_ms(&r, 2);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.seq, 0xfffff001u + 7000);
+	assert_int_equal(v.data[0], 'H');
 	raw_advance_ms(&r, 200);
 	raw_poll(&r);
 	assert_true(cap_tcp(&r, 0, &v));
@@ -615,6 +627,122 @@ static void sending_across_the_sequence_wrap(void **state)
 	peer_send(&r, &p, F_ACK, NULL, 0);
 	raw_poll(&r);
 	assert_int_equal(myrio_tcp_unacked(p.c), 0);
+	raw_close(&r);
+}
+
+static void delack_conf(struct myrio_stack_conf *c)
+{
+	c->delayed_ack_ms = 40;
+}
+
+static void delayed_ack_waits_for_a_second_segment_or_the_timer(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st18", NULL, delack_conf, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42000, 80, 1, true);
+	assert_non_null(p.c);
+	peer_send(&r, &p, F_ACK, "one", 3);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0); /* held back */
+	raw_advance_ms(&r, 39);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0);
+	raw_advance_ms(&r, 1);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v)); /* the timer sent it */
+	assert_int_equal(v.ack, p.snd_nxt);
+	/* Two segments in one burst: acknowledged at once. */
+	peer_send(&r, &p, F_ACK, "two", 3);
+	peer_send(&r, &p, F_ACK, "three", 5);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.ack, p.snd_nxt);
+	assert_int_equal(cap_count_tcp(&r), 1);
+	/* Data going out carries the ACK: no separate one later. */
+	peer_send(&r, &p, F_ACK, "four", 4);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_write(p.c, "reply", 5), 5);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.len, 5);
+	assert_int_equal(v.ack, p.snd_nxt);
+	raw_advance_ms(&r, 30);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0);
+	p.rcv_nxt += 5;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	raw_advance_ms(&r, 100);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0);
+	raw_close(&r);
+}
+
+static void window_is_scaled_and_follows_the_reader(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st19", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42001, 80, 1, true);
+	assert_non_null(p.c);
+	/* rcv_buf 256 KiB with shift 3: the field says 32768. */
+	peer_send(&r, &p, F_ACK, "x", 1);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	uint32_t w0 = (uint32_t)v.win << 3;
+	assert_true(w0 >= 256 * 1024 - 8 && w0 <= 256 * 1024);
+	/* Hold 20 full segments: the window shrinks by what the reader holds... */
+	char d[1448];
+	memset(d, 7, sizeof(d));
+	for (int i = 0; i < 20; i++)
+		peer_send(&r, &p, F_ACK, d, sizeof(d));
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.ack, p.snd_nxt);
+	uint32_t w1 = (uint32_t)v.win << 3;
+	assert_true(w1 <= 256 * 1024 - 1 - 20 * 1448 + 8);
+	assert_true(w1 + 1 + 20 * 1448 >= 256 * 1024 - 8);
+	/* ...and its right edge never moves back. */
+	assert_true(p.snd_nxt + w1 >= 2 + w0 - 8);
+	/* Reading everything reopens it with a window update. */
+	struct myrio_pkt *q;
+	unsigned n = 0;
+	while ((q = myrio_tcp_recv(p.c)) != NULL) {
+		myrio_tcp_release(p.c, q);
+		n++;
+	}
+	assert_int_equal(n, 21);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_true(((uint32_t)v.win << 3) >= 256 * 1024 - 8);
+	raw_close(&r);
+}
+
+static void new_syn_takes_over_time_wait(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st20", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42002, 80, 1, true);
+	myrio_tcp_close(p.c); /* we close first: we end in TIME_WAIT */
+	raw_poll(&r);
+	p.rcv_nxt++;
+	peer_send(&r, &p, F_ACK | F_FIN, NULL, 0);
+	raw_poll(&r);
+	struct myrio_tcp_conn *old = p.c;
+	assert_int_equal(myrio_tcp_state(old), MYRIO_TCP_TIME_WAIT);
+	/* Same tuple, higher sequence number: a new connection at once. */
+	struct peer p2;
+	peer_connect(&r, &p2, 42002, 80, p.snd_nxt + 100000, true);
+	assert_non_null(p2.c);
+	assert_int_equal(myrio_tcp_state(p2.c), MYRIO_TCP_ESTABLISHED);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 2);
 	raw_close(&r);
 }
 
@@ -638,6 +766,9 @@ int main(void)
 		cmocka_unit_test(closed_port_answers_rst),
 		cmocka_unit_test(active_open_from_the_stack),
 		cmocka_unit_test(sending_across_the_sequence_wrap),
+		cmocka_unit_test(delayed_ack_waits_for_a_second_segment_or_the_timer),
+		cmocka_unit_test(window_is_scaled_and_follows_the_reader),
+		cmocka_unit_test(new_syn_takes_over_time_wait),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

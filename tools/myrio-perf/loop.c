@@ -79,8 +79,20 @@ static void progress(struct perf *pf, const char *label, double t, double total)
 		fprintf(stderr, "\r%s %5.1f/%.0f s  %.3f Gb/s   ", label, t, total, gbps);
 }
 
+/* Frames a side lost inside the host: send ring full, receive pool empty, NIC without a
+ * receive buffer or overrun. On a lossless model link any of these explains retransmits. */
+static uint64_t port_drops(struct perf_side *side)
+{
+	struct myrio_port_stats st;
+	if (myrio_port_stats(side->port, &st) < 0)
+		return 0;
+	return st.tx_ring_full + st.rx_refill_failed + st.dropped_no_small_buffer +
+	       st.dropped_no_big_buffer + st.dropped_overrun + st.dropped_link_overflow;
+}
+
 int perf_run(struct perf *pf, double seconds, bool (*done)(struct perf *), const char *label)
 {
+	uint64_t drops_a = port_drops(&pf->a), drops_b = port_drops(&pf->b);
 	pf->a.busy_ns = pf->b.busy_ns = 0;
 	bool show = label && !pf->o.quiet && seconds >= 3 && isatty(STDERR_FILENO);
 	double cpu0 = thread_cpu();
@@ -105,6 +117,8 @@ int perf_run(struct perf *pf, double seconds, bool (*done)(struct perf *), const
 	if (show)
 		fprintf(stderr, "\r%*s\r", 60, "");
 	pf->r.elapsed = (now - start) / 1e9;
+	pf->r.drops_a = port_drops(&pf->a) - drops_a;
+	pf->r.drops_b = port_drops(&pf->b) - drops_b;
 	double busy_a = pf->a.busy_ns / 1e9, busy_b = pf->b.busy_ns / 1e9;
 	if (pf->o.irq) {
 		double cpu = thread_cpu() - cpu0, busy = busy_a + busy_b;

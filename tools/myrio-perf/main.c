@@ -38,6 +38,8 @@ static void usage(FILE *f)
 		"      --svg FILE       the sweep's plot\n"
 		"      --json           one JSON object per result\n"
 		"      --pcap FILE      capture side A's frames\n"
+		"      --no-pin         do not put the model thread on CPU 0 and this one on "
+		"the last\n"
 		"  -q, --quiet          no progress line\n"
 		"DEV_A DEV_B: two devices joined by a cable (simd:nic0 simd:nic1, PCI addresses);\n"
 		"default: sim0 and sim1 of an in-process device model.\n");
@@ -59,10 +61,10 @@ int main(int argc, char **argv)
 {
 	struct perf_opts o = {.test = TCP_STREAM, .seconds = 10, .mtu = 1500,
 			      .sim_spec = "spin", .irq_spin = 200, .coal_us = 25,
-			      .timestamps = true};
+			      .timestamps = true, .pin = true};
 	const char *sweep = NULL, *svg = NULL;
 	enum { O_MTU = 256, O_SIM, O_IRQ, O_IRQ_SPIN, O_COAL, O_NOTS, O_FILE, O_VERIFY,
-	       O_SWEEP, O_SVG, O_JSON, O_PCAP };
+	       O_SWEEP, O_SVG, O_JSON, O_PCAP, O_NOPIN };
 	static const struct option opts[] = {
 		{"test", 1, 0, 't'},       {"length", 1, 0, 'l'},     {"msg-size", 1, 0, 'm'},
 		{"rr-size", 1, 0, 'r'},    {"burst", 1, 0, 'b'},      {"quiet", 0, 0, 'q'},
@@ -70,7 +72,8 @@ int main(int argc, char **argv)
 		{"irq-spin", 1, 0, O_IRQ_SPIN}, {"coal", 1, 0, O_COAL},
 		{"no-timestamps", 0, 0, O_NOTS}, {"file", 1, 0, O_FILE},
 		{"verify", 0, 0, O_VERIFY}, {"sweep", 2, 0, O_SWEEP}, {"svg", 1, 0, O_SVG},
-		{"json", 0, 0, O_JSON},    {"pcap", 1, 0, O_PCAP},    {"help", 0, 0, 'h'},
+		{"json", 0, 0, O_JSON},    {"pcap", 1, 0, O_PCAP},    {"no-pin", 0, 0, O_NOPIN},
+		{"help", 0, 0, 'h'},
 		{0, 0, 0, 0}};
 	for (int c; (c = getopt_long(argc, argv, "t:l:m:r:b:qh", opts, NULL)) != -1;) {
 		switch (c) {
@@ -103,6 +106,7 @@ int main(int argc, char **argv)
 		case O_SVG: svg = optarg; break;
 		case O_JSON: o.json = true; break;
 		case O_PCAP: o.pcap = optarg; break;
+		case O_NOPIN: o.pin = false; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -98,10 +98,13 @@ void perf_print(const struct perf *pf, FILE *f)
 		break;
 	}
 	}
-	if (r->bad || r->retransmits || (pf->o.test == UDP_RR && r->send_errors))
-		fprintf(f, "note: %llu failed verification, %llu retransmits, %llu resent\n",
+	if (r->bad || r->retransmits || r->drops_a || r->drops_b ||
+	    (pf->o.test == UDP_RR && r->send_errors))
+		fprintf(f, "note: %llu failed verification, %llu retransmits, %llu resent, "
+			   "frames dropped in the host: %llu local, %llu remote\n",
 			(unsigned long long)r->bad, (unsigned long long)r->retransmits,
-			(unsigned long long)(pf->o.test == UDP_RR ? r->send_errors : 0));
+			(unsigned long long)(pf->o.test == UDP_RR ? r->send_errors : 0),
+			(unsigned long long)r->drops_a, (unsigned long long)r->drops_b);
 }
 
 void perf_print_json(const struct perf *pf, FILE *f)
@@ -123,7 +126,8 @@ void perf_print_json(const struct perf *pf, FILE *f)
 		"\"sd_local_us_per_kb\": %.4f, \"sd_remote_us_per_kb\": %.4f, "
 		"\"sd_local_us_per_tr\": %.4f, \"sd_remote_us_per_tr\": %.4f, "
 		"\"retransmits\": %llu, \"failed_verification\": %llu, \"verified\": %s, "
-		"\"irq_sleeps\": %llu, \"irq_wakeups\": %llu}\n",
+		"\"irq_sleeps\": %llu, \"irq_wakeups\": %llu, \"drops_local\": %llu, "
+		"\"drops_remote\": %llu}\n",
 		perf_test_name(o->test), o->dev_a ? o->dev_a : "sim:sim0",
 		o->dev_b ? o->dev_b : "sim:sim1", o->dev_a ? "" : o->sim_spec, o->mtu,
 		o->timestamps ? "true" : "false", r->cpu_method, pf->ncpus, r->elapsed, r->rcv_sock,
@@ -139,5 +143,6 @@ void perf_print_json(const struct perf *pf, FILE *f)
 		sdemand(r->cpu_remote, r->bytes_recv), r->trans ? r->cpu_local * 1e6 / r->trans : 0,
 		r->trans ? r->cpu_remote * 1e6 / r->trans : 0, (unsigned long long)r->retransmits,
 		(unsigned long long)r->bad, o->verify && !r->bad ? "true" : "false",
-		(unsigned long long)r->sleeps, (unsigned long long)r->wakeups);
+		(unsigned long long)r->sleeps, (unsigned long long)r->wakeups,
+		(unsigned long long)r->drops_a, (unsigned long long)r->drops_b);
 }

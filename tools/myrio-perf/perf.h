@@ -34,6 +34,7 @@ struct perf_opts {
 	bool timestamps;
 	bool verify;                /* receiver checks the bytes */
 	bool json, quiet;
+	bool pin;                   /* model thread on CPU 0, this thread on the last CPU */
 	const char *file;           /* TCP_SENDFILE source */
 	const char *pcap;
 };
@@ -58,6 +59,7 @@ struct perf_result {
 	uint32_t rcv_sock, snd_sock;    /* "socket sizes": window and send queue, bytes */
 	double cpu_local, cpu_remote;   /* CPU seconds used by each side */
 	uint64_t retransmits, sleeps, wakeups;
+	uint64_t drops_a, drops_b; /* frames the ports or NICs dropped (ring full, no buffer) */
 	const char *cpu_method;
 };
 

@@ -1,5 +1,6 @@
 /* Opening the two sides: the in-process model (or two given devices), ports and stacks. */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -65,9 +66,22 @@ static int open_side(struct perf *pf, struct perf_side *side, const char *dev, u
 	return myrio_stack_create(&side->stack, side->port, &sc);
 }
 
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 int perf_open(struct perf *pf)
 {
 	const char *da = pf->o.dev_a, *db = pf->o.dev_b;
+	/* The model's thread is the NIC: give it the first CPU and this thread the last (the
+	 * model thread inherits its creator's CPU set). */
+	bool pin_cpus = !da && pf->o.pin && pf->ncpus > 1;
+	if (pin_cpus)
+		pin(0);
 	if (!da) {
 		struct myrio_sim_conf sc;
 		myrio_sim_conf_init(&sc);
@@ -81,6 +95,8 @@ int perf_open(struct perf *pf)
 		da = "sim:sim0";
 		db = "sim:sim1";
 	}
+	if (pin_cpus)
+		pin(pf->ncpus - 1);
 	int rc = open_side(pf, &pf->a, da, PERF_IP_A);
 	if (rc == 0)
 		rc = open_side(pf, &pf->b, db, PERF_IP_B);

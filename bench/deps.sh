@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the peers the benchmarks compare against (Debian 12 packages), if missing:
+# iperf3 and nuttcp (kernel TCP/UDP streams), sockperf (kernel UDP/TCP ping-pong),
+# dpdk and dpdk-dev (dpdk-testpmd, raw packet rates), iproute2 (network namespaces and veth). Needs root.
+set -euo pipefail
+PACKAGES=(iperf3 nuttcp sockperf dpdk dpdk-dev iproute2 python3 util-linux)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bench/deps.sh: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

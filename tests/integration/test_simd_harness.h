@@ -1,0 +1,102 @@
+/* Starting and stopping the model daemon (the real myrio-simd from the build tree) for
+ * the tests, on a socket path unique to the test process so that parallel runs never
+ * collide. */
+#ifndef MYRIO_TEST_SIMD_HARNESS_H
+#define MYRIO_TEST_SIMD_HARNESS_H
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bus/simd_proto.h"
+
+struct simd_daemon_proc {
+	pid_t pid;
+	char sock[108];
+};
+
+/* build/tests/test_x -> build/myrio-simd */
+static inline void simd_daemon_path(char *out, size_t cap)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		n = 0;
+	self[n] = '\0';
+	snprintf(out, cap, "%s/../myrio-simd", dirname(self));
+}
+
+static inline int simd_wait_socket(const char *path, pid_t pid)
+{
+	for (int i = 0; i < 500; i++) {
+		int s, st;
+		if (access(path, F_OK) == 0 && simd_connect(path, &s) == 0) {
+			close(s);
+			return 0;
+		}
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return -ECHILD;
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* Starts myrio-simd --socket <unique> followed by the NULL-terminated args. */
+static inline int simd_daemon_start(struct simd_daemon_proc *d, const char *tag,
+				    const char *const *args)
+{
+	char exe[PATH_MAX + 32];
+	const char *argv[32];
+	unsigned n = 0;
+	simd_daemon_path(exe, sizeof(exe));
+	snprintf(d->sock, sizeof(d->sock), "/tmp/myrio-simd-%s-%d.sock", tag, (int)getpid());
+	argv[n++] = "myrio-simd";
+	argv[n++] = "--socket";
+	argv[n++] = d->sock;
+	for (; args && *args && n < 31; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	d->pid = fork();
+	if (d->pid == 0) {
+		execv(exe, (char *const *)argv);
+		_exit(127);
+	}
+	if (d->pid < 0)
+		return -errno;
+	int rc = simd_wait_socket(d->sock, d->pid);
+	if (rc < 0) {
+		kill(d->pid, SIGKILL);
+		waitpid(d->pid, NULL, 0);
+		d->pid = 0;
+	}
+	return rc;
+}
+
+/* SIGTERM; returns 0 when it exited 0 and removed its socket file. */
+static inline int simd_daemon_stop(struct simd_daemon_proc *d)
+{
+	int st = 0;
+	if (d->pid <= 0)
+		return -ESRCH;
+	kill(d->pid, SIGTERM);
+	waitpid(d->pid, &st, 0);
+	d->pid = 0;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || access(d->sock, F_OK) == 0) {
+		unlink(d->sock);
+		return -EIO;
+	}
+	return 0;
+}
+
+static inline int simd_daemon_alive(const struct simd_daemon_proc *d)
+{
+	int st;
+	return d->pid > 0 && waitpid(d->pid, &st, WNOHANG) == 0;
+}
+
+#endif

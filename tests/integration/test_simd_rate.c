@@ -1,0 +1,207 @@
+/* Frame rate between two processes through the model daemon: a sender on nic0 blasts
+ * 64-byte and 1518-byte frames (on the wire, FCS included) at a receiver on nic1, which
+ * checks every frame byte for byte and counts. Prints frames/s and Gb/s for an unlimited
+ * cable and for the default 10 Gb/s one. MYRIO_SIMD_RATE_MS sets each run's length
+ * (default 1000 ms).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "myrio/port.h"
+#include "test_simd_harness.h"
+#include "util/byteorder.h"
+
+#define ETHERTYPE 0x88b5
+#define BURST 32
+
+struct shared {
+	atomic_int rx_ready, go, stop;
+	atomic_uint_fast64_t sent, received, bad;
+	char sock[108];
+	uint32_t len; /* frame length without FCS */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int open_port(const char *sock, const char *nic, struct myrio_port **port)
+{
+	char dev[160];
+	snprintf(dev, sizeof(dev), "simd:%s@%s", nic, sock);
+	return myrio_port_open(port, dev, NULL);
+}
+
+static uint8_t byte_at(uint32_t i)
+{
+	return (uint8_t)(i * 29 + 7);
+}
+
+static int receiver(struct shared *sh)
+{
+	struct myrio_port *port;
+	if (open_port(sh->sock, "nic1", &port) < 0)
+		return 1;
+	atomic_store(&sh->rx_ready, 1);
+	struct myrio_pkt *pkts[BURST];
+	uint64_t got = 0, bad = 0;
+	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
+		uint16_t n = myrio_rx_burst(port, pkts, BURST);
+		for (uint16_t i = 0; i < n; i++) {
+			const uint8_t *f = myrio_pkt_data(pkts[i]);
+			uint32_t len = pkts[i]->len;
+			bool ok = len == sh->len && get_be16(f + 12) == ETHERTYPE;
+			/* Check the tail too: a short or shifted DMA would break it. */
+			ok = ok && f[14] == byte_at(14) && f[len - 1] == byte_at(len - 1) &&
+			     f[len / 2] == byte_at(len / 2);
+			bad += !ok;
+			got++;
+			myrio_pkt_free(pkts[i]);
+		}
+		if (n)
+			atomic_store_explicit(&sh->received, got, memory_order_relaxed);
+	}
+	atomic_store(&sh->received, got);
+	atomic_store(&sh->bad, bad);
+	myrio_port_close(port);
+	return 0;
+}
+
+static int sender(struct shared *sh)
+{
+	struct myrio_port *port;
+	struct myrio_pool *pool;
+	if (open_port(sh->sock, "nic0", &port) < 0)
+		return 1;
+	if (myrio_port_pool_create(port, 4096, 2048, &pool) < 0)
+		return 2;
+	while (!atomic_load(&sh->go))
+		usleep(1000);
+	uint64_t sent = 0;
+	struct myrio_pkt *pkts[BURST];
+	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
+		if (myrio_pkt_alloc_bulk(pool, pkts, BURST) != BURST) {
+			myrio_tx_burst(port, pkts, 0); /* let completions return buffers */
+			continue;
+		}
+		for (unsigned i = 0; i < BURST; i++) {
+			uint8_t *f = myrio_pkt_data(pkts[i]);
+			memset(f, 0xff, 12);
+			put_be16(f + 12, ETHERTYPE);
+			for (uint32_t j = 14; j < sh->len; j++)
+				f[j] = byte_at(j);
+			pkts[i]->len = sh->len;
+		}
+		uint16_t took = myrio_tx_burst(port, pkts, BURST);
+		for (unsigned i = took; i < BURST; i++)
+			myrio_pkt_free(pkts[i]);
+		sent += took;
+	}
+	atomic_store(&sh->sent, sent);
+	myrio_port_close(port);
+	return 0;
+}
+
+static int exit_code(pid_t pid)
+{
+	int st;
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void measure(const char *link, uint32_t wire_len)
+{
+	struct simd_daemon_proc d;
+	const char *args[] = {"--nic", "nic0,cable=nic1", "--nic", "nic1", "--link", link, NULL};
+	assert_int_equal(simd_daemon_start(&d, "rate", args), 0);
+	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(sh != MAP_FAILED);
+	memset(sh, 0, sizeof(*sh));
+	snprintf(sh->sock, sizeof(sh->sock), "%s", d.sock);
+	sh->len = wire_len - 4;
+	const char *env = getenv("MYRIO_SIMD_RATE_MS");
+	unsigned ms = env ? (unsigned)atoi(env) : 1000;
+
+	pid_t rx = fork();
+	if (rx == 0)
+		_exit(receiver(sh));
+	pid_t tx = fork();
+	if (tx == 0)
+		_exit(sender(sh));
+	for (int i = 0; i < 500 && !atomic_load(&sh->rx_ready); i++)
+		usleep(10000);
+	assert_true(atomic_load(&sh->rx_ready));
+	atomic_store(&sh->go, 1);
+	usleep(200000); /* warm up */
+	uint64_t r0 = atomic_load(&sh->received), t0 = now_ns();
+	usleep(ms * 1000);
+	uint64_t r1 = atomic_load(&sh->received), t1 = now_ns();
+	atomic_store(&sh->stop, 1);
+	assert_int_equal(exit_code(tx), 0);
+	assert_int_equal(exit_code(rx), 0);
+	double secs = (double)(t1 - t0) / 1e9, fps = (double)(r1 - r0) / secs;
+	printf("link %-9s %4u-byte frames: %9.0f frames/s, %6.3f Gb/s of frames "
+	       "(sent %llu, received %llu, bad %llu)\n",
+	       link, wire_len, fps, fps * wire_len * 8 / 1e9,
+	       (unsigned long long)atomic_load(&sh->sent),
+	       (unsigned long long)atomic_load(&sh->received),
+	       (unsigned long long)atomic_load(&sh->bad));
+	assert_true(r1 > r0);
+	assert_int_equal(atomic_load(&sh->bad), 0);
+	assert_true(atomic_load(&sh->received) <= atomic_load(&sh->sent));
+	assert_int_equal(simd_daemon_stop(&d), 0);
+	munmap(sh, sizeof(*sh));
+}
+
+static void rate_64_unlimited(void **state)
+{
+	(void)state;
+	measure("unlimited", 64);
+}
+
+static void rate_1518_unlimited(void **state)
+{
+	(void)state;
+	measure("unlimited", 1518);
+}
+
+static void rate_64_10g(void **state)
+{
+	(void)state;
+	measure("10g", 64);
+}
+
+static void rate_1518_10g(void **state)
+{
+	(void)state;
+	measure("10g", 1518);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rate_64_unlimited),
+		cmocka_unit_test(rate_1518_unlimited),
+		cmocka_unit_test(rate_64_10g),
+		cmocka_unit_test(rate_1518_10g),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,90 @@
+/* The same checked transfers as over the pair port, now through the real driver and the
+ * device model: two Myri-10G NICs of a stepped model world cabled together, the stack
+ * clock running on the world's virtual time (10 Gb/s link). MYRIO_TEST_BYTES sets the
+ * size of the clean transfer (e.g. 1G). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "stack_xfer.h"
+
+static void transfer_clean(void **state)
+{
+	struct harness h;
+	assert_int_equal(h_open(&h, "sim:", NULL, NULL, NULL), 0);
+	struct xfer x = {.total = env_bytes("MYRIO_TEST_BYTES", 8u << 20), .zero_copy = true};
+	run_transfer(&h, &x, 500000000);
+	struct myrio_stack_stats sa;
+	myrio_stack_stats(h.a, &sa);
+	assert_int_equal(sa.tcp_retransmits, 0);
+	assert_true(sa.tcp_csum_offload > 0);
+	report("model, clean", &h, &x);
+	printf("# model virtual time %.3f ms: %.2f Gb/s of payload\n", (double)(h.now_ns - 1e9) / 1e6,
+	       (double)x.total * 8 / ((double)(h.now_ns - 1e9)));
+	h_close(&h);
+}
+
+static void lossy_conf(struct myrio_stack_conf *c)
+{
+	c->delayed_ack_ms = 0;
+}
+
+static void transfer_with_loss_reorder_dup(void **state)
+{
+	struct harness h;
+	assert_int_equal(h_open(&h, "sim:", "loss=0.01,reorder=0.01,dup=0.01,seed=5", NULL,
+				lossy_conf),
+			 0);
+	struct xfer x = {.total = 4u << 20, .zero_copy = true};
+	run_transfer(&h, &x, 500000000);
+	struct myrio_stack_stats sa, sb;
+	myrio_stack_stats(h.a, &sa);
+	myrio_stack_stats(h.b, &sb);
+	assert_true(sa.tcp_retransmits > 0);
+	assert_true(sb.tcp_ooo_segs > 0);
+	report("model, 1% loss+reorder+dup", &h, &x);
+	h_close(&h);
+}
+
+static void udp_and_refused_over_the_model(void **state)
+{
+	struct harness h;
+	assert_int_equal(h_open(&h, "sim:", NULL, NULL, NULL), 0);
+	struct myrio_udp_sock *ua, *ub;
+	assert_int_equal(myrio_udp_open(h.a, 4000, NULL, &ua), 0);
+	assert_int_equal(myrio_udp_open(h.b, 4001, NULL, &ub), 0);
+	for (unsigned size = 1; size <= 1472; size += 97) {
+		struct myrio_pkt *p = myrio_stack_pkt_alloc(h.a);
+		for (unsigned i = 0; i < size; i++)
+			myrio_pkt_data(p)[i] = pattern(size + i);
+		p->len = size;
+		assert_int_equal(myrio_udp_sendto(ua, p, IP_B, 4001), 0);
+		h_rounds(&h, 200);
+		struct myrio_pkt *q = myrio_udp_recv(ub, NULL, NULL);
+		assert_non_null(q);
+		assert_int_equal(q->len, size);
+		for (unsigned i = 0; i < size; i++)
+			assert_int_equal(myrio_pkt_data(q)[i], pattern(size + i));
+		myrio_pkt_free(q);
+	}
+	struct myrio_tcp_conn *c;
+	assert_int_equal(myrio_tcp_connect(h.a, IP_B, 9, NULL, &c), 0);
+	h_rounds(&h, 400);
+	assert_int_equal(myrio_tcp_error(c), -ECONNREFUSED);
+	myrio_tcp_close(c);
+	myrio_udp_close(ua);
+	myrio_udp_close(ub);
+	h_close(&h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(transfer_clean),
+		cmocka_unit_test(transfer_with_loss_reorder_dup),
+		cmocka_unit_test(udp_and_refused_over_the_model),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,67 @@
+/* myrio-simd's state: the model world it hosts, the NICs and who is attached to them. The
+ * model runs on its own thread (sim_world_start); the daemon's thread only serves the
+ * socket, so no request ever sits on the data path. */
+#ifndef MYRIO_SIMD_DAEMON_H
+#define MYRIO_SIMD_DAEMON_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+struct sim_nic;
+struct sim_endpoint;
+struct myrio_sim;
+struct simd_client;
+
+#define SIMD_MAX_CLIENTS 64
+
+struct simd_nic {
+	struct sim_nic *nic;
+	const struct simd_nic_conf *conf;
+	struct sim_endpoint *ep;     /* when cabled to tap:/packet:, owned by the world */
+	struct simd_client *owner;   /* attached application, or NULL */
+	uint64_t attaches, refusals; /* since the daemon started */
+};
+
+/* A DMA region an application registered: its memory mapped here too. */
+struct simd_region {
+	uint64_t iova, len;
+	void *va;
+};
+
+struct simd_client {
+	int fd;
+	pid_t pid; /* from SO_PEERCRED, not from anything the client says */
+	uid_t uid;
+	struct simd_nic *nic; /* attached NIC or NULL */
+	struct simd_region regions[SIMD_MAX_REGIONS];
+	unsigned nregions;
+	uint64_t mapped_bytes;
+	uint64_t requests, errors;
+};
+
+struct simd_daemon {
+	struct simd_config conf;
+	struct myrio_sim *sim;
+	struct simd_nic nics[SIMD_MAX_NICS];
+	unsigned nnics;
+	int listen_fd;
+	int signal_fd;
+	struct simd_client *clients[SIMD_MAX_CLIENTS];
+	uint64_t bad_requests; /* refused requests, all clients */
+};
+
+/* world.c: the model world the configuration describes, started. */
+int simd_world_build(struct simd_daemon *d);
+void simd_world_destroy(struct simd_daemon *d);
+struct simd_nic *simd_daemon_nic(struct simd_daemon *d, const char *name);
+
+/* server.c */
+int simd_serve(struct simd_daemon *d); /* until SIGINT/SIGTERM */
+
+/* status.c */
+int simd_status_report(struct simd_daemon *d, char *buf, size_t cap);
+int simd_status_client(const char *socket_path);
+
+#endif

@@ -1,0 +1,410 @@
+/* myrio-simd's socket side: accepts applications, attaches them to NICs, passes BAR0 and
+ * the interrupt eventfd, registers their DMA memory with the model (the IOMMU's job) and
+ * relays config space. Every request is checked before use and every refusal is a clear
+ * error reply; a client that hangs up (exit, crash, SIGKILL) has its NIC reset at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "sim/model.h"
+#include "util/log.h"
+
+#define PAGE 4096u
+/* Registered DMA memory per attachment: far more than any ring set needs, far less than
+ * the daemon's address space. */
+#define MAX_MAPPED_BYTES (64ull << 30)
+
+static void reply(struct simd_client *c, const struct simd_hdr *req, int status,
+		  const void *payload, size_t len, const int *fds, unsigned nfds)
+{
+	struct {
+		struct simd_hdr h;
+		uint8_t payload[SIMD_STATUS_MAX];
+	} m;
+	simd_hdr_init(&m.h, req->type, req->seq);
+	m.h.status = status;
+	if (len > sizeof(m.payload))
+		len = sizeof(m.payload);
+	if (len)
+		memcpy(m.payload, payload, len);
+	int rc = simd_send(c->fd, &m, sizeof(m.h) + len, fds, nfds);
+	if (rc < 0)
+		log_debug("pid %d: reply to %s lost: %s", (int)c->pid, simd_type_name(req->type),
+			  strerror(-rc));
+}
+
+static int refuse(struct simd_daemon *d, struct simd_client *c, const struct simd_hdr *req,
+		  int status, const char *why)
+{
+	c->errors++;
+	d->bad_requests++;
+	log_warn("pid %d: %s refused: %s (%s)", (int)c->pid, simd_type_name(req->type), why,
+		 strerror(-status));
+	reply(c, req, status, NULL, 0, NULL, 0);
+	return status;
+}
+
+/* DMA regions: unregister from the model first, so that it stops touching the memory,
+ * then unmap it here. */
+static void drop_region(struct simd_client *c, unsigned i)
+{
+	struct simd_region *r = &c->regions[i];
+	munmap(r->va, r->len);
+	c->mapped_bytes -= r->len;
+	c->regions[i] = c->regions[--c->nregions];
+}
+
+static void detach(struct simd_daemon *d, struct simd_client *c, const char *why)
+{
+	if (!c->nic)
+		return;
+	/* Detach resets the NIC and forgets every DMA region before it returns. */
+	sim_nic_detach(c->nic->nic);
+	while (c->nregions)
+		drop_region(c, c->nregions - 1);
+	log_info("pid %d detached from %s (%s); %s is free", (int)c->pid, c->nic->conf->name,
+		 why, c->nic->conf->name);
+	c->nic->owner = NULL;
+	c->nic = NULL;
+}
+
+static int do_attach(struct simd_daemon *d, struct simd_client *c, const struct simd_msg *m)
+{
+	if (c->nic)
+		return refuse(d, c, &m->h, -EISCONN, "this connection is attached already");
+	struct simd_nic *n = simd_daemon_nic(d, m->u.attach_req.nic);
+	if (!n)
+		return refuse(d, c, &m->h, -ENODEV, "no NIC of that name");
+	if (n->owner) {
+		n->refusals++;
+		log_warn("pid %d: attach to %s refused: pid %d is attached to it", (int)c->pid,
+			 n->conf->name, (int)n->owner->pid);
+		c->errors++;
+		d->bad_requests++;
+		reply(c, &m->h, -EBUSY, NULL, 0, NULL, 0);
+		return -EBUSY;
+	}
+	int rc = sim_nic_attach(n->nic);
+	if (rc < 0)
+		return refuse(d, c, &m->h, rc, "the model refused the attach");
+	struct simd_attach_rep rep = {.bar0_len = sim_nic_bar0_len(n->nic)};
+	memcpy(rep.mac, n->conf->mac, 6);
+	const int fds[2] = {sim_nic_bar0_fd(n->nic), sim_nic_irq_fd(n->nic)};
+	n->owner = c;
+	n->attaches++;
+	c->nic = n;
+	log_info("pid %d (uid %d) attached to %s", (int)c->pid, (int)c->uid, n->conf->name);
+	reply(c, &m->h, 0, &rep, sizeof(rep), fds, 2);
+	return 0;
+}
+
+static int find_region(const struct simd_client *c, uint64_t iova, uint64_t len)
+{
+	for (unsigned i = 0; i < c->nregions; i++)
+		if (c->regions[i].iova == iova && c->regions[i].len == len)
+			return (int)i;
+	return -1;
+}
+
+static int do_dma_map(struct simd_daemon *d, struct simd_client *c, const struct simd_msg *m,
+		      int fd)
+{
+	const char *why;
+	uint64_t iova = m->u.dma.iova, len = m->u.dma.len;
+	int rc = simd_check_dma_range(iova, len, PAGE, &why);
+	if (rc < 0)
+		return refuse(d, c, &m->h, rc, why);
+	for (unsigned i = 0; i < c->nregions; i++)
+		if (simd_ranges_overlap(iova, len, c->regions[i].iova, c->regions[i].len))
+			return refuse(d, c, &m->h, -EEXIST,
+				      "DMA region overlaps one registered before");
+	if (c->nregions == SIMD_MAX_REGIONS)
+		return refuse(d, c, &m->h, -ENOSPC, "too many DMA regions");
+	if (len > MAX_MAPPED_BYTES - c->mapped_bytes)
+		return refuse(d, c, &m->h, -ENOSPC, "more than 64 GiB of DMA memory");
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return refuse(d, c, &m->h, -EBADF,
+			      "DMA region fd is not a memory file (memfd or hugetlbfs)");
+	if (st.st_size < 0 || len > (uint64_t)st.st_size)
+		return refuse(d, c, &m->h, -EINVAL, "DMA region longer than its file");
+	/* Seal memfds against shrinking, where they allow it, so that a client cannot pull
+	 * memory from under the model (SIGBUS). */
+	(void)fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
+	void *va = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (va == MAP_FAILED)
+		return refuse(d, c, &m->h, -errno, "cannot map the DMA region's file");
+	rc = sim_nic_dma_map(c->nic->nic, iova, va, len);
+	if (rc < 0) {
+		munmap(va, len);
+		return refuse(d, c, &m->h, rc, "the model refused the DMA region");
+	}
+	c->regions[c->nregions++] = (struct simd_region){.iova = iova, .len = len, .va = va};
+	c->mapped_bytes += len;
+	log_debug("pid %d: %s: DMA region 0x%llx+%llu", (int)c->pid, c->nic->conf->name,
+		  (unsigned long long)iova, (unsigned long long)len);
+	reply(c, &m->h, 0, NULL, 0, NULL, 0);
+	return 0;
+}
+
+static int do_dma_unmap(struct simd_daemon *d, struct simd_client *c, const struct simd_msg *m)
+{
+	int i = find_region(c, m->u.dma.iova, m->u.dma.len);
+	if (i < 0)
+		return refuse(d, c, &m->h, -ENOENT, "no DMA region registered at that IOVA");
+	int rc = sim_nic_dma_unmap(c->nic->nic, m->u.dma.iova, m->u.dma.len);
+	if (rc < 0)
+		return refuse(d, c, &m->h, rc, "the model refused to unregister the region");
+	drop_region(c, (unsigned)i);
+	reply(c, &m->h, 0, NULL, 0, NULL, 0);
+	return 0;
+}
+
+static int do_cfg(struct simd_daemon *d, struct simd_client *c, const struct simd_msg *m)
+{
+	const struct simd_cfg_req *q = &m->u.cfg;
+	if ((q->size != 1 && q->size != 2 && q->size != 4) || q->off % q->size != 0 ||
+	    q->off >= 4096 || q->off + q->size > 4096)
+		return refuse(d, c, &m->h, -EINVAL, "config space access out of range");
+	struct simd_cfg_rep rep = {0};
+	int rc = m->h.type == SIMD_CFG_READ
+			 ? sim_nic_cfg_read(c->nic->nic, q->off, q->size, &rep.val)
+			 : sim_nic_cfg_write(c->nic->nic, q->off, q->size, q->val);
+	if (rc < 0)
+		return refuse(d, c, &m->h, rc, "the model refused the config space access");
+	reply(c, &m->h, 0, &rep, m->h.type == SIMD_CFG_READ ? sizeof(rep) : 0, NULL, 0);
+	return 0;
+}
+
+/* Function-level reset: the NIC back to power-on state; like an IOMMU, the DMA
+ * registrations outlive it. */
+static int do_reset(struct simd_daemon *d, struct simd_client *c, const struct simd_msg *m)
+{
+	struct sim_nic *nic = c->nic->nic;
+	sim_nic_detach(nic);
+	int rc = sim_nic_attach(nic);
+	for (unsigned i = 0; rc == 0 && i < c->nregions; i++)
+		rc = sim_nic_dma_map(nic, c->regions[i].iova, c->regions[i].va,
+				     c->regions[i].len);
+	if (rc < 0) {
+		log_err("%s: reset failed: %s; detaching pid %d", c->nic->conf->name,
+			strerror(-rc), (int)c->pid);
+		return refuse(d, c, &m->h, rc, "reset failed");
+	}
+	reply(c, &m->h, 0, NULL, 0, NULL, 0);
+	return 0;
+}
+
+static void do_status(struct simd_daemon *d, struct simd_client *c, const struct simd_msg *m)
+{
+	static char text[SIMD_STATUS_MAX];
+	int n = simd_status_report(d, text, sizeof(text));
+	reply(c, &m->h, 0, text, n > 0 ? (size_t)n : 0, NULL, 0);
+}
+
+/* One message from a client. Returns < 0 only when the connection must be closed. */
+static int serve_one(struct simd_daemon *d, struct simd_client *c)
+{
+	struct simd_msg m;
+	int fds[SIMD_MAX_FDS];
+	unsigned nfds;
+	const char *why;
+	ssize_t n = simd_recv(c->fd, &m, sizeof(m), fds, SIMD_MAX_FDS, &nfds);
+	if (n == 0)
+		return -ECONNRESET;
+	if (n == -EAGAIN)
+		return 0;
+	c->requests++;
+	if (n < 0) {
+		if (n != -EMSGSIZE)
+			return (int)n;
+		/* Too long or too many fds: what we have of the header says whom to answer. */
+		m.h.type = m.h.magic == SIMD_MAGIC ? m.h.type : 0;
+		refuse(d, c, &m.h, -EMSGSIZE, "message too long or carrying too many fds");
+		return 0;
+	}
+	int rc = simd_check_request(&m, (size_t)n, nfds, &why);
+	if (rc < 0) {
+		struct simd_hdr h = {0};
+		if ((size_t)n >= sizeof(h))
+			memcpy(&h, &m, sizeof(h));
+		refuse(d, c, &h, rc, why);
+	} else if (!c->nic && m.h.type != SIMD_ATTACH && m.h.type != SIMD_STATUS) {
+		refuse(d, c, &m.h, -ENOTCONN, "attach to a NIC first");
+	} else {
+		switch (m.h.type) {
+		case SIMD_ATTACH:
+			do_attach(d, c, &m);
+			break;
+		case SIMD_DMA_MAP:
+			do_dma_map(d, c, &m, fds[0]);
+			break;
+		case SIMD_DMA_UNMAP:
+			do_dma_unmap(d, c, &m);
+			break;
+		case SIMD_CFG_READ:
+		case SIMD_CFG_WRITE:
+			do_cfg(d, c, &m);
+			break;
+		case SIMD_RESET:
+			if (do_reset(d, c, &m) < 0)
+				detach(d, c, "reset failed");
+			break;
+		case SIMD_STATUS:
+			do_status(d, c, &m);
+			break;
+		}
+	}
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]); /* a mapped region keeps its own reference */
+	return 0;
+}
+
+static void drop_client(struct simd_daemon *d, unsigned slot, const char *why)
+{
+	struct simd_client *c = d->clients[slot];
+	detach(d, c, why);
+	close(c->fd);
+	free(c);
+	d->clients[slot] = NULL;
+}
+
+static void accept_client(struct simd_daemon *d)
+{
+	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0)
+		memset(&cred, 0, sizeof(cred));
+	for (unsigned i = 0; i < SIMD_MAX_CLIENTS; i++) {
+		if (d->clients[i])
+			continue;
+		struct simd_client *c = calloc(1, sizeof(*c));
+		if (!c)
+			break;
+		c->fd = fd;
+		c->pid = cred.pid;
+		c->uid = cred.uid;
+		d->clients[i] = c;
+		log_debug("pid %d connected", (int)c->pid);
+		return;
+	}
+	log_warn("pid %d: connection refused: %d connections open already", (int)cred.pid,
+		 SIMD_MAX_CLIENTS);
+	close(fd);
+}
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* The directory (e.g. /run/myrio) may not exist yet: create its last level. */
+	char dir[sizeof(sa.sun_path)];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+			log_warn("cannot create %s: %s", dir, strerror(errno));
+	}
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s < 0)
+		return -errno;
+	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		if (errno != EADDRINUSE)
+			goto fail;
+		/* A socket file left by a daemon that died: take it over, unless a live
+		 * daemon answers on it. */
+		int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		int alive = connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		close(probe);
+		if (alive) {
+			close(s);
+			log_err("another myrio-simd is serving %s: stop it, or use --socket", path);
+			return -EADDRINUSE;
+		}
+		unlink(path);
+		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+			goto fail;
+	}
+	if (listen(s, 16) != 0)
+		goto fail;
+	return s;
+fail:;
+	int rc = -errno;
+	close(s);
+	log_err("cannot listen on %s: %s", path, strerror(-rc));
+	return rc;
+}
+
+static int serve_loop(struct simd_daemon *d)
+{
+	struct pollfd pfd[2 + SIMD_MAX_CLIENTS];
+	unsigned slot_of[2 + SIMD_MAX_CLIENTS];
+	for (;;) {
+		unsigned n = 0;
+		pfd[n++] = (struct pollfd){.fd = d->signal_fd, .events = POLLIN};
+		pfd[n++] = (struct pollfd){.fd = d->listen_fd, .events = POLLIN};
+		for (unsigned i = 0; i < SIMD_MAX_CLIENTS; i++) {
+			if (!d->clients[i])
+				continue;
+			slot_of[n] = i;
+			pfd[n++] = (struct pollfd){.fd = d->clients[i]->fd, .events = POLLIN};
+		}
+		if (poll(pfd, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[0].revents) {
+			struct signalfd_siginfo si;
+			if (read(d->signal_fd, &si, sizeof(si)) == sizeof(si))
+				log_info("signal %u: shutting down", si.ssi_signo);
+			return 0;
+		}
+		for (unsigned k = 2; k < n; k++) {
+			unsigned slot = slot_of[k];
+			if (!pfd[k].revents)
+				continue;
+			int rc = (pfd[k].revents & POLLIN) ? serve_one(d, d->clients[slot])
+							   : -ECONNRESET;
+			if (rc < 0)
+				drop_client(d, slot,
+					    rc == -ECONNRESET ? "connection closed" : strerror(-rc));
+		}
+		if (pfd[1].revents & POLLIN)
+			accept_client(d);
+	}
+}
+
+int simd_serve(struct simd_daemon *d)
+{
+	int rc = listen_on(d->conf.socket_path);
+	if (rc < 0)
+		return rc;
+	d->listen_fd = rc;
+	log_info("serving %u NICs on %s", d->nnics, d->conf.socket_path);
+	rc = serve_loop(d);
+	for (unsigned i = 0; i < SIMD_MAX_CLIENTS; i++)
+		if (d->clients[i])
+			drop_client(d, i, "daemon shutting down");
+	close(d->listen_fd);
+	unlink(d->conf.socket_path);
+	return rc;
+}

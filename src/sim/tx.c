@@ -174,15 +174,21 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 		    !pause_ok(nic, nic->out->dst_nic, total, now))
 			break;
 		/* Link-rate pacing: the frame starts when the wire is free, but not before
-		 * the ring was last seen empty; it is handed over when its last bit is out. */
-		if (c && c->link_bps && c->up) {
+		 * the ring was last seen empty; it is handed over when its last bit is out.
+		 * SET_THROTTLE_FACTOR caps the rate at 256 x 16 Gb/s / factor (§3.3 #53). */
+		if (c && (c->link_bps || nic->throttle) && c->up) {
 			uint64_t start = nic->tx_idle_at * 1000;
 			if (nic->out->t_free > start)
 				start = nic->out->t_free;
 			uint32_t wire_len = total < 60 ? 60 : total;
 			if (!(f0 & TXF_NO_TSO))
 				wire_len = sim_tso_wire_len(d, n, total);
-			uint64_t end = start + sim_wire_ps(c, wire_len);
+			uint64_t t = sim_wire_ps(c, wire_len);
+			if (nic->throttle) { /* bits / (4.096e12 / factor bit/s), in ps */
+				uint64_t th = (uint64_t)wire_len * nic->throttle * 15625 / 8000;
+				t = th > t ? th : t;
+			}
+			uint64_t end = start + t;
 			if (end > now_ps)
 				break;
 			nic->out->t_free = end;

@@ -216,9 +216,9 @@ struct sim_nic {
 	uint8_t link_down_events;
 	uint64_t pending_since; /* ns; coalescing starts here */
 	bool pending;
-	uint32_t link_state; /* 0 down, 1 up (what the status block reports) */
-	uint32_t stats_interval_us;     /* SET_STATS_INTERVAL; 0 = counters only with events */
-	uint64_t next_stats_check;      /* ns */
+	uint32_t link_state;		  /* 0 down, 1 up (what the status block reports) */
+	uint32_t stats_interval_us;	  /* SET_STATS_INTERVAL; 0 = counters only with events */
+	uint64_t next_stats_check;	  /* ns */
 	struct sim_counters ctr_reported; /* as of the last stats_updated DMA */
 	/* transmit pacing and 802.3x pause from the peer */
 	uint64_t tx_idle_at;
@@ -324,8 +324,8 @@ int sim_dma_write(struct sim_nic *nic, uint64_t iova, const void *src, uint32_t 
 
 /* rx.c */
 void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f);
-/* True if a frame of len bytes would find its buffers posted (pause model). */
-bool sim_rx_has_room(struct sim_nic *nic, uint32_t len);
+/* True if `frames` frames of len bytes would find their buffers posted (pause model). */
+bool sim_rx_has_room(struct sim_nic *nic, uint32_t len, uint32_t frames);
 
 /* tx.c */
 unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now);

@@ -237,8 +237,8 @@ struct sim_nic {
 	bool fault_unaligned;
 
 	struct sim_nic_stats st;
-	uint8_t *scratch;    /* 64 KiB + headers: gather buffer for TSO and endpoints */
-	unsigned log_budget; /* rate-limits diagnostics */
+	uint8_t *scratch;	/* 64 KiB + headers: gather buffer for TSO and endpoints */
+	unsigned log_budget[4]; /* rate-limits diagnostics, per enum sim_diag */
 };
 
 /* ---- the world ---- */
@@ -266,7 +266,9 @@ void sim_nic_free(struct sim_nic *nic);
 unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now);
 void sim_nic_power_on(struct sim_nic *nic);
 void sim_nic_logical_reset(struct sim_nic *nic);
-bool sim_nic_ratelimit(struct sim_nic *nic);
+/* Diagnostics are rate-limited per kind, so a flood of one hides no other. */
+enum sim_diag { SIM_DIAG_DMA, SIM_DIAG_TX, SIM_DIAG_RX, SIM_DIAG_CTRL };
+bool sim_nic_ratelimit(struct sim_nic *nic, enum sim_diag kind);
 void sim_nic_get_stats(const struct sim_nic *nic, struct sim_nic_stats *st);
 void sim_nic_get_counters(const struct sim_nic *nic, struct sim_counters *c);
 void sim_nic_link_changed(struct sim_nic *nic, bool up);

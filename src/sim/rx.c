@@ -148,7 +148,7 @@ static inline void check_align(struct sim_nic *nic, uint64_t a, uint32_t len, bo
 	if (__builtin_expect(!bad, 1))
 		return;
 	nic->st.rx_misaligned++;
-	if (sim_nic_ratelimit(nic))
+	if (sim_nic_ratelimit(nic, SIM_DIAG_RX))
 		log_warn("%s: rx %s buffer at IOVA 0x%" PRIx64 " is not 8-byte aligned or crosses "
 			 "a 4 KiB page; real hardware needs RELAX_RXBUFFER_ALIGNMENT for that "
 			 "(§4.4)",

@@ -61,7 +61,7 @@ static inline void read_desc(const struct sim_nic *nic, uint32_t idx, struct sim
 static bool bad(struct sim_nic *nic, uint32_t idx, const char *why)
 {
 	nic->st.tx_invalid++;
-	if (sim_nic_ratelimit(nic))
+	if (sim_nic_ratelimit(nic, SIM_DIAG_TX))
 		log_err("%s: send chain at slot %u dropped: %s", nic->name,
 			idx & (nic->tx_entries - 1), why);
 	return false;

@@ -18,7 +18,7 @@
 static int bad(struct sim_nic *nic, uint32_t idx, const char *why)
 {
 	nic->st.tx_invalid++;
-	if (sim_nic_ratelimit(nic))
+	if (sim_nic_ratelimit(nic, SIM_DIAG_TX))
 		log_err("%s: TSO chain at slot %u dropped: %s (§5.6)", nic->name,
 			idx & (nic->tx_entries - 1), why);
 	return -EINVAL;

@@ -822,6 +822,42 @@ static void nagle_holds_small_segments_while_data_is_unacked(void **state)
 	raw_close(&r);
 }
 
+static void small_queue_conf(struct myrio_stack_conf *c)
+{
+	c->snd_queue_segs = 4;
+}
+
+static void full_send_queue_refuses_then_signals_writable(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st23", NULL, small_queue_conf, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42005, 80, 1, true);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(myrio_tcp_write(p.c, "1234567890", 10), 10);
+	assert_int_equal(myrio_tcp_send_space(p.c), 0);
+	struct myrio_pkt *x = myrio_stack_pkt_alloc(r.s);
+	x->len = 10;
+	assert_int_equal(myrio_tcp_send(p.c, x), -EAGAIN); /* still ours */
+	x->len = 2000;
+	assert_int_equal(myrio_tcp_send(p.c, x), -EMSGSIZE);
+	myrio_pkt_free(x);
+	assert_int_equal(myrio_tcp_write(p.c, "more", 4), 0);
+	raw_poll(&r);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_WRITABLE], 0);
+	p.rcv_nxt += 20; /* two of four acknowledged */
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_WRITABLE], 1);
+	assert_int_equal(myrio_tcp_send_space(p.c), 2);
+	assert_int_equal(myrio_tcp_unacked(p.c), 20);
+	/* After shutdown nothing more may be queued. */
+	assert_int_equal(myrio_tcp_shutdown(p.c), 0);
+	assert_int_equal(myrio_tcp_write(p.c, "late", 4), -EPIPE);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -847,6 +883,7 @@ int main(void)
 		cmocka_unit_test(new_syn_takes_over_time_wait),
 		cmocka_unit_test(retransmission_while_the_nic_holds_the_frame_copies),
 		cmocka_unit_test(nagle_holds_small_segments_while_data_is_unacked),
+		cmocka_unit_test(full_send_queue_refuses_then_signals_writable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -292,7 +292,7 @@ void tcp_output(struct myrio_tcp_conn *c)
 		uint32_t flight = c->in_recovery ? pipe : c->snd_nxt - c->snd_una;
 		if (flight > 0 && flight + sp > cwnd)
 			break;
-		if (s->conf.nagle && len < c->mss && flight > 0 && !p->next)
+		if (s->conf.nagle && len && len < c->mss && flight > 0 && !p->next)
 			break;
 		if (!stack_tx_room(s)) {
 			tcp_mark_output(c); /* NIC ring full: continue next poll */

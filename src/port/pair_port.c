@@ -329,11 +329,11 @@ static void pair_close(struct myrio_port *port)
 	pthread_mutex_lock(&l->lock);
 	while ((p = ring_get(&l->ring[e->side])) != NULL)
 		ring_put(&l->done[e->side], p);
+	struct myrio_pkt *held = e->held; /* the peer takes it under the lock too */
+	e->held = NULL;
 	pthread_mutex_unlock(&l->lock);
-	if (e->held) {
-		myrio_pkt_free(e->held);
-		e->held = NULL;
-	}
+	if (held)
+		myrio_pkt_free(held);
 	reap_completions(e);
 	myrio_pool_destroy(e->rx_pool);
 	if (last)

@@ -342,13 +342,13 @@ static void pair_close(struct myrio_port *port)
 }
 
 static const struct myrio_port_ops pair_ops = {
-	.rx_burst = pair_rx_burst,
-	.tx_burst = pair_tx_burst,
-	.pool_create = pair_pool_create,
-	.link = pair_link_state,
-	.info = pair_info,
-	.stats = pair_stats,
-	.close = pair_close,
+    .rx_burst = pair_rx_burst,
+    .tx_burst = pair_tx_burst,
+    .pool_create = pair_pool_create,
+    .link = pair_link_state,
+    .info = pair_info,
+    .stats = pair_stats,
+    .close = pair_close,
 };
 
 static int parse_opts(struct pair_end *e, const char *opts, uint32_t *ring, uint32_t *rxpool)
@@ -433,8 +433,8 @@ int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 	uint32_t h = 2166136261u;
 	for (const char *c = lname; *c; c++)
 		h = (h ^ (uint8_t)*c) * 16777619u;
-	uint8_t mac[6] = {0x02, 0x00, (uint8_t)(h >> 16), (uint8_t)(h >> 8), (uint8_t)h,
-			  (uint8_t)(side + 1)};
+	uint8_t mac[6] = {
+	    0x02, 0x00, (uint8_t)(h >> 16), (uint8_t)(h >> 8), (uint8_t)h, (uint8_t)(side + 1)};
 	memcpy(e->mac, mac, 6);
 
 	pthread_mutex_lock(&registry_lock);

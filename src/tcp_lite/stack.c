@@ -125,7 +125,8 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 	s->caps = info.caps;
 	s->mtu = info.mtu ? info.mtu : 1500;
 	if (s->mtu < 576) {
-		log_err("tcp_lite: port MTU %u below the IPv4 minimum of 576 the stack needs", s->mtu);
+		log_err("tcp_lite: port MTU %u below the IPv4 minimum of 576 the stack needs",
+			s->mtu);
 		free(s);
 		return -EINVAL;
 	}
@@ -230,8 +231,8 @@ void stack_flush(struct myrio_stack *s)
 {
 	unsigned done = 0;
 	while (done < s->ntx) {
-		uint16_t n = s->port->ops->tx_burst(s->port, s->txb + done,
-						    (uint16_t)(s->ntx - done));
+		uint16_t n =
+		    s->port->ops->tx_burst(s->port, s->txb + done, (uint16_t)(s->ntx - done));
 		if (n == 0)
 			break;
 		done += n;

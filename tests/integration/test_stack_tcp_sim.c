@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "stack_xfer.h"
@@ -21,8 +22,8 @@ static void transfer_clean(void **state)
 	assert_int_equal(sa.tcp_retransmits, 0);
 	assert_true(sa.tcp_csum_offload > 0);
 	report("model, clean", &h, &x);
-	printf("# model virtual time %.3f ms: %.2f Gb/s of payload\n", (double)(h.now_ns - 1e9) / 1e6,
-	       (double)x.total * 8 / ((double)(h.now_ns - 1e9)));
+	printf("# model virtual time %.3f ms: %.2f Gb/s of payload\n",
+	       (double)(h.now_ns - 1e9) / 1e6, (double)x.total * 8 / ((double)(h.now_ns - 1e9)));
 	h_close(&h);
 }
 
@@ -34,9 +35,8 @@ static void lossy_conf(struct myrio_stack_conf *c)
 static void transfer_with_loss_reorder_dup(void **state)
 {
 	struct harness h;
-	assert_int_equal(h_open(&h, "sim:", "loss=0.01,reorder=0.01,dup=0.01,seed=5", NULL,
-				lossy_conf),
-			 0);
+	assert_int_equal(
+	    h_open(&h, "sim:", "loss=0.01,reorder=0.01,dup=0.01,seed=5", NULL, lossy_conf), 0);
 	struct xfer x = {.total = 4u << 20, .zero_copy = true};
 	run_transfer(&h, &x, 500000000);
 	struct myrio_stack_stats sa, sb;
@@ -147,10 +147,10 @@ static void ping_pong_latency(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(transfer_clean),
-		cmocka_unit_test(transfer_with_loss_reorder_dup),
-		cmocka_unit_test(udp_and_refused_over_the_model),
-		cmocka_unit_test(ping_pong_latency),
+	    cmocka_unit_test(transfer_clean),
+	    cmocka_unit_test(transfer_with_loss_reorder_dup),
+	    cmocka_unit_test(udp_and_refused_over_the_model),
+	    cmocka_unit_test(ping_pong_latency),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

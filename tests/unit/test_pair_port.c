@@ -4,7 +4,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -137,7 +139,8 @@ static unsigned run_faults(const char *name, const char *opts, uint32_t *tags, u
 		struct myrio_pkt *p = frame(&e, i, 64);
 		assert_int_equal(e.a->ops->tx_burst(e.a, &p, 1), 1);
 		if (i % 16 == 15)
-			got += drain(e.b, tags + (got < max ? got : max), got < max ? max - got : 0);
+			got +=
+			    drain(e.b, tags + (got < max ? got : max), got < max ? max - got : 0);
 	}
 	got += drain(e.b, tags + (got < max ? got : max), got < max ? max - got : 0);
 	close_ends(&e);
@@ -189,11 +192,11 @@ static void bad_names_are_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(frames_cross_and_buffers_come_home),
-		cmocka_unit_test(tx_checksum_is_filled_in_the_copy_only),
-		cmocka_unit_test(nocsum_offers_no_offloads),
-		cmocka_unit_test(faults_are_seeded_and_repeatable),
-		cmocka_unit_test(bad_names_are_refused),
+	    cmocka_unit_test(frames_cross_and_buffers_come_home),
+	    cmocka_unit_test(tx_checksum_is_filled_in_the_copy_only),
+	    cmocka_unit_test(nocsum_offers_no_offloads),
+	    cmocka_unit_test(faults_are_seeded_and_repeatable),
+	    cmocka_unit_test(bad_names_are_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

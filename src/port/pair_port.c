@@ -136,37 +136,36 @@ static uint16_t pair_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 	struct pair_link *l = e->link;
 	reap_completions(e);
 	uint16_t taken = 0;
-	struct myrio_pkt *drop[64];
-	unsigned ndrop = 0;
 	pthread_mutex_lock(&l->lock);
 	struct pair_ring *r = &l->ring[e->side];
 	if (!l->end[e->side ^ 1]) {
-		/* Cable unplugged at the other end: frames go nowhere. */
+		/* Cable unplugged at the other end: frames go nowhere (and are handed back
+		 * on the next call, like any sent frame, so they stay intact until then). */
+		uint16_t k = 0;
+		while (k < n && ring_put(&l->done[e->side], pkts[k]))
+			k++;
 		pthread_mutex_unlock(&l->lock);
-		myrio_pkt_free_bulk(pkts, n);
-		return n;
+		return k;
 	}
 	for (; taken < n; taken++) {
 		struct myrio_pkt *p = pkts[taken];
-		if (p->len < 14 || p->len > e->mtu + 18) {
-			e->stats.tx_dropped_bad++;
-			if (ndrop == 64)
-				break;
-			drop[ndrop++] = p;
-			continue;
-		}
-		/* Room for a duplicate and a held frame too, or stop here (ring full). */
-		if (ring_free(r) < 3 || ring_free(&l->done[e->side]) < 3 + (r->tail - r->head)) {
+		/* Room for a duplicate and a held frame too, or stop here (ring full). The
+		 * completion ring takes everything in flight plus frames dropped here, which
+		 * go back to the sender on its next call, as a NIC reports them done. */
+		if (ring_free(r) < 3 || ring_free(&l->done[e->side]) < 4 + (r->tail - r->head)) {
 			e->stats.tx_ring_full++;
 			break;
+		}
+		if (p->len < 14 || p->len > e->mtu + 18) {
+			e->stats.tx_dropped_bad++;
+			ring_put(&l->done[e->side], p);
+			continue;
 		}
 		e->stats.tx_packets++;
 		e->stats.tx_bytes += p->len;
 		if (chance(e, e->loss)) {
 			e->drops_fault++;
-			if (ndrop == 64)
-				break;
-			drop[ndrop++] = p;
+			ring_put(&l->done[e->side], p);
 			continue;
 		}
 		if (chance(e, e->dup)) {
@@ -186,7 +185,6 @@ static uint16_t pair_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 		}
 	}
 	pthread_mutex_unlock(&l->lock);
-	myrio_pkt_free_bulk(drop, ndrop);
 	return taken;
 }
 

@@ -123,14 +123,15 @@ static int parse_args(struct simd_config *c, int argc, char **argv)
 	return rc < 0 ? rc : simd_config_finish(c);
 }
 
-/* SIGINT/SIGTERM arrive on a signalfd the control loop polls; blocked before the model
- * thread starts so that it inherits the mask and never takes them. */
+/* SIGINT/SIGTERM/SIGHUP arrive on a signalfd the control loop polls; blocked before the
+ * model thread starts so that it inherits the mask and never takes them. */
 static int signals_to_fd(void)
 {
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
 		return -EINVAL;
 	signal(SIGPIPE, SIG_IGN);

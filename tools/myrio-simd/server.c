@@ -221,6 +221,7 @@ static int serve_one(struct simd_daemon *d, struct simd_client *c)
 	int fds[SIMD_MAX_FDS];
 	unsigned nfds;
 	const char *why;
+	memset(&m.h, 0, sizeof(m.h)); /* a refused short message leaves no stale header */
 	ssize_t n = simd_recv(c->fd, &m, sizeof(m), fds, SIMD_MAX_FDS, &nfds);
 	if (n == 0)
 		return -ECONNRESET;
@@ -294,8 +295,10 @@ static void accept_client(struct simd_daemon *d)
 		if (d->clients[i])
 			continue;
 		struct simd_client *c = calloc(1, sizeof(*c));
-		if (!c)
-			break;
+		if (!c) {
+			close(fd);
+			return;
+		}
 		c->fd = fd;
 		c->pid = cred.pid;
 		c->uid = cred.uid;

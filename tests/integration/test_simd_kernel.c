@@ -21,7 +21,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <cmocka.h>
+
+#include <cmocka.h> /* after the headers it needs */
 
 #include "myrio/port.h"
 #include "test_simd_harness.h"
@@ -33,9 +34,9 @@
 
 struct env {
 	struct simd_daemon_proc d;
-	bool packet;    /* AF_PACKET on a veth pair instead of a TAP device */
+	bool packet; /* AF_PACKET on a veth pair instead of a TAP device */
 	char ns[32];
-	char tap[16];   /* the kernel's interface, in the namespace */
+	char tap[16];	/* the kernel's interface, in the namespace */
 	char outer[16]; /* packet: the veth end the daemon binds, outside */
 	char tmp[64];
 	struct myrio_port *port;
@@ -160,14 +161,14 @@ static void driver_frame_reaches_tcpdump(void **state)
 	/* The link may still be coming up: send until tcpdump has its frame. */
 	end = now_ms() + 8000;
 	char want[64];
-	snprintf(want, sizeof(want), "%02x:%02x:%02x:%02x:%02x:%02x > ff:ff:ff:ff:ff:ff",
-		 e->mac[0], e->mac[1], e->mac[2], e->mac[3], e->mac[4], e->mac[5]);
+	snprintf(want, sizeof(want), "%02x:%02x:%02x:%02x:%02x:%02x > ff:ff:ff:ff:ff:ff", e->mac[0],
+		 e->mac[1], e->mac[2], e->mac[3], e->mac[4], e->mac[5]);
 	int seen = 1;
 	while (seen != 0 && now_ms() < end) {
 		send_frame(e, f, sizeof(f));
 		usleep(100000);
-		seen = sh("grep -q '%s, ethertype Unknown (0x88b5), length 200' %s/out", want,
-			  e->tmp);
+		seen =
+		    sh("grep -q '%s, ethertype Unknown (0x88b5), length 200' %s/out", want, e->tmp);
 	}
 	if (seen != 0)
 		sh("cat %s/out %s/err >&2", e->tmp, e->tmp);
@@ -231,10 +232,11 @@ static void kernel_arp_reaches_driver(void **state)
 static void kernel_udp_arrives_with_valid_checksum(void **state)
 {
 	struct env *e = *state;
-	assert_int_equal(sh("ip netns exec %s timeout 8 bash -c 'for i in $(seq 40); do "
-			    "echo checksum-me >/dev/udp/%s/4321; sleep 0.2; done' >/dev/null 2>&1 &",
-			    e->ns, DRIVER_IP),
-			 0);
+	assert_int_equal(
+	    sh("ip netns exec %s timeout 8 bash -c 'for i in $(seq 40); do "
+	       "echo checksum-me >/dev/udp/%s/4321; sleep 0.2; done' >/dev/null 2>&1 &",
+	       e->ns, DRIVER_IP),
+	    0);
 	bool got = false;
 	uint64_t end = now_ms() + 8000;
 	while (!got && now_ms() < end) {
@@ -276,9 +278,9 @@ int main(void)
 		return 77; /* skipped */
 	}
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(driver_frame_reaches_tcpdump),
-		cmocka_unit_test(kernel_arp_reaches_driver),
-		cmocka_unit_test(kernel_udp_arrives_with_valid_checksum),
+	    cmocka_unit_test(driver_frame_reaches_tcpdump),
+	    cmocka_unit_test(kernel_arp_reaches_driver),
+	    cmocka_unit_test(kernel_udp_arrives_with_valid_checksum),
 	};
 	int failed = cmocka_run_group_tests_name("tap", tests, setup_tap, teardown);
 	failed += cmocka_run_group_tests_name("packet", tests, setup_packet, teardown);

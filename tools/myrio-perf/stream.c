@@ -248,7 +248,7 @@ int perf_stream(struct perf *pf)
 	pf->work_a = NULL;
 	uint64_t recv = pf->r.bytes_recv, msgs = pf->r.msgs_recv;
 	if (pf->o.test != UDP_STREAM)
-		perf_settle(pf, all_acked, 2.0);
+		perf_settle(pf, all_acked, 10.0); /* ends as soon as all is acknowledged */
 	else
 		perf_settle(pf, NULL, 0.01);
 	uint64_t late = pf->r.bytes_recv - recv;

@@ -12,7 +12,11 @@ export MYRIO_LOG=1
 # One retry: on a machine loaded far beyond its cores the model thread can miss the driver's
 # 200 ms command deadline during bring-up; the figures themselves are never retried.
 run() {
-  timeout 60 "$bin" -q -l 0.5 "$@" && return
+  local out
+  if out=$(timeout 60 "$bin" -q -l 0.5 "$@"); then
+    printf '%s\n' "$out"
+    return
+  fi
   echo "retrying once: myrio-perf $*" >&2
   timeout 60 "$bin" -q -l 0.5 "$@"
 }

@@ -1,8 +1,8 @@
 /* myrio-rawbench: raw frame rate between two ports of an in-process device model.
  *
- *   myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l 10g|unlimited]
- *       model on its own thread (spinning), this program on another core: frames/s
- *       received by port B from port A.
+ *   myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l 10g|unlimited] [-q]
+ *       model on its own thread (spinning; -q: sleeping when idle), this program on
+ *       another core: frames/s received by port B from port A.
  *   myrio-rawbench step [-s SIZE] [-n PACKETS]
  *       stepped model, no thread: for counting instructions of myrio_rx_burst and
  *       myrio_tx_burst with callgrind (bench/raw_rate.sh), the model's work falls
@@ -129,7 +129,7 @@ static void teardown(struct bench *bn, struct myrio_pkt **out, unsigned pending)
 int main(int argc, char **argv)
 {
 	if (argc < 2 || (strcmp(argv[1], "rate") && strcmp(argv[1], "step"))) {
-		fprintf(stderr, "usage: myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l LINK]\n"
+		fprintf(stderr, "usage: myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l LINK] [-q]\n"
 				"       myrio-rawbench step [-s SIZE] [-n PACKETS]\n");
 		return 2;
 	}
@@ -138,10 +138,12 @@ int main(int argc, char **argv)
 	double seconds = 2;
 	uint64_t packets = 100000;
 	const char *link = "unlimited";
+	bool spin = true;
 	int c;
 	optind = 2;
-	while ((c = getopt(argc, argv, "s:t:l:n:")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:l:n:q")) != -1) {
 		switch (c) {
+		case 'q': spin = false; break;
 		case 's': bn.size = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 't': seconds = atof(optarg); break;
 		case 'l': link = optarg; break;
@@ -154,7 +156,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char spec[96];
-	snprintf(spec, sizeof(spec), stepped ? "stepped,link=unlimited" : "spin,link=%s", link);
+	if (stepped)
+		snprintf(spec, sizeof(spec), "stepped,link=unlimited");
+	else
+		snprintf(spec, sizeof(spec), "%slink=%s", spin ? "spin," : "", link);
 	if (setup(&bn, spec) < 0) {
 		fprintf(stderr, "myrio-rawbench: set-up failed\n");
 		return 1;

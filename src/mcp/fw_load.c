@@ -180,7 +180,12 @@ int mcp_fw_load_file(struct myri_nic *nic, const char *path)
 	if (rc < 0)
 		return rc;
 	nic->fw_loaded = true;
-	nic->tx_boundary = 4096; /* confirmed or lowered by UNALIGNED_TEST at probe */
+	/* §2.1: the "p" (unaligned-completion) images need 2 KiB descriptors. The header does
+	 * not say which flavour an image is; like L, go by the image's name (ethp_z8e,
+	 * rss_ethp_z8e). An aligned image keeps 4 KiB if UNALIGNED_TEST passes at probe. */
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	nic->tx_boundary = strstr(base, "ethp") ? 2048 : 4096;
 	log_info("%s: loaded firmware %s (%s, %zu bytes)", bus->name, nic->fw.version, path, len);
 	return 0;
 }

@@ -262,7 +262,6 @@ static int rx_ring_setup(struct myri_nic *nic, struct myri_rx_ring *ring, uint32
 	ring->mask = nic->rx_entries - 1;
 	ring->posted = ring->done = 0;
 	ring->pool = pool;
-	ring->buf_off = MYRIO_PKT_HEADROOM;
 	ring->info = calloc(nic->rx_entries, sizeof(*ring->info));
 	return ring->info ? 0 : -ENOMEM;
 }

@@ -21,6 +21,7 @@
  * (no type punning). */
 static inline void sram_copy64(volatile uint8_t *bar, uint32_t off, const void *src, uint32_t len)
 {
+#pragma GCC unroll 4
 	for (uint32_t i = 0; i < len; i += 8) {
 		uint64_t v;
 		__builtin_memcpy(&v, (const uint8_t *)src + i, 8);
@@ -35,18 +36,13 @@ struct myri_rx_ring {
 	uint32_t mask;             /* entries - 1 */
 	uint32_t posted;           /* descriptors written, free-running */
 	uint32_t done;             /* buffers consumed, free-running */
-	uint32_t buf_off;          /* posted address = pkt->iova + buf_off (MYRIO_PKT_HEADROOM) */
 	uint64_t refill_failed;
-};
-
-struct myri_tx_slot {
-	struct myrio_pkt *pkt; /* at a chain's first slot; NULL elsewhere */
-	uint32_t ndesc;        /* descriptors of that chain */
+	/* posted address = pkt->iova + MYRIO_PKT_HEADROOM; the NIC writes at +2 (§4.4) */
 };
 
 struct myri_tx_ring {
 	volatile uint8_t *sram;      /* BAR0 + GET_SEND_OFFSET */
-	struct myri_tx_slot *info;
+	struct myrio_pkt **info;     /* a chain's packet at its last slot, NULL elsewhere */
 	uint32_t mask;
 	uint32_t req;        /* descriptors written, free-running */
 	uint32_t done;       /* descriptors released, free-running */

@@ -56,14 +56,17 @@ void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count)
 		r->tx_bad_done++; /* the NIC claims more than was sent: trust only what was */
 		todo = t->pkt_req - t->pkt_done;
 	}
+	/* Walk the slots: a chain ends at the slot that holds its packet (as L marks the last
+	 * descriptor); single-descriptor chains cost one load each. */
 	uint32_t done = t->done, mask = t->mask;
-	struct myri_tx_slot *info = t->info;
+	struct myrio_pkt **info = t->info;
 	t->pkt_done += todo;
-	while (todo--) {
-		struct myri_tx_slot *s = &info[done & mask];
-		struct myrio_pkt *p = s->pkt;
-		done += s->ndesc;
-		myrio_pkt_free(p);
+	while (todo && done != t->req) {
+		struct myrio_pkt *p = info[done++ & mask];
+		if (p) {
+			myrio_pkt_free(p);
+			todo--;
+		}
 	}
 	t->done = done;
 }
@@ -72,13 +75,13 @@ void tx_ring_release(struct myri_tx_ring *t)
 {
 	if (!t->info)
 		return;
-	while (t->pkt_done != t->pkt_req) {
-		struct myri_tx_slot *s = &t->info[t->done & t->mask];
-		if (s->pkt)
-			myrio_pkt_free(s->pkt);
-		s->pkt = NULL;
-		t->done += s->ndesc ? s->ndesc : 1;
-		t->pkt_done++;
+	while (t->done != t->req) {
+		struct myrio_pkt **s = &t->info[t->done++ & t->mask];
+		if (*s) {
+			myrio_pkt_free(*s);
+			t->pkt_done++;
+		}
+		*s = NULL;
 	}
 }
 
@@ -146,8 +149,9 @@ tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots)
 	memcpy(&word, &d[0].pad, 4);
 	mmio_wmb();
 	mmio_write32_raw(t->sram, slot * 16u + 12u, word); /* §5.7 step 3 */
-	t->info[slot].pkt = p;
-	t->info[slot].ndesc = cnt;
+	for (unsigned k = 0; k + 1 < cnt; k++)
+		t->info[(slot + k) & t->mask] = NULL;
+	t->info[(slot + cnt - 1) & t->mask] = p;
 	t->req += cnt;
 	t->pkt_req++;
 	return 1;
@@ -157,13 +161,15 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 {
 	status_poll(r);
 	struct myri_tx_ring *t = &r->tx;
-	/* Locals, as in rings_rx_burst: stores into packets and SRAM would force reloads. */
+	/* Locals, as in rings_rx_burst: stores into packets and SRAM would force reloads.
+	 * Fast-path chains have one descriptor each, so req alone counts them until the
+	 * next slow-path frame (req0 marks where the count restarts). */
 	const uint32_t bmask = t->boundary - 1, mask = t->mask;
 	const uint32_t span = t->max_frame - MCP_TX_MIN_FRAME;
 	volatile uint8_t *sram = t->sram;
-	struct myri_tx_slot *info = t->info;
-	uint32_t req = t->req, pkt_req = t->pkt_req, pkt_req0 = pkt_req;
-	uint32_t free_slots = mask - (req - t->done);
+	struct myrio_pkt **info = t->info;
+	const uint32_t pkt_req0 = t->pkt_req;
+	uint32_t req = t->req, req0 = req, req_end = t->done + mask;
 	uint64_t bytes = 0;
 	uint16_t i;
 	for (i = 0; i < n; i++) {
@@ -176,7 +182,7 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		 * flags 0 first and published after a fence (§5.7). */
 		if (__builtin_expect((len - MCP_TX_MIN_FRAME <= span) &
 					     !(p->ol_flags & MYRIO_PKT_TX_CSUM) &
-					     ((addr & bmask) + len <= bmask + 1) & (free_slots != 0),
+					     ((addr & bmask) + len <= bmask + 1) & (req != req_end),
 				     1)) {
 			uint32_t slot = req & mask;
 			uint32_t w[4] __attribute__((aligned(8))) = {
@@ -187,20 +193,15 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 					 (len <= MCP_TX_SMALL_SIZE ? MCP_TX_FLAG_SMALL : 0);
 			mmio_wmb();
 			mmio_write32_raw(sram, slot * 16u + 12u, be32(1u << 16 | flags));
-			info[slot].pkt = p;
-			info[slot].ndesc = 1;
+			info[slot] = p;
 			req++;
-			pkt_req++;
-			free_slots--;
 			bytes += len;
 			continue;
 		}
+		t->pkt_req += req - req0;
 		t->req = req;
-		t->pkt_req = pkt_req;
-		int rc = tx_slow(r, p, free_slots);
-		req = t->req;
-		pkt_req = t->pkt_req;
-		free_slots = mask - (req - t->done);
+		int rc = tx_slow(r, p, req_end - req);
+		req0 = req = t->req;
 		if (rc > 0) {
 			bytes += p->len;
 		} else if (rc == 0) {
@@ -208,9 +209,9 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 			break;
 		} /* rc < 0: dropped and counted, but taken */
 	}
-	r->tx_packets += pkt_req - pkt_req0;
+	t->pkt_req += req - req0;
 	t->req = req;
-	t->pkt_req = pkt_req;
+	r->tx_packets += t->pkt_req - pkt_req0;
 	r->tx_bytes += bytes;
 	return i;
 }

@@ -13,5 +13,5 @@ if grep -q 'MYRIO_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
 	echo "sanitizer build: valgrind does not run on it; skipping"
 	exit 77
 fi
-MYRIO_VALGRIND_BUDGET=${MYRIO_VALGRIND_BUDGET:-90} exec bash "$src/scripts/valgrind.sh" "$build" \
+MYRIO_LOAD_CONNS=${MYRIO_LOAD_CONNS:-1000} MYRIO_VALGRIND_BUDGET=${MYRIO_VALGRIND_BUDGET:-90} exec bash "$src/scripts/valgrind.sh" "$build" \
 	'^test_(fault_device|fault_reboot|load_conns|stack_tcp_sim|sim_bus)$'

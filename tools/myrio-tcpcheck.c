@@ -288,7 +288,8 @@ static void usage(void)
 		"       [--listen PORT] [--expect-conns N] [--udp-echo PORT]\n"
 		"       [--send IP:PORT:BYTES] [--expect-refused IP:PORT]\n"
 		"       [--ready FILE] [--go FILE] [--timeout SECONDS] [--stats] [--via sim|pair]\n"
-		"       [--sim SPEC]   model options, e.g. loss=0.01,reorder=0.01,dup=0.01,seed=1\n");
+		"       [--sim SPEC]   model options, e.g. loss=0.01,reorder=0.01,dup=0.01,seed=1\n"
+		"       [--cubic]      CUBIC congestion control instead of NewReno\n");
 }
 
 int main(int argc, char **argv)
@@ -298,13 +299,13 @@ int main(int argc, char **argv)
 	const char *tap = NULL, *ready = NULL, *go = NULL, *sim_spec = NULL;
 	uint32_t ip = 0, mask = 0, gw = 0;
 	int listen_port = 0, udp_port = 0, timeout = 120;
-	bool stats = false, via_pair = false;
+	bool stats = false, via_pair = false, cubic = false;
 	static const struct option opts[] = {
 		{"tap", 1, 0, 't'},    {"ip", 1, 0, 'i'},     {"gw", 1, 0, 'g'},
 		{"listen", 1, 0, 'l'}, {"expect-conns", 1, 0, 'n'}, {"udp-echo", 1, 0, 'u'},
 		{"send", 1, 0, 's'},   {"expect-refused", 1, 0, 'r'}, {"ready", 1, 0, 'R'},
 		{"go", 1, 0, 'G'},     {"timeout", 1, 0, 'T'}, {"stats", 0, 0, 'S'},
-		{"via", 1, 0, 'V'},    {"sim", 1, 0, 'M'},
+		{"via", 1, 0, 'V'},    {"sim", 1, 0, 'M'},     {"cubic", 0, 0, 'C'},
 		{0, 0, 0, 0},
 	};
 	int o;
@@ -349,6 +350,7 @@ int main(int argc, char **argv)
 		case 'T': timeout = atoi(optarg); break;
 		case 'S': stats = true; break;
 		case 'M': sim_spec = optarg; break;
+		case 'C': cubic = true; break;
 		case 'V':
 			if (strcmp(optarg, "pair") && strcmp(optarg, "sim")) {
 				usage();
@@ -400,6 +402,8 @@ int main(int argc, char **argv)
 	conf.udp_event = on_udp;
 	conf.event_arg = &a;
 	conf.time_wait_ms = 2000;
+	if (cubic)
+		conf.cc = MYRIO_TCP_CC_CUBIC;
 	if ((rc = myrio_stack_create(&a.s, a.port, &conf)) < 0)
 		return 1;
 	struct myrio_tcp_listener *l = NULL;

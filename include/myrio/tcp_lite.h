@@ -65,6 +65,11 @@ typedef void (*myrio_tcp_event_fn)(void *arg, struct myrio_tcp_conn *c, enum myr
 typedef void (*myrio_udp_event_fn)(void *arg, struct myrio_udp_sock *u); /* readable */
 typedef uint64_t (*myrio_clock_fn)(void *arg); /* monotonic nanoseconds */
 
+enum myrio_tcp_cc {
+	MYRIO_TCP_CC_NEWRENO = 0, /* RFC 5681, RFC 6582 */
+	MYRIO_TCP_CC_CUBIC,       /* RFC 9438 */
+};
+
 struct myrio_stack_conf {
 	uint32_t ip, netmask, gateway; /* host byte order; gateway 0 = on-link only */
 	uint16_t mss;                  /* 0 = port MTU - 40 */
@@ -95,6 +100,7 @@ struct myrio_stack_conf {
 	bool timestamps;              /* offer/accept RFC 7323 timestamps (true) */
 	bool window_scale;            /* (true) */
 	uint64_t seed;                /* ISN secret and ephemeral ports; 0 = getrandom() */
+	enum myrio_tcp_cc cc;         /* congestion control (NewReno) */
 
 	myrio_clock_fn clock; /* NULL = CLOCK_MONOTONIC; tests pass a fake clock */
 	void *clock_arg;

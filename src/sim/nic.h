@@ -217,6 +217,9 @@ struct sim_nic {
 	uint64_t pending_since; /* ns; coalescing starts here */
 	bool pending;
 	uint32_t link_state; /* 0 down, 1 up (what the status block reports) */
+	uint32_t stats_interval_us;     /* SET_STATS_INTERVAL; 0 = counters only with events */
+	uint64_t next_stats_check;      /* ns */
+	struct sim_counters ctr_reported; /* as of the last stats_updated DMA */
 	/* transmit pacing and 802.3x pause from the peer */
 	uint64_t tx_idle_at;
 	uint64_t paused_since, pause_gave_up_at;
@@ -267,6 +270,7 @@ bool sim_nic_ratelimit(struct sim_nic *nic);
 void sim_nic_get_stats(const struct sim_nic *nic, struct sim_nic_stats *st);
 void sim_nic_get_counters(const struct sim_nic *nic, struct sim_counters *c);
 void sim_nic_link_changed(struct sim_nic *nic, bool up);
+void sim_nic_flr(struct sim_nic *nic);
 
 /* sram.c */
 int sim_sram_create(struct sim_nic *nic);

@@ -118,14 +118,24 @@ int sim_world_cable_endpoint(struct sim_nic *nic, struct sim_endpoint *ep)
 	return add_cable(nic, NULL, ep);
 }
 
+/* Set while this thread is inside an iteration (sim_world_sync must not wait for itself). */
+static _Thread_local bool in_iteration;
+
 unsigned sim_world_run_once(struct myrio_sim *sim)
 {
 	unsigned work = 0;
+	/* odd epoch: inside an iteration (see sim_world_sync) */
+	atomic_fetch_add_explicit(&sim->epoch, 1, memory_order_seq_cst);
+	in_iteration = true;
+	if (!sim->conf.stepped) /* a host loop (the thread, a daemon's) runs on wall time */
+		sim->now_ns = mono_ns() - sim->t0_ns;
 	uint64_t now = sim->now_ns;
 	for (unsigned i = 0; i < sim->n_cables; i++)
 		work += sim_cable_poll(sim->cables[i], now);
 	for (unsigned i = 0; i < sim->n_nics; i++)
 		work += sim_nic_poll(sim->nics[i], now);
+	in_iteration = false;
+	atomic_fetch_add_explicit(&sim->epoch, 1, memory_order_release);
 	return work;
 }
 
@@ -156,9 +166,7 @@ static void *world_thread(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1000ul);
 	unsigned idle = 0;
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
-		w->now_ns = mono_ns() - w->t0_ns;
 		unsigned work = sim_world_run_once(w);
-		atomic_fetch_add_explicit(&w->epoch, 1, memory_order_release);
 		if (work) {
 			idle = 0;
 		} else if (++idle >= IDLE_SPINS && !w->conf.spin) {
@@ -182,21 +190,20 @@ int sim_world_start(struct myrio_sim *sim)
 	return 0;
 }
 
-/* Returns once the model loop has passed a point where it touches no NIC state that the
- * caller changed before calling (a completed iteration that started afterwards). */
+/* Returns once no iteration of the world can still see the state the caller changed
+ * before calling: the caller has published its change (a new DMA table, a halted flag);
+ * an iteration that starts afterwards sees it, and one that is running (odd epoch) is
+ * waited for. Works for the model thread, a stepping thread and any host loop calling
+ * sim_world_run_once, without a lock on the data path. */
 void sim_world_sync(struct myrio_sim *w)
 {
-	if (!w)
+	if (!w || in_iteration)
 		return;
-	if (!w->thread_running) {
-		pthread_mutex_lock(&w->step_lock);
-		pthread_mutex_unlock(&w->step_lock);
+	atomic_thread_fence(memory_order_seq_cst);
+	uint64_t e = atomic_load_explicit(&w->epoch, memory_order_seq_cst);
+	if (!(e & 1))
 		return;
-	}
-	if (pthread_equal(pthread_self(), w->thread))
-		return;
-	uint64_t e = atomic_load_explicit(&w->epoch, memory_order_acquire);
-	while (atomic_load_explicit(&w->epoch, memory_order_acquire) < e + 2)
+	while (atomic_load_explicit(&w->epoch, memory_order_acquire) == e)
 		sched_yield();
 }
 

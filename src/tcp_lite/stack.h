@@ -131,6 +131,9 @@ struct myrio_tcp_conn {
 	uint32_t cwnd, ssthresh, bytes_acked, dupacks, recover, high_sack;
 	bool in_recovery;
 	uint64_t retx_ms; /* last loss-recovery retransmission (lost-retransmission check) */
+	/* CUBIC (RFC 9438): window at the last loss, epoch, its K and origin, Reno estimate */
+	double cub_wmax, cub_k, cub_origin, cub_west;
+	uint64_t cub_epoch_ms;
 	bool tlp;         /* t_rtx is a tail loss probe, not the RTO */
 	bool tlp_done;    /* one probe per episode: until the next new ACK */
 	/* RTT / RTO (RFC 6298) */
@@ -314,5 +317,9 @@ void cc_on_ack(struct myrio_tcp_conn *c, uint32_t acked);
 void cc_enter_recovery(struct myrio_tcp_conn *c);
 void cc_exit_recovery(struct myrio_tcp_conn *c);
 void cc_on_rto(struct myrio_tcp_conn *c);
+
+/* tcp_cubic.c */
+void cubic_on_loss(struct myrio_tcp_conn *c);
+void cubic_on_ack(struct myrio_tcp_conn *c, uint32_t acked);
 
 #endif

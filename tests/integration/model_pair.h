@@ -203,6 +203,20 @@ static inline int mp_open(struct model_pair *m, const char *spec, unsigned max_s
 	return myrio_stack_create(&m->b, m->pb, &c);
 }
 
+/* Static ARP entries both ways: no SYN waits for a resolution (the ARP queue is short). */
+static inline int mp_static_arp(struct model_pair *m)
+{
+	struct myrio_port_info ia, ib;
+	int rc = myrio_port_info(m->pa, &ia);
+	if (rc == 0)
+		rc = myrio_port_info(m->pb, &ib);
+	if (rc == 0)
+		rc = myrio_arp_add_static(m->a, MP_IP_B, ib.mac);
+	if (rc == 0)
+		rc = myrio_arp_add_static(m->b, MP_IP_A, ia.mac);
+	return rc;
+}
+
 static inline void mp_round(struct model_pair *m)
 {
 	myrio_sim_step(m->w, m->steps_per_round);

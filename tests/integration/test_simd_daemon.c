@@ -167,6 +167,7 @@ static void killed_client_frees_its_nic(void **state)
 	assert_int_equal(pipe(ready), 0);
 	pid_t child = fork();
 	if (child == 0) {
+		simd_die_with_parent();
 		struct myrio_bus *bus;
 		struct myrio_dma_region r;
 		char ok = 0;

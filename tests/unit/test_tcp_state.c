@@ -746,6 +746,82 @@ static void new_syn_takes_over_time_wait(void **state)
 	raw_close(&r);
 }
 
+static void retransmission_while_the_nic_holds_the_frame_copies(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st21", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42003, 80, 1, true);
+	assert_int_equal(myrio_tcp_write(p.c, "zero-copy payload", 17), 17);
+	/* Poll the stack only: the frame stays on the link, i.e. the "NIC" still reads
+	 * the buffer (the pair port holds a reference until the peer takes it). */
+	myrio_stack_poll(r.s);
+	struct myrio_pkt *seg = p.c->sndq;
+	assert_non_null(seg);
+	assert_int_equal(seg->refcnt, 2);
+	uint8_t before[128];
+	memcpy(before, myrio_pkt_data(seg), seg->len);
+	uint32_t flen = seg->len;
+	r.now_ns += 300 * 1000000ull; /* past the probe and the RTO */
+	myrio_stack_poll(r.s);
+	r.now_ns += 300 * 1000000ull;
+	myrio_stack_poll(r.s);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_true(st.tcp_tx_copy_nic_busy >= 1);
+	/* The held frame was not touched: same bytes as when it was handed over. */
+	assert_int_equal(seg->len, flen);
+	assert_memory_equal(myrio_pkt_data(seg), before, flen);
+	/* All copies on the wire are valid segments with the same payload. */
+	raw_poll(&r);
+	unsigned n = cap_count_tcp(&r);
+	assert_true(n >= 2);
+	for (unsigned i = 0; i < n; i++) {
+		struct tcpv v;
+		assert_true(cap_tcp(&r, i, &v));
+		assert_int_equal(v.len, 17);
+		assert_memory_equal(v.data, "zero-copy payload", 17);
+		assert_int_equal(v.seq, p.rcv_nxt);
+	}
+	/* Once the NIC let go, the next retransmission reuses the buffer in place. */
+	uint64_t copies = st.tcp_tx_copy_nic_busy;
+	raw_advance_ms(&r, 2000);
+	raw_poll(&r);
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_tx_copy_nic_busy, copies);
+	assert_int_equal(cap_count_tcp(&r), 1);
+	raw_close(&r);
+}
+
+static void nagle_conf(struct myrio_stack_conf *c)
+{
+	c->nagle = true;
+}
+
+static void nagle_holds_small_segments_while_data_is_unacked(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st22", NULL, nagle_conf, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42004, 80, 1, true);
+	assert_int_equal(myrio_tcp_write(p.c, "a", 1), 1);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 1); /* nothing in flight: goes at once */
+	assert_int_equal(myrio_tcp_write(p.c, "b", 1), 1);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0); /* small, and "a" is unacknowledged */
+	p.rcv_nxt += 1;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.len, 1);
+	assert_int_equal(v.data[0], 'b');
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -769,6 +845,8 @@ int main(void)
 		cmocka_unit_test(delayed_ack_waits_for_a_second_segment_or_the_timer),
 		cmocka_unit_test(window_is_scaled_and_follows_the_reader),
 		cmocka_unit_test(new_syn_takes_over_time_wait),
+		cmocka_unit_test(retransmission_while_the_nic_holds_the_frame_copies),
+		cmocka_unit_test(nagle_holds_small_segments_while_data_is_unacked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,9 +20,9 @@
 #define BURST 32
 
 struct stream {
-	uint32_t seg;         /* payload bytes per packet */
-	int fd;               /* TCP_SENDFILE source */
-	const uint8_t *map;   /* its contents, for --verify */
+	uint32_t seg;	    /* payload bytes per packet */
+	int fd;		    /* TCP_SENDFILE source */
+	const uint8_t *map; /* its contents, for --verify */
 	uint64_t file_len, file_off, recv_off;
 	uint64_t udp_seq, udp_next;
 	bool stop_sending;

@@ -175,6 +175,16 @@ int simd_config_set(struct simd_config *c, const char *key, const char *value)
 		snprintf(c->socket_path, sizeof(c->socket_path), "%s", value);
 		return 0;
 	}
+	if (strcmp(key, "mode") == 0) {
+		char *end;
+		unsigned long m = strtoul(value, &end, 8);
+		if (*end || m == 0 || m > 0777) {
+			log_err("mode %s: expected octal permission bits such as 0660", value);
+			return -EINVAL;
+		}
+		c->socket_mode = (unsigned)m;
+		return 0;
+	}
 	if (strcmp(key, "model") == 0)
 		return append_spec(c, value);
 	if (strcmp(key, "link") == 0 || strcmp(key, "seed") == 0) {
@@ -185,7 +195,7 @@ int simd_config_set(struct simd_config *c, const char *key, const char *value)
 	}
 	if (strcmp(key, "nic") == 0)
 		return add_nic(c, value);
-	log_err("unknown setting '%s' (socket, model, link, seed, spin, nic)", key);
+	log_err("unknown setting '%s' (socket, mode, model, link, seed, spin, nic)", key);
 	return -EINVAL;
 }
 

@@ -40,6 +40,7 @@ static void usage(FILE *f)
 		"\n"
 		"options (each also a 'key value' line of a --config file):\n"
 		"  --socket PATH      UNIX socket (default $%s or %s)\n"
+		"  --mode OCTAL       socket file permissions, e.g. 0660 (default: umask)\n"
 		"  --config FILE      read settings from FILE\n"
 		"  --nic SPEC         a NIC: NAME[,mac=XX:XX:XX:XX:XX:XX]\n"
 		"                     [,cable=NIC|tap:IFNAME|packet:IFNAME]\n"
@@ -71,6 +72,7 @@ static int parse_args(struct simd_config *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'},
+		{"mode", required_argument, NULL, 'M'},
 		{"nic", required_argument, NULL, 'n'},    {"link", required_argument, NULL, 'l'},
 		{"seed", required_argument, NULL, 'S'},   {"spin", no_argument, NULL, 'p'},
 		{"model", required_argument, NULL, 'm'},  {"verbose", no_argument, NULL, 'v'},
@@ -84,6 +86,9 @@ static int parse_args(struct simd_config *c, int argc, char **argv)
 			break;
 		case 'c':
 			rc = simd_config_load(c, optarg);
+			break;
+		case 'M':
+			rc = simd_config_set(c, "mode", optarg);
 			break;
 		case 'n':
 			rc = simd_config_set(c, "nic", optarg);

@@ -308,7 +308,7 @@ static void accept_client(struct simd_daemon *d)
 	close(fd);
 }
 
-static int listen_on(const char *path)
+static int listen_on(const char *path, unsigned mode)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -343,6 +343,9 @@ static int listen_on(const char *path)
 		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0)
 			goto fail;
 	}
+	/* Who may attach: whoever may write the socket file. */
+	if (mode && chmod(path, mode) != 0)
+		goto fail;
 	if (listen(s, 16) != 0)
 		goto fail;
 	return s;
@@ -395,7 +398,7 @@ static int serve_loop(struct simd_daemon *d)
 
 int simd_serve(struct simd_daemon *d)
 {
-	int rc = listen_on(d->conf.socket_path);
+	int rc = listen_on(d->conf.socket_path, d->conf.socket_mode);
 	if (rc < 0)
 		return rc;
 	d->listen_fd = rc;

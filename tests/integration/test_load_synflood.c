@@ -1,0 +1,187 @@
+/* Load: a SYN flood from spoofed addresses against a listening stack over the device model,
+ * while legitimate clients connect and move data. Expected: the flooded stack allocates
+ * nothing (heap unchanged: every table is preallocated), its half-open connections stay
+ * within the listener's backlog, the excess SYNs are dropped and counted, and the
+ * legitimate connections are established and deliver every byte intact. */
+#include <malloc.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "model_pair.h"
+#include "tcp_lite/stack.h" /* the connection table, to count half-open connections */
+#include "util/byteorder.h"
+#include "util/csum.h"
+
+#define PORT 8000
+#define BACKLOG 32
+#define LEGIT 16
+
+static size_t heap_used(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+}
+
+static void tables(struct myrio_stack_conf *c)
+{
+	c->max_tcp_conns = 256;
+	c->arp_entries = 64;
+	c->delayed_ack_ms = 0;
+}
+
+/* A SYN from a spoofed address of the subnet (the victim must resolve it to answer, and
+ * nobody answers) or from beyond it (no route). */
+static void flood_frame(uint8_t *f, const uint8_t dst_mac[6], uint32_t n)
+{
+	static const uint8_t src_mac[6] = {0x02, 0x66, 0x66, 0x00, 0x00, 0x01};
+	memset(f, 0, 60);
+	memcpy(f, dst_mac, 6);
+	memcpy(f + 6, src_mac, 6);
+	put_be16(f + 12, 0x0800);
+	uint8_t *ip = f + 14;
+	ip[0] = 0x45;
+	put_be16(ip + 2, 40);
+	put_be16(ip + 4, (uint16_t)n);
+	ip[8] = 64;
+	ip[9] = 6;
+	uint32_t src = (n & 1) ? 0x0a000000u | (3 + n % 250) : 0xc0a80000u | (n & 0xffff);
+	put_be32(ip + 12, src);
+	put_be32(ip + 16, MP_IP_B);
+	put_be16(ip + 10, csum_finish(csum_add(0, ip, 20)));
+	uint8_t *t = ip + 20;
+	put_be16(t, (uint16_t)(1024 + n % 60000));
+	put_be16(t + 2, PORT);
+	put_be32(t + 4, n * 2654435761u);
+	t[12] = 5 << 4;
+	t[13] = 0x02;
+	put_be16(t + 14, 65535);
+	uint8_t ph[12];
+	memcpy(ph, ip + 12, 8);
+	ph[8] = 0;
+	ph[9] = 6;
+	put_be16(ph + 10, 20);
+	put_be16(t + 16, csum_finish(csum_add(csum_add(0, ph, 12), t, 20)));
+}
+
+static unsigned half_open(struct myrio_stack *s)
+{
+	unsigned n = 0;
+	for (uint32_t i = 0; i < s->nconns; i++)
+		n += s->conns[i].in_use && s->conns[i].state == MYRIO_TCP_SYN_RCVD;
+	return n;
+}
+
+/* legit: start legitimate clients during the flood and require them to succeed. */
+static void syn_flood(bool legit)
+{
+	struct model_pair m;
+	assert_int_equal(mp_open(&m, "link=10g", 2 * LEGIT + 8, tables, NULL), 0);
+	assert_int_equal(mp_static_arp(&m), 0);
+	struct myrio_port_info ib;
+	assert_int_equal(myrio_port_info(m.pb, &ib), 0);
+	struct myrio_tcp_listener *l;
+	assert_int_equal(myrio_tcp_listen(m.b, PORT, BACKLOG, NULL, &l), 0);
+	struct myrio_pool *fp;
+	assert_int_equal(myrio_port_pool_create(m.pa, 512, 2048, &fp), 0);
+	for (int i = 0; i < 100; i++)
+		mp_round(&m);
+	size_t heap0 = heap_used();
+
+	uint32_t n = 0;
+	unsigned max_half_open = 0;
+	bool legit_started = false;
+	/* 2 s of model time; 16 SYNs per 20 us round = 800,000 SYNs/s */
+	for (unsigned r = 0; r < 100000; r++) {
+		struct myrio_pkt *p[16];
+		unsigned k = myrio_pkt_alloc_bulk(fp, p, 16) ? 16 : 0;
+		for (unsigned i = 0; i < k; i++) {
+			flood_frame(myrio_pkt_data(p[i]), ib.mac, n++);
+			p[i]->len = 60;
+		}
+		uint16_t took = myrio_tx_burst(m.pa, p, (uint16_t)k);
+		myrio_pkt_free_bulk(p + took, k - took);
+		mp_round(&m);
+		unsigned h = half_open(m.b);
+		if (h > max_half_open)
+			max_half_open = h;
+		if (legit && r == 20000 && !legit_started) { /* the flood is in full swing */
+			legit_started = true;
+			for (unsigned i = 0; i < LEGIT; i++) {
+				struct myrio_tcp_conn *c;
+				assert_int_equal(myrio_tcp_connect(m.a, MP_IP_B, PORT, NULL, &c), 0);
+				mp_stream_new(&m, c)->to_send = 64 * 1024;
+			}
+		}
+	}
+	size_t heap1 = heap_used();
+	struct myrio_stack_stats sb;
+	myrio_stack_stats(m.b, &sb);
+	printf("  %u spoofed SYNs; victim: %lu dropped at the backlog, %lu table full, "
+	       "at most %u half-open (backlog %u), heap %+ld bytes\n",
+	       n, (unsigned long)sb.drop_tcp_syn_backlog, (unsigned long)sb.drop_tcp_table_full,
+	       max_half_open, BACKLOG, (long)(heap1 - heap0));
+	printf("  legitimate: %lu of %u connected, %lu errors\n", (unsigned long)m.connected,
+	       LEGIT, (unsigned long)m.errors);
+	assert_true(n > 1000000);
+	assert_true(max_half_open <= BACKLOG);
+	assert_true(sb.drop_tcp_syn_backlog > 0);
+	assert_true(heap1 <= heap0); /* nothing allocated on the data path */
+	if (!legit) {
+		for (int i = 0; i < 200; i++)
+			mp_round(&m);
+		assert_int_equal(myrio_pool_free_count(fp), 512); /* the NIC sent them all */
+		myrio_pool_destroy(fp);
+		mp_close(&m);
+		return;
+	}
+
+	/* the flood stops; every legitimate connection must be up and deliver its data */
+	for (unsigned r = 0; r < 500000; r++) {
+		unsigned done = 0;
+		for (unsigned i = 0; i < m.nstreams; i++)
+			done += m.streams[i].to_send == 0 && m.streams[i].rcvd == 64 * 1024;
+		if (done == LEGIT)
+			break;
+		mp_round(&m);
+	}
+	unsigned done = 0;
+	for (unsigned i = 0; i < m.nstreams; i++) {
+		assert_int_equal(m.streams[i].bad, 0);
+		done += m.streams[i].to_send == 0 && m.streams[i].rcvd == 64 * 1024;
+	}
+	assert_int_equal(m.errors, 0);
+	assert_int_equal(m.connected, LEGIT);
+	assert_int_equal(done, LEGIT);
+	assert_int_equal(myrio_pool_free_count(fp), 512);
+	myrio_pool_destroy(fp); /* before the port: it is mapped on the port's bus */
+	mp_close(&m);
+}
+
+static void syn_flood_memory_and_backlog_bounded(void **state)
+{
+	(void)state;
+	syn_flood(false);
+}
+
+/* Known failure (docs/reliability.md): tcp_lite drops every SYN once a listener's backlog
+ * is full and keeps a half-open entry through all its SYN-ACK retries (about a minute), so
+ * under a flood no legitimate client gets in, and not for a minute after it. SYN cookies or
+ * evicting the oldest half-open entry would fix it. */
+static void syn_flood_legit_connections_succeed(void **state)
+{
+	(void)state;
+	if (!getenv("MYRIO_TEST_KNOWN_BUGS"))
+		skip();
+	syn_flood(true);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(syn_flood_memory_and_backlog_bounded),
+		cmocka_unit_test(syn_flood_legit_connections_succeed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -204,6 +204,8 @@ int mcp_dummy_rdma(struct myri_nic *nic, bool enable)
 	w[4] = (uint32_t)dummy;
 	w[5] = enable ? 1 : 0;
 	write_block(nic->bus, MCP_DUMMY_RDMA_OFFSET, w);
+	/* Unconfirmed, the NIC may still have taken it: assume it reads until told not to. */
+	nic->dummy_rdma_on = enable;
 	if (!wait_confirm(nic, DUMMY_RDMA_TIMEOUT_MS)) {
 		log_warn("%s: dummy RDMA %s was not confirmed (harmless on firmware >= 1.4.16)",
 			 nic->bus->name, enable ? "enable" : "disable");

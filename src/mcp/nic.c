@@ -414,6 +414,10 @@ int myri_nic_close(struct myri_nic *nic)
 
 void myri_nic_release(struct myri_nic *nic)
 {
+	/* The NIC must stop reading the dummy address before its memory goes (§2.6; L turns
+	 * it off on remove). */
+	if (nic->dummy_rdma_on)
+		mcp_dummy_rdma(nic, false);
 	release_buffers(nic);
 	struct myrio_dma_region *regs[2] = {&nic->intrq, &nic->ctrl};
 	for (int i = 0; i < 2; i++) {

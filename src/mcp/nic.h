@@ -27,6 +27,7 @@ struct myri_nic {
 	bool promisc;
 	uint32_t rx_pool_extra;
 	bool up;
+	bool dummy_rdma_on; /* to be turned off before the DMA memory goes (§2.6) */
 	/* DMA memory: control page (response, status block, DMA-test page) and the
 	 * completion ring, each mapped on the bus. */
 	struct myrio_dma_region ctrl, intrq;

@@ -127,7 +127,6 @@ static void m_close(struct myrio_port *port)
 	struct myri10ge_port *p = mp(port);
 	struct myrio_bus *bus = p->nic.bus;
 	myri_nic_close(&p->nic);
-	mcp_dummy_rdma(&p->nic, false); /* as L on remove (§8.4) */
 	myri_nic_release(&p->nic);
 	bus->ops->close(bus);
 	free(p);
@@ -160,7 +159,8 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 		rc = myri_nic_open(&p->nic);
 	if (rc < 0) {
 		log_err("%s: bring-up failed (%s)", bus->name, strerror(-rc));
-		p->nic.up = false;
+		if (p->nic.up)
+			myri_nic_close(&p->nic);
 		myri_nic_release(&p->nic);
 		bus->ops->close(bus);
 		free(p);

@@ -133,8 +133,8 @@ static void teardown(struct bench *bn, struct myrio_pkt **out, unsigned pending)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || (strcmp(argv[1], "rate") && strcmp(argv[1], "step") &&
-			 strcmp(argv[1], "line"))) {
+	if (argc < 2 ||
+	    (strcmp(argv[1], "rate") && strcmp(argv[1], "step") && strcmp(argv[1], "line"))) {
 		fprintf(stderr, "usage: myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l LINK] [-q]\n"
 				"       myrio-rawbench line [-s SIZE] [-n MICROSECONDS]\n"
 				"       myrio-rawbench step [-s SIZE] [-n PACKETS]\n");
@@ -151,12 +151,23 @@ int main(int argc, char **argv)
 	optind = 2;
 	while ((c = getopt(argc, argv, "s:t:l:n:q")) != -1) {
 		switch (c) {
-		case 'q': spin = false; break;
-		case 's': bn.size = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 't': seconds = atof(optarg); break;
-		case 'l': link = optarg; break;
-		case 'n': packets = strtoull(optarg, NULL, 0); break;
-		default: return 2;
+		case 'q':
+			spin = false;
+			break;
+		case 's':
+			bn.size = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			seconds = atof(optarg);
+			break;
+		case 'l':
+			link = optarg;
+			break;
+		case 'n':
+			packets = strtoull(optarg, NULL, 0);
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (bn.size < 60 || bn.size > 1514) {

@@ -147,9 +147,10 @@ static int handoff(struct myri_nic *nic, size_t len)
 	w[6] = 0;
 	write_block(nic->bus, MCP_BOOT_HANDOFF_OFFSET, w);
 	if (!wait_confirm(nic, HANDOFF_TIMEOUT_MS)) {
-		log_err("%s: the NIC did not confirm the firmware handoff within %u ms: the running "
-			"firmware refused the image (handoff IDs) or is hung",
-			nic->bus->name, HANDOFF_TIMEOUT_MS);
+		log_err(
+		    "%s: the NIC did not confirm the firmware handoff within %u ms: the running "
+		    "firmware refused the image (handoff IDs) or is hung",
+		    nic->bus->name, HANDOFF_TIMEOUT_MS);
 		return -ETIMEDOUT;
 	}
 	return 0;

@@ -37,9 +37,9 @@ struct myri_nic {
 };
 
 /* Layout of the control region. */
-#define NIC_CTRL_RESP 0u      /* command response / confirm word (§3.1) */
-#define NIC_CTRL_STATUS 64u   /* status block (§6.1) */
-#define NIC_CTRL_DUMMY 128u   /* dummy-RDMA target (§2.6), zeros */
+#define NIC_CTRL_RESP 0u       /* command response / confirm word (§3.1) */
+#define NIC_CTRL_STATUS 64u    /* status block (§6.1) */
+#define NIC_CTRL_DUMMY 128u    /* dummy-RDMA target (§2.6), zeros */
 #define NIC_CTRL_DMATEST 4096u /* 4 KiB page for DMA_TEST (§8.2) */
 #define NIC_CTRL_LEN 8192u
 

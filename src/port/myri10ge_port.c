@@ -133,15 +133,15 @@ static void m_close(struct myrio_port *port)
 }
 
 static const struct myrio_port_ops myri10ge_ops = {
-	.rx_burst = m_rx_burst,
-	.tx_burst = m_tx_burst,
-	.pool_create = m_pool_create,
-	.link = m_link,
-	.info = m_info,
-	.stats = m_stats,
-	.irq_fd = m_irq_fd,
-	.irq_arm = m_irq_arm,
-	.close = m_close,
+    .rx_burst = m_rx_burst,
+    .tx_burst = m_tx_burst,
+    .pool_create = m_pool_create,
+    .link = m_link,
+    .info = m_info,
+    .stats = m_stats,
+    .irq_fd = m_irq_fd,
+    .irq_arm = m_irq_arm,
+    .close = m_close,
 };
 
 int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *conf,

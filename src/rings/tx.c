@@ -163,51 +163,66 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 	struct myri_tx_ring *t = &r->tx;
 	/* Locals, as in rings_rx_burst: stores into packets and SRAM would force reloads.
 	 * Fast-path chains have one descriptor each, so req alone counts them until the
-	 * next slow-path frame (req0 marks where the count restarts). */
+	 * next slow-path frame (req0 marks where the count restarts). The fast path takes
+	 * frames up to 1520 bytes (SMALL, §5.3), so its commit word is one constant. */
 	const uint32_t bmask = t->boundary - 1, mask = t->mask;
-	const uint32_t span = t->max_frame - MCP_TX_MIN_FRAME;
+	const uint32_t fast_max = t->max_frame < MCP_TX_SMALL_SIZE ? t->max_frame : MCP_TX_SMALL_SIZE;
+	const uint32_t span = fast_max - MCP_TX_MIN_FRAME;
+	const uint32_t commit = be32(1u << 16 | MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO |
+				     MCP_TX_FLAG_SMALL);
+	const uint64_t w3 = (uint64_t)be32(1u << 16) << 32;
 	volatile uint8_t *sram = t->sram;
 	struct myrio_pkt **info = t->info;
 	const uint32_t pkt_req0 = t->pkt_req;
-	uint32_t req = t->req, req0 = req, req_end = t->done + mask;
+	uint32_t req = t->req, req0 = req;
+	const uint32_t req_end = t->done + mask;
 	uint64_t bytes = 0;
-	uint16_t i;
-	for (i = 0; i < n; i++) {
-		struct myrio_pkt *p = pkts[i];
-		uint32_t len = p->len;
-		uint64_t addr = p->iova + p->data_off;
-		/* Fast path: one descriptor, no offload, no padding (§5.4). Words of the
-		 * descriptor (§5.2): address high, low; pseudo_hdr_offset 0 | length; the
-		 * commit word pad 0 | rdma_count 1 | cksum_offset 0 | flags, written with
-		 * flags 0 first and published after a fence (§5.7). */
-		if (__builtin_expect((len - MCP_TX_MIN_FRAME <= span) &
-					 !(p->ol_flags & MYRIO_PKT_TX_CSUM) &
-					 ((addr & bmask) + len <= bmask + 1) & (req != req_end),
-				     1)) {
-			uint32_t slot = req & mask;
-			uint32_t w[4] __attribute__((aligned(8))) = {be32((uint32_t)(addr >> 32)),
-								     be32((uint32_t)addr),
-								     be32(len), be32(1u << 16)};
-			sram_copy64(sram, slot * 16u, w, 16);
-			uint32_t flags = MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO |
-					 (len <= MCP_TX_SMALL_SIZE ? MCP_TX_FLAG_SMALL : 0);
+	uint16_t i = 0;
+	while (i < n) {
+		/* As many frames as there are free slots, without a per-frame ring check. */
+		uint32_t room = req_end - req;
+		uint16_t lim = room < (uint32_t)(n - i) ? (uint16_t)(i + room) : n;
+		struct myrio_pkt **pp = pkts + i, **const end = pkts + lim;
+		uint32_t slot = req & mask;
+		for (; pp != end; pp++) {
+			struct myrio_pkt *p = *pp;
+			uint32_t len = p->len;
+			uint64_t addr = p->iova + p->data_off;
+			/* Fast path: one descriptor, no offload, no padding (§5.4). */
+			if (__builtin_expect(len - MCP_TX_MIN_FRAME > span, 0) ||
+			    __builtin_expect(p->ol_flags & MYRIO_PKT_TX_CSUM, 0) ||
+			    __builtin_expect((addr & bmask) + len > bmask + 1, 0))
+				break;
+			/* Words 0-1: address high, low; 2: pseudo_hdr_offset 0 | length; 3 (the
+			 * commit word): pad 0 | rdma_count 1 | cksum_offset 0 | flags 0, published
+			 * with its flags after a fence (§5.2, §5.7). Little-endian host, as in
+			 * util/byteorder.h. */
+			volatile uint8_t *d = sram + slot * 16u;
+			*(volatile uint64_t *)d = desc_be64(addr);
+			*(volatile uint64_t *)(d + 8) = be32(len) | w3;
 			mmio_wmb();
-			mmio_write32_raw(sram, slot * 16u + 12u, be32(1u << 16 | flags));
+			*(volatile uint32_t *)(d + 12) = commit;
 			info[slot] = p;
-			req++;
+			slot = (slot + 1) & mask;
 			bytes += len;
-			continue;
 		}
+		uint16_t took = (uint16_t)(pp - (pkts + i));
+		req += took;
+		i = (uint16_t)(i + took);
+		if (i == n)
+			break;
 		t->pkt_req += req - req0;
 		t->req = req;
+		struct myrio_pkt *p = pkts[i];
 		int rc = tx_slow(r, p, req_end - req);
 		req0 = req = t->req;
-		if (rc > 0) {
-			bytes += p->len;
-		} else if (rc == 0) {
+		if (rc == 0) {
 			r->tx_ring_full += n - i;
 			break;
-		} /* rc < 0: dropped and counted, but taken */
+		}
+		if (rc > 0)
+			bytes += p->len;
+		i++; /* rc < 0: dropped and counted, but taken */
 	}
 	t->pkt_req += req - req0;
 	t->req = req;

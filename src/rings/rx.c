@@ -5,29 +5,31 @@
 #include "rings/rings.h"
 #include "util/byteorder.h"
 
-/* Writes descriptors for slots posted..posted+7 (an aligned group): the first low word is
- * invalid while the group is copied in two 32-byte bursts, and is written last, alone, so
- * the group becomes visible at once (§4.3, §10.1 rule 5). */
+/* Writes descriptors for slots posted..posted+7 (an aligned group) straight into SRAM, as
+ * 64-bit words (high, low in network order): the first low word is invalid while the group
+ * goes in as two 32-byte bursts, and is written last, alone, so the group becomes visible
+ * at once (§4.3, §10.1 rule 5). */
 void rx_ring_post_group(struct myri_rx_ring *ring, struct myrio_pkt *const *pkts)
 {
 	uint32_t slot = ring->posted & ring->mask;
-	struct mcp_rx_desc d[RX_GROUP] __attribute__((aligned(8)));
+	volatile uint64_t *d = (volatile uint64_t *)(ring->sram + slot * 8u);
 	struct myrio_pkt **info = ring->info + slot;
-	for (unsigned i = 0; i < RX_GROUP; i++) {
-		struct myrio_pkt *p = pkts[i];
-		uint64_t a = p->iova + MYRIO_PKT_HEADROOM;
-		d[i].addr_high = be32((uint32_t)(a >> 32));
-		d[i].addr_low = be32((uint32_t)a);
-		info[i] = p;
+	uint64_t a0 = pkts[0]->iova + MYRIO_PKT_HEADROOM;
+	d[0] = desc_be64(a0 | MCP_RX_DESC_INVALID);
+	info[0] = pkts[0];
+#pragma GCC unroll 4
+	for (unsigned i = 1; i < RX_GROUP / 2; i++) {
+		d[i] = desc_be64(pkts[i]->iova + MYRIO_PKT_HEADROOM);
+		info[i] = pkts[i];
 	}
-	uint32_t low0 = d[0].addr_low;
-	d[0].addr_low = be32(MCP_RX_DESC_INVALID);
-	uint32_t off = slot * (uint32_t)sizeof(struct mcp_rx_desc);
-	sram_copy64(ring->sram, off, &d[0], 32);
 	mmio_wmb();
-	sram_copy64(ring->sram, off + 32, &d[4], 32);
+#pragma GCC unroll 4
+	for (unsigned i = RX_GROUP / 2; i < RX_GROUP; i++) {
+		d[i] = desc_be64(pkts[i]->iova + MYRIO_PKT_HEADROOM);
+		info[i] = pkts[i];
+	}
 	mmio_wmb();
-	mmio_write32_raw(ring->sram, off + 4, low0);
+	mmio_write32_raw(ring->sram, slot * 8u + 4u, be32((uint32_t)a0));
 	ring->posted += RX_GROUP;
 }
 

@@ -1,4 +1,5 @@
 /* Receive: posting buffers (§4.3) and consuming the completion ring (§4.6). */
+#include <stddef.h>
 #include <string.h>
 
 #include "bus/mmio.h"
@@ -86,28 +87,47 @@ static void rx_bad_completion(struct myri_rings *r, struct myri_rx_ring *ring)
 	}
 }
 
+/* Pairs of adjacent packet fields written with one store each (little-endian host, as
+ * util/byteorder.h): data_off | len, ol_flags | rx_csum, refcnt | port. */
+_Static_assert(offsetof(struct myrio_pkt, len) == offsetof(struct myrio_pkt, data_off) + 4,
+	       "data_off, len adjacent");
+_Static_assert(offsetof(struct myrio_pkt, rx_csum) == offsetof(struct myrio_pkt, ol_flags) + 2,
+	       "ol_flags, rx_csum adjacent");
+_Static_assert(offsetof(struct myrio_pkt, port) == offsetof(struct myrio_pkt, refcnt) + 2,
+	       "refcnt, port adjacent");
+
+static inline void rx_pkt_fill(struct myrio_pkt *p, uint32_t len, uint32_t v, uint32_t refcnt_port)
+{
+	uint64_t off_len = (uint64_t)len << 32 | (MYRIO_PKT_HEADROOM + MCP_RX_PAD);
+	uint32_t flags_csum = (v & 0xffff0000u) | MYRIO_PKT_RX_CSUM_PARTIAL;
+	memcpy(&p->data_off, &off_len, 8);
+	memcpy(&p->ol_flags, &flags_csum, 4);
+	memcpy(&p->refcnt, &refcnt_port, 4);
+	p->next = NULL;
+}
+
 uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
 {
 	status_poll(r);
 	/* Everything the loop needs in locals: pkts may alias any memory, so fields read
 	 * through r would be reloaded after every store into a packet. */
-	volatile struct mcp_slot *ring = r->rx_done;
-	uint32_t idx = r->rx_done_idx, mask = r->rx_done_mask;
+	volatile uint32_t *ring = (volatile uint32_t *)r->rx_done;
+	uint32_t idx = r->rx_done_idx;
+	const uint32_t mask = r->rx_done_mask;
 	const uint32_t small_size = r->small_size, max_frame = r->max_frame;
-	const uint16_t port = r->port_index;
+	const uint32_t refcnt_port = 1u | (uint32_t)r->port_index << 16;
 	struct myrio_pkt **s_info = r->small.info, **b_info = r->big.info;
 	const uint32_t s_mask = r->small.mask, b_mask = r->big.mask;
 	uint32_t s_done = r->small.done, b_done = r->big.done;
 	const uint32_t s_posted = r->small.posted, b_posted = r->big.posted;
 	uint64_t bytes = 0;
-	uint16_t got = 0;
+	struct myrio_pkt **out = pkts, **const end = pkts + n;
 	bool empty = false;
-	while (got < n) {
-		volatile uint32_t *e = (volatile uint32_t *)&ring[idx & mask];
-		uint32_t raw = *e; /* checksum and length arrive in one 4-byte write */
-		struct mcp_slot s;
-		memcpy(&s, &raw, sizeof(s));
-		uint32_t len = be16(s.length);
+	while (out != end) {
+		volatile uint32_t *e = &ring[idx & mask];
+		/* checksum and length arrive in one 4-byte write (§4.6): v = sum << 16 | len */
+		uint32_t v = be32(*e);
+		uint32_t len = v & 0xffffu;
 		if (len == 0) {
 			empty = true;
 			break;
@@ -125,15 +145,9 @@ uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 				goto bad;
 			p = b_info[b_done++ & b_mask];
 		}
-		p->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
-		p->len = len;
-		p->ol_flags = MYRIO_PKT_RX_CSUM_PARTIAL;
-		p->rx_csum = be16(s.checksum);
-		p->refcnt = 1;
-		p->port = port;
-		p->next = NULL;
+		rx_pkt_fill(p, len, v, refcnt_port);
 		bytes += len;
-		pkts[got++] = p;
+		*out++ = p;
 		continue;
 	bad:
 		r->small.done = s_done;
@@ -142,6 +156,7 @@ uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		s_done = r->small.done;
 		b_done = r->big.done;
 	}
+	uint16_t got = (uint16_t)(out - pkts);
 	r->small.done = s_done;
 	r->big.done = b_done;
 	r->rx_done_idx = idx;

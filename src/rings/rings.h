@@ -54,6 +54,7 @@ struct myri_tx_ring {
 	uint32_t done;	    /* descriptors released, free-running */
 	uint32_t pkt_req;   /* chains written */
 	uint32_t pkt_done;  /* chains the NIC reported read (send_done_count) */
+	uint32_t multi_end; /* req after the last chain of more than one descriptor */
 	uint32_t boundary;  /* tx_boundary (§2.1, §5.4) */
 	uint32_t max_frame; /* longest frame accepted */
 };

@@ -47,6 +47,36 @@ unsigned tx_encode(const struct myri_tx_ring *ring, const struct myrio_pkt *p,
 	return n;
 }
 
+/* Frees the packets of cnt one-descriptor chains from slot index done on, ring order. They
+ * are pushed onto their pool's stack kept in locals and written back when the pool changes;
+ * the refcount drops as in myrio_pkt_free (the stack may still hold a sent segment). */
+static void tx_free_run(struct myri_tx_ring *t, uint32_t done, uint32_t cnt)
+{
+	struct myrio_pool *pool = NULL;
+	struct myrio_pkt **sp = NULL;
+	uint32_t slot = done & t->mask;
+	while (cnt) {
+		/* a contiguous stretch of slots, up to the end of the ring */
+		uint32_t run = t->mask + 1 - slot < cnt ? t->mask + 1 - slot : cnt;
+		struct myrio_pkt *const *pp = t->info + slot, *const *end = pp + run;
+		cnt -= run;
+		slot = 0;
+		for (; pp != end; pp++) {
+			struct myrio_pkt *p = *pp;
+			if (__builtin_expect(p->pool != pool, 0)) {
+				if (pool)
+					pool->free_top = (uint32_t)(sp - pool->free_stack);
+				pool = p->pool;
+				sp = pool->free_stack + pool->free_top;
+			}
+			if (__builtin_expect(--p->refcnt == 0, 1))
+				*sp++ = p;
+		}
+	}
+	if (pool)
+		pool->free_top = (uint32_t)(sp - pool->free_stack);
+}
+
 void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count)
 {
 	struct myri_tx_ring *t = &r->tx;
@@ -55,18 +85,28 @@ void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count)
 		r->tx_bad_done++; /* the NIC claims more than was sent: trust only what was */
 		todo = t->pkt_req - t->pkt_done;
 	}
-	/* Walk the slots: a chain ends at the slot that holds its packet (as L marks the last
-	 * descriptor); single-descriptor chains cost one load each. */
-	uint32_t done = t->done, mask = t->mask;
-	struct myrio_pkt **info = t->info;
+	if (todo == 0)
+		return;
 	t->pkt_done += todo;
-	while (todo && done != t->req) {
+	uint32_t done = t->done;
+	if ((int32_t)(t->multi_end - done) <= 0) {
+		/* Only one-descriptor chains from here on: every slot holds a packet. */
+		t->multi_end = done; /* keeps the comparison in range */
+		t->done = done + todo;
+		tx_free_run(t, done, todo);
+		return;
+	}
+	/* Walk the slots: a chain ends at the slot that holds its packet (as L marks the last
+	 * descriptor), so the todo chains end before req. */
+	const uint32_t mask = t->mask;
+	struct myrio_pkt *const *info = t->info;
+	do {
 		struct myrio_pkt *p = info[done++ & mask];
 		if (p) {
 			myrio_pkt_free(p);
 			todo--;
 		}
-	}
+	} while (todo);
 	t->done = done;
 }
 
@@ -153,6 +193,8 @@ tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots)
 		t->info[(slot + k) & t->mask] = NULL;
 	t->info[(slot + cnt - 1) & t->mask] = p;
 	t->req += cnt;
+	if (cnt > 1)
+		t->multi_end = t->req; /* tx_ring_reap walks slots until here */
 	t->pkt_req++;
 	return 1;
 }

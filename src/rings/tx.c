@@ -199,76 +199,80 @@ tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots)
 	return 1;
 }
 
-uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
+/* The fast path: frames that take one descriptor, no offload, no padding (§5.4), up to
+ * 1520 bytes (SMALL, §5.3, so the commit word is one constant), from pp up to end (no more
+ * than the free slots). Returns where it stopped; adds the bytes sent to *bytes. A function
+ * of its own so that its loop gets the registers. */
+static __attribute__((noinline)) struct myrio_pkt **
+tx_fast(struct myri_tx_ring *t, struct myrio_pkt **pp, struct myrio_pkt **const end,
+	uint64_t *bytes_out)
 {
-	status_poll(r);
-	struct myri_tx_ring *t = &r->tx;
-	/* Locals, as in rings_rx_burst: stores into packets and SRAM would force reloads.
-	 * Fast-path chains have one descriptor each, so req alone counts them until the
-	 * next slow-path frame (req0 marks where the count restarts). The fast path takes
-	 * frames up to 1520 bytes (SMALL, §5.3), so its commit word is one constant. */
-	const uint32_t bmask = t->boundary - 1, mask = t->mask;
+	const uint64_t above = ~(uint64_t)(t->boundary - 1); /* address bits above tx_boundary */
+	const uint32_t mask = t->mask;
 	const uint32_t fast_max = t->max_frame < MCP_TX_SMALL_SIZE ? t->max_frame : MCP_TX_SMALL_SIZE;
 	const uint32_t span = fast_max - MCP_TX_MIN_FRAME;
 	const uint32_t commit = be32(1u << 16 | MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO |
 				     MCP_TX_FLAG_SMALL);
-	const uint64_t w3 = (uint64_t)be32(1u << 16) << 32;
-	volatile uint8_t *sram = t->sram;
-	struct myrio_pkt **info = t->info;
-	const uint32_t pkt_req0 = t->pkt_req;
-	uint32_t req = t->req, req0 = req;
-	const uint32_t req_end = t->done + mask;
+	volatile uint8_t *const sram = t->sram;
+	struct myrio_pkt **const info = t->info;
+	struct myrio_pkt **const start = pp;
+	uint32_t slot = t->req & mask;
 	uint64_t bytes = 0;
-	uint16_t i = 0;
-	while (i < n) {
-		/* As many frames as there are free slots, without a per-frame ring check. */
-		uint32_t room = req_end - req;
-		uint16_t lim = room < (uint32_t)(n - i) ? (uint16_t)(i + room) : n;
-		struct myrio_pkt **pp = pkts + i, **const end = pkts + lim;
-		uint32_t slot = req & mask;
-		for (; pp != end; pp++) {
-			struct myrio_pkt *p = *pp;
-			uint32_t len = p->len;
-			uint64_t addr = p->iova + p->data_off;
-			/* Fast path: one descriptor, no offload, no padding (§5.4). */
-			if (__builtin_expect(len - MCP_TX_MIN_FRAME > span, 0) ||
-			    __builtin_expect(p->ol_flags & MYRIO_PKT_TX_CSUM, 0) ||
-			    __builtin_expect((addr & bmask) + len > bmask + 1, 0))
-				break;
-			/* Words 0-1: address high, low; 2: pseudo_hdr_offset 0 | length; 3 (the
-			 * commit word): pad 0 | rdma_count 1 | cksum_offset 0 | flags 0, published
-			 * with its flags after a fence (§5.2, §5.7). Little-endian host, as in
-			 * util/byteorder.h. */
-			volatile uint8_t *d = sram + slot * 16u;
-			*(volatile uint64_t *)d = desc_be64(addr);
-			*(volatile uint64_t *)(d + 8) = be32(len) | w3;
-			mmio_wmb();
-			*(volatile uint32_t *)(d + 12) = commit;
-			info[slot] = p;
-			slot = (slot + 1) & mask;
-			bytes += len;
-		}
-		uint16_t took = (uint16_t)(pp - (pkts + i));
-		req += took;
-		i = (uint16_t)(i + took);
-		if (i == n)
+	for (; pp != end; pp++) {
+		struct myrio_pkt *p = *pp;
+		uint32_t len = p->len;
+		uint64_t addr = p->iova + p->data_off;
+		if (__builtin_expect(len - MCP_TX_MIN_FRAME > span, 0) ||
+		    __builtin_expect(p->ol_flags & MYRIO_PKT_TX_CSUM, 0) ||
+		    __builtin_expect(((addr + len - 1) ^ addr) & above, 0))
 			break;
-		t->pkt_req += req - req0;
-		t->req = req;
-		struct myrio_pkt *p = pkts[i];
-		int rc = tx_slow(r, p, req_end - req);
-		req0 = req = t->req;
+		/* Words 0-1: address high, low; word 2: pseudo_hdr_offset 0 | length (§5.2);
+		 * after a fence, word 3 (pad 0 | rdma_count 1 | cksum_offset 0 | flags) as one
+		 * 32-bit store publishes it (§5.7). Word 3 is written only then: the slot's
+		 * flags are 0 until the commit (the NIC clears consumed slots), so the commit
+		 * word needs no flags-0 pre-write. */
+		volatile uint8_t *d = sram + slot * 16u;
+		*(volatile uint64_t *)d = desc_be64(addr);
+		*(volatile uint32_t *)(d + 8) = be32(len);
+		mmio_wmb();
+		*(volatile uint32_t *)(d + 12) = commit;
+		info[slot] = p;
+		slot = (slot + 1) & mask;
+		bytes += len;
+	}
+	/* one descriptor per chain: req counts them */
+	uint32_t took = (uint32_t)(pp - start);
+	t->req += took;
+	t->pkt_req += took;
+	*bytes_out += bytes;
+	return pp;
+}
+
+uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
+{
+	status_poll(r);
+	struct myri_tx_ring *t = &r->tx;
+	const uint32_t pkt_req0 = t->pkt_req;
+	const uint32_t req_end = t->done + t->mask;
+	uint64_t bytes = 0;
+	struct myrio_pkt **pp = pkts, **const end = pkts + n;
+	while (pp != end) {
+		/* As many frames as there are free slots, without a per-frame ring check. */
+		uint32_t room = req_end - t->req;
+		pp = tx_fast(t, pp, room < (uint32_t)(end - pp) ? pp + room : end, &bytes);
+		if (pp == end)
+			break;
+		struct myrio_pkt *p = *pp;
+		int rc = tx_slow(r, p, req_end - t->req);
 		if (rc == 0) {
-			r->tx_ring_full += n - i;
+			r->tx_ring_full += (uint64_t)(end - pp);
 			break;
 		}
 		if (rc > 0)
 			bytes += p->len;
-		i++; /* rc < 0: dropped and counted, but taken */
+		pp++; /* rc < 0: dropped and counted, but taken */
 	}
-	t->pkt_req += req - req0;
-	t->req = req;
 	r->tx_packets += t->pkt_req - pkt_req0;
 	r->tx_bytes += bytes;
-	return i;
+	return (uint16_t)(pp - pkts);
 }

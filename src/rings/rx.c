@@ -11,30 +11,39 @@
  * goes in as two 32-byte bursts, and is written last, alone, so the group becomes visible
  * at once (§4.3, §10.1 rule 5). Each buffer's data_off is set here (where the NIC will put
  * the frame), the other fields when it is handed up. */
+/* One buffer: its descriptor (address in network order) and data_off; p is read once (the
+ * info store could alias pkts). */
+static inline void post_one(volatile uint64_t *d, struct myrio_pkt **info, struct myrio_pkt *p)
+{
+	*d = desc_be64(p->iova + MYRIO_PKT_HEADROOM);
+	p->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
+	*info = p;
+}
+
+static inline void post_group(volatile uint8_t *sram, uint32_t slot, struct myrio_pkt **info,
+			      struct myrio_pkt *const *pkts)
+{
+	volatile uint64_t *d = (volatile uint64_t *)(sram + slot * 8u);
+	info += slot;
+	struct myrio_pkt *p0 = pkts[0];
+	uint64_t a0 = p0->iova + MYRIO_PKT_HEADROOM;
+	d[0] = desc_be64(a0 | MCP_RX_DESC_INVALID);
+	p0->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
+	info[0] = p0;
+#pragma GCC unroll 4
+	for (unsigned i = 1; i < RX_GROUP / 2; i++)
+		post_one(&d[i], &info[i], pkts[i]);
+	mmio_wmb();
+#pragma GCC unroll 4
+	for (unsigned i = RX_GROUP / 2; i < RX_GROUP; i++)
+		post_one(&d[i], &info[i], pkts[i]);
+	mmio_wmb();
+	mmio_write32_raw(sram, slot * 8u + 4u, be32((uint32_t)a0));
+}
+
 void rx_ring_post_group(struct myri_rx_ring *ring, struct myrio_pkt *const *pkts)
 {
-	uint32_t slot = ring->posted & ring->mask;
-	volatile uint64_t *d = (volatile uint64_t *)(ring->sram + slot * 8u);
-	struct myrio_pkt **info = ring->info + slot;
-	uint64_t a0 = pkts[0]->iova + MYRIO_PKT_HEADROOM;
-	d[0] = desc_be64(a0 | MCP_RX_DESC_INVALID);
-	info[0] = pkts[0];
-	pkts[0]->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
-#pragma GCC unroll 4
-	for (unsigned i = 1; i < RX_GROUP / 2; i++) {
-		d[i] = desc_be64(pkts[i]->iova + MYRIO_PKT_HEADROOM);
-		info[i] = pkts[i];
-		pkts[i]->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
-	}
-	mmio_wmb();
-#pragma GCC unroll 4
-	for (unsigned i = RX_GROUP / 2; i < RX_GROUP; i++) {
-		d[i] = desc_be64(pkts[i]->iova + MYRIO_PKT_HEADROOM);
-		info[i] = pkts[i];
-		pkts[i]->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
-	}
-	mmio_wmb();
-	mmio_write32_raw(ring->sram, slot * 8u + 4u, be32((uint32_t)a0));
+	post_group(ring->sram, ring->posted & ring->mask, ring->info, pkts);
 	ring->posted += RX_GROUP;
 }
 
@@ -45,24 +54,33 @@ static inline void rx_buf_put(struct myrio_pkt *p)
 	pool->free_stack[pool->free_top++] = p;
 }
 
-/* Buffers come straight off the pool's free stack, 8 at a time. */
+/* Buffers come straight off the pool's free stack, 8 at a time: as many groups as the ring
+ * has room for and the pool can give. */
 uint32_t rx_ring_refill(struct myri_rx_ring *ring)
 {
-	uint32_t n = 0;
 	struct myrio_pool *pool = ring->pool;
-	while (ring->posted - ring->done + RX_GROUP <= ring->mask + 1) {
-		if (pool->free_top < RX_GROUP) {
-			pool->alloc_failures++;
-			ring->refill_failed++;
-			break;
-		}
-		pool->free_top -= RX_GROUP;
-		rx_ring_post_group(ring, pool->free_stack + pool->free_top);
-		n += RX_GROUP;
+	uint32_t groups = (ring->mask + 1 - (ring->posted - ring->done)) / RX_GROUP;
+	uint32_t top = pool->free_top;
+	if (top / RX_GROUP < groups) {
+		pool->alloc_failures++;
+		ring->refill_failed++;
+		groups = top / RX_GROUP;
 	}
-	if (n)
-		mmio_wmb();
-	return n;
+	if (groups == 0)
+		return 0;
+	volatile uint8_t *const sram = ring->sram;
+	struct myrio_pkt **const info = ring->info, **const stack = pool->free_stack;
+	const uint32_t mask = ring->mask;
+	uint32_t posted = ring->posted;
+	for (uint32_t g = 0; g < groups; g++) {
+		top -= RX_GROUP;
+		post_group(sram, posted & mask, info, stack + top);
+		posted += RX_GROUP;
+	}
+	pool->free_top = top;
+	ring->posted = posted;
+	mmio_wmb();
+	return groups * RX_GROUP;
 }
 
 void rx_ring_release(struct myri_rx_ring *ring)

@@ -116,9 +116,11 @@ _Static_assert(offsetof(struct myrio_pkt, port) == offsetof(struct myrio_pkt, re
 	       "refcnt, port adjacent");
 
 /* Takes completion entries into out[] until the ring is empty (*empty) or out reaches end.
- * A function of its own so that its loop gets the registers. */
-static __attribute__((noinline)) struct myrio_pkt **
-rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const end, bool *empty)
+ * With check false the caller guarantees both rings hold at least end - out posted buffers
+ * (each entry takes at most one), so only the length is checked per entry. */
+static inline __attribute__((always_inline)) struct myrio_pkt **
+rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const end, bool *empty,
+	const bool check)
 {
 	/* Everything the loop needs in locals: pkts may alias any memory, so fields read
 	 * through r would be reloaded after every store into a packet. */
@@ -147,11 +149,12 @@ rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const e
 			e = ring;
 		struct myrio_pkt *p;
 		if (len <= small_size) {
-			if (__builtin_expect(s_posted == s_done, 0))
+			if (check && __builtin_expect(s_posted == s_done, 0))
 				goto bad;
 			p = s_info[s_done++ & s_mask];
 		} else {
-			if (__builtin_expect(len > max_frame || b_posted == b_done, 0))
+			if (__builtin_expect(len > max_frame, 0) ||
+			    (check && __builtin_expect(b_posted == b_done, 0)))
 				goto bad;
 			p = b_info[b_done++ & b_mask];
 		}
@@ -179,11 +182,32 @@ rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const e
 	return out;
 }
 
+/* Functions of their own so that their loops get the registers. */
+static __attribute__((noinline)) struct myrio_pkt **
+rx_take_unchecked(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **end, bool *empty)
+{
+	return rx_take(r, out, end, empty, false);
+}
+
+static __attribute__((noinline)) struct myrio_pkt **
+rx_take_checked(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **end, bool *empty)
+{
+	return rx_take(r, out, end, empty, true);
+}
+
 uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
 {
 	status_poll(r);
 	bool empty = false;
-	uint16_t got = (uint16_t)(rx_take(r, pkts, pkts + n, &empty) - pkts);
+	/* Entries up to the fewer posted buffers of the two rings cannot find a ring empty. */
+	uint32_t s_avail = r->small.posted - r->small.done, b_avail = r->big.posted - r->big.done;
+	uint32_t safe = s_avail < b_avail ? s_avail : b_avail;
+	struct myrio_pkt **out = pkts, **const end = pkts + n;
+	if (safe)
+		out = rx_take_unchecked(r, out, safe < n ? out + safe : end, &empty);
+	if (out != end && !empty)
+		out = rx_take_checked(r, out, end, &empty);
+	uint16_t got = (uint16_t)(out - pkts);
 	/* Refill in groups of 8 from the pools (§4.3). */
 	if (r->small.posted - r->small.done + RX_GROUP <= r->small.mask + 1)
 		rx_ring_refill(&r->small);

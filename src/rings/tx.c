@@ -203,16 +203,18 @@ tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots)
  * 1520 bytes (SMALL, §5.3, so the commit word is one constant), from pp up to end (no more
  * than the free slots). Returns where it stopped; adds the bytes sent to *bytes. A function
  * of its own so that its loop gets the registers. */
-static __attribute__((noinline)) struct myrio_pkt **
-tx_fast(struct myri_tx_ring *t, struct myrio_pkt **pp, struct myrio_pkt **const end,
-	uint64_t *bytes_out)
+static __attribute__((noinline)) struct myrio_pkt **tx_fast(struct myri_tx_ring *t,
+							    struct myrio_pkt **pp,
+							    struct myrio_pkt **const end,
+							    uint64_t *bytes_out)
 {
 	const uint64_t above = ~(uint64_t)(t->boundary - 1); /* address bits above tx_boundary */
 	const uint32_t mask = t->mask;
-	const uint32_t fast_max = t->max_frame < MCP_TX_SMALL_SIZE ? t->max_frame : MCP_TX_SMALL_SIZE;
+	const uint32_t fast_max =
+	    t->max_frame < MCP_TX_SMALL_SIZE ? t->max_frame : MCP_TX_SMALL_SIZE;
 	const uint32_t span = fast_max - MCP_TX_MIN_FRAME;
-	const uint32_t commit = be32(1u << 16 | MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO |
-				     MCP_TX_FLAG_SMALL);
+	const uint32_t commit =
+	    be32(1u << 16 | MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO | MCP_TX_FLAG_SMALL);
 	volatile uint8_t *const sram = t->sram;
 	struct myrio_pkt **const info = t->info;
 	struct myrio_pkt **const start = pp;

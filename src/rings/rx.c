@@ -135,7 +135,7 @@ rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const e
 	uint32_t s_done = r->small.done, b_done = r->big.done;
 	const uint32_t s_posted = r->small.posted, b_posted = r->big.posted;
 	struct myrio_pkt **const start = out;
-	uint64_t bytes = 0;
+	uint32_t bytes = 0; /* at most 65535 frames of at most 65535 bytes: no overflow */
 	while (out != end) {
 		/* checksum and length arrive in one 4-byte write (§4.6): v = sum << 16 | len */
 		uint32_t v = be32(*e);

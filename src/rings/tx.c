@@ -61,8 +61,8 @@ static void tx_free_run(struct myri_tx_ring *t, uint32_t done, uint32_t cnt)
 		struct myrio_pkt *const *pp = t->info + slot, *const *end = pp + run;
 		cnt -= run;
 		slot = 0;
-		for (; pp != end; pp++) {
-			struct myrio_pkt *p = *pp;
+		while (pp != end) {
+			struct myrio_pkt *p = *pp++;
 			if (__builtin_expect(p->pool != pool, 0)) {
 				if (pool)
 					pool->free_top = (uint32_t)(sp - pool->free_stack);
@@ -71,6 +71,18 @@ static void tx_free_run(struct myri_tx_ring *t, uint32_t done, uint32_t cnt)
 			}
 			if (__builtin_expect(--p->refcnt == 0, 1))
 				*sp++ = p;
+			/* then two at a time while both are from this pool */
+			while (end - pp >= 2) {
+				struct myrio_pkt *a = pp[0], *b = pp[1];
+				if (__builtin_expect(a->pool != pool, 0) ||
+				    __builtin_expect(b->pool != pool, 0))
+					break;
+				pp += 2;
+				if (__builtin_expect(--a->refcnt == 0, 1))
+					*sp++ = a;
+				if (__builtin_expect(--b->refcnt == 0, 1))
+					*sp++ = b;
+			}
 		}
 	}
 	if (pool)

@@ -265,6 +265,9 @@ void myrio_tcp_conn_stats(const struct myrio_tcp_conn *c, struct myrio_tcp_conn_
 /* Every stack counter as "name value\n" lines (for tools); returns the length written
  * (as snprintf: the length needed if buf is too small). */
 int myrio_stack_stats_format(const struct myrio_stack *s, char *buf, size_t len);
+/* One line per TCP connection in use: addresses, state, and its counters as name=value
+ * pairs; returns the length as snprintf does. */
+int myrio_stack_conns_format(const struct myrio_stack *s, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -50,6 +50,7 @@ static void passive_open(struct myrio_stack *s, struct myrio_tcp_listener *l,
 	if (!c)
 		return;
 	c->listener = l;
+	c->st.segs_in = 1; /* the SYN */
 	l->pending++;
 	c->passive = true;
 	c->user = l->user;

@@ -60,6 +60,18 @@ static void passive_open_negotiates_options(void **state)
 	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
 	/* peer MSS 1460 minus the timestamp option */
 	assert_int_equal(myrio_tcp_mss(c), 1448);
+	/* Tools see it, with its counters. */
+	char buf[2048];
+	int n = myrio_stack_conns_format(r.s, buf, sizeof(buf));
+	assert_true(n > 0 && (size_t)n < sizeof(buf));
+	assert_non_null(strstr(buf, "10.0.0.1:80 10.0.0.2:40000 ESTABLISHED segs_in=2 "));
+	assert_non_null(strstr(buf, " mss=1448 "));
+	char small[16];
+	assert_int_equal(myrio_stack_conns_format(r.s, small, sizeof(small)), n);
+	n = myrio_stack_stats_format(r.s, buf, sizeof(buf));
+	assert_true(n > 0 && (size_t)n < sizeof(buf));
+	assert_non_null(strstr(buf, "\ntcp_passive_opens 1\n"));
+	assert_non_null(strstr(buf, "\ntcp_conns_in_use 1\n"));
 	raw_close(&r);
 }
 

@@ -302,7 +302,7 @@ void tcp_output(struct myrio_tcp_conn *c)
 		bool retx = seq_lt(seq, c->snd_max);
 		if (tcp_xmit_seg(c, p, retx) < 0)
 			break;
-		if (!retx && !c->rtt_timing && !c->ts_ok) {
+		if (!retx && !c->rtt_timing) {
 			c->rtt_timing = true;
 			c->rtt_seq = seq + sp;
 			c->rtt_start_us = s->now_us;

@@ -98,7 +98,17 @@ static int driver_bench(unsigned long frames, unsigned len, const char *spec)
 			spins = 0;
 			last = now_s();
 		} else if (++spins % 1024 == 0 && now_s() - last > 1.0) {
-			break; /* nothing moved for a second: the rest is lost */
+			/* nothing moved for a second: say what the model was doing, give up */
+			struct sim_nic *na = sim_nic_find(w, "sim0"), *nb = sim_nic_find(w, "sim1");
+			uint64_t e0 = atomic_load(&w->epoch);
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL);
+			fprintf(stderr,
+				"stalled: model iterations in 100 ms: %llu; sim0 tx_cons %u "
+				"send_done %u armed %d paused %d; sim1 small cons %u\n",
+				(unsigned long long)(atomic_load(&w->epoch) - e0) / 2, na->tx_cons,
+				na->send_done, na->armed, na->paused, nb->small.cons);
+			break;
 		}
 	}
 	double t = last - t0;

@@ -212,7 +212,7 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 	case CMD_ETHERNET_UP:
 		if (!nic->intrq_size_set || !nic->intrq_dma_set || !nic->stats_set ||
 		    !nic->small_size || !nic->big_size) {
-			if (sim_nic_ratelimit(nic))
+			if (sim_nic_ratelimit(nic, SIM_DIAG_CTRL))
 				log_warn(
 				    "%s: ETHERNET_UP refused: set the interrupt queue size and "
 				    "address, the stats DMA and both buffer sizes first (§10)",

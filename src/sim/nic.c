@@ -13,9 +13,9 @@
 
 #define SCRATCH_LEN (160u * 1024) /* a TSO request and one segment (tx_tso.c) */
 
-bool sim_nic_ratelimit(struct sim_nic *nic)
+bool sim_nic_ratelimit(struct sim_nic *nic, enum sim_diag kind)
 {
-	unsigned n = nic->log_budget++;
+	unsigned n = nic->log_budget[kind]++;
 	return n < 16 || (n & 4095) == 0;
 }
 
@@ -114,7 +114,7 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->send_done = 0;
 	memset(&nic->ctr, 0, sizeof(nic->ctr));
 	nic->i2c_busy_until = 0;
-	nic->log_budget = 0; /* fresh diagnostics for every bring-up */
+	memset(nic->log_budget, 0, sizeof(nic->log_budget)); /* fresh for every bring-up */
 	sim_irq_reset(nic);
 	sim_sram_init_rings(nic);
 }

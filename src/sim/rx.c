@@ -148,7 +148,7 @@ static inline void check_align(struct sim_nic *nic, uint64_t a, uint32_t len, bo
 	if (__builtin_expect(!bad, 1))
 		return;
 	nic->st.rx_misaligned++;
-	if (sim_nic_ratelimit(nic))
+	if (sim_nic_ratelimit(nic, SIM_DIAG_RX))
 		log_warn("%s: rx %s buffer at IOVA 0x%" PRIx64 " is not 8-byte aligned or crosses "
 			 "a 4 KiB page; real hardware needs RELAX_RXBUFFER_ALIGNMENT for that "
 			 "(§4.4)",
@@ -160,7 +160,7 @@ static inline uint64_t desc_addr(struct sim_nic *nic, uint32_t off, uint32_t lo_
 	return (uint64_t)sim_rd32(nic, off) << 32 | __builtin_bswap32(lo_raw);
 }
 
-bool sim_rx_has_room(struct sim_nic *nic, uint32_t len)
+bool sim_rx_has_room(struct sim_nic *nic, uint32_t len, uint32_t frames)
 {
 	const struct sim_rxring *r;
 	uint32_t need = 1;
@@ -170,9 +170,10 @@ bool sim_rx_has_room(struct sim_nic *nic, uint32_t len)
 		r = &nic->big;
 		uint32_t big = nic->big_size;
 		need = nic->always_n ? nic->always_n : (len + 2 + big - 1) / big;
-		if (need > r->mask + 1)
-			return true; /* will be dropped as an overrun anyway */
 	}
+	need *= frames;
+	if (need > r->mask + 1)
+		return true; /* can never fit: dropped as overrun, or by the driver's ring size */
 	/* valid slots are a contiguous run from cons: the host posts in order and every
 	 * consumed slot is re-invalidated */
 	uint32_t off = r->off + ((r->cons + need - 1) & r->mask) * 8 + 4;

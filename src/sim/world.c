@@ -16,8 +16,10 @@
 #include "util/log.h"
 
 #define STEP_NS 1000ull
-#define IDLE_SPINS 2000u
-#define IDLE_SLEEP_NS 20000l
+#define IDLE_SPINS 2000u     /* idle iterations before the first sleep */
+#define IDLE_SLEEP_NS 20000l /* then sleeps of 20 µs... */
+#define IDLE_LONG 2500u	     /* ...and after ~50 ms of them, of 100 µs */
+#define IDLE_LONG_SLEEP_NS 100000l
 
 static uint64_t mono_ns(void)
 {
@@ -140,7 +142,7 @@ unsigned sim_world_run_once(struct myrio_sim *sim)
 }
 
 /* Idle: sleep a little, waking early when an endpoint (TAP, socket) has a frame. */
-static void idle_wait(struct myrio_sim *w)
+static void idle_wait(struct myrio_sim *w, long sleep_ns)
 {
 	struct pollfd fds[SIM_MAX_NICS];
 	nfds_t n = 0;
@@ -150,7 +152,7 @@ static void idle_wait(struct myrio_sim *w)
 		if (fd >= 0)
 			fds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
 	}
-	struct timespec ts = {0, IDLE_SLEEP_NS};
+	struct timespec ts = {0, sleep_ns};
 	if (n) {
 		if (ppoll(fds, n, &ts, NULL) > 0)
 			for (unsigned i = 0; i < w->n_cables; i++)
@@ -170,7 +172,10 @@ static void *world_thread(void *arg)
 		if (work) {
 			idle = 0;
 		} else if (++idle >= IDLE_SPINS && !w->conf.spin) {
-			idle_wait(w);
+			idle_wait(w, idle < IDLE_SPINS + IDLE_LONG ? IDLE_SLEEP_NS
+								   : IDLE_LONG_SLEEP_NS);
+			if (idle > IDLE_SPINS + IDLE_LONG)
+				idle = IDLE_SPINS + IDLE_LONG; /* no overflow */
 		}
 	}
 	return NULL;

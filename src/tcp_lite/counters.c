@@ -46,6 +46,7 @@
 	F(tcp_fast_retransmits)                                                                    \
 	F(tcp_rto_expired)                                                                         \
 	F(tcp_tail_loss_probes)                                                                    \
+	F(tcp_lost_retransmits)                                                                    \
 	F(tcp_ooo_segs)                                                                            \
 	F(tcp_dup_segs)                                                                            \
 	F(tcp_resets_sent)                                                                         \

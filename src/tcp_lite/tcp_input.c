@@ -325,6 +325,7 @@ static void retransmit_head(struct myrio_tcp_conn *c)
 	if (tcp_xmit_seg(c, p, true) == 0) {
 		seg_set_flags(p, seg_flags(p) | SEG_RETX | SEG_EVER_RETX);
 		c->retx_ms = c->s->now_ms;
+		tcp_arm_rto(c); /* with the lost-retransmission probe */
 	} else
 		seg_set_flags(p, seg_flags(p) & ~SEG_RETX);
 }
@@ -337,7 +338,7 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 	if (c->sack_ok && sg->o.nsack) {
 		tcp_sack_update(c, &sg->o);
 		if (c->in_recovery)
-			tcp_sack_relost(c);
+			tcp_sack_relost(c, false);
 	}
 	if (seq_gt(ack, c->snd_una)) {
 		uint32_t acked = ack - c->snd_una;
@@ -396,7 +397,7 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 	    (c->dupacks >= 3 || (c->sack_ok && (seg_flags(c->sndq) & SEG_LOST)))) {
 		cc_enter_recovery(c);
 		c->rtt_timing = false; /* Karn: the timed segment may be resent now */
-		retransmit_head(c); /* RFC 6675 §5 (4.3): at once, whatever the pipe says */
+		retransmit_head(c);    /* RFC 6675 §5 (4.3): at once, whatever the pipe says */
 		s->st.tcp_fast_retransmits++;
 		c->st.fast_retransmits++;
 	}

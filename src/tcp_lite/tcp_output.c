@@ -271,6 +271,8 @@ void tcp_output(struct myrio_tcp_conn *c)
 			pipe += seg_space(p);
 			sent = true;
 		}
+		if (sent)
+			tcp_arm_rto(c); /* with the lost-retransmission probe */
 	}
 	/* Limited transmit (RFC 3042): each of the first two duplicate ACKs lets one new
 	 * segment go beyond cwnd, so that a small window still produces three. */

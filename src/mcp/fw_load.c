@@ -147,9 +147,10 @@ static int handoff(struct myri_nic *nic, size_t len)
 	w[6] = 0;
 	write_block(nic->bus, MCP_BOOT_HANDOFF_OFFSET, w);
 	if (!wait_confirm(nic, HANDOFF_TIMEOUT_MS)) {
-		log_err("%s: the NIC did not confirm the firmware handoff within %u ms: the running "
-			"firmware refused the image (handoff IDs) or is hung",
-			nic->bus->name, HANDOFF_TIMEOUT_MS);
+		log_err(
+		    "%s: the NIC did not confirm the firmware handoff within %u ms: the running "
+		    "firmware refused the image (handoff IDs) or is hung",
+		    nic->bus->name, HANDOFF_TIMEOUT_MS);
 		return -ETIMEDOUT;
 	}
 	return 0;
@@ -204,6 +205,8 @@ int mcp_dummy_rdma(struct myri_nic *nic, bool enable)
 	w[4] = (uint32_t)dummy;
 	w[5] = enable ? 1 : 0;
 	write_block(nic->bus, MCP_DUMMY_RDMA_OFFSET, w);
+	/* Unconfirmed, the NIC may still have taken it: assume it reads until told not to. */
+	nic->dummy_rdma_on = enable;
 	if (!wait_confirm(nic, DUMMY_RDMA_TIMEOUT_MS)) {
 		log_warn("%s: dummy RDMA %s was not confirmed (harmless on firmware >= 1.4.16)",
 			 nic->bus->name, enable ? "enable" : "disable");

@@ -8,7 +8,6 @@
 #include "util/byteorder.h"
 #include "util/csum.h"
 
-
 unsigned tx_encode(const struct myri_tx_ring *ring, const struct myrio_pkt *p,
 		   struct mcp_tx_desc *descs)
 {
@@ -102,7 +101,8 @@ static bool tx_prepare(const struct myri_tx_ring *t, struct myrio_pkt *p)
 		if (p->csum_start >= p->len || (uint32_t)p->csum_field + 2 > p->len ||
 		    p->csum_field < p->csum_start)
 			return false;
-		if (p->csum_start > MCP_TX_MAX_CSUM_START || p->csum_field > MCP_TX_MAX_CSUM_FIELD) {
+		if (p->csum_start > MCP_TX_MAX_CSUM_START ||
+		    p->csum_field > MCP_TX_MAX_CSUM_FIELD) {
 			uint8_t *f = myrio_pkt_data(p);
 			uint64_t sum = csum_add(0, f + p->csum_start, p->len - p->csum_start);
 			put_be16(f + p->csum_field, csum_finish(sum));
@@ -181,13 +181,13 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		 * commit word pad 0 | rdma_count 1 | cksum_offset 0 | flags, written with
 		 * flags 0 first and published after a fence (§5.7). */
 		if (__builtin_expect((len - MCP_TX_MIN_FRAME <= span) &
-					     !(p->ol_flags & MYRIO_PKT_TX_CSUM) &
-					     ((addr & bmask) + len <= bmask + 1) & (req != req_end),
+					 !(p->ol_flags & MYRIO_PKT_TX_CSUM) &
+					 ((addr & bmask) + len <= bmask + 1) & (req != req_end),
 				     1)) {
 			uint32_t slot = req & mask;
-			uint32_t w[4] __attribute__((aligned(8))) = {
-				be32((uint32_t)(addr >> 32)), be32((uint32_t)addr), be32(len),
-				be32(1u << 16)};
+			uint32_t w[4] __attribute__((aligned(8))) = {be32((uint32_t)(addr >> 32)),
+								     be32((uint32_t)addr),
+								     be32(len), be32(1u << 16)};
 			sram_copy64(sram, slot * 16u, w, 16);
 			uint32_t flags = MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO |
 					 (len <= MCP_TX_SMALL_SIZE ? MCP_TX_FLAG_SMALL : 0);

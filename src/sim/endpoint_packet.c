@@ -120,7 +120,8 @@ static unsigned packet_poll(struct sim_endpoint *ep, sim_emit_fn emit, void *ctx
 		unsigned want = max - seen < PKT_BATCH ? max - seen : PKT_BATCH;
 		for (unsigned i = 0; i < want; i++) {
 			p->iovs[i] = (struct iovec){.iov_base = p->bufs[i], .iov_len = PKT_SLOT};
-			p->msgs[i].msg_hdr = (struct msghdr){.msg_iov = &p->iovs[i], .msg_iovlen = 1};
+			p->msgs[i].msg_hdr =
+			    (struct msghdr){.msg_iov = &p->iovs[i], .msg_iovlen = 1};
 		}
 		int got = recvmmsg(p->fd, p->msgs, want, MSG_DONTWAIT | MSG_TRUNC, NULL);
 		if (got <= 0) {
@@ -158,17 +159,17 @@ static void packet_destroy(struct sim_endpoint *ep)
 }
 
 static const struct sim_endpoint_ops packet_ops = {
-	.deliver = packet_deliver,
-	.poll = packet_poll,
-	.fd = packet_fd,
-	.destroy = packet_destroy,
+    .deliver = packet_deliver,
+    .poll = packet_poll,
+    .fd = packet_fd,
+    .destroy = packet_destroy,
 };
 
 static int packet_setup(struct packet_endpoint *p, const char *ifname)
 {
 	int one = 1;
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = be16(ETH_P_ALL),
-				  .sll_ifindex = p->ifindex};
+	struct sockaddr_ll sll = {
+	    .sll_family = AF_PACKET, .sll_protocol = be16(ETH_P_ALL), .sll_ifindex = p->ifindex};
 	/* Before bind, so that no frame without a header is ever queued. */
 	p->vnet = setsockopt(p->fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) == 0;
 	if (!p->vnet)

@@ -18,6 +18,7 @@
 #include "myrio/tcp_lite.h"
 #include "sim/model.h"
 #include "sim/nic.h" /* sim_world_now: the model's virtual time */
+#include "port/port_ops.h"
 
 #define MP_IP_A 0x0a000001u /* 10.0.0.1 on sim0 */
 #define MP_IP_B 0x0a000002u /* 10.0.0.2 on sim1 */
@@ -31,9 +32,20 @@ struct mp_stream {
 	int err;
 };
 
+/* What a stack is bound to: the NIC's port, plus a model that keeps running while the
+ * stack waits inside myrio_stack_destroy for its transmit buffers (it polls the port with
+ * empty tx bursts). A stepped model only moves when stepped; a real NIC (or the threaded
+ * model) runs on its own. */
+struct mp_wrap {
+	struct myrio_port port;
+	struct myrio_port *inner;
+	struct myrio_sim *w;
+};
+
 struct model_pair {
 	struct myrio_sim *w;
 	struct myrio_port *pa, *pb;
+	struct mp_wrap wa, wb;
 	struct myrio_stack *a, *b;
 	unsigned steps_per_round; /* model iterations (1 us each) between polls */
 	struct mp_stream *streams; /* indexed by myrio_tcp_user - 1 */
@@ -152,6 +164,63 @@ static inline void mp_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_
 	}
 }
 
+static inline struct myrio_port *mp_inner(struct myrio_port *p)
+{
+	return ((struct mp_wrap *)p)->inner;
+}
+
+static inline uint16_t mp_w_rx(struct myrio_port *p, struct myrio_pkt **pkts, uint16_t n)
+{
+	return mp_inner(p)->ops->rx_burst(mp_inner(p), pkts, n);
+}
+
+static inline uint16_t mp_w_tx(struct myrio_port *p, struct myrio_pkt **pkts, uint16_t n)
+{
+	if (n == 0)
+		myrio_sim_step(((struct mp_wrap *)p)->w, 5);
+	return mp_inner(p)->ops->tx_burst(mp_inner(p), pkts, n);
+}
+
+static inline int mp_w_pool(struct myrio_port *p, uint32_t count, uint32_t len,
+			    struct myrio_pool **out)
+{
+	return mp_inner(p)->ops->pool_create(mp_inner(p), count, len, out);
+}
+
+static inline int mp_w_link(struct myrio_port *p)
+{
+	return mp_inner(p)->ops->link(mp_inner(p));
+}
+
+static inline int mp_w_info(struct myrio_port *p, struct myrio_port_info *info)
+{
+	return mp_inner(p)->ops->info(mp_inner(p), info);
+}
+
+static inline int mp_w_stats(struct myrio_port *p, struct myrio_port_stats *st)
+{
+	return mp_inner(p)->ops->stats(mp_inner(p), st);
+}
+
+static const struct myrio_port_ops mp_wrap_ops = {
+	.rx_burst = mp_w_rx,
+	.tx_burst = mp_w_tx,
+	.pool_create = mp_w_pool,
+	.link = mp_w_link,
+	.info = mp_w_info,
+	.stats = mp_w_stats,
+};
+
+static inline struct myrio_port *mp_wrap_port(struct mp_wrap *w, struct myrio_port *inner,
+					      struct myrio_sim *sim)
+{
+	w->port.ops = &mp_wrap_ops;
+	snprintf(w->port.device, sizeof(w->port.device), "%s", inner->device);
+	w->inner = inner;
+	w->w = sim;
+	return &w->port;
+}
+
 /* spec: model spec string ("stepped" is added); tweak may change both stack
  * configurations; port_conf may be NULL. Returns 0 or a negative errno. */
 static inline int mp_open(struct model_pair *m, const char *spec, unsigned max_streams,
@@ -195,12 +264,12 @@ static inline int mp_open(struct model_pair *m, const char *spec, unsigned max_s
 	if (tweak)
 		tweak(&c);
 	c.ip = MP_IP_A;
-	rc = myrio_stack_create(&m->a, m->pa, &c);
+	rc = myrio_stack_create(&m->a, mp_wrap_port(&m->wa, m->pa, m->w), &c);
 	if (rc < 0)
 		return rc;
 	c.ip = MP_IP_B;
 	c.seed = 8;
-	return myrio_stack_create(&m->b, m->pb, &c);
+	return myrio_stack_create(&m->b, mp_wrap_port(&m->wb, m->pb, m->w), &c);
 }
 
 /* Static ARP entries both ways: no SYN waits for a resolution (the ARP queue is short). */
@@ -236,9 +305,7 @@ static inline bool mp_run_until(struct model_pair *m, bool (*done)(struct model_
 	return done(m);
 }
 
-/* Resets what is still open and lets the RSTs go out while the model still runs: the
- * stack's destroy waits for the port to hand back its transmit buffers, and a stepped
- * model only moves when stepped. */
+/* Resets what is still open and lets the RSTs go out while the model still runs. */
 static inline void mp_close(struct model_pair *m)
 {
 	for (unsigned i = 0; i < m->nstreams; i++)
@@ -248,6 +315,7 @@ static inline void mp_close(struct model_pair *m)
 		}
 	for (int i = 0; i < 200 && m->a && m->b; i++)
 		mp_round(m);
+
 	if (m->a)
 		myrio_stack_destroy(m->a);
 	if (m->b)

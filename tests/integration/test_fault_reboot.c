@@ -120,10 +120,10 @@ static void reboot_mid_transfer_fails_cleanly_and_reopen_works(void **state)
 	sc.time_wait_ms = 1000;
 	sc.seed = 9;
 	sc.ip = MP_IP_A;
-	assert_int_equal(myrio_stack_create(&m.a, m.pa, &sc), 0);
+	assert_int_equal(myrio_stack_create(&m.a, mp_wrap_port(&m.wa, m.pa, m.w), &sc), 0);
 	sc.ip = MP_IP_B;
 	sc.seed = 10;
-	assert_int_equal(myrio_stack_create(&m.b, m.pb, &sc), 0);
+	assert_int_equal(myrio_stack_create(&m.b, mp_wrap_port(&m.wb, m.pb, m.w), &sc), 0);
 	m.steps_per_round = 20;
 	m.errors = 0;
 	m.nstreams = 0;

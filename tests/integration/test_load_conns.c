@@ -3,7 +3,7 @@
  * time, then every one sends BYTES to the other side, then all close in order. Every byte
  * of every connection is verified (count and pattern).
  *
- * MYRIO_LOAD_CONNS (default 2000 in the suite; 10000 for the full figure) and
+ * MYRIO_LOAD_CONNS (default 10000) and
  * MYRIO_LOAD_BYTES (per connection, default 4096) set the size. The test prints the
  * connections held, the heap used per connection (stack tables sized for them) and the
  * model time taken. */
@@ -77,7 +77,7 @@ static bool is_eof(const struct mp_stream *s)
 static void many_connections_all_verified(void **state)
 {
 	(void)state;
-	nconns = env_u("MYRIO_LOAD_CONNS", 2000);
+	nconns = env_u("MYRIO_LOAD_CONNS", 10000);
 	bytes_per_conn = env_u("MYRIO_LOAD_BYTES", 4096);
 	double t0 = now_s();
 	size_t heap0 = heap_used();
@@ -167,10 +167,17 @@ static void many_connections_all_verified(void **state)
 				st[myrio_tcp_state(m.streams[i].c)]++;
 		struct myrio_stack_stats sa;
 		myrio_stack_stats(m.a, &sa);
-		printf("model %.3f s, tx_ring_full %lu tx_pool_empty %lu retx %lu rto %lu\n",
+		printf("model %.3f s, tx_ring_full %lu tx_pool_empty %lu retx %lu rto %lu "
+		       "copy_nic_busy %lu segs_out %lu tx_frames %lu free %u/%u\n",
 		       sim_world_now(m.w) / 1e9, (unsigned long)sa.tx_ring_full,
 		       (unsigned long)sa.tx_pool_empty, (unsigned long)sa.tcp_retransmits,
-		       (unsigned long)sa.tcp_rto_expired);
+		       (unsigned long)sa.tcp_rto_expired, (unsigned long)sa.tcp_tx_copy_nic_busy,
+		       (unsigned long)sa.tcp_segs_out, (unsigned long)sa.tx_frames,
+		       myrio_pool_free_count(m.a->pool), m.a->pool->count);
+		struct myrio_port_stats pa;
+		myrio_port_stats(m.pa, &pa);
+		printf("port a: tx %lu ring_full %lu dropped_bad %lu\n", (unsigned long)pa.tx_packets,
+		       (unsigned long)pa.tx_ring_full, (unsigned long)pa.tx_dropped_bad);
 		struct myrio_stack_stats sb;
 		myrio_stack_stats(m.b, &sb);
 		printf("b: segs_in %lu oow %lu no_conn %lu rcv_full %lu csum %lu bad_ack %lu paws %lu "

@@ -19,7 +19,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <cmocka.h>
+
+#include <cmocka.h> /* after the headers it needs */
 
 #include "myrio/port.h"
 #include "test_simd_harness.h"
@@ -32,7 +33,7 @@ struct shared {
 	atomic_int rx_ready, go, stop;
 	atomic_uint_fast64_t sent, received, bad;
 	char sock[108];
-	uint32_t len;   /* frame length without FCS */
+	uint32_t len;	/* frame length without FCS */
 	uint64_t limit; /* sender stops after this many frames; 0 = until stop */
 };
 
@@ -148,8 +149,8 @@ static struct shared *run_pair(const char *const *args, uint32_t wire_len, uint6
 {
 	struct simd_daemon_proc d;
 	assert_int_equal(simd_daemon_start(&d, "rate", args), 0);
-	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct shared *sh =
+	    mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	assert_true(sh != MAP_FAILED);
 	memset(sh, 0, sizeof(*sh));
 	snprintf(sh->sock, sizeof(sh->sock), "%s", d.sock);
@@ -186,8 +187,8 @@ static struct shared *run_pair(const char *const *args, uint32_t wire_len, uint6
 static void configured_loss_applies(void **state)
 {
 	(void)state;
-	static const char *const args[] = {"--nic", "nic0,cable=nic1,loss=0.5", "--nic", "nic1",
-					   "--seed", "7", NULL};
+	static const char *const args[] = {
+	    "--nic", "nic0,cable=nic1,loss=0.5", "--nic", "nic1", "--seed", "7", NULL};
 	uint64_t frames;
 	double secs;
 	struct shared *sh = run_pair(args, 128, 4000, 500, &frames, &secs);
@@ -206,8 +207,8 @@ static void measure(const char *link, uint32_t wire_len)
 	const char *env = getenv("MYRIO_SIMD_RATE_MS");
 	uint64_t frames;
 	double secs;
-	struct shared *sh = run_pair(args, wire_len, 0, env ? (unsigned)atoi(env) : 1000, &frames,
-				     &secs);
+	struct shared *sh =
+	    run_pair(args, wire_len, 0, env ? (unsigned)atoi(env) : 1000, &frames, &secs);
 	double fps = (double)frames / secs;
 	printf("link %-9s %4u-byte frames: %9.0f frames/s, %6.3f Gb/s of frames "
 	       "(sent %llu, received %llu, bad %llu)\n",
@@ -248,11 +249,11 @@ static void rate_1518_10g(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(rate_64_unlimited),
-		cmocka_unit_test(rate_1518_unlimited),
-		cmocka_unit_test(rate_64_10g),
-		cmocka_unit_test(rate_1518_10g),
-		cmocka_unit_test(configured_loss_applies),
+	    cmocka_unit_test(rate_64_unlimited),
+	    cmocka_unit_test(rate_1518_unlimited),
+	    cmocka_unit_test(rate_64_10g),
+	    cmocka_unit_test(rate_1518_10g),
+	    cmocka_unit_test(configured_loss_applies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,7 +22,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <cmocka.h>
+
+#include <cmocka.h> /* after the headers it needs */
 
 #include "myrio/port.h"
 #include "test_simd_harness.h"
@@ -34,8 +35,8 @@
 
 /* Shared with the children (MAP_SHARED before fork). */
 struct shared {
-	atomic_uint_fast64_t echoed;  /* echo side: frames returned */
-	atomic_uint_fast64_t bad;     /* echo side: malformed frames seen */
+	atomic_uint_fast64_t echoed;	  /* echo side: frames returned */
+	atomic_uint_fast64_t bad;	  /* echo side: malformed frames seen */
 	atomic_uint_fast64_t client_done; /* client: verified echoes */
 	atomic_int stop;
 	atomic_int echo_ready;
@@ -226,11 +227,11 @@ static void million_frames_and_a_killed_client(void **state)
 {
 	(void)state;
 	struct simd_daemon_proc d;
-	static const char *const args[] = {"--nic", "nic0,cable=nic1", "--nic", "nic1", "--link",
-					   "unlimited", NULL};
+	static const char *const args[] = {"--nic",  "nic0,cable=nic1", "--nic", "nic1",
+					   "--link", "unlimited",	NULL};
 	assert_int_equal(simd_daemon_start(&d, "2proc", args), 0);
-	struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct shared *sh =
+	    mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	assert_true(sh != MAP_FAILED);
 	memset(sh, 0, sizeof(*sh));
 	snprintf(sh->sock, sizeof(sh->sock), "%s", d.sock);
@@ -273,7 +274,7 @@ static void million_frames_and_a_killed_client(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(million_frames_and_a_killed_client),
+	    cmocka_unit_test(million_frames_and_a_killed_client),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

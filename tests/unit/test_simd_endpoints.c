@@ -19,7 +19,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <cmocka.h>
+
+#include <cmocka.h> /* after the headers it needs */
 
 #include "sim/endpoint.h"
 #include "util/byteorder.h"
@@ -46,7 +47,8 @@ static int raw_socket(const char *ifname)
 {
 	int s = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
 	assert_true(s >= 0);
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET,
+				  .sll_protocol = htons(ETH_P_ALL),
 				  .sll_ifindex = (int)if_nametoindex(ifname)};
 	assert_int_equal(bind(s, (struct sockaddr *)&sll, sizeof(sll)), 0);
 	return s;
@@ -256,10 +258,10 @@ int main(void)
 	}
 	/* The namespace is this process's own: nothing leaks, nothing collides. */
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(tap_carries_frames_both_ways),
-		cmocka_unit_test(tap_open_errors_are_values),
-		cmocka_unit_test(packet_carries_frames_both_ways),
-		cmocka_unit_test(packet_completes_offloaded_checksums),
+	    cmocka_unit_test(tap_carries_frames_both_ways),
+	    cmocka_unit_test(tap_open_errors_are_values),
+	    cmocka_unit_test(packet_carries_frames_both_ways),
+	    cmocka_unit_test(packet_completes_offloaded_checksums),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "raw_peer.h"
@@ -60,11 +61,18 @@ static void mutated_frames_do_no_harm(void **state)
 	/* Seeds: a data segment with options of every kind, a SYN, UDP, ICMP echo, ARP. */
 	uint8_t seeds[5][200];
 	uint32_t slen[5];
-	uint8_t opts[40] = {1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 5, 18, 0, 0, 0, 5,
-			    0, 0, 0, 9, 0, 0, 0, 20, 0, 0, 0, 30, 2, 4, 5, 0xb4, 1, 3, 3, 9};
-	struct tcpf t = {.sport = 40000, .dport = 80, .seq = p.snd_nxt, .ack = p.rcv_nxt,
-			 .flags = F_ACK | F_PSH, .win = 500, .opts = opts, .optlen = 40,
-			 .data = (const uint8_t *)"fuzzing!", .len = 8};
+	uint8_t opts[40] = {1, 1, 8, 10, 0, 0, 0, 1,  0, 0, 0, 1,  1, 1, 5, 18,	  0, 0, 0, 5,
+			    0, 0, 0, 9,	 0, 0, 0, 20, 0, 0, 0, 30, 2, 4, 5, 0xb4, 1, 3, 3, 9};
+	struct tcpf t = {.sport = 40000,
+			 .dport = 80,
+			 .seq = p.snd_nxt,
+			 .ack = p.rcv_nxt,
+			 .flags = F_ACK | F_PSH,
+			 .win = 500,
+			 .opts = opts,
+			 .optlen = 40,
+			 .data = (const uint8_t *)"fuzzing!",
+			 .len = 8};
 	slen[0] = build_tcp(seeds[0], &t);
 	t.flags = F_SYN;
 	t.sport = 40001;
@@ -181,7 +189,7 @@ static void mutated_frames_do_no_harm(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(mutated_frames_do_no_harm),
+	    cmocka_unit_test(mutated_frames_do_no_harm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

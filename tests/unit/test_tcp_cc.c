@@ -5,7 +5,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
+
 #include <string.h>
 
 #include "tcp_lite/stack.h"
@@ -130,11 +132,11 @@ static void cubic_is_reno_friendly_in_short_round_trips(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(slow_start_doubles_per_window),
-		cmocka_unit_test(newreno_halves_then_grows_one_segment_per_window),
-		cmocka_unit_test(cubic_decrease_and_return_to_wmax_at_k),
-		cmocka_unit_test(cubic_fast_convergence),
-		cmocka_unit_test(cubic_is_reno_friendly_in_short_round_trips),
+	    cmocka_unit_test(slow_start_doubles_per_window),
+	    cmocka_unit_test(newreno_halves_then_grows_one_segment_per_window),
+	    cmocka_unit_test(cubic_decrease_and_return_to_wmax_at_k),
+	    cmocka_unit_test(cubic_fast_convergence),
+	    cmocka_unit_test(cubic_is_reno_friendly_in_short_round_trips),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,8 +26,7 @@ static int parse_mac(const char *s, uint8_t mac[6])
 {
 	unsigned v[6];
 	char tail;
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) !=
-	    6)
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
 		return -EINVAL;
 	for (int i = 0; i < 6; i++) {
 		if (v[i] > 0xff)
@@ -259,7 +258,8 @@ static int check_cables(struct simd_config *c)
 		}
 		struct simd_nic_conf *p = &c->nics[peer];
 		if (!p->cable[0]) {
-			snprintf(p->cable, sizeof(p->cable), "%s", n->name); /* cables are symmetric */
+			snprintf(p->cable, sizeof(p->cable), "%s",
+				 n->name); /* cables are symmetric */
 		} else if (strcmp(p->cable, n->name) != 0) {
 			log_err("NIC %s: cabled to %s, but %s's cable goes to %s", n->name,
 				n->cable, p->name, p->cable);

@@ -1,0 +1,240 @@
+/* Soak: connections churn and move checked data both ways between two stacks over the
+ * device model while faults are injected at random: frame loss, reordering, duplication,
+ * corruption, link flaps, completion entries with impossible lengths. Every finished
+ * stream must have delivered every byte exactly once and in order, no connection may fail,
+ * and the heap must not grow.
+ *
+ * MYRIO_SOAK_SECONDS (wall clock; default 3 in the suite, scripts/soak.sh runs 600),
+ * MYRIO_SOAK_SEED (default 1), MYRIO_SOAK_CONNS (concurrent, default 32). */
+#include <malloc.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "model_pair.h"
+
+#define PORT 9000
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t x = rng_state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	rng_state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static double rnd_unit(void)
+{
+	return (double)(rnd() >> 11) / 9007199254740992.0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static size_t heap_used(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+}
+
+static unsigned env_u(const char *name, unsigned dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? (unsigned)strtoul(v, NULL, 0) : dflt;
+}
+
+static void soak_tweak(struct myrio_stack_conf *c)
+{
+	/* also the deadline of an orphan (closed handle) to finish its close: it starts at
+	 * close, so it must outlast a flap (see docs/reliability.md) */
+	c->time_wait_ms = 500;
+	c->max_tcp_conns = 1024;
+	c->max_retries = 15; /* flaps are short; no connection should time out */
+}
+
+struct stats {
+	uint64_t streams_done, bytes, flaps, bad_completions, fault_changes;
+};
+
+/* Streams live in the harness's table; a finished slot (both directions verified and
+ * closed) is reused for a new connection. */
+/* The length of a stream follows from the client's port, so the server knows how much
+ * must arrive before the FIN. */
+static uint64_t stream_len(uint16_t client_port)
+{
+	return 16 * 1024 + (client_port * 2654435761u) % (768 * 1024);
+}
+
+static void open_stream(struct model_pair *m, unsigned slot)
+{
+	struct myrio_tcp_conn *c;
+	assert_int_equal(myrio_tcp_connect(m->a, MP_IP_B, PORT, NULL, &c), 0);
+	struct mp_stream *s = &m->streams[slot];
+	memset(s, 0, sizeof(*s));
+	s->c = c;
+	uint32_t lip, rip;
+	uint16_t lport, rport;
+	myrio_tcp_addr(c, &lip, &lport, &rip, &rport);
+	s->to_send = stream_len(lport);
+	myrio_tcp_set_user(c, (void *)(uintptr_t)(slot + 1));
+}
+
+static void soak(void **state)
+{
+	(void)state;
+	unsigned secs = env_u("MYRIO_SOAK_SECONDS", 3);
+	unsigned nconns = env_u("MYRIO_SOAK_CONNS", 32);
+	rng_state = env_u("MYRIO_SOAK_SEED", 1) * 0x9E3779B97F4A7C15ULL + 1;
+	/* slots [0, nconns) are the clients; accepted streams are appended after them and
+	 * recycled through a free list of their own */
+	struct model_pair m;
+	assert_int_equal(mp_open(&m, "link=10g,seed=5", 64 * nconns + 64, soak_tweak, NULL), 0);
+	assert_int_equal(mp_static_arp(&m), 0);
+	struct myrio_tcp_listener *l;
+	assert_int_equal(myrio_tcp_listen(m.b, PORT, 256, NULL, &l), 0);
+	m.nstreams = nconns;
+	for (unsigned i = 0; i < nconns; i++)
+		open_stream(&m, i);
+	for (int i = 0; i < 200; i++)
+		mp_round(&m);
+	size_t heap0 = 0;
+	struct sim_nic *nic1 = sim_nic_find(m.w, "sim1"), *nic0 = sim_nic_find(m.w, "sim0");
+	struct stats st = {0};
+	double t0 = now_s(), deadline = t0 + secs;
+	uint64_t round = 0;
+	bool link_down = false;
+	uint64_t link_back = 0;
+	while (now_s() < deadline) {
+		if (!heap0 && now_s() > t0 + secs / 3.0)
+			heap0 = heap_used(); /* after warm-up: lazily sized model queues, stdio */
+		mp_round(&m);
+		round++;
+		if (link_down && round >= link_back) {
+			myrio_sim_set_link(m.w, "sim0", true);
+			link_down = false;
+		}
+		if (round % 2500 == 0) { /* every 50 ms of model time: change the weather */
+			st.fault_changes++;
+			struct myrio_sim_faults f = {0};
+			if (rnd_unit() < 0.6) {
+				f.loss = rnd_unit() * 0.02;
+				f.reorder = rnd_unit() * 0.02;
+				f.duplicate = rnd_unit() * 0.01;
+				f.corrupt = rnd_unit() * 0.01;
+			}
+			myrio_sim_set_faults(m.w, "sim0", &f);
+			myrio_sim_set_faults(m.w, "sim1", &f);
+			double r = rnd_unit();
+			if (r < 0.15 && !link_down) {
+				myrio_sim_set_link(m.w, "sim0", false);
+				link_down = true;
+				link_back = round + 50 + rnd() % 1500; /* 1..30 ms */
+				st.flaps++;
+			} else if (r < 0.35) {
+				static const uint32_t bad[] = {0xffff, 9001, 1519, 4000};
+				sim_nic_inject(rnd() & 1 ? nic0 : nic1, SIM_FAULT_BAD_COMPLETION,
+					       bad[rnd() % 4]);
+				st.bad_completions++;
+			}
+		}
+		if (round % 64)
+			continue;
+		/* streams: the client side sends; when the server side has everything and the
+		 * FIN, both close and the client slot starts a new connection */
+		for (unsigned i = 0; i < m.nstreams; i++) {
+			struct mp_stream *s = &m.streams[i];
+			if (s->c && s->sent < s->to_send)
+				mp_write(s);
+		}
+		for (unsigned i = nconns; i < m.nstreams; i++) {
+			struct mp_stream *srv = &m.streams[i];
+			if (!srv->c || !srv->eof)
+				continue;
+			uint32_t lip, rip;
+			uint16_t lport, rport;
+			myrio_tcp_addr(srv->c, &lip, &lport, &rip, &rport);
+			assert_int_equal(srv->bad, 0);
+			assert_int_equal(srv->rcvd, stream_len(rport)); /* all of it, then FIN */
+			st.bytes += srv->rcvd;
+			myrio_tcp_close(srv->c);
+			srv->c = NULL;
+			srv->eof = false;
+			srv->closed = true;
+		}
+		for (unsigned i = 0; i < nconns; i++) {
+			struct mp_stream *s = &m.streams[i];
+			if (s->c && s->sent == s->to_send && myrio_tcp_unacked(s->c) == 0) {
+				/* orderly close once the data is acknowledged */
+				myrio_tcp_close(s->c);
+				s->c = NULL;
+				st.streams_done++;
+			}
+			if (!s->c && !s->error)
+				open_stream(&m, i);
+		}
+		/* keep the accepted-stream table from growing without bound */
+		if (m.nstreams > 63 * nconns) {
+			unsigned w = nconns;
+			for (unsigned i = nconns; i < m.nstreams; i++) {
+				if (m.streams[i].c) {
+					m.streams[w] = m.streams[i];
+					myrio_tcp_set_user(m.streams[w].c, (void *)(uintptr_t)(w + 1));
+					w++;
+				}
+			}
+			m.nstreams = w;
+		}
+		if (m.errors) {
+			for (unsigned i = 0; i < m.nstreams; i++)
+				if (m.streams[i].error)
+					printf("  stream %u (%s): error %d after %lu bytes in, %lu out\n", i,
+					       i < nconns ? "client" : "server", m.streams[i].err,
+					       (unsigned long)m.streams[i].rcvd,
+					       (unsigned long)m.streams[i].sent);
+			fail_msg("a connection failed at %.3f s model time", sim_world_now(m.w) / 1e9);
+		}
+	}
+	size_t heap1 = heap_used();
+	struct myrio_stack_stats sa;
+	myrio_stack_stats(m.a, &sa);
+	struct myrio_port_stats pa, pb;
+	myrio_port_stats(m.pa, &pa);
+	myrio_port_stats(m.pb, &pb);
+	printf("  %.0f s wall, %.2f s model: %lu streams done, %.1f MiB verified, %lu weather "
+	       "changes, %lu link flaps, %lu bad completions (driver dropped %lu)\n",
+	       now_s() - t0, sim_world_now(m.w) / 1e9, (unsigned long)st.streams_done,
+	       st.bytes / 1048576.0, (unsigned long)st.fault_changes, (unsigned long)st.flaps,
+	       (unsigned long)st.bad_completions,
+	       (unsigned long)(pa.rx_bad_completion + pb.rx_bad_completion));
+	printf("  retransmits %lu, errors %lu, heap %+ld bytes\n",
+	       (unsigned long)sa.tcp_retransmits, (unsigned long)m.errors, (long)(heap1 - heap0));
+	assert_int_equal(m.errors, 0);
+	assert_true(st.streams_done > 0);
+	/* calm weather for the teardown, so every buffer comes home */
+	struct myrio_sim_faults calm = {0};
+	myrio_sim_set_faults(m.w, "sim0", &calm);
+	myrio_sim_set_faults(m.w, "sim1", &calm);
+	myrio_sim_set_link(m.w, "sim0", true);
+	for (int i = 0; i < 5000; i++)
+		mp_round(&m);
+	assert_true(heap1 <= heap0 + 4096);
+	mp_close(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(soak),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -8,6 +8,7 @@
 
 B=${B:-build}
 T=${T:-5}
+R=${R:-1}
 NS1=myrio-bench-a
 NS2=myrio-bench-b
 IP1=10.77.0.1
@@ -72,9 +73,29 @@ target() {
 	python3 - "$name" "$ours" "$unit" "$goal" "$dir" <<'PY' | tee -a "${SUMMARY_FILE:-/dev/null}"
 import sys
 name, ours, unit, goal, d = sys.argv[1:]
-o, g = float(ours), float(goal)
+try:
+    o, g = float(ours), float(goal)
+except ValueError:
+    print(f"SUMMARY {name:32s} libmyrio {ours} {unit} | target {goal}: no figure")
+    sys.exit(0)
 ok = o >= g if d == "higher" else o <= g
 print(f"SUMMARY {name:32s} libmyrio {o:12.3f} {unit:8s} | target {'>=' if d == 'higher' else '<='} "
       f"{g} {unit}: {'MET' if ok else 'NOT MET'}")
 PY
+}
+
+# med CMD...: runs CMD $R times (each prints one number) and prints the median; a noisy,
+# shared machine makes single runs wander
+med() {
+	local vals=() i
+	for ((i = 0; i < R; i++)); do
+		vals+=("$("$@" || echo n/a)")
+	done
+	printf '%s\n' "${vals[@]}" | python3 -c '
+import statistics, sys
+v = []
+for x in sys.stdin.read().split():
+    try: v.append(float(x))
+    except ValueError: pass
+print(statistics.median(v) if v else "n/a")'
 }

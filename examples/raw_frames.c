@@ -61,10 +61,18 @@ int main(int argc, char **argv)
 	int c;
 	while ((c = getopt(argc, argv, "n:s:m:l:h")) != -1) {
 		switch (c) {
-		case 'n': count = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 's': size = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'm': mtu = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'l': link = optarg; break;
+		case 'n':
+			count = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			size = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'm':
+			mtu = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'l':
+			link = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: raw_frames [-n COUNT] [-s SIZE] [-m MTU] "
 					"[-l 10g|1g|unlimited] [DEVICE_A DEVICE_B]\n");
@@ -156,7 +164,8 @@ int main(int argc, char **argv)
 	myrio_port_stats(a, &sa);
 	myrio_port_stats(b, &sb);
 	printf("%u frames of %u bytes %s -> %s in %.3f s: %.3f Mpps, %.3f Gb/s of frames\n",
-	       next_rx, size, dev_a, dev_b, dt, next_rx / dt / 1e6, next_rx * size * 8.0 / dt / 1e9);
+	       next_rx, size, dev_a, dev_b, dt, next_rx / dt / 1e6,
+	       next_rx * size * 8.0 / dt / 1e9);
 	printf("%s: every byte and the order checked; tx ring full %llu times, NIC drops "
 	       "(no buffer) %u/%u\n",
 	       errors ? "FAILED" : "ok", (unsigned long long)sa.tx_ring_full,

@@ -63,8 +63,7 @@ static void check_udp(struct rx *rx, const uint8_t *data, uint32_t len)
 	uint64_t seq;
 	if (len == 0)
 		return; /* the sender's probe while it resolves our MAC */
-	if (len < sizeof(seq) ||
-	    memcmp(data + 8, rx->pattern + 8, len - sizeof(seq)) != 0) {
+	if (len < sizeof(seq) || memcmp(data + 8, rx->pattern + 8, len - sizeof(seq)) != 0) {
 		rx->bad++;
 		return;
 	}
@@ -88,16 +87,28 @@ int main(int argc, char **argv)
 	bool udp = false;
 	const char *ip_str = "10.0.0.2", *pcap = NULL;
 	static const struct option opts[] = {
-		{"udp", 0, 0, 'u'}, {"mtu", 1, 0, 'm'}, {"duration", 1, 0, 'd'}, {"ip", 1, 0, 'i'},
-		{"port", 1, 0, 'P'}, {"pcap", 1, 0, 'p'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+	    {"udp", 0, 0, 'u'},	 {"mtu", 1, 0, 'm'},  {"duration", 1, 0, 'd'}, {"ip", 1, 0, 'i'},
+	    {"port", 1, 0, 'P'}, {"pcap", 1, 0, 'p'}, {"help", 0, 0, 'h'},     {0, 0, 0, 0}};
 	for (int o; (o = getopt_long(argc, argv, "um:d:h", opts, NULL)) != -1;) {
 		switch (o) {
-		case 'u': udp = true; break;
-		case 'm': mtu = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'd': duration = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'i': ip_str = optarg; break;
-		case 'P': port_no = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'p': pcap = optarg; break;
+		case 'u':
+			udp = true;
+			break;
+		case 'm':
+			mtu = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'd':
+			duration = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'i':
+			ip_str = optarg;
+			break;
+		case 'P':
+			port_no = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			pcap = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: stream_recv [--udp] [--mtu N] [--duration S] "
 					"[--ip A] [--port N] [--pcap FILE] DEVICE\n");

@@ -60,19 +60,35 @@ int main(int argc, char **argv)
 	bool udp = false;
 	const char *ip_str = "10.0.0.1", *peer_str = "10.0.0.2", *pcap = NULL;
 	static const struct option opts[] = {
-		{"udp", 0, 0, 'u'},  {"size", 1, 0, 's'}, {"mtu", 1, 0, 'm'},
-		{"duration", 1, 0, 'd'}, {"ip", 1, 0, 'i'}, {"peer", 1, 0, 'r'},
-		{"port", 1, 0, 'P'}, {"pcap", 1, 0, 'p'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+	    {"udp", 0, 0, 'u'},	 {"size", 1, 0, 's'}, {"mtu", 1, 0, 'm'},  {"duration", 1, 0, 'd'},
+	    {"ip", 1, 0, 'i'},	 {"peer", 1, 0, 'r'}, {"port", 1, 0, 'P'}, {"pcap", 1, 0, 'p'},
+	    {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	for (int o; (o = getopt_long(argc, argv, "us:m:d:h", opts, NULL)) != -1;) {
 		switch (o) {
-		case 'u': udp = true; break;
-		case 's': size = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'm': mtu = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'd': duration = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'i': ip_str = optarg; break;
-		case 'r': peer_str = optarg; break;
-		case 'P': port_no = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'p': pcap = optarg; break;
+		case 'u':
+			udp = true;
+			break;
+		case 's':
+			size = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'm':
+			mtu = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'd':
+			duration = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'i':
+			ip_str = optarg;
+			break;
+		case 'r':
+			peer_str = optarg;
+			break;
+		case 'P':
+			port_no = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			pcap = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: stream_send [--udp] [-s SIZE] [--mtu N] "
 					"[--duration S] [--ip A] [--peer B] [--port N] "
@@ -166,8 +182,8 @@ int main(int argc, char **argv)
 			mtu);
 		return 2;
 	}
-	printf("stream_send: %s to %s:%u, %u-byte messages, MTU %u, %u s\n",
-	       udp ? "UDP" : "TCP", peer_str, port_no, size, mtu, duration);
+	printf("stream_send: %s to %s:%u, %u-byte messages, MTU %u, %u s\n", udp ? "UDP" : "TCP",
+	       peer_str, port_no, size, mtu, duration);
 	fflush(stdout);
 
 	uint64_t bytes = 0, msgs = 0, seq = 0, last_bytes = 0;
@@ -210,8 +226,8 @@ int main(int argc, char **argv)
 	myrio_stack_stats(s, &st);
 	if (!udp) { /* wait until everything is acknowledged, then close */
 		myrio_tcp_shutdown(tx.conn);
-		for (deadline = now_ns() + 3000000000ull; !tx.closed && !tx.failed &&
-							  myrio_tcp_unacked(tx.conn) && now_ns() < deadline;)
+		for (deadline = now_ns() + 3000000000ull;
+		     !tx.closed && !tx.failed && myrio_tcp_unacked(tx.conn) && now_ns() < deadline;)
 			myrio_stack_poll(s);
 		secs = (now_ns() - start) / 1e9;
 	}

@@ -59,7 +59,7 @@ static void world_start(struct world *w)
 	for (int i = 0; i < 2; i++)
 		for (uint32_t s = 0; s < RX_ENTRIES; s++)
 			put_be32(w->sram + offs[i] + 8 * s + 4, MCP_RX_DESC_INVALID);
-	memset(r->tx.info, 0, TX_ENTRIES * sizeof(struct myri_tx_slot));
+	memset(r->tx.info, 0, TX_ENTRIES * sizeof(struct myrio_pkt *));
 	rx_ring_refill(&r->small);
 	rx_ring_refill(&r->big);
 }
@@ -87,12 +87,11 @@ static void world_init(struct world *w)
 		rings[i]->sram = w->sram + (i ? BIG_OFF : SMALL_OFF);
 		rings[i]->mask = RX_ENTRIES - 1;
 		rings[i]->pool = pools[i];
-		rings[i]->buf_off = MYRIO_PKT_HEADROOM;
 		rings[i]->info = calloc(RX_ENTRIES, sizeof(struct myrio_pkt *));
 	}
 	r->tx.sram = w->sram + TX_OFF;
 	r->tx.mask = TX_ENTRIES - 1;
-	r->tx.info = calloc(TX_ENTRIES, sizeof(struct myri_tx_slot));
+	r->tx.info = calloc(TX_ENTRIES, sizeof(struct myrio_pkt *));
 	r->tx.boundary = 2048;
 	r->tx.max_frame = MAX_FRAME;
 	r->status = w->status;

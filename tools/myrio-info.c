@@ -99,12 +99,12 @@ int main(int argc, char **argv)
 	       in.mac[3], in.mac[4], in.mac[5]);
 	printf("serial          %s\n", in.serial);
 	printf("product code    %s\n", in.product);
-	printf("link            %s\n",
-	       link == MYRIO_LINK_UP ? "up" : link == MYRIO_LINK_DOWN ? "down" : "unknown");
+	printf("link            %s\n", link == MYRIO_LINK_UP	 ? "up"
+				       : link == MYRIO_LINK_DOWN ? "down"
+								 : "unknown");
 	printf("MTU             %u (max frame %u)\n", in.mtu, in.max_frame);
 	printf("rings           send %u, receive %u small + %u big, completion %u\n",
-	       in.tx_ring_entries, in.rx_ring_entries, in.rx_ring_entries,
-	       2 * in.rx_ring_entries);
+	       in.tx_ring_entries, in.rx_ring_entries, in.rx_ring_entries, 2 * in.rx_ring_entries);
 	printf("buffers         small %u, big %u bytes; tx boundary %u\n", in.small_buf_size,
 	       in.big_buf_size, in.tx_boundary);
 	printf("caps           %s%s%s%s\n", in.caps & MYRIO_CAP_TX_CSUM ? " tx-csum" : "",

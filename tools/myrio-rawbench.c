@@ -1,8 +1,13 @@
 /* myrio-rawbench: raw frame rate between two ports of an in-process device model.
  *
- *   myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l 10g|unlimited]
- *       model on its own thread (spinning), this program on another core: frames/s
- *       received by port B from port A.
+ *   myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l 10g|unlimited] [-q]
+ *       model on its own thread (spinning; -q: sleeping when idle), this program on
+ *       another core: frames/s received by port B from port A.
+ *   myrio-rawbench line [-s SIZE] [-n MICROSECONDS]
+ *       stepped model with a 10 Gb/s link, one model step (1 µs of model time, as the
+ *       model bus's delay_us counts it) per round of the benchmark: frames per second of
+ *       model time, i.e. whether the driver keeps the link busy, independent of how busy
+ *       the host's CPUs are.
  *   myrio-rawbench step [-s SIZE] [-n PACKETS]
  *       stepped model, no thread: for counting instructions of myrio_rx_burst and
  *       myrio_tx_burst with callgrind (bench/raw_rate.sh), the model's work falls
@@ -128,25 +133,41 @@ static void teardown(struct bench *bn, struct myrio_pkt **out, unsigned pending)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || (strcmp(argv[1], "rate") && strcmp(argv[1], "step"))) {
-		fprintf(stderr, "usage: myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l LINK]\n"
+	if (argc < 2 ||
+	    (strcmp(argv[1], "rate") && strcmp(argv[1], "step") && strcmp(argv[1], "line"))) {
+		fprintf(stderr, "usage: myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l LINK] [-q]\n"
+				"       myrio-rawbench line [-s SIZE] [-n MICROSECONDS]\n"
 				"       myrio-rawbench step [-s SIZE] [-n PACKETS]\n");
 		return 2;
 	}
-	bool stepped = strcmp(argv[1], "step") == 0;
+	bool line = strcmp(argv[1], "line") == 0;
+	bool stepped = line || strcmp(argv[1], "step") == 0;
 	struct bench bn = {.size = 60, .stepped = stepped};
 	double seconds = 2;
 	uint64_t packets = 100000;
 	const char *link = "unlimited";
+	bool spin = true;
 	int c;
 	optind = 2;
-	while ((c = getopt(argc, argv, "s:t:l:n:")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:l:n:q")) != -1) {
 		switch (c) {
-		case 's': bn.size = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 't': seconds = atof(optarg); break;
-		case 'l': link = optarg; break;
-		case 'n': packets = strtoull(optarg, NULL, 0); break;
-		default: return 2;
+		case 'q':
+			spin = false;
+			break;
+		case 's':
+			bn.size = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			seconds = atof(optarg);
+			break;
+		case 'l':
+			link = optarg;
+			break;
+		case 'n':
+			packets = strtoull(optarg, NULL, 0);
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (bn.size < 60 || bn.size > 1514) {
@@ -154,13 +175,30 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char spec[96];
-	snprintf(spec, sizeof(spec), stepped ? "stepped,link=unlimited" : "spin,link=%s", link);
+	if (stepped)
+		snprintf(spec, sizeof(spec), "stepped,link=%s", line ? "10g" : "unlimited");
+	else
+		snprintf(spec, sizeof(spec), "%slink=%s", spin ? "spin," : "", link);
 	if (setup(&bn, spec) < 0) {
 		fprintf(stderr, "myrio-rawbench: set-up failed\n");
 		return 1;
 	}
 	struct myrio_pkt *out[BURST];
 	unsigned pending = 0;
+	if (line) {
+		uint64_t us = packets == 100000 ? 200000 : packets;
+		for (uint64_t t = 0; t < us; t++) {
+			round_trip(&bn, out, &pending);
+			myrio_sim_step(bn.sim, 1);
+		}
+		/* 10 GbE line rate: frame + FCS + preamble/SFD + inter-frame gap */
+		double fps = bn.rx / (us * 1e-6), max = 10e9 / ((bn.size + 4 + 8 + 12) * 8.0);
+		printf("line: %u-byte frames, 10 Gb/s link, %llu us of model time: %.0f frames/s, "
+		       "%.2f%% of line rate (%.0f)\n",
+		       bn.size, (unsigned long long)us, fps, 100 * fps / max, max);
+		teardown(&bn, out, pending);
+		return 0;
+	}
 	if (stepped) {
 		/* A burst out, the model moves it (outside the measured calls), a burst in. */
 		while (bn.rx < packets) {

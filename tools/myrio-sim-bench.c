@@ -98,16 +98,28 @@ static int driver_bench(unsigned long frames, unsigned len, const char *spec)
 			spins = 0;
 			last = now_s();
 		} else if (++spins % 1024 == 0 && now_s() - last > 1.0) {
-			break; /* nothing moved for a second: the rest is lost */
+			/* nothing moved for a second: say what the model was doing, give up */
+			struct sim_nic *na = sim_nic_find(w, "sim0"), *nb = sim_nic_find(w, "sim1");
+			uint64_t e0 = atomic_load(&w->epoch);
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL);
+			fprintf(stderr,
+				"stalled: model iterations in 100 ms: %llu; sim0 tx_cons %u "
+				"send_done %u armed %d paused %d; sim1 small cons %u\n",
+				(unsigned long long)(atomic_load(&w->epoch) - e0) / 2, na->tx_cons,
+				na->send_done, na->armed, na->paused, nb->small.cons);
+			break;
 		}
 	}
 	double t = last - t0;
 	struct myrio_port_stats st;
 	myrio_port_stats(b, &st);
+	struct sim_nic_stats ms;
+	sim_nic_get_stats(sim_nic_find(w, "sim0"), &ms);
 	printf("driver: %lu of %lu frames of %u bytes received in %.3f s: %.2f Mpps, lost %lu "
-	       "(no_small %u no_big %u)\n",
+	       "(no_small %u no_big %u, sender held by pause longer than its limit %lu times)\n",
 	       got, sent, len, t, got / t / 1e6, sent - got, st.dropped_no_small_buffer,
-	       st.dropped_no_big_buffer);
+	       st.dropped_no_big_buffer, (unsigned long)ms.pause_timeouts);
 	myrio_port_close(a);
 	myrio_port_close(b);
 	myrio_sim_destroy(w);

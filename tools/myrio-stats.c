@@ -9,6 +9,7 @@
  * the NIC's, cumulative since its last reset (§6.1); the driver's count from the open.
  * Frames that arrive meanwhile are received and dropped (and counted), as by a sink.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stddef.h>
@@ -20,21 +21,42 @@
 
 #include "myrio/myrio.h"
 
-#define U64(f) {#f, offsetof(struct myrio_port_stats, f), 8}
-#define U32(f) {#f, offsetof(struct myrio_port_stats, f), 4}
+#define U64(f)                                                                                     \
+	{                                                                                          \
+#f, offsetof(struct myrio_port_stats, f), 8                                        \
+	}
+#define U32(f)                                                                                     \
+	{                                                                                          \
+#f, offsetof(struct myrio_port_stats, f), 4                                        \
+	}
 
 static const struct counter {
 	const char *name;
 	size_t off;
 	int size;
 } counters[] = {
-	U64(rx_packets), U64(rx_bytes), U64(tx_packets), U64(tx_bytes), U64(rx_bad_completion),
-	U64(rx_refill_failed), U64(tx_ring_full), U64(tx_dropped_bad), U64(link_changes),
-	U32(dropped_pause), U32(dropped_unicast_filtered), U32(dropped_bad_crc32),
-	U32(dropped_bad_phy), U32(dropped_multicast_filtered), U32(dropped_link_overflow),
-	U32(dropped_link_error_or_filtered), U32(dropped_runt), U32(dropped_overrun),
-	U32(dropped_no_small_buffer), U32(dropped_no_big_buffer), U32(rdma_tags_available),
-	U32(link_up),
+    U64(rx_packets),
+    U64(rx_bytes),
+    U64(tx_packets),
+    U64(tx_bytes),
+    U64(rx_bad_completion),
+    U64(rx_refill_failed),
+    U64(tx_ring_full),
+    U64(tx_dropped_bad),
+    U64(link_changes),
+    U32(dropped_pause),
+    U32(dropped_unicast_filtered),
+    U32(dropped_bad_crc32),
+    U32(dropped_bad_phy),
+    U32(dropped_multicast_filtered),
+    U32(dropped_link_overflow),
+    U32(dropped_link_error_or_filtered),
+    U32(dropped_runt),
+    U32(dropped_overrun),
+    U32(dropped_no_small_buffer),
+    U32(dropped_no_big_buffer),
+    U32(rdma_tags_available),
+    U32(link_up),
 };
 
 static volatile sig_atomic_t stop;
@@ -66,9 +88,15 @@ int main(int argc, char **argv)
 	bool all = false;
 	for (int o; (o = getopt(argc, argv, "i:n:ah")) != -1;) {
 		switch (o) {
-		case 'i': interval = strtod(optarg, NULL); break;
-		case 'n': count = strtol(optarg, NULL, 0); break;
-		case 'a': all = true; break;
+		case 'i':
+			interval = strtod(optarg, NULL);
+			break;
+		case 'n':
+			count = strtol(optarg, NULL, 0);
+			break;
+		case 'a':
+			all = true;
+			break;
 		default:
 			fprintf(stderr, "usage: myrio-stats [-i SECONDS] [-n COUNT] [-a] DEVICE\n"
 					"  -a  show zero counters too\n"
@@ -84,9 +112,12 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	struct myrio_port *port;
-	if (myrio_port_open(&port, argv[optind], NULL) < 0) {
-		fprintf(stderr, "myrio-stats: cannot open %s (in use by another process?)\n",
-			argv[optind]);
+	int rc = myrio_port_open(&port, argv[optind], NULL);
+	if (rc < 0) {
+		fprintf(stderr, "myrio-stats: cannot open %s: %s%s\n", argv[optind], strerror(-rc),
+			rc == -EBUSY ? " (another process owns it; for a daemon NIC, "
+				       "`myrio-simd status` shows it)"
+				     : "");
 		return 1;
 	}
 	struct myrio_port_info info;
@@ -113,7 +144,9 @@ int main(int argc, char **argv)
 		printf("%s%s (%s, %02x:%02x:%02x:%02x:%02x:%02x) link %s\n", i ? "\n" : "",
 		       info.device, info.bus, info.mac[0], info.mac[1], info.mac[2], info.mac[3],
 		       info.mac[4], info.mac[5],
-		       link == MYRIO_LINK_UP ? "up" : link == MYRIO_LINK_DOWN ? "down" : "unknown");
+		       link == MYRIO_LINK_UP	 ? "up"
+		       : link == MYRIO_LINK_DOWN ? "down"
+						 : "unknown");
 		printf("  %-32s %20s %14s\n", "counter", "value", "per second");
 		for (size_t k = 0; k < sizeof(counters) / sizeof(counters[0]); k++) {
 			const struct counter *c = &counters[k];
@@ -126,7 +159,8 @@ int main(int argc, char **argv)
 				printf("  %-32s %20llu %14.0f\n", c->name, (unsigned long long)v,
 				       d / dt);
 			else
-				printf("  %-32s %20llu %14s\n", c->name, (unsigned long long)v, "-");
+				printf("  %-32s %20llu %14s\n", c->name, (unsigned long long)v,
+				       "-");
 		}
 		fflush(stdout);
 		prev = cur;

@@ -103,8 +103,9 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 	if (c == a->ref) {
 		if (ev == MYRIO_TCP_EV_ERROR || ev == MYRIO_TCP_EV_CONNECTED) {
 			a->ref_state = myrio_tcp_error(c) == -ECONNREFUSED ? 2 : -1;
-			printf("kernel closed port: %s\n", a->ref_state == 2 ? "refused (RST), as expected"
-									  : "unexpected answer");
+			printf("kernel closed port: %s\n", a->ref_state == 2
+							       ? "refused (RST), as expected"
+							       : "unexpected answer");
 			myrio_tcp_abort(c);
 			a->ref = NULL;
 		}
@@ -115,7 +116,8 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 			a->out_state = 2;
 			a->out_start_ns = now_ns();
 		} else if (ev == MYRIO_TCP_EV_ERROR) {
-			fprintf(stderr, "send: connection failed: %s\n", strerror(-myrio_tcp_error(c)));
+			fprintf(stderr, "send: connection failed: %s\n",
+				strerror(-myrio_tcp_error(c)));
 			a->out_state = -1;
 			myrio_tcp_close(c);
 			a->out = NULL;
@@ -186,7 +188,8 @@ static void pump_send(struct app *a)
 		struct myrio_pkt *p = myrio_stack_pkt_alloc(a->s);
 		if (!p)
 			return;
-		uint32_t n = (uint32_t)(a->send_bytes - a->sent < mss ? a->send_bytes - a->sent : mss);
+		uint32_t n =
+		    (uint32_t)(a->send_bytes - a->sent < mss ? a->send_bytes - a->sent : mss);
 		uint8_t *d = myrio_pkt_data(p);
 		uint32_t v = (uint32_t)(a->sent % 251);
 		for (uint32_t i = 0; i < n; i++) {
@@ -288,7 +291,8 @@ static void usage(void)
 		"       [--listen PORT] [--expect-conns N] [--udp-echo PORT]\n"
 		"       [--send IP:PORT:BYTES] [--expect-refused IP:PORT]\n"
 		"       [--ready FILE] [--go FILE] [--timeout SECONDS] [--stats] [--via sim|pair]\n"
-		"       [--sim SPEC]   model options, e.g. loss=0.01,reorder=0.01,dup=0.01,seed=1\n");
+		"       [--sim SPEC]   model options, e.g. loss=0.01,reorder=0.01,dup=0.01,seed=1\n"
+		"       [--cubic]      CUBIC congestion control instead of NewReno\n");
 }
 
 int main(int argc, char **argv)
@@ -298,19 +302,23 @@ int main(int argc, char **argv)
 	const char *tap = NULL, *ready = NULL, *go = NULL, *sim_spec = NULL;
 	uint32_t ip = 0, mask = 0, gw = 0;
 	int listen_port = 0, udp_port = 0, timeout = 120;
-	bool stats = false, via_pair = false;
+	bool stats = false, via_pair = false, cubic = false;
 	static const struct option opts[] = {
-		{"tap", 1, 0, 't'},    {"ip", 1, 0, 'i'},     {"gw", 1, 0, 'g'},
-		{"listen", 1, 0, 'l'}, {"expect-conns", 1, 0, 'n'}, {"udp-echo", 1, 0, 'u'},
-		{"send", 1, 0, 's'},   {"expect-refused", 1, 0, 'r'}, {"ready", 1, 0, 'R'},
-		{"go", 1, 0, 'G'},     {"timeout", 1, 0, 'T'}, {"stats", 0, 0, 'S'},
-		{"via", 1, 0, 'V'},    {"sim", 1, 0, 'M'},
-		{0, 0, 0, 0},
+	    {"tap", 1, 0, 't'},		 {"ip", 1, 0, 'i'},
+	    {"gw", 1, 0, 'g'},		 {"listen", 1, 0, 'l'},
+	    {"expect-conns", 1, 0, 'n'}, {"udp-echo", 1, 0, 'u'},
+	    {"send", 1, 0, 's'},	 {"expect-refused", 1, 0, 'r'},
+	    {"ready", 1, 0, 'R'},	 {"go", 1, 0, 'G'},
+	    {"timeout", 1, 0, 'T'},	 {"stats", 0, 0, 'S'},
+	    {"via", 1, 0, 'V'},		 {"sim", 1, 0, 'M'},
+	    {"cubic", 0, 0, 'C'},	 {0, 0, 0, 0},
 	};
 	int o;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (o) {
-		case 't': tap = optarg; break;
+		case 't':
+			tap = optarg;
+			break;
 		case 'i': {
 			char *slash = strchr(optarg, '/');
 			int len = slash ? atoi(slash + 1) : 24;
@@ -329,9 +337,15 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'l': listen_port = atoi(optarg); break;
-		case 'n': a.expect_conns = (unsigned)atoi(optarg); break;
-		case 'u': udp_port = atoi(optarg); break;
+		case 'l':
+			listen_port = atoi(optarg);
+			break;
+		case 'n':
+			a.expect_conns = (unsigned)atoi(optarg);
+			break;
+		case 'u':
+			udp_port = atoi(optarg);
+			break;
 		case 's':
 			if (parse_target(optarg, &a.send_ip, &a.send_port, &a.send_bytes) < 0) {
 				usage();
@@ -344,11 +358,24 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'R': ready = optarg; break;
-		case 'G': go = optarg; break;
-		case 'T': timeout = atoi(optarg); break;
-		case 'S': stats = true; break;
-		case 'M': sim_spec = optarg; break;
+		case 'R':
+			ready = optarg;
+			break;
+		case 'G':
+			go = optarg;
+			break;
+		case 'T':
+			timeout = atoi(optarg);
+			break;
+		case 'S':
+			stats = true;
+			break;
+		case 'M':
+			sim_spec = optarg;
+			break;
+		case 'C':
+			cubic = true;
+			break;
 		case 'V':
 			if (strcmp(optarg, "pair") && strcmp(optarg, "sim")) {
 				usage();
@@ -356,7 +383,9 @@ int main(int argc, char **argv)
 			}
 			via_pair = !strcmp(optarg, "pair");
 			break;
-		default: usage(); return 2;
+		default:
+			usage();
+			return 2;
 		}
 	}
 	if (!tap || !ip) {
@@ -382,7 +411,8 @@ int main(int argc, char **argv)
 		if (sim_spec && myrio_sim_conf_parse(&sc, sim_spec) < 0)
 			return 2;
 		struct sim_nic *nic;
-		if (sim_world_new(&sc, &a.sim) < 0 || sim_world_add_nic(a.sim, "sim0", NULL, &nic) < 0 ||
+		if (sim_world_new(&sc, &a.sim) < 0 ||
+		    sim_world_add_nic(a.sim, "sim0", NULL, &nic) < 0 ||
 		    sim_world_cable_endpoint(nic, a.tap) < 0 || sim_world_start(a.sim) < 0)
 			return 1;
 		struct myrio_port_conf pc;
@@ -400,6 +430,8 @@ int main(int argc, char **argv)
 	conf.udp_event = on_udp;
 	conf.event_arg = &a;
 	conf.time_wait_ms = 2000;
+	if (cubic)
+		conf.cc = MYRIO_TCP_CC_CUBIC;
 	if ((rc = myrio_stack_create(&a.s, a.port, &conf)) < 0)
 		return 1;
 	struct myrio_tcp_listener *l = NULL;
@@ -426,10 +458,11 @@ int main(int argc, char **argv)
 		if (!started && stat(go, &st) == 0) {
 			started = true;
 			myrio_arp_announce(a.s);
-			if (a.send_bytes && myrio_tcp_connect(a.s, a.send_ip, a.send_port, NULL,
-							      &a.out) == 0)
+			if (a.send_bytes &&
+			    myrio_tcp_connect(a.s, a.send_ip, a.send_port, NULL, &a.out) == 0)
 				a.out_state = 1;
-			if (a.ref_port && myrio_tcp_connect(a.s, a.ref_ip, a.ref_port, NULL, &a.ref) == 0)
+			if (a.ref_port &&
+			    myrio_tcp_connect(a.s, a.ref_ip, a.ref_port, NULL, &a.ref) == 0)
 				a.ref_state = 1;
 		}
 		unsigned work = bridge(&a);
@@ -441,8 +474,8 @@ int main(int argc, char **argv)
 		bool send_done = !a.send_bytes || a.out_state == 4 || a.out_state == -1;
 		bool ref_done = !a.ref_port || a.ref_state == 2 || a.ref_state == -1;
 		bool in_done = a.in_ok + a.in_bad >= a.expect_conns;
-		if (started && send_done && ref_done && in_done && (a.expect_conns || a.send_bytes ||
-								    a.ref_port))
+		if (started && send_done && ref_done && in_done &&
+		    (a.expect_conns || a.send_bytes || a.ref_port))
 			break;
 		if (work == 0 && ++idle > 64) {
 			if (tapfd >= 0) {
@@ -494,7 +527,8 @@ int main(int argc, char **argv)
 			       (unsigned long long)ps.rx_packets, (unsigned long long)ps.tx_packets,
 			       (unsigned long long)ps.rx_refill_failed,
 			       (unsigned long long)ps.tx_ring_full, ps.dropped_no_small_buffer,
-			       ps.dropped_no_big_buffer, ps.dropped_overrun, ps.dropped_link_overflow);
+			       ps.dropped_no_big_buffer, ps.dropped_overrun,
+			       ps.dropped_link_overflow);
 		printf("tap: to kernel %llu, from kernel %llu, dropped %llu\n",
 		       (unsigned long long)a.tap->tx_frames, (unsigned long long)a.tap->rx_frames,
 		       (unsigned long long)a.tap->drops);

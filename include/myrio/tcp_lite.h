@@ -53,48 +53,54 @@ struct myrio_udp_sock;
 
 enum myrio_tcp_event {
 	MYRIO_TCP_EV_ACCEPTED = 1, /* passive open completed: c is new, its user = listener's */
-	MYRIO_TCP_EV_CONNECTED,    /* active open completed */
-	MYRIO_TCP_EV_READABLE,     /* in-order data arrived, or the peer closed its side */
-	MYRIO_TCP_EV_WRITABLE,     /* send queue has room again after a send was refused */
-	MYRIO_TCP_EV_CLOSED,       /* orderly end of both directions; call myrio_tcp_close */
-	MYRIO_TCP_EV_ERROR,        /* reset, refused or timed out (myrio_tcp_error); call
+	MYRIO_TCP_EV_CONNECTED,	   /* active open completed */
+	MYRIO_TCP_EV_READABLE,	   /* in-order data arrived, or the peer closed its side */
+	MYRIO_TCP_EV_WRITABLE,	   /* send queue has room again after a send was refused */
+	MYRIO_TCP_EV_CLOSED,	   /* orderly end of both directions; call myrio_tcp_close */
+	MYRIO_TCP_EV_ERROR,	   /* reset, refused or timed out (myrio_tcp_error); call
 				    * myrio_tcp_close */
 };
 
 typedef void (*myrio_tcp_event_fn)(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev);
 typedef void (*myrio_udp_event_fn)(void *arg, struct myrio_udp_sock *u); /* readable */
-typedef uint64_t (*myrio_clock_fn)(void *arg); /* monotonic nanoseconds */
+typedef uint64_t (*myrio_clock_fn)(void *arg);				 /* monotonic nanoseconds */
+
+enum myrio_tcp_cc {
+	MYRIO_TCP_CC_NEWRENO = 0, /* RFC 5681, RFC 6582 */
+	MYRIO_TCP_CC_CUBIC,	  /* RFC 9438 */
+};
 
 struct myrio_stack_conf {
 	uint32_t ip, netmask, gateway; /* host byte order; gateway 0 = on-link only */
-	uint16_t mss;                  /* 0 = port MTU - 40 */
+	uint16_t mss;		       /* 0 = port MTU - 40 */
 
 	/* Table sizes, all preallocated at create time. */
-	uint32_t max_tcp_conns;   /* connections incl. half-open and TIME_WAIT (256) */
-	uint32_t max_listeners;   /* (8) */
-	uint32_t max_udp_socks;   /* (16) */
-	uint32_t arp_entries;     /* (64) */
-	uint32_t tx_pool_size;    /* transmit buffers shared by all connections (4096) */
-	uint32_t snd_queue_segs;  /* per connection: segments queued or unacknowledged (512) */
-	uint32_t rcv_buf;         /* per connection receive window in bytes (256 KiB) */
-	uint32_t ooo_max_segs;    /* per connection out-of-order segments held (256) */
-	uint32_t udp_rx_queue;    /* per socket datagrams waiting to be read (256) */
+	uint32_t max_tcp_conns;	 /* connections incl. half-open and TIME_WAIT (256) */
+	uint32_t max_listeners;	 /* (8) */
+	uint32_t max_udp_socks;	 /* (16) */
+	uint32_t arp_entries;	 /* (64) */
+	uint32_t tx_pool_size;	 /* transmit buffers shared by all connections (4096) */
+	uint32_t snd_queue_segs; /* per connection: segments queued or unacknowledged (512) */
+	uint32_t rcv_buf;	 /* per connection receive window in bytes (256 KiB) */
+	uint32_t ooo_max_segs;	 /* per connection out-of-order segments held (256) */
+	uint32_t udp_rx_queue;	 /* per socket datagrams waiting to be read (256) */
 
 	/* Behaviour. */
 	uint32_t arp_timeout_ms;      /* entry lifetime before re-resolution (60000) */
 	uint32_t delayed_ack_ms;      /* 0 = acknowledge every segment at once (40) */
-	uint32_t time_wait_ms;        /* TIME_WAIT duration, 2*MSL (60000) */
-	uint32_t rto_min_ms;          /* (200) */
+	uint32_t time_wait_ms;	      /* TIME_WAIT duration, 2*MSL (60000) */
+	uint32_t rto_min_ms;	      /* (200) */
 	uint32_t rto_initial_ms;      /* RFC 6298 initial RTO (1000) */
-	uint32_t rto_max_ms;          /* (60000) */
-	uint32_t max_retries;         /* retransmissions before ETIMEDOUT (12) */
-	uint32_t syn_retries;         /* (6) */
+	uint32_t rto_max_ms;	      /* (60000) */
+	uint32_t max_retries;	      /* retransmissions before ETIMEDOUT (12) */
+	uint32_t syn_retries;	      /* (6) */
 	uint32_t challenge_ack_limit; /* RFC 5961 challenge ACKs per second per stack (1000) */
-	bool nagle;                   /* (false) */
-	bool sack;                    /* offer/accept SACK (true) */
-	bool timestamps;              /* offer/accept RFC 7323 timestamps (true) */
-	bool window_scale;            /* (true) */
-	uint64_t seed;                /* ISN secret and ephemeral ports; 0 = getrandom() */
+	bool nagle;		      /* (false) */
+	bool sack;		      /* offer/accept SACK (true) */
+	bool timestamps;	      /* offer/accept RFC 7323 timestamps (true) */
+	bool window_scale;	      /* (true) */
+	uint64_t seed;		      /* ISN secret and ephemeral ports; 0 = getrandom() */
+	enum myrio_tcp_cc cc;	      /* congestion control (NewReno) */
 
 	myrio_clock_fn clock; /* NULL = CLOCK_MONOTONIC; tests pass a fake clock */
 	void *clock_arg;
@@ -199,8 +205,8 @@ const char *myrio_tcp_state_name(enum myrio_tcp_state st);
 int myrio_tcp_error(const struct myrio_tcp_conn *c); /* -ECONNRESET, -ETIMEDOUT, ... or 0 */
 void *myrio_tcp_user(const struct myrio_tcp_conn *c);
 void myrio_tcp_set_user(struct myrio_tcp_conn *c, void *user);
-void myrio_tcp_addr(const struct myrio_tcp_conn *c, uint32_t *lip, uint16_t *lport,
-		    uint32_t *rip, uint16_t *rport);
+void myrio_tcp_addr(const struct myrio_tcp_conn *c, uint32_t *lip, uint16_t *lport, uint32_t *rip,
+		    uint16_t *rport);
 
 /* ---- UDP ---- */
 
@@ -226,30 +232,30 @@ struct myrio_stack_stats {
 	uint64_t drop_eth_short, drop_eth_not_for_us, drop_eth_type;
 	/* ARP */
 	uint64_t arp_rx, arp_requests_sent, arp_replies_sent, arp_queued, arp_queue_drop,
-		arp_unresolved_drop, arp_table_full;
+	    arp_unresolved_drop, arp_table_full;
 	/* IPv4 */
 	uint64_t ip_rx, ip_tx, drop_ip_short, drop_ip_version, drop_ip_hdr_csum, drop_ip_len,
-		drop_ip_not_for_us, drop_ip_frag, drop_ip_proto, ip_no_route;
+	    drop_ip_not_for_us, drop_ip_frag, drop_ip_proto, ip_no_route;
 	/* ICMP */
 	uint64_t icmp_rx, icmp_echo_replies, icmp_unreach_sent, drop_icmp;
 	/* UDP */
 	uint64_t udp_rx, udp_tx, drop_udp_short, drop_udp_csum, drop_udp_no_port,
-		drop_udp_queue_full;
+	    drop_udp_queue_full;
 	/* TCP */
-	uint64_t tcp_segs_in, tcp_segs_out, tcp_retransmits, tcp_fast_retransmits,
-		tcp_rto_expired, tcp_tail_loss_probes, tcp_ooo_segs, tcp_dup_segs, tcp_resets_sent, tcp_resets_rcvd,
-		tcp_challenge_acks, tcp_challenge_ack_limited, tcp_paws_drops, tcp_zero_window_probes,
-		tcp_csum_sw, tcp_csum_offload, tcp_tx_copy_nic_busy;
+	uint64_t tcp_segs_in, tcp_segs_out, tcp_retransmits, tcp_fast_retransmits, tcp_rto_expired,
+	    tcp_tail_loss_probes, tcp_ooo_segs, tcp_dup_segs, tcp_resets_sent, tcp_resets_rcvd,
+	    tcp_challenge_acks, tcp_challenge_ack_limited, tcp_paws_drops, tcp_zero_window_probes,
+	    tcp_csum_sw, tcp_csum_offload, tcp_tx_copy_nic_busy;
 	uint64_t drop_tcp_short, drop_tcp_csum, drop_tcp_bad_off, drop_tcp_no_conn,
-		drop_tcp_syn_backlog, drop_tcp_table_full, drop_tcp_ooo_full, drop_tcp_out_of_window,
-		drop_tcp_bad_ack, drop_tcp_rcv_full;
+	    drop_tcp_syn_backlog, drop_tcp_table_full, drop_tcp_ooo_full, drop_tcp_out_of_window,
+	    drop_tcp_bad_ack, drop_tcp_rcv_full;
 	uint64_t tcp_active_opens, tcp_passive_opens, tcp_conns_established, tcp_timeouts;
 };
 
 struct myrio_tcp_conn_stats {
-	uint64_t segs_in, segs_out, bytes_in, bytes_out, retransmits, fast_retransmits,
-		rto_expired, ooo_segs, dup_segs, drops_out_of_window, sack_blocks_rcvd,
-		zero_window_probes, challenge_acks;
+	uint64_t segs_in, segs_out, bytes_in, bytes_out, retransmits, fast_retransmits, rto_expired,
+	    ooo_segs, dup_segs, drops_out_of_window, sack_blocks_rcvd, zero_window_probes,
+	    challenge_acks;
 	uint32_t srtt_us, rttvar_us, rto_ms, cwnd, ssthresh, snd_wnd, rcv_wnd, mss;
 	uint32_t unacked_segs, queued_segs;
 };

@@ -177,14 +177,14 @@ static void simd_close(struct myrio_bus *bus)
 }
 
 static const struct myrio_bus_ops simd_bus_ops = {
-	.dma_map = simd_dma_map,
-	.dma_unmap = simd_dma_unmap,
-	.delay_us = simd_delay_us,
-	.cfg_read = simd_cfg_read,
-	.cfg_write = simd_cfg_write,
-	.irq_fd = simd_irq_fd,
-	.reset = simd_reset,
-	.close = simd_close,
+    .dma_map = simd_dma_map,
+    .dma_unmap = simd_dma_unmap,
+    .delay_us = simd_delay_us,
+    .cfg_read = simd_cfg_read,
+    .cfg_write = simd_cfg_write,
+    .irq_fd = simd_irq_fd,
+    .reset = simd_reset,
+    .close = simd_close,
 };
 
 static const char *attach_hint(int rc)

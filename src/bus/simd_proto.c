@@ -38,10 +38,10 @@ unsigned simd_request_fds(uint16_t type)
 const char *simd_type_name(uint16_t type)
 {
 	static const char *const names[] = {
-		[SIMD_ATTACH] = "attach",	[SIMD_DMA_MAP] = "dma-map",
-		[SIMD_DMA_UNMAP] = "dma-unmap", [SIMD_CFG_READ] = "cfg-read",
-		[SIMD_CFG_WRITE] = "cfg-write", [SIMD_RESET] = "reset",
-		[SIMD_STATUS] = "status",
+	    [SIMD_ATTACH] = "attach",	    [SIMD_DMA_MAP] = "dma-map",
+	    [SIMD_DMA_UNMAP] = "dma-unmap", [SIMD_CFG_READ] = "cfg-read",
+	    [SIMD_CFG_WRITE] = "cfg-write", [SIMD_RESET] = "reset",
+	    [SIMD_STATUS] = "status",
 	};
 	if (type == 0 || type >= SIMD_TYPE_END)
 		return "unknown";
@@ -78,7 +78,7 @@ int simd_check_request(const void *buf, size_t len, unsigned nfds, const char **
 	}
 	if (h.type == SIMD_ATTACH) {
 		const struct simd_attach_req *a =
-			(const void *)((const uint8_t *)buf + sizeof(struct simd_hdr));
+		    (const void *)((const uint8_t *)buf + sizeof(struct simd_hdr));
 		size_t n = strnlen(a->nic, sizeof(a->nic));
 		if (n == 0 || n == sizeof(a->nic)) {
 			*why = "NIC name empty or not NUL-terminated";
@@ -164,9 +164,10 @@ ssize_t simd_recv(int sock, void *buf, size_t cap, int *fds, unsigned max_fds, u
 		char buf[CMSG_SPACE(sizeof(int) * 16)];
 	} ctl;
 	struct iovec iov = {.iov_base = buf, .iov_len = cap};
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-		.msg_controllen = sizeof(ctl.buf)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
 	ssize_t n;
 	*nfds = 0;
 	do

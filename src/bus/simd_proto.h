@@ -21,10 +21,10 @@
 
 #define SIMD_DEFAULT_SOCKET "/run/myrio/simd.sock"
 #define SIMD_SOCKET_ENV "MYRIO_SIMD_SOCKET" /* overrides the default path */
-#define SIMD_MAGIC 0x4453594du              /* "MYSD" */
+#define SIMD_MAGIC 0x4453594du		    /* "MYSD" */
 #define SIMD_VERSION 1
 #define SIMD_NAME_MAX 32      /* NIC names, NUL included */
-#define SIMD_MAX_FDS 2        /* most fds any message carries */
+#define SIMD_MAX_FDS 2	      /* most fds any message carries */
 #define SIMD_MAX_REGIONS 64   /* DMA regions per attachment */
 #define SIMD_STATUS_MAX 16384 /* status report text */
 /* IOVAs handed to the daemon stay below 2^48, like a real IOMMU's address width; the
@@ -34,13 +34,13 @@
 #define SIMD_REPLY_TIMEOUT_MS 5000
 
 enum simd_type {
-	SIMD_ATTACH = 1,   /* attach_req -> attach_rep + fds {BAR0 memfd, irq eventfd} */
-	SIMD_DMA_MAP = 2,  /* dma_req + fd {region} -> status */
+	SIMD_ATTACH = 1,    /* attach_req -> attach_rep + fds {BAR0 memfd, irq eventfd} */
+	SIMD_DMA_MAP = 2,   /* dma_req + fd {region} -> status */
 	SIMD_DMA_UNMAP = 3, /* dma_req -> status */
-	SIMD_CFG_READ = 4, /* cfg_req -> cfg_rep */
+	SIMD_CFG_READ = 4,  /* cfg_req -> cfg_rep */
 	SIMD_CFG_WRITE = 5, /* cfg_req -> status */
-	SIMD_RESET = 6,    /* -> status: NIC back to power-on state, DMA regions kept */
-	SIMD_STATUS = 7,   /* -> text (no attachment needed) */
+	SIMD_RESET = 6,	    /* -> status: NIC back to power-on state, DMA regions kept */
+	SIMD_STATUS = 7,    /* -> text (no attachment needed) */
 	SIMD_TYPE_END
 };
 

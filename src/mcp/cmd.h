@@ -16,7 +16,7 @@ struct mcp_cmd_chan {
 	unsigned timeout_us; /* give up after this long (default MCP_CMD_TIMEOUT_US) */
 };
 
-#define MCP_CMD_TIMEOUT_US 200000u /* spec: ≤ 15 ms; slack for a busy host running a model */
+#define MCP_CMD_TIMEOUT_US 1000000u /* spec: ≤ 15 ms; slack for a loaded host running a model */
 
 void mcp_cmd_init(struct mcp_cmd_chan *c, struct myrio_bus *bus, void *resp_va, uint64_t resp_iova);
 

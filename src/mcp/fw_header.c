@@ -58,7 +58,8 @@ int mcp_fw_header_parse(const uint8_t *hdr, size_t len, const char *src, struct 
 	out->sram_size = get_be32(hdr + MCP_HDR_OFF_SRAM_SIZE);
 	out->string_specs = get_be32(hdr + MCP_HDR_OFF_STRING_SPECS);
 	out->string_specs_len = get_be32(hdr + MCP_HDR_OFF_STRING_SPECS_LEN);
-	if (out->header_length >= MCP_HDR_OFF_HANDOFF_ID_CAPS + 2 && len >= MCP_HDR_OFF_HANDOFF_ID_CAPS + 2) {
+	if (out->header_length >= MCP_HDR_OFF_HANDOFF_ID_CAPS + 2 &&
+	    len >= MCP_HDR_OFF_HANDOFF_ID_CAPS + 2) {
 		out->handoff_id_major = get_be16(hdr + MCP_HDR_OFF_HANDOFF_ID_MAJOR);
 		out->handoff_id_caps = get_be16(hdr + MCP_HDR_OFF_HANDOFF_ID_CAPS);
 	}
@@ -79,8 +80,9 @@ int mcp_fw_image_check(const uint8_t *img, size_t len, uint32_t max_len, const c
 	}
 	uint32_t off = get_be32(img + MCP_HEADER_PTR_OFFSET);
 	if ((off & 3) || off > len || len - off < MCP_HDR_MIN_LEN) {
-		log_err("%s: corrupted firmware image: header pointer 0x%x outside the %zu-byte image",
-			src, off, len);
+		log_err(
+		    "%s: corrupted firmware image: header pointer 0x%x outside the %zu-byte image",
+		    src, off, len);
 		return -EINVAL;
 	}
 	int rc = mcp_fw_header_parse(img + off, len - off, src, out);
@@ -157,9 +159,9 @@ int mcp_eeprom_parse(const uint8_t *strings, size_t len, struct mcp_eeprom *out)
 uint32_t mcp_crc32(uint32_t crc, const void *buf, size_t len)
 {
 	static const uint32_t tab[16] = {
-		0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
-		0x4db26158, 0x5005713c, 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
-		0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c,
+	    0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
+	    0x4db26158, 0x5005713c, 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
+	    0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c,
 	};
 	const uint8_t *p = buf;
 	crc = ~crc;

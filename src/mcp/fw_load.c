@@ -147,9 +147,10 @@ static int handoff(struct myri_nic *nic, size_t len)
 	w[6] = 0;
 	write_block(nic->bus, MCP_BOOT_HANDOFF_OFFSET, w);
 	if (!wait_confirm(nic, HANDOFF_TIMEOUT_MS)) {
-		log_err("%s: the NIC did not confirm the firmware handoff within %u ms: the running "
-			"firmware refused the image (handoff IDs) or is hung",
-			nic->bus->name, HANDOFF_TIMEOUT_MS);
+		log_err(
+		    "%s: the NIC did not confirm the firmware handoff within %u ms: the running "
+		    "firmware refused the image (handoff IDs) or is hung",
+		    nic->bus->name, HANDOFF_TIMEOUT_MS);
 		return -ETIMEDOUT;
 	}
 	return 0;
@@ -180,7 +181,12 @@ int mcp_fw_load_file(struct myri_nic *nic, const char *path)
 	if (rc < 0)
 		return rc;
 	nic->fw_loaded = true;
-	nic->tx_boundary = 4096; /* confirmed or lowered by UNALIGNED_TEST at probe */
+	/* §2.1: the "p" (unaligned-completion) images need 2 KiB descriptors. The header does
+	 * not say which flavour an image is; like L, go by the image's name (ethp_z8e,
+	 * rss_ethp_z8e). An aligned image keeps 4 KiB if UNALIGNED_TEST passes at probe. */
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	nic->tx_boundary = strstr(base, "ethp") ? 2048 : 4096;
 	log_info("%s: loaded firmware %s (%s, %zu bytes)", bus->name, nic->fw.version, path, len);
 	return 0;
 }
@@ -199,6 +205,8 @@ int mcp_dummy_rdma(struct myri_nic *nic, bool enable)
 	w[4] = (uint32_t)dummy;
 	w[5] = enable ? 1 : 0;
 	write_block(nic->bus, MCP_DUMMY_RDMA_OFFSET, w);
+	/* Unconfirmed, the NIC may still have taken it: assume it reads until told not to. */
+	nic->dummy_rdma_on = enable;
 	if (!wait_confirm(nic, DUMMY_RDMA_TIMEOUT_MS)) {
 		log_warn("%s: dummy RDMA %s was not confirmed (harmless on firmware >= 1.4.16)",
 			 nic->bus->name, enable ? "enable" : "disable");

@@ -13,14 +13,14 @@
 #define MCP_STRING_SPECS_DEFAULT 0x1dfe00u
 #define MCP_STRING_SPECS_LEN 256u
 #define MCP_SRAM_SIZE_DEFAULT 0x1dff00u
-#define MCP_CMD_OFFSET 0xf80000u          /* command block (§3.1) */
+#define MCP_CMD_OFFSET 0xf80000u	  /* command block (§3.1) */
 #define MCP_BOOT_HANDOFF_OFFSET 0xfc0000u /* §2.4 */
-#define MCP_DUMMY_RDMA_OFFSET 0xfc01c0u   /* §2.6 */
-#define MCP_BAR0_MIN_LEN 0x1000000u       /* 16 MiB (§1.2) */
+#define MCP_DUMMY_RDMA_OFFSET 0xfc01c0u	  /* §2.6 */
+#define MCP_BAR0_MIN_LEN 0x1000000u	  /* 16 MiB (§1.2) */
 
 /* Firmware header (§1.5) */
 #define MCP_TYPE_ETH 0x45544820u /* "ETH " */
-#define MCP_HDR_MIN_LEN 152u     /* fields up to offset 151 are always present */
+#define MCP_HDR_MIN_LEN 152u	 /* fields up to offset 151 are always present */
 #define MCP_HDR_FULL_LEN 192u
 #define MCP_HDR_OFF_LENGTH 0
 #define MCP_HDR_OFF_TYPE 4
@@ -91,7 +91,7 @@ enum mcp_result {
 
 #define MCP_INTRQ_NO_STRICT_SIZE_CHECK 0x80000000u
 #define MCP_MAX_MTU 9400u /* largest SET_MTU frame length */
-#define MCP_RX_PAD 2u     /* frame written 2 bytes after the rx buffer address (§4.4) */
+#define MCP_RX_PAD 2u	  /* frame written 2 bytes after the rx buffer address (§4.4) */
 
 /* Command block (§3.1): 16 BE32 words written at MCP_CMD_OFFSET, word 15 last. */
 struct mcp_cmd_block {
@@ -125,7 +125,7 @@ struct mcp_tx_desc {
 	uint32_t addr_high;
 	uint32_t addr_low;
 	uint16_t pseudo_hdr_offset; /* BE */
-	uint16_t length;            /* BE */
+	uint16_t length;	    /* BE */
 	uint8_t pad;
 	uint8_t rdma_count;
 	uint8_t cksum_offset;
@@ -140,7 +140,7 @@ _Static_assert(sizeof(struct mcp_tx_desc) == 16, "send descriptor is 16 bytes");
 #define MCP_TX_FLAG_CKSUM 0x08u
 #define MCP_TX_FLAG_NO_TSO 0x10u
 #define MCP_TX_SMALL_SIZE 1520u
-#define MCP_TX_MAX_DESC 12u /* per non-TSO frame (§5.4) */
+#define MCP_TX_MAX_DESC 12u  /* per non-TSO frame (§5.4) */
 #define MCP_TX_MIN_FRAME 60u /* the NIC does not pad (§5.3) */
 #define MCP_TX_MAX_CSUM_START 255u
 #define MCP_TX_MAX_CSUM_FIELD 127u
@@ -169,8 +169,8 @@ struct mcp_irq_data {
 };
 _Static_assert(sizeof(struct mcp_irq_data) == 64, "status block is 64 bytes");
 
-#define MCP_VALID_RX 0x1u /* receive event, rx token handed to the host (§6.3) */
-#define MCP_VALID_TX 0x2u /* send completions */
+#define MCP_VALID_RX 0x1u  /* receive event, rx token handed to the host (§6.3) */
+#define MCP_VALID_TX 0x2u  /* send completions */
 #define MCP_CLAIM_VALUE 3u /* written to claim0/claim1 (§6.5) */
 
 #endif

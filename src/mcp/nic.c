@@ -172,15 +172,14 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 }
 
 /* Reads a BAR0 offset the NIC hands out and checks that len bytes fit there. */
-static int get_offset(struct myri_nic *nic, uint32_t op, uint32_t arg, uint32_t len,
-		      uint32_t *off)
+static int get_offset(struct myri_nic *nic, uint32_t op, uint32_t arg, uint32_t len, uint32_t *off)
 {
 	int rc = cmd(nic, op, arg, 0, 0, off);
 	if (rc < 0)
 		return rc;
 	if ((*off & 3) || *off >= MCP_FW_STAGING_OFFSET * 2 || len > nic->bus->bar0_len - *off) {
-		log_err("%s: the NIC answered %s with offset 0x%x, outside its SRAM", nic->bus->name,
-			mcp_cmd_name(op), *off);
+		log_err("%s: the NIC answered %s with offset 0x%x, outside its SRAM",
+			nic->bus->name, mcp_cmd_name(op), *off);
 		return -EPROTO;
 	}
 	return 0;
@@ -262,7 +261,6 @@ static int rx_ring_setup(struct myri_nic *nic, struct myri_rx_ring *ring, uint32
 	ring->mask = nic->rx_entries - 1;
 	ring->posted = ring->done = 0;
 	ring->pool = pool;
-	ring->buf_off = MYRIO_PKT_HEADROOM;
 	ring->info = calloc(nic->rx_entries, sizeof(*ring->info));
 	return ring->info ? 0 : -ENOMEM;
 }
@@ -276,8 +274,7 @@ static int make_pools(struct myri_nic *nic)
 	int rc = myrio_pool_create_in(nic->bus, count, 512 - 64, &nic->small_pool);
 	if (rc < 0)
 		return rc;
-	rc = myrio_pool_create_in(nic->bus, count,
-				  MYRIO_PKT_HEADROOM + MCP_RX_PAD + nic->max_frame,
+	rc = myrio_pool_create_in(nic->bus, count, MYRIO_PKT_HEADROOM + MCP_RX_PAD + nic->max_frame,
 				  &nic->big_pool);
 	if (rc < 0)
 		return rc;
@@ -380,8 +377,7 @@ static void release_buffers(struct myri_nic *nic)
 	for (int i = 0; i < 2; i++) {
 		if (pools[i] && myrio_pool_free_count(pools[i]) != pools[i]->count)
 			log_warn("%s: %u receive buffers were not freed before close",
-				 nic->bus->name,
-				 pools[i]->count - myrio_pool_free_count(pools[i]));
+				 nic->bus->name, pools[i]->count - myrio_pool_free_count(pools[i]));
 		myrio_pool_destroy(pools[i]);
 	}
 	nic->small_pool = nic->big_pool = NULL;
@@ -415,6 +411,10 @@ int myri_nic_close(struct myri_nic *nic)
 
 void myri_nic_release(struct myri_nic *nic)
 {
+	/* The NIC must stop reading the dummy address before its memory goes (§2.6; L turns
+	 * it off on remove). */
+	if (nic->dummy_rdma_on)
+		mcp_dummy_rdma(nic, false);
 	release_buffers(nic);
 	struct myrio_dma_region *regs[2] = {&nic->intrq, &nic->ctrl};
 	for (int i = 0; i < 2; i++) {

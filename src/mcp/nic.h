@@ -27,6 +27,7 @@ struct myri_nic {
 	bool promisc;
 	uint32_t rx_pool_extra;
 	bool up;
+	bool dummy_rdma_on; /* to be turned off before the DMA memory goes (§2.6) */
 	/* DMA memory: control page (response, status block, DMA-test page) and the
 	 * completion ring, each mapped on the bus. */
 	struct myrio_dma_region ctrl, intrq;
@@ -36,9 +37,9 @@ struct myri_nic {
 };
 
 /* Layout of the control region. */
-#define NIC_CTRL_RESP 0u      /* command response / confirm word (§3.1) */
-#define NIC_CTRL_STATUS 64u   /* status block (§6.1) */
-#define NIC_CTRL_DUMMY 128u   /* dummy-RDMA target (§2.6), zeros */
+#define NIC_CTRL_RESP 0u       /* command response / confirm word (§3.1) */
+#define NIC_CTRL_STATUS 64u    /* status block (§6.1) */
+#define NIC_CTRL_DUMMY 128u    /* dummy-RDMA target (§2.6), zeros */
 #define NIC_CTRL_DMATEST 4096u /* 4 KiB page for DMA_TEST (§8.2) */
 #define NIC_CTRL_LEN 8192u
 

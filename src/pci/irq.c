@@ -1,4 +1,6 @@
-/* Device interrupts into an eventfd: MSI-X vector 0 when the function has MSI-X, else MSI. */
+/* Device interrupts into an eventfd. One vector: MSI when the function has it, else MSI-X
+ * vector 0. A single-slice Myri-10G interrupts through MSI; MSI-X is meant for one vector
+ * per slice and needs ENABLE_RSS_QUEUES first (spec §6.4). */
 #include <errno.h>
 #include <linux/vfio.h>
 #include <string.h>
@@ -6,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "pci/vfio.h"
 #include "pci/vfio_dev.h"
 #include "util/log.h"
 
@@ -35,27 +38,17 @@ static int set_trigger(struct myrio_vfio_dev *d, uint32_t index, int efd)
 	return ioctl(d->device, VFIO_DEVICE_SET_IRQS, &u) == 0 ? 0 : -errno;
 }
 
-int myrio_vfio_irq_fd(struct myrio_bus *bus)
+static int irq_open(struct myrio_vfio_dev *d, uint32_t index)
 {
-	struct myrio_vfio_dev *d = (struct myrio_vfio_dev *)bus;
-	if (d->irq_fd >= 0)
-		return d->irq_fd;
-	uint32_t index;
-	if (irq_count(d, VFIO_PCI_MSIX_IRQ_INDEX) > 0)
-		index = VFIO_PCI_MSIX_IRQ_INDEX;
-	else if (irq_count(d, VFIO_PCI_MSI_IRQ_INDEX) > 0)
-		index = VFIO_PCI_MSI_IRQ_INDEX;
-	else
-		return -ENOTSUP; /* legacy INTx needs unmasking per interrupt: poll instead */
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (efd < 0) {
 		int rc = -errno;
-		log_err("%s: eventfd: %s", bus->name, strerror(-rc));
+		log_err("%s: eventfd: %s", d->bus.name, strerror(-rc));
 		return rc;
 	}
 	int rc = set_trigger(d, index, efd);
 	if (rc < 0) {
-		log_err("%s: VFIO_DEVICE_SET_IRQS (%s): %s", bus->name,
+		log_err("%s: VFIO_DEVICE_SET_IRQS (%s): %s", d->bus.name,
 			index == VFIO_PCI_MSIX_IRQ_INDEX ? "MSI-X" : "MSI", strerror(-rc));
 		close(efd);
 		return rc;
@@ -63,6 +56,31 @@ int myrio_vfio_irq_fd(struct myrio_bus *bus)
 	d->irq_fd = efd;
 	d->irq_index = (int)index;
 	return efd;
+}
+
+int myrio_vfio_irq_fd(struct myrio_bus *bus)
+{
+	struct myrio_vfio_dev *d = (struct myrio_vfio_dev *)bus;
+	if (d->irq_fd >= 0)
+		return d->irq_fd;
+	if (irq_count(d, VFIO_PCI_MSI_IRQ_INDEX) > 0)
+		return irq_open(d, VFIO_PCI_MSI_IRQ_INDEX);
+	if (irq_count(d, VFIO_PCI_MSIX_IRQ_INDEX) > 0)
+		return irq_open(d, VFIO_PCI_MSIX_IRQ_INDEX);
+	return -ENOTSUP; /* legacy INTx needs unmasking per interrupt: poll instead */
+}
+
+int myrio_vfio_irq_fd_msix(struct myrio_bus *bus)
+{
+	struct myrio_vfio_dev *d = (struct myrio_vfio_dev *)bus;
+	if (strcmp(bus->kind, "vfio") != 0)
+		return -EINVAL;
+	if (d->irq_fd >= 0 && d->irq_index == VFIO_PCI_MSIX_IRQ_INDEX)
+		return d->irq_fd;
+	if (irq_count(d, VFIO_PCI_MSIX_IRQ_INDEX) == 0)
+		return -ENOTSUP;
+	myrio_vfio_irq_close(d);
+	return irq_open(d, VFIO_PCI_MSIX_IRQ_INDEX);
 }
 
 void myrio_vfio_irq_close(struct myrio_vfio_dev *d)

@@ -31,9 +31,16 @@ int myrio_vfio_open_myri_at(const struct myrio_vfio_paths *paths, const char *ad
 			    struct myrio_bus **out);
 
 /* Myri-10G functions on this machine (libpciaccess scan): up to max addresses in
- * canonical form into addrs; returns how many were found, or a negative errno. */
+ * canonical form into addrs; returns how many were found, or a negative errno.
+ * libpciaccess keeps process-wide state (pci_system_init/cleanup) that an application may
+ * share, so the open path itself reads the few sysfs files it needs instead. */
 int myrio_pci_find_myri(char (*addrs)[16], unsigned max);
 int myrio_pci_is_myri(uint16_t vendor, uint16_t device);
+
+/* The bus's irq_fd op wires MSI (else MSI-X vector 0); this wires MSI-X vector 0 instead,
+ * for devices that need it (a multi-slice Myri-10G, after ENABLE_RSS_QUEUES, §6.4). Returns
+ * the eventfd, -ENOTSUP without MSI-X. Replaces an eventfd handed out before. */
+int myrio_vfio_irq_fd_msix(struct myrio_bus *bus);
 
 /* The IOMMU group number of an open VFIO bus, for messages and tests. */
 int myrio_vfio_group_id(const struct myrio_bus *bus);

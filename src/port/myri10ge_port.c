@@ -127,22 +127,21 @@ static void m_close(struct myrio_port *port)
 	struct myri10ge_port *p = mp(port);
 	struct myrio_bus *bus = p->nic.bus;
 	myri_nic_close(&p->nic);
-	mcp_dummy_rdma(&p->nic, false); /* as L on remove (§8.4) */
 	myri_nic_release(&p->nic);
 	bus->ops->close(bus);
 	free(p);
 }
 
 static const struct myrio_port_ops myri10ge_ops = {
-	.rx_burst = m_rx_burst,
-	.tx_burst = m_tx_burst,
-	.pool_create = m_pool_create,
-	.link = m_link,
-	.info = m_info,
-	.stats = m_stats,
-	.irq_fd = m_irq_fd,
-	.irq_arm = m_irq_arm,
-	.close = m_close,
+    .rx_burst = m_rx_burst,
+    .tx_burst = m_tx_burst,
+    .pool_create = m_pool_create,
+    .link = m_link,
+    .info = m_info,
+    .stats = m_stats,
+    .irq_fd = m_irq_fd,
+    .irq_arm = m_irq_arm,
+    .close = m_close,
 };
 
 int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *conf,
@@ -160,7 +159,8 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 		rc = myri_nic_open(&p->nic);
 	if (rc < 0) {
 		log_err("%s: bring-up failed (%s)", bus->name, strerror(-rc));
-		p->nic.up = false;
+		if (p->nic.up)
+			myri_nic_close(&p->nic);
 		myri_nic_release(&p->nic);
 		bus->ops->close(bus);
 		free(p);

@@ -136,37 +136,36 @@ static uint16_t pair_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 	struct pair_link *l = e->link;
 	reap_completions(e);
 	uint16_t taken = 0;
-	struct myrio_pkt *drop[64];
-	unsigned ndrop = 0;
 	pthread_mutex_lock(&l->lock);
 	struct pair_ring *r = &l->ring[e->side];
 	if (!l->end[e->side ^ 1]) {
-		/* Cable unplugged at the other end: frames go nowhere. */
+		/* Cable unplugged at the other end: frames go nowhere (and are handed back
+		 * on the next call, like any sent frame, so they stay intact until then). */
+		uint16_t k = 0;
+		while (k < n && ring_put(&l->done[e->side], pkts[k]))
+			k++;
 		pthread_mutex_unlock(&l->lock);
-		myrio_pkt_free_bulk(pkts, n);
-		return n;
+		return k;
 	}
 	for (; taken < n; taken++) {
 		struct myrio_pkt *p = pkts[taken];
-		if (p->len < 14 || p->len > e->mtu + 18) {
-			e->stats.tx_dropped_bad++;
-			if (ndrop == 64)
-				break;
-			drop[ndrop++] = p;
-			continue;
-		}
-		/* Room for a duplicate and a held frame too, or stop here (ring full). */
-		if (ring_free(r) < 3 || ring_free(&l->done[e->side]) < 3 + (r->tail - r->head)) {
+		/* Room for a duplicate and a held frame too, or stop here (ring full). The
+		 * completion ring takes everything in flight plus frames dropped here, which
+		 * go back to the sender on its next call, as a NIC reports them done. */
+		if (ring_free(r) < 3 || ring_free(&l->done[e->side]) < 4 + (r->tail - r->head)) {
 			e->stats.tx_ring_full++;
 			break;
+		}
+		if (p->len < 14 || p->len > e->mtu + 18) {
+			e->stats.tx_dropped_bad++;
+			ring_put(&l->done[e->side], p);
+			continue;
 		}
 		e->stats.tx_packets++;
 		e->stats.tx_bytes += p->len;
 		if (chance(e, e->loss)) {
 			e->drops_fault++;
-			if (ndrop == 64)
-				break;
-			drop[ndrop++] = p;
+			ring_put(&l->done[e->side], p);
 			continue;
 		}
 		if (chance(e, e->dup)) {
@@ -186,7 +185,6 @@ static uint16_t pair_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 		}
 	}
 	pthread_mutex_unlock(&l->lock);
-	myrio_pkt_free_bulk(drop, ndrop);
 	return taken;
 }
 
@@ -329,11 +327,11 @@ static void pair_close(struct myrio_port *port)
 	pthread_mutex_lock(&l->lock);
 	while ((p = ring_get(&l->ring[e->side])) != NULL)
 		ring_put(&l->done[e->side], p);
+	struct myrio_pkt *held = e->held; /* the peer takes it under the lock too */
+	e->held = NULL;
 	pthread_mutex_unlock(&l->lock);
-	if (e->held) {
-		myrio_pkt_free(e->held);
-		e->held = NULL;
-	}
+	if (held)
+		myrio_pkt_free(held);
 	reap_completions(e);
 	myrio_pool_destroy(e->rx_pool);
 	if (last)
@@ -342,13 +340,13 @@ static void pair_close(struct myrio_port *port)
 }
 
 static const struct myrio_port_ops pair_ops = {
-	.rx_burst = pair_rx_burst,
-	.tx_burst = pair_tx_burst,
-	.pool_create = pair_pool_create,
-	.link = pair_link_state,
-	.info = pair_info,
-	.stats = pair_stats,
-	.close = pair_close,
+    .rx_burst = pair_rx_burst,
+    .tx_burst = pair_tx_burst,
+    .pool_create = pair_pool_create,
+    .link = pair_link_state,
+    .info = pair_info,
+    .stats = pair_stats,
+    .close = pair_close,
 };
 
 static int parse_opts(struct pair_end *e, const char *opts, uint32_t *ring, uint32_t *rxpool)
@@ -433,8 +431,8 @@ int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 	uint32_t h = 2166136261u;
 	for (const char *c = lname; *c; c++)
 		h = (h ^ (uint8_t)*c) * 16777619u;
-	uint8_t mac[6] = {0x02, 0x00, (uint8_t)(h >> 16), (uint8_t)(h >> 8), (uint8_t)h,
-			  (uint8_t)(side + 1)};
+	uint8_t mac[6] = {
+	    0x02, 0x00, (uint8_t)(h >> 16), (uint8_t)(h >> 8), (uint8_t)h, (uint8_t)(side + 1)};
 	memcpy(e->mac, mac, 6);
 
 	pthread_mutex_lock(&registry_lock);

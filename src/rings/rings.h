@@ -21,6 +21,7 @@
  * (no type punning). */
 static inline void sram_copy64(volatile uint8_t *bar, uint32_t off, const void *src, uint32_t len)
 {
+#pragma GCC unroll 4
 	for (uint32_t i = 0; i < len; i += 8) {
 		uint64_t v;
 		__builtin_memcpy(&v, (const uint8_t *)src + i, 8);
@@ -29,39 +30,34 @@ static inline void sram_copy64(volatile uint8_t *bar, uint32_t off, const void *
 } /* descriptors are posted 8 at a time (§4.3) */
 
 struct myri_rx_ring {
-	volatile uint8_t *sram;    /* BAR0 + GET_SMALL/BIG_RX_OFFSET */
-	struct myrio_pkt **info;   /* slot -> posted buffer */
+	volatile uint8_t *sram;	 /* BAR0 + GET_SMALL/BIG_RX_OFFSET */
+	struct myrio_pkt **info; /* slot -> posted buffer */
 	struct myrio_pool *pool;
-	uint32_t mask;             /* entries - 1 */
-	uint32_t posted;           /* descriptors written, free-running */
-	uint32_t done;             /* buffers consumed, free-running */
-	uint32_t buf_off;          /* posted address = pkt->iova + buf_off (MYRIO_PKT_HEADROOM) */
+	uint32_t mask;	 /* entries - 1 */
+	uint32_t posted; /* descriptors written, free-running */
+	uint32_t done;	 /* buffers consumed, free-running */
 	uint64_t refill_failed;
-};
-
-struct myri_tx_slot {
-	struct myrio_pkt *pkt; /* at a chain's first slot; NULL elsewhere */
-	uint32_t ndesc;        /* descriptors of that chain */
+	/* posted address = pkt->iova + MYRIO_PKT_HEADROOM; the NIC writes at +2 (§4.4) */
 };
 
 struct myri_tx_ring {
-	volatile uint8_t *sram;      /* BAR0 + GET_SEND_OFFSET */
-	struct myri_tx_slot *info;
+	volatile uint8_t *sram;	 /* BAR0 + GET_SEND_OFFSET */
+	struct myrio_pkt **info; /* a chain's packet at its last slot, NULL elsewhere */
 	uint32_t mask;
-	uint32_t req;        /* descriptors written, free-running */
-	uint32_t done;       /* descriptors released, free-running */
-	uint32_t pkt_req;    /* chains written */
-	uint32_t pkt_done;   /* chains the NIC reported read (send_done_count) */
-	uint32_t boundary;   /* tx_boundary (§2.1, §5.4) */
-	uint32_t max_frame;  /* longest frame accepted */
+	uint32_t req;	    /* descriptors written, free-running */
+	uint32_t done;	    /* descriptors released, free-running */
+	uint32_t pkt_req;   /* chains written */
+	uint32_t pkt_done;  /* chains the NIC reported read (send_done_count) */
+	uint32_t boundary;  /* tx_boundary (§2.1, §5.4) */
+	uint32_t max_frame; /* longest frame accepted */
 };
 
 struct myri_rings {
 	/* receive */
 	volatile struct mcp_slot *rx_done; /* completion ring */
 	uint32_t rx_done_idx, rx_done_mask;
-	uint32_t small_size;  /* SET_SMALL_BUFFER_SIZE: frames up to this use the small ring */
-	uint32_t max_frame;   /* SET_MTU value; longer completions are impossible */
+	uint32_t small_size; /* SET_SMALL_BUFFER_SIZE: frames up to this use the small ring */
+	uint32_t max_frame;  /* SET_MTU value; longer completions are impossible */
 	uint16_t port_index;
 	struct myri_rx_ring small, big;
 	/* transmit */
@@ -69,8 +65,8 @@ struct myri_rings {
 	/* status block handshake */
 	volatile struct mcp_irq_data *status;
 	volatile uint8_t *claim0, *claim1; /* BAR0 + GET_IRQ_ACK_OFFSET (+4) */
-	bool rx_token;        /* the NIC handed us the receive token (valid bit 0) */
-	uint32_t link_up;     /* last reported link_up (§6.1), 3 = unknown */
+	bool rx_token;			   /* the NIC handed us the receive token (valid bit 0) */
+	uint32_t link_up;		   /* last reported link_up (§6.1), 3 = unknown */
 	uint32_t link_down_events;
 	struct mcp_irq_data snap; /* counters of the last stats update, host order */
 	/* driver counters */

@@ -8,7 +8,6 @@
 #include "util/byteorder.h"
 #include "util/csum.h"
 
-
 unsigned tx_encode(const struct myri_tx_ring *ring, const struct myrio_pkt *p,
 		   struct mcp_tx_desc *descs)
 {
@@ -56,14 +55,17 @@ void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count)
 		r->tx_bad_done++; /* the NIC claims more than was sent: trust only what was */
 		todo = t->pkt_req - t->pkt_done;
 	}
+	/* Walk the slots: a chain ends at the slot that holds its packet (as L marks the last
+	 * descriptor); single-descriptor chains cost one load each. */
 	uint32_t done = t->done, mask = t->mask;
-	struct myri_tx_slot *info = t->info;
+	struct myrio_pkt **info = t->info;
 	t->pkt_done += todo;
-	while (todo--) {
-		struct myri_tx_slot *s = &info[done & mask];
-		struct myrio_pkt *p = s->pkt;
-		done += s->ndesc;
-		myrio_pkt_free(p);
+	while (todo && done != t->req) {
+		struct myrio_pkt *p = info[done++ & mask];
+		if (p) {
+			myrio_pkt_free(p);
+			todo--;
+		}
 	}
 	t->done = done;
 }
@@ -72,13 +74,13 @@ void tx_ring_release(struct myri_tx_ring *t)
 {
 	if (!t->info)
 		return;
-	while (t->pkt_done != t->pkt_req) {
-		struct myri_tx_slot *s = &t->info[t->done & t->mask];
-		if (s->pkt)
-			myrio_pkt_free(s->pkt);
-		s->pkt = NULL;
-		t->done += s->ndesc ? s->ndesc : 1;
-		t->pkt_done++;
+	while (t->done != t->req) {
+		struct myrio_pkt **s = &t->info[t->done++ & t->mask];
+		if (*s) {
+			myrio_pkt_free(*s);
+			t->pkt_done++;
+		}
+		*s = NULL;
 	}
 }
 
@@ -99,7 +101,8 @@ static bool tx_prepare(const struct myri_tx_ring *t, struct myrio_pkt *p)
 		if (p->csum_start >= p->len || (uint32_t)p->csum_field + 2 > p->len ||
 		    p->csum_field < p->csum_start)
 			return false;
-		if (p->csum_start > MCP_TX_MAX_CSUM_START || p->csum_field > MCP_TX_MAX_CSUM_FIELD) {
+		if (p->csum_start > MCP_TX_MAX_CSUM_START ||
+		    p->csum_field > MCP_TX_MAX_CSUM_FIELD) {
 			uint8_t *f = myrio_pkt_data(p);
 			uint64_t sum = csum_add(0, f + p->csum_start, p->len - p->csum_start);
 			put_be16(f + p->csum_field, csum_finish(sum));
@@ -146,8 +149,9 @@ tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots)
 	memcpy(&word, &d[0].pad, 4);
 	mmio_wmb();
 	mmio_write32_raw(t->sram, slot * 16u + 12u, word); /* §5.7 step 3 */
-	t->info[slot].pkt = p;
-	t->info[slot].ndesc = cnt;
+	for (unsigned k = 0; k + 1 < cnt; k++)
+		t->info[(slot + k) & t->mask] = NULL;
+	t->info[(slot + cnt - 1) & t->mask] = p;
 	t->req += cnt;
 	t->pkt_req++;
 	return 1;
@@ -157,13 +161,15 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 {
 	status_poll(r);
 	struct myri_tx_ring *t = &r->tx;
-	/* Locals, as in rings_rx_burst: stores into packets and SRAM would force reloads. */
+	/* Locals, as in rings_rx_burst: stores into packets and SRAM would force reloads.
+	 * Fast-path chains have one descriptor each, so req alone counts them until the
+	 * next slow-path frame (req0 marks where the count restarts). */
 	const uint32_t bmask = t->boundary - 1, mask = t->mask;
 	const uint32_t span = t->max_frame - MCP_TX_MIN_FRAME;
 	volatile uint8_t *sram = t->sram;
-	struct myri_tx_slot *info = t->info;
-	uint32_t req = t->req, pkt_req = t->pkt_req, pkt_req0 = pkt_req;
-	uint32_t free_slots = mask - (req - t->done);
+	struct myrio_pkt **info = t->info;
+	const uint32_t pkt_req0 = t->pkt_req;
+	uint32_t req = t->req, req0 = req, req_end = t->done + mask;
 	uint64_t bytes = 0;
 	uint16_t i;
 	for (i = 0; i < n; i++) {
@@ -175,32 +181,27 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		 * commit word pad 0 | rdma_count 1 | cksum_offset 0 | flags, written with
 		 * flags 0 first and published after a fence (§5.7). */
 		if (__builtin_expect((len - MCP_TX_MIN_FRAME <= span) &
-					     !(p->ol_flags & MYRIO_PKT_TX_CSUM) &
-					     ((addr & bmask) + len <= bmask + 1) & (free_slots != 0),
+					 !(p->ol_flags & MYRIO_PKT_TX_CSUM) &
+					 ((addr & bmask) + len <= bmask + 1) & (req != req_end),
 				     1)) {
 			uint32_t slot = req & mask;
-			uint32_t w[4] __attribute__((aligned(8))) = {
-				be32((uint32_t)(addr >> 32)), be32((uint32_t)addr), be32(len),
-				be32(1u << 16)};
+			uint32_t w[4] __attribute__((aligned(8))) = {be32((uint32_t)(addr >> 32)),
+								     be32((uint32_t)addr),
+								     be32(len), be32(1u << 16)};
 			sram_copy64(sram, slot * 16u, w, 16);
 			uint32_t flags = MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO |
 					 (len <= MCP_TX_SMALL_SIZE ? MCP_TX_FLAG_SMALL : 0);
 			mmio_wmb();
 			mmio_write32_raw(sram, slot * 16u + 12u, be32(1u << 16 | flags));
-			info[slot].pkt = p;
-			info[slot].ndesc = 1;
+			info[slot] = p;
 			req++;
-			pkt_req++;
-			free_slots--;
 			bytes += len;
 			continue;
 		}
+		t->pkt_req += req - req0;
 		t->req = req;
-		t->pkt_req = pkt_req;
-		int rc = tx_slow(r, p, free_slots);
-		req = t->req;
-		pkt_req = t->pkt_req;
-		free_slots = mask - (req - t->done);
+		int rc = tx_slow(r, p, req_end - req);
+		req0 = req = t->req;
 		if (rc > 0) {
 			bytes += p->len;
 		} else if (rc == 0) {
@@ -208,9 +209,9 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 			break;
 		} /* rc < 0: dropped and counted, but taken */
 	}
-	r->tx_packets += pkt_req - pkt_req0;
+	t->pkt_req += req - req0;
 	t->req = req;
-	t->pkt_req = pkt_req;
+	r->tx_packets += t->pkt_req - pkt_req0;
 	r->tx_bytes += bytes;
 	return i;
 }

@@ -258,7 +258,12 @@ unsigned sim_cable_poll(struct sim_cable *c, uint64_t now)
 	}
 	for (struct sim_wire *w = &c->ab; w <= &c->ba; w++)
 		if (__builtin_expect(w->stashed, 0) && now - w->stash_at >= STASH_HOLD_NS) {
-			deliver_stash(w);
+			if (c->up) {
+				deliver_stash(w);
+			} else { /* the link went down with the frame on it */
+				w->stashed = false;
+				w->down_drops++;
+			}
 			work++;
 		}
 	/* An idle endpoint costs a system call per poll: look every 8th iteration while

@@ -26,6 +26,7 @@ enum {
 	CMD_ETHERNET_DOWN = 15,
 	CMD_SET_MTU = 16,
 	CMD_GET_INTR_COAL_DELAY_OFFSET = 17,
+	CMD_SET_STATS_INTERVAL = 18,
 	CMD_SET_STATS_DMA_OBSOLETE = 19,
 	CMD_ENABLE_PROMISC = 20,
 	CMD_DISABLE_PROMISC = 21,
@@ -211,7 +212,7 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 	case CMD_ETHERNET_UP:
 		if (!nic->intrq_size_set || !nic->intrq_dma_set || !nic->stats_set ||
 		    !nic->small_size || !nic->big_size) {
-			if (sim_nic_ratelimit(nic))
+			if (sim_nic_ratelimit(nic, SIM_DIAG_CTRL))
 				log_warn(
 				    "%s: ETHERNET_UP refused: set the interrupt queue size and "
 				    "address, the stats DMA and both buffer sizes first (§10)",
@@ -242,6 +243,11 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		return SIM_OK;
 	case CMD_GET_INTR_COAL_DELAY_OFFSET:
 		*data = SIM_COAL_OFF;
+		return SIM_OK;
+	case CMD_SET_STATS_INTERVAL:
+		if (c->d0 > 10000000)
+			return SIM_ERR_RANGE;
+		nic->stats_interval_us = c->d0;
 		return SIM_OK;
 	case CMD_SET_STATS_DMA_OBSOLETE:
 		nic->stats_iova = (uint64_t)c->d1 << 32 | c->d0;

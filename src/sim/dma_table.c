@@ -125,7 +125,7 @@ uint8_t *sim_dma_slow(struct sim_nic *nic, uint64_t iova, uint32_t len, const ch
 	}
 	if (__builtin_expect(!sim_cfg_bus_master(nic), 0)) {
 		nic->st.dma_faults++;
-		if (sim_nic_ratelimit(nic))
+		if (sim_nic_ratelimit(nic, SIM_DIAG_DMA))
 			log_err("%s: DMA (%s) with bus mastering disabled in the PCI command "
 				"register: set bit 2 first (§1.8); access refused",
 				nic->name, what);
@@ -138,7 +138,7 @@ uint8_t *sim_dma_slow(struct sim_nic *nic, uint64_t iova, uint32_t len, const ch
 		return t->e[lo].va + (iova - t->e[lo].iova);
 	}
 	nic->st.dma_faults++;
-	if (sim_nic_ratelimit(nic))
+	if (sim_nic_ratelimit(nic, SIM_DIAG_DMA))
 		log_err("%s: DMA to unmapped IOVA 0x%" PRIx64 "+%u (%s): the device may only "
 			"touch memory the driver mapped for it; access refused",
 			nic->name, iova, len, what);

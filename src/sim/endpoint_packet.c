@@ -30,7 +30,8 @@
 
 #define PKT_MIN_FRAME 14
 #define PKT_MAX_FRAME (9400 + 18) /* 9400-byte MTU plus header and VLAN tag */
-#define PKT_BUF 65536
+#define PKT_SLOT (sizeof(struct virtio_net_hdr) + PKT_MAX_FRAME + 2)
+#define PKT_BATCH 32 /* frames per recvmmsg: one system call for a whole burst */
 
 struct packet_endpoint {
 	struct sim_endpoint ep; /* first */
@@ -38,7 +39,9 @@ struct packet_endpoint {
 	int ifindex;
 	bool vnet; /* frames carry a struct virtio_net_hdr in front */
 	uint64_t csum_completed, gso_dropped;
-	uint8_t buf[sizeof(struct virtio_net_hdr) + PKT_BUF];
+	struct mmsghdr msgs[PKT_BATCH];
+	struct iovec iovs[PKT_BATCH];
+	uint8_t bufs[PKT_BATCH][PKT_SLOT];
 };
 
 static void packet_deliver(struct sim_endpoint *ep, const uint8_t *frame, uint32_t len)
@@ -75,44 +78,65 @@ static bool complete_csum(uint8_t *frame, uint32_t len, const struct virtio_net_
 	return true;
 }
 
+/* One received frame: checks, checksum completion, then up the cable. n is its length as
+ * the kernel had it (MSG_TRUNC), header included. */
+static bool take_frame(struct packet_endpoint *p, uint8_t *buf, size_t n, bool truncated,
+		       sim_emit_fn emit, void *ctx)
+{
+	struct sim_endpoint *ep = &p->ep;
+	size_t hl = p->vnet ? sizeof(struct virtio_net_hdr) : 0;
+	if (truncated || n < hl + PKT_MIN_FRAME || n > hl + PKT_MAX_FRAME) {
+		ep->drops++; /* runt, or longer than any frame the NIC takes */
+		return false;
+	}
+	uint8_t *frame = buf + hl;
+	uint32_t len = (uint32_t)(n - hl);
+	if (p->vnet) {
+		struct virtio_net_hdr vh;
+		memcpy(&vh, buf, sizeof(vh));
+		if (vh.gso_type != VIRTIO_NET_HDR_GSO_NONE) {
+			p->gso_dropped++;
+			ep->drops++;
+			return false;
+		}
+		if (vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+			if (!complete_csum(frame, len, &vh)) {
+				ep->drops++;
+				return false;
+			}
+			p->csum_completed++;
+		}
+	}
+	ep->rx_frames++;
+	emit(ctx, frame, len);
+	return true;
+}
+
 static unsigned packet_poll(struct sim_endpoint *ep, sim_emit_fn emit, void *ctx, unsigned max)
 {
 	struct packet_endpoint *p = (struct packet_endpoint *)ep;
-	size_t hl = p->vnet ? sizeof(struct virtio_net_hdr) : 0;
-	unsigned done = 0;
-	while (done < max) {
-		ssize_t n = recv(p->fd, p->buf, sizeof(p->buf), MSG_DONTWAIT | MSG_TRUNC);
-		if (n < 0) {
-			if (errno == EINTR)
+	unsigned done = 0, seen = 0; /* seen bounds the work, dropped frames included */
+	while (seen < max) {
+		unsigned want = max - seen < PKT_BATCH ? max - seen : PKT_BATCH;
+		for (unsigned i = 0; i < want; i++) {
+			p->iovs[i] = (struct iovec){.iov_base = p->bufs[i], .iov_len = PKT_SLOT};
+			p->msgs[i].msg_hdr =
+			    (struct msghdr){.msg_iov = &p->iovs[i], .msg_iovlen = 1};
+		}
+		int got = recvmmsg(p->fd, p->msgs, want, MSG_DONTWAIT | MSG_TRUNC, NULL);
+		if (got <= 0) {
+			if (got < 0 && errno == EINTR)
 				continue;
 			break; /* EAGAIN: nothing queued */
 		}
-		if ((size_t)n > sizeof(p->buf) || (size_t)n < hl + PKT_MIN_FRAME ||
-		    (size_t)n > hl + PKT_MAX_FRAME) {
-			ep->drops++;
-			continue;
+		seen += (unsigned)got;
+		for (int i = 0; i < got; i++) {
+			const struct mmsghdr *m = &p->msgs[i];
+			bool trunc = (m->msg_hdr.msg_flags & MSG_TRUNC) || m->msg_len > PKT_SLOT;
+			done += take_frame(p, p->bufs[i], m->msg_len, trunc, emit, ctx);
 		}
-		uint8_t *frame = p->buf + hl;
-		uint32_t len = (uint32_t)((size_t)n - hl);
-		if (p->vnet) {
-			struct virtio_net_hdr vh;
-			memcpy(&vh, p->buf, sizeof(vh));
-			if (vh.gso_type != VIRTIO_NET_HDR_GSO_NONE) {
-				p->gso_dropped++;
-				ep->drops++;
-				continue;
-			}
-			if (vh.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
-				if (!complete_csum(frame, len, &vh)) {
-					ep->drops++;
-					continue;
-				}
-				p->csum_completed++;
-			}
-		}
-		ep->rx_frames++;
-		emit(ctx, frame, len);
-		done++;
+		if ((unsigned)got < want)
+			break; /* the queue is empty */
 	}
 	return done;
 }
@@ -135,17 +159,17 @@ static void packet_destroy(struct sim_endpoint *ep)
 }
 
 static const struct sim_endpoint_ops packet_ops = {
-	.deliver = packet_deliver,
-	.poll = packet_poll,
-	.fd = packet_fd,
-	.destroy = packet_destroy,
+    .deliver = packet_deliver,
+    .poll = packet_poll,
+    .fd = packet_fd,
+    .destroy = packet_destroy,
 };
 
 static int packet_setup(struct packet_endpoint *p, const char *ifname)
 {
 	int one = 1;
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = be16(ETH_P_ALL),
-				  .sll_ifindex = p->ifindex};
+	struct sockaddr_ll sll = {
+	    .sll_family = AF_PACKET, .sll_protocol = be16(ETH_P_ALL), .sll_ifindex = p->ifindex};
 	/* Before bind, so that no frame without a header is ever queued. */
 	p->vnet = setsockopt(p->fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) == 0;
 	if (!p->vnet)

@@ -83,10 +83,10 @@ static void tap_destroy(struct sim_endpoint *ep)
 }
 
 static const struct sim_endpoint_ops tap_ops = {
-	.deliver = tap_deliver,
-	.poll = tap_poll,
-	.fd = tap_fd,
-	.destroy = tap_destroy,
+    .deliver = tap_deliver,
+    .poll = tap_poll,
+    .fd = tap_fd,
+    .destroy = tap_destroy,
 };
 
 int sim_endpoint_tap_open(const char *ifname, struct sim_endpoint **out)
@@ -112,8 +112,9 @@ int sim_endpoint_tap_open(const char *ifname, struct sim_endpoint **out)
 	if (ioctl(fd, TUNSETIFF, &ifr) != 0) {
 		int rc = -errno;
 		log_err("tap:%s: cannot create the TAP device: %s%s", ifname, strerror(-rc),
-			rc == -EPERM ? " (run as root or with CAP_NET_ADMIN)"
-				     : rc == -EBUSY ? " (a device of that name is in use)" : "");
+			rc == -EPERM   ? " (run as root or with CAP_NET_ADMIN)"
+			: rc == -EBUSY ? " (a device of that name is in use)"
+				       : "");
 		close(fd);
 		return rc;
 	}

@@ -35,7 +35,9 @@ void sim_fw_adopt_eeprom(struct sim_nic *nic)
 static void refuse(struct sim_nic *nic, const char *why)
 {
 	nic->st.handoffs_refused++;
-	log_err("%s: boot handoff refused, no confirmation will be sent: %s", nic->name, why);
+	if (sim_nic_ratelimit(nic, SIM_DIAG_CTRL))
+		log_err("%s: boot handoff refused, no confirmation will be sent: %s", nic->name,
+			why);
 }
 
 static void handoff(struct sim_nic *nic, const uint32_t w[16])

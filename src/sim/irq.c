@@ -18,6 +18,9 @@ void sim_irq_reset(struct sim_nic *nic)
 	nic->link_down_events = 0;
 	nic->pending = false;
 	nic->link_state = nic->cable ? nic->cable->up : 0;
+	nic->stats_interval_us = 1000; /* [I] */
+	nic->next_stats_check = 0;
+	memset(&nic->ctr_reported, 0, sizeof(nic->ctr_reported));
 }
 
 void sim_irq_event(struct sim_nic *nic, uint64_t now)
@@ -77,6 +80,8 @@ static void raise_irq(struct sim_nic *nic, bool rx)
 	/* [I] a stats-only update (link change, ETHERNET_DOWN) carries valid = 2: non-zero so
 	 * the host looks, and "send completions" is harmless when send_done did not move. */
 	__atomic_store_n(dst + n - 1, b[63] ? b[63] : 0x2, __ATOMIC_RELEASE);
+	if (nic->stats_pending)
+		nic->ctr_reported = nic->ctr;
 	nic->armed = false;
 	if (rx) {
 		nic->token_at_nic = false;
@@ -124,6 +129,13 @@ unsigned sim_irq_poll(struct sim_nic *nic, uint64_t now)
 		nic->token_at_nic = true;
 	if (c1) /* may interrupt again */
 		nic->armed = true;
+	/* Counters that moved are refreshed every stats interval, even when no frame
+	 * completes (everything dropped): stats_updated tells the host to read them. */
+	if (nic->stats_interval_us && now >= nic->next_stats_check) {
+		nic->next_stats_check = now + (uint64_t)nic->stats_interval_us * 1000;
+		if (nic->running && memcmp(&nic->ctr, &nic->ctr_reported, sizeof(nic->ctr)))
+			nic->stats_pending = true;
+	}
 	if (!nic->armed)
 		return work;
 	bool rx = nic->token_at_nic && nic->rx_new > 0;

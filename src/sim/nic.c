@@ -13,9 +13,9 @@
 
 #define SCRATCH_LEN (160u * 1024) /* a TSO request and one segment (tx_tso.c) */
 
-bool sim_nic_ratelimit(struct sim_nic *nic)
+bool sim_nic_ratelimit(struct sim_nic *nic, enum sim_diag kind)
 {
-	unsigned n = nic->log_budget++;
+	unsigned n = nic->log_budget[kind]++;
 	return n < 16 || (n & 4095) == 0;
 }
 
@@ -114,6 +114,7 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->send_done = 0;
 	memset(&nic->ctr, 0, sizeof(nic->ctr));
 	nic->i2c_busy_until = 0;
+	memset(nic->log_budget, 0, sizeof(nic->log_budget)); /* fresh for every bring-up */
 	sim_irq_reset(nic);
 	sim_sram_init_rings(nic);
 }
@@ -216,6 +217,17 @@ void sim_nic_detach(struct sim_nic *nic)
 		nic->link_state = nic->cable->up;
 	resume(nic);
 	atomic_store(&nic->attached, false);
+}
+
+/* Function-level reset (fw >= 1.4.45, §1.2): config space, SRAM and firmware back to
+ * power-on, as after a reboot; the host's DMA registrations (its IOMMU) stay. */
+void sim_nic_flr(struct sim_nic *nic)
+{
+	halt(nic);
+	sim_nic_power_on(nic);
+	if (nic->cable)
+		nic->link_state = nic->cable->up;
+	resume(nic);
 }
 
 int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg)

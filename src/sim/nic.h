@@ -216,7 +216,10 @@ struct sim_nic {
 	uint8_t link_down_events;
 	uint64_t pending_since; /* ns; coalescing starts here */
 	bool pending;
-	uint32_t link_state; /* 0 down, 1 up (what the status block reports) */
+	uint32_t link_state;		  /* 0 down, 1 up (what the status block reports) */
+	uint32_t stats_interval_us;	  /* SET_STATS_INTERVAL; 0 = counters only with events */
+	uint64_t next_stats_check;	  /* ns */
+	struct sim_counters ctr_reported; /* as of the last stats_updated DMA */
 	/* transmit pacing and 802.3x pause from the peer */
 	uint64_t tx_idle_at;
 	uint64_t paused_since, pause_gave_up_at;
@@ -234,8 +237,8 @@ struct sim_nic {
 	bool fault_unaligned;
 
 	struct sim_nic_stats st;
-	uint8_t *scratch;    /* 64 KiB + headers: gather buffer for TSO and endpoints */
-	unsigned log_budget; /* rate-limits diagnostics */
+	uint8_t *scratch;	/* 64 KiB + headers: gather buffer for TSO and endpoints */
+	unsigned log_budget[4]; /* rate-limits diagnostics, per enum sim_diag */
 };
 
 /* ---- the world ---- */
@@ -263,10 +266,13 @@ void sim_nic_free(struct sim_nic *nic);
 unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now);
 void sim_nic_power_on(struct sim_nic *nic);
 void sim_nic_logical_reset(struct sim_nic *nic);
-bool sim_nic_ratelimit(struct sim_nic *nic);
+/* Diagnostics are rate-limited per kind, so a flood of one hides no other. */
+enum sim_diag { SIM_DIAG_DMA, SIM_DIAG_TX, SIM_DIAG_RX, SIM_DIAG_CTRL };
+bool sim_nic_ratelimit(struct sim_nic *nic, enum sim_diag kind);
 void sim_nic_get_stats(const struct sim_nic *nic, struct sim_nic_stats *st);
 void sim_nic_get_counters(const struct sim_nic *nic, struct sim_counters *c);
 void sim_nic_link_changed(struct sim_nic *nic, bool up);
+void sim_nic_flr(struct sim_nic *nic);
 
 /* sram.c */
 int sim_sram_create(struct sim_nic *nic);
@@ -320,8 +326,8 @@ int sim_dma_write(struct sim_nic *nic, uint64_t iova, const void *src, uint32_t 
 
 /* rx.c */
 void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f);
-/* True if a frame of len bytes would find its buffers posted (pause model). */
-bool sim_rx_has_room(struct sim_nic *nic, uint32_t len);
+/* True if `frames` frames of len bytes would find their buffers posted (pause model). */
+bool sim_rx_has_room(struct sim_nic *nic, uint32_t len, uint32_t frames);
 
 /* tx.c */
 unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now);

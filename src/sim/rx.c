@@ -8,6 +8,7 @@
 
 #include "sim/csum_fast.h"
 #include "sim/nic.h"
+#include "sim/tx.h"
 #include "util/byteorder.h"
 #include "util/csum.h"
 #include "util/log.h"
@@ -52,6 +53,39 @@ static void frame_get(uint8_t *dst, const struct sim_frame *f, uint32_t off, uin
 {
 	frame_copy(dst, f, off, n);
 	apply_patch(dst, f, off, n);
+}
+
+/* The completion's sum over frame bytes [14, len), taken from the sender's buffers (just
+ * read by the copy, in cache, and not the stores in flight to our copy, which a load would
+ * have to wait for), adjusted for the checksum the sender's NIC inserted. */
+static uint16_t source_sum(const struct sim_frame *f)
+{
+	uint16_t sum;
+	if (__builtin_expect(f->nfrags == 1, 1))
+		sum = sim_csum16(f->frags[0].p + 14, f->len - 14);
+	else
+		sum = sim_csum_frags(f->frags, f->nfrags, 14);
+	if (f->patch_off >= 14 && (uint32_t)f->patch_off + 2 <= f->len) {
+		const uint8_t *o = NULL;
+		uint8_t ob[2];
+		uint32_t p = (uint32_t)f->patch_off, at = 0;
+		for (unsigned i = 0; i < f->nfrags; at += f->frags[i].len, i++)
+			if (p >= at && p + 2 <= at + f->frags[i].len) {
+				o = f->frags[i].p + (p - at);
+				break;
+			}
+		if (!o) { /* the field straddles two fragments */
+			frame_copy(ob, f, p, 2);
+			o = ob;
+		}
+		uint16_t old = (uint16_t)(o[0] << 8 | o[1]), nw = f->patch_val;
+		if ((p - 14) & 1) { /* the field sits across two 16-bit words of the sum */
+			old = (uint16_t)(old << 8 | old >> 8);
+			nw = (uint16_t)(nw << 8 | nw >> 8);
+		}
+		sum = csum16_add(csum16_sub(sum, old), nw);
+	}
+	return sum;
 }
 
 static bool mcast_joined(const struct sim_nic *nic, const uint8_t *d)
@@ -114,7 +148,7 @@ static inline void check_align(struct sim_nic *nic, uint64_t a, uint32_t len, bo
 	if (__builtin_expect(!bad, 1))
 		return;
 	nic->st.rx_misaligned++;
-	if (sim_nic_ratelimit(nic))
+	if (sim_nic_ratelimit(nic, SIM_DIAG_RX))
 		log_warn("%s: rx %s buffer at IOVA 0x%" PRIx64 " is not 8-byte aligned or crosses "
 			 "a 4 KiB page; real hardware needs RELAX_RXBUFFER_ALIGNMENT for that "
 			 "(§4.4)",
@@ -126,7 +160,7 @@ static inline uint64_t desc_addr(struct sim_nic *nic, uint32_t off, uint32_t lo_
 	return (uint64_t)sim_rd32(nic, off) << 32 | __builtin_bswap32(lo_raw);
 }
 
-bool sim_rx_has_room(struct sim_nic *nic, uint32_t len)
+bool sim_rx_has_room(struct sim_nic *nic, uint32_t len, uint32_t frames)
 {
 	const struct sim_rxring *r;
 	uint32_t need = 1;
@@ -136,9 +170,10 @@ bool sim_rx_has_room(struct sim_nic *nic, uint32_t len)
 		r = &nic->big;
 		uint32_t big = nic->big_size;
 		need = nic->always_n ? nic->always_n : (len + 2 + big - 1) / big;
-		if (need > r->mask + 1)
-			return true; /* will be dropped as an overrun anyway */
 	}
+	need *= frames;
+	if (need > r->mask + 1)
+		return true; /* can never fit: dropped as overrun, or by the driver's ring size */
 	/* valid slots are a contiguous run from cons: the host posts in order and every
 	 * consumed slot is re-invalidated */
 	uint32_t off = r->off + ((r->cons + need - 1) & r->mask) * 8 + 4;
@@ -193,7 +228,7 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 		if (!slot)
 			return;
 		frame_get(dst, f, 0, len);
-		sum = sim_csum16(dst + 14, len - 14);
+		sum = source_sum(f);
 		sim_wr32_raw(nic, off + 4, RX_INVALID);
 		r->cons++;
 	} else {

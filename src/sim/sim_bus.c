@@ -98,8 +98,8 @@ static int sb_irq_fd(struct myrio_bus *b)
 
 static int sb_reset(struct myrio_bus *b)
 {
-	(void)b;
-	return -ENOTSUP;
+	sim_nic_flr(to_sb(b)->nic);
+	return 0;
 }
 
 static void sb_close(struct myrio_bus *b)

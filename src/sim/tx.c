@@ -61,7 +61,7 @@ static inline void read_desc(const struct sim_nic *nic, uint32_t idx, struct sim
 static bool bad(struct sim_nic *nic, uint32_t idx, const char *why)
 {
 	nic->st.tx_invalid++;
-	if (sim_nic_ratelimit(nic))
+	if (sim_nic_ratelimit(nic, SIM_DIAG_TX))
 		log_err("%s: send chain at slot %u dropped: %s", nic->name,
 			idx & (nic->tx_entries - 1), why);
 	return false;
@@ -119,9 +119,10 @@ static bool validate(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d,
 	return true;
 }
 
-static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uint64_t now)
+static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uint32_t frames,
+		     uint64_t now)
 {
-	if (!dst->flow_control || !dst->running || sim_rx_has_room(dst, len)) {
+	if (!dst->flow_control || !dst->running || sim_rx_has_room(dst, len, frames)) {
 		nic->paused = false;
 		return true;
 	}
@@ -170,19 +171,29 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 		/* 802.3x pause (§7.4): a peer NIC out of buffers, with flow control on at
 		 * both ends, holds our transmitter instead of dropping, for at most
 		 * PAUSE_MAX_NS (fw >= 1.4.25 gives up on a host that stopped refilling). */
-		if (c && c->up && nic->flow_control && nic->out->dst_nic && (f0 & TXF_NO_TSO) &&
-		    !pause_ok(nic, nic->out->dst_nic, total, now))
-			break;
+		if (c && c->up && nic->flow_control && nic->out->dst_nic) {
+			uint32_t flen = total, frames = 1;
+			if (!(f0 & TXF_NO_TSO)) /* room for every segment of the request */
+				frames = sim_tso_segments(d, n, total, &flen);
+			if (!pause_ok(nic, nic->out->dst_nic, flen, frames, now))
+				break;
+		}
 		/* Link-rate pacing: the frame starts when the wire is free, but not before
-		 * the ring was last seen empty; it is handed over when its last bit is out. */
-		if (c && c->link_bps && c->up) {
+		 * the ring was last seen empty; it is handed over when its last bit is out.
+		 * SET_THROTTLE_FACTOR caps the rate at 256 x 16 Gb/s / factor (§3.3 #53). */
+		if (c && (c->link_bps || nic->throttle) && c->up) {
 			uint64_t start = nic->tx_idle_at * 1000;
 			if (nic->out->t_free > start)
 				start = nic->out->t_free;
 			uint32_t wire_len = total < 60 ? 60 : total;
 			if (!(f0 & TXF_NO_TSO))
 				wire_len = sim_tso_wire_len(d, n, total);
-			uint64_t end = start + sim_wire_ps(c, wire_len);
+			uint64_t t = sim_wire_ps(c, wire_len);
+			if (nic->throttle) { /* bits / (4.096e12 / factor bit/s), in ps */
+				uint64_t th = (uint64_t)wire_len * nic->throttle * 15625 / 8000;
+				t = th > t ? th : t;
+			}
+			uint64_t end = start + t;
 			if (end > now_ps)
 				break;
 			nic->out->t_free = end;

@@ -27,6 +27,8 @@ uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from);
 int sim_tx_tso(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, unsigned n,
 	       uint32_t total, uint64_t now);
 
+/* Segments of a TSO request and the length of a full one (headers + MSS). */
+uint32_t sim_tso_segments(const struct sim_txd *d, unsigned n, uint32_t total, uint32_t *seg_len);
 /* Bytes on the wire for a TSO request: every segment repeats the headers. */
 uint32_t sim_tso_wire_len(const struct sim_txd *d, unsigned n, uint32_t total);
 

@@ -18,7 +18,7 @@
 static int bad(struct sim_nic *nic, uint32_t idx, const char *why)
 {
 	nic->st.tx_invalid++;
-	if (sim_nic_ratelimit(nic))
+	if (sim_nic_ratelimit(nic, SIM_DIAG_TX))
 		log_err("%s: TSO chain at slot %u dropped: %s (§5.6)", nic->name,
 			idx & (nic->tx_entries - 1), why);
 	return -EINVAL;
@@ -63,6 +63,19 @@ static uint64_t pseudo(const uint8_t *f, const struct tso_hdrs *h, uint32_t tcp_
 	if (h->v6)
 		return csum_add(0, f + h->l3 + 8, 32) + 6 + tcp_len;
 	return csum_add(0, f + h->l3 + 12, 8) + 6 + tcp_len;
+}
+
+uint32_t sim_tso_segments(const struct sim_txd *d, unsigned n, uint32_t total, uint32_t *seg_len)
+{
+	uint32_t hdr = 0, mss = d[0].pho;
+	for (unsigned i = 0; i < n && !(d[i].flags & TXF_TSO_PLD); i++)
+		hdr += d[i].len;
+	if (!mss || total <= hdr) {
+		*seg_len = total;
+		return 1;
+	}
+	*seg_len = hdr + mss;
+	return (total - hdr + mss - 1) / mss;
 }
 
 uint32_t sim_tso_wire_len(const struct sim_txd *d, unsigned n, uint32_t total)

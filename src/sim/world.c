@@ -16,8 +16,10 @@
 #include "util/log.h"
 
 #define STEP_NS 1000ull
-#define IDLE_SPINS 2000u
-#define IDLE_SLEEP_NS 20000l
+#define IDLE_SPINS 2000u     /* idle iterations before the first sleep */
+#define IDLE_SLEEP_NS 20000l /* then sleeps of 20 µs... */
+#define IDLE_LONG 2500u	     /* ...and after ~50 ms of them, of 100 µs */
+#define IDLE_LONG_SLEEP_NS 100000l
 
 static uint64_t mono_ns(void)
 {
@@ -118,19 +120,29 @@ int sim_world_cable_endpoint(struct sim_nic *nic, struct sim_endpoint *ep)
 	return add_cable(nic, NULL, ep);
 }
 
+/* Set while this thread is inside an iteration (sim_world_sync must not wait for itself). */
+static _Thread_local bool in_iteration;
+
 unsigned sim_world_run_once(struct myrio_sim *sim)
 {
 	unsigned work = 0;
+	/* odd epoch: inside an iteration (see sim_world_sync) */
+	atomic_fetch_add_explicit(&sim->epoch, 1, memory_order_seq_cst);
+	in_iteration = true;
+	if (!sim->conf.stepped) /* a host loop (the thread, a daemon's) runs on wall time */
+		sim->now_ns = mono_ns() - sim->t0_ns;
 	uint64_t now = sim->now_ns;
 	for (unsigned i = 0; i < sim->n_cables; i++)
 		work += sim_cable_poll(sim->cables[i], now);
 	for (unsigned i = 0; i < sim->n_nics; i++)
 		work += sim_nic_poll(sim->nics[i], now);
+	in_iteration = false;
+	atomic_fetch_add_explicit(&sim->epoch, 1, memory_order_release);
 	return work;
 }
 
 /* Idle: sleep a little, waking early when an endpoint (TAP, socket) has a frame. */
-static void idle_wait(struct myrio_sim *w)
+static void idle_wait(struct myrio_sim *w, long sleep_ns)
 {
 	struct pollfd fds[SIM_MAX_NICS];
 	nfds_t n = 0;
@@ -140,7 +152,7 @@ static void idle_wait(struct myrio_sim *w)
 		if (fd >= 0)
 			fds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
 	}
-	struct timespec ts = {0, IDLE_SLEEP_NS};
+	struct timespec ts = {0, sleep_ns};
 	if (n) {
 		if (ppoll(fds, n, &ts, NULL) > 0)
 			for (unsigned i = 0; i < w->n_cables; i++)
@@ -156,13 +168,14 @@ static void *world_thread(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1000ul);
 	unsigned idle = 0;
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
-		w->now_ns = mono_ns() - w->t0_ns;
 		unsigned work = sim_world_run_once(w);
-		atomic_fetch_add_explicit(&w->epoch, 1, memory_order_release);
 		if (work) {
 			idle = 0;
 		} else if (++idle >= IDLE_SPINS && !w->conf.spin) {
-			idle_wait(w);
+			idle_wait(w, idle < IDLE_SPINS + IDLE_LONG ? IDLE_SLEEP_NS
+								   : IDLE_LONG_SLEEP_NS);
+			if (idle > IDLE_SPINS + IDLE_LONG)
+				idle = IDLE_SPINS + IDLE_LONG; /* no overflow */
 		}
 	}
 	return NULL;
@@ -182,21 +195,20 @@ int sim_world_start(struct myrio_sim *sim)
 	return 0;
 }
 
-/* Returns once the model loop has passed a point where it touches no NIC state that the
- * caller changed before calling (a completed iteration that started afterwards). */
+/* Returns once no iteration of the world can still see the state the caller changed
+ * before calling: the caller has published its change (a new DMA table, a halted flag);
+ * an iteration that starts afterwards sees it, and one that is running (odd epoch) is
+ * waited for. Works for the model thread, a stepping thread and any host loop calling
+ * sim_world_run_once, without a lock on the data path. */
 void sim_world_sync(struct myrio_sim *w)
 {
-	if (!w)
+	if (!w || in_iteration)
 		return;
-	if (!w->thread_running) {
-		pthread_mutex_lock(&w->step_lock);
-		pthread_mutex_unlock(&w->step_lock);
+	atomic_thread_fence(memory_order_seq_cst);
+	uint64_t e = atomic_load_explicit(&w->epoch, memory_order_seq_cst);
+	if (!(e & 1))
 		return;
-	}
-	if (pthread_equal(pthread_self(), w->thread))
-		return;
-	uint64_t e = atomic_load_explicit(&w->epoch, memory_order_acquire);
-	while (atomic_load_explicit(&w->epoch, memory_order_acquire) < e + 2)
+	while (atomic_load_explicit(&w->epoch, memory_order_acquire) == e)
 		sched_yield();
 }
 

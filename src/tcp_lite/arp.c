@@ -8,10 +8,10 @@
 #include "util/byteorder.h"
 #include "util/log.h"
 
-#define ARP_QLEN 8         /* frames waiting per unresolved address */
-#define ARP_PROBE 8        /* slots searched per address (open addressing) */
-#define ARP_RETRY_MS 1000  /* between requests */
-#define ARP_TRIES 3        /* requests before giving up */
+#define ARP_QLEN 8		/* frames waiting per unresolved address */
+#define ARP_PROBE 8		/* slots searched per address (open addressing) */
+#define ARP_RETRY_MS 1000	/* between requests */
+#define ARP_TRIES 3		/* requests before giving up */
 #define ARP_STALE_GRACE_MS 3000 /* an expired entry stays usable while re-resolving */
 #define ARP_LEN 28
 
@@ -109,7 +109,7 @@ static void arp_send(struct myrio_stack *s, uint16_t op, const uint8_t *dmac, ui
 	if (!p)
 		return;
 	uint8_t *a = myrio_pkt_data(p);
-	put_be16(a, 1);               /* Ethernet */
+	put_be16(a, 1); /* Ethernet */
 	put_be16(a + 2, ETHERTYPE_IPV4);
 	a[4] = 6;
 	a[5] = 4;

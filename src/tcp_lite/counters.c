@@ -4,72 +4,72 @@
 
 #include "tcp_lite/stack.h"
 
-#define STACK_COUNTERS \
-	F(rx_frames) \
-	F(tx_frames) \
-	F(tx_ring_full) \
-	F(tx_dropped_full) \
-	F(tx_pool_empty) \
-	F(drop_eth_short) \
-	F(drop_eth_not_for_us) \
-	F(drop_eth_type) \
-	F(arp_rx) \
-	F(arp_requests_sent) \
-	F(arp_replies_sent) \
-	F(arp_queued) \
-	F(arp_queue_drop) \
-	F(arp_unresolved_drop) \
-	F(arp_table_full) \
-	F(ip_rx) \
-	F(ip_tx) \
-	F(drop_ip_short) \
-	F(drop_ip_version) \
-	F(drop_ip_hdr_csum) \
-	F(drop_ip_len) \
-	F(drop_ip_not_for_us) \
-	F(drop_ip_frag) \
-	F(drop_ip_proto) \
-	F(ip_no_route) \
-	F(icmp_rx) \
-	F(icmp_echo_replies) \
-	F(icmp_unreach_sent) \
-	F(drop_icmp) \
-	F(udp_rx) \
-	F(udp_tx) \
-	F(drop_udp_short) \
-	F(drop_udp_csum) \
-	F(drop_udp_no_port) \
-	F(drop_udp_queue_full) \
-	F(tcp_segs_in) \
-	F(tcp_segs_out) \
-	F(tcp_retransmits) \
-	F(tcp_fast_retransmits) \
-	F(tcp_rto_expired) \
-	F(tcp_tail_loss_probes) \
-	F(tcp_ooo_segs) \
-	F(tcp_dup_segs) \
-	F(tcp_resets_sent) \
-	F(tcp_resets_rcvd) \
-	F(tcp_challenge_acks) \
-	F(tcp_challenge_ack_limited) \
-	F(tcp_paws_drops) \
-	F(tcp_zero_window_probes) \
-	F(tcp_csum_sw) \
-	F(tcp_csum_offload) \
-	F(tcp_tx_copy_nic_busy) \
-	F(drop_tcp_short) \
-	F(drop_tcp_csum) \
-	F(drop_tcp_bad_off) \
-	F(drop_tcp_no_conn) \
-	F(drop_tcp_syn_backlog) \
-	F(drop_tcp_table_full) \
-	F(drop_tcp_ooo_full) \
-	F(drop_tcp_out_of_window) \
-	F(drop_tcp_bad_ack) \
-	F(drop_tcp_rcv_full) \
-	F(tcp_active_opens) \
-	F(tcp_passive_opens) \
-	F(tcp_conns_established) \
+#define STACK_COUNTERS                                                                             \
+	F(rx_frames)                                                                               \
+	F(tx_frames)                                                                               \
+	F(tx_ring_full)                                                                            \
+	F(tx_dropped_full)                                                                         \
+	F(tx_pool_empty)                                                                           \
+	F(drop_eth_short)                                                                          \
+	F(drop_eth_not_for_us)                                                                     \
+	F(drop_eth_type)                                                                           \
+	F(arp_rx)                                                                                  \
+	F(arp_requests_sent)                                                                       \
+	F(arp_replies_sent)                                                                        \
+	F(arp_queued)                                                                              \
+	F(arp_queue_drop)                                                                          \
+	F(arp_unresolved_drop)                                                                     \
+	F(arp_table_full)                                                                          \
+	F(ip_rx)                                                                                   \
+	F(ip_tx)                                                                                   \
+	F(drop_ip_short)                                                                           \
+	F(drop_ip_version)                                                                         \
+	F(drop_ip_hdr_csum)                                                                        \
+	F(drop_ip_len)                                                                             \
+	F(drop_ip_not_for_us)                                                                      \
+	F(drop_ip_frag)                                                                            \
+	F(drop_ip_proto)                                                                           \
+	F(ip_no_route)                                                                             \
+	F(icmp_rx)                                                                                 \
+	F(icmp_echo_replies)                                                                       \
+	F(icmp_unreach_sent)                                                                       \
+	F(drop_icmp)                                                                               \
+	F(udp_rx)                                                                                  \
+	F(udp_tx)                                                                                  \
+	F(drop_udp_short)                                                                          \
+	F(drop_udp_csum)                                                                           \
+	F(drop_udp_no_port)                                                                        \
+	F(drop_udp_queue_full)                                                                     \
+	F(tcp_segs_in)                                                                             \
+	F(tcp_segs_out)                                                                            \
+	F(tcp_retransmits)                                                                         \
+	F(tcp_fast_retransmits)                                                                    \
+	F(tcp_rto_expired)                                                                         \
+	F(tcp_tail_loss_probes)                                                                    \
+	F(tcp_ooo_segs)                                                                            \
+	F(tcp_dup_segs)                                                                            \
+	F(tcp_resets_sent)                                                                         \
+	F(tcp_resets_rcvd)                                                                         \
+	F(tcp_challenge_acks)                                                                      \
+	F(tcp_challenge_ack_limited)                                                               \
+	F(tcp_paws_drops)                                                                          \
+	F(tcp_zero_window_probes)                                                                  \
+	F(tcp_csum_sw)                                                                             \
+	F(tcp_csum_offload)                                                                        \
+	F(tcp_tx_copy_nic_busy)                                                                    \
+	F(drop_tcp_short)                                                                          \
+	F(drop_tcp_csum)                                                                           \
+	F(drop_tcp_bad_off)                                                                        \
+	F(drop_tcp_no_conn)                                                                        \
+	F(drop_tcp_syn_backlog)                                                                    \
+	F(drop_tcp_table_full)                                                                     \
+	F(drop_tcp_ooo_full)                                                                       \
+	F(drop_tcp_out_of_window)                                                                  \
+	F(drop_tcp_bad_ack)                                                                        \
+	F(drop_tcp_rcv_full)                                                                       \
+	F(tcp_active_opens)                                                                        \
+	F(tcp_passive_opens)                                                                       \
+	F(tcp_conns_established)                                                                   \
 	F(tcp_timeouts)
 
 void myrio_stack_stats(const struct myrio_stack *s, struct myrio_stack_stats *out)
@@ -105,9 +105,9 @@ int myrio_stack_stats_format(const struct myrio_stack *s, char *buf, size_t len)
 {
 	size_t n = 0;
 	const struct myrio_stack_stats *st = &s->st;
-#define F(name)                                                                                 \
-	n += (size_t)snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "%s %llu\n", #name, \
-			      (unsigned long long)st->name);
+#define F(name)                                                                                    \
+	n += (size_t)snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "%s %llu\n",       \
+			      #name, (unsigned long long)st->name);
 	STACK_COUNTERS
 #undef F
 	uint32_t conns = 0;

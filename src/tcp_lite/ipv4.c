@@ -54,8 +54,13 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p)
 		s->st.drop_ip_not_for_us++;
 		goto drop;
 	}
-	struct ip_rx r = {.ip = ip, .l4 = ip + ihl, .src = src, .dst = dst,
-			  .ihl = (uint16_t)ihl, .l4_len = (uint16_t)(tot - ihl), .bcast = bcast};
+	struct ip_rx r = {.ip = ip,
+			  .l4 = ip + ihl,
+			  .src = src,
+			  .dst = dst,
+			  .ihl = (uint16_t)ihl,
+			  .l4_len = (uint16_t)(tot - ihl),
+			  .bcast = bcast};
 	switch (ip[9]) {
 	case IPPROTO_TCP_:
 		if (bcast)

@@ -115,7 +115,7 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 
 	struct myrio_port_info info;
 	memset(&info, 0, sizeof(info));
-	rc = port->ops->info(port, &info);
+	rc = myrio_port_info(port, &info);
 	if (rc < 0) {
 		log_err("tcp_lite: cannot read the port's MAC address and MTU (%d)", rc);
 		free(s);
@@ -125,7 +125,8 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 	s->caps = info.caps;
 	s->mtu = info.mtu ? info.mtu : 1500;
 	if (s->mtu < 576) {
-		log_err("tcp_lite: port MTU %u below the IPv4 minimum of 576 the stack needs", s->mtu);
+		log_err("tcp_lite: port MTU %u below the IPv4 minimum of 576 the stack needs",
+			s->mtu);
 		free(s);
 		return -EINVAL;
 	}
@@ -146,7 +147,7 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 	uint32_t buf_len = MYRIO_PKT_HEADROOM + s->mtu + ETH_HLEN;
 	if (buf_len < 1984)
 		buf_len = 1984;
-	rc = port->ops->pool_create(port, s->conf.tx_pool_size, buf_len, &s->pool);
+	rc = myrio_port_pool_create(port, s->conf.tx_pool_size, buf_len, &s->pool);
 	if (rc == 0)
 		rc = arp_init(s);
 	if (rc == 0)
@@ -181,11 +182,11 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	if (s->pool) {
 		/* Give the NIC a moment to hand back frames it still reads. */
 		for (int i = 0; i < 1000 && myrio_pool_free_count(s->pool) < s->pool->count; i++) {
-			s->port->ops->tx_burst(s->port, NULL, 0);
+			myrio_tx_burst(s->port, NULL, 0);
 			/* Keep receiving (and dropping) meanwhile: a peer on the same link may
 			 * be waiting for that to get its own buffers back. */
 			struct myrio_pkt *in[RX_BURST];
-			uint16_t n = s->port->ops->rx_burst(s->port, in, RX_BURST);
+			uint16_t n = myrio_rx_burst(s->port, in, RX_BURST);
 			myrio_pkt_free_bulk(in, n);
 			if (i > 10) {
 				struct timespec ts = {0, 100000};
@@ -230,8 +231,8 @@ void stack_flush(struct myrio_stack *s)
 {
 	unsigned done = 0;
 	while (done < s->ntx) {
-		uint16_t n = s->port->ops->tx_burst(s->port, s->txb + done,
-						    (uint16_t)(s->ntx - done));
+		uint16_t n =
+		    myrio_tx_burst(s->port, s->txb + done, (uint16_t)(s->ntx - done));
 		if (n == 0)
 			break;
 		done += n;
@@ -268,7 +269,7 @@ int myrio_stack_poll(struct myrio_stack *s)
 {
 	struct myrio_pkt *pkts[RX_BURST];
 	stack_update_clock(s);
-	uint16_t n = s->port->ops->rx_burst(s->port, pkts, RX_BURST);
+	uint16_t n = myrio_rx_burst(s->port, pkts, RX_BURST);
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 1 < n)
 			__builtin_prefetch(myrio_pkt_data(pkts[i + 1]));

@@ -33,11 +33,26 @@
 #define TH_ACK 0x10
 
 /* Sequence-space comparisons, correct across the 2^32 wrap. */
-static inline bool seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
-static inline bool seq_le(uint32_t a, uint32_t b) { return (int32_t)(a - b) <= 0; }
-static inline bool seq_gt(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
-static inline bool seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
-static inline uint32_t seq_max(uint32_t a, uint32_t b) { return seq_gt(a, b) ? a : b; }
+static inline bool seq_lt(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+static inline bool seq_le(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) <= 0;
+}
+static inline bool seq_gt(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) > 0;
+}
+static inline bool seq_ge(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) >= 0;
+}
+static inline uint32_t seq_max(uint32_t a, uint32_t b)
+{
+	return seq_gt(a, b) ? a : b;
+}
 
 /* A queued TCP segment is the application's buffer itself; its pkt->user holds
  * seq (bits 0-31), payload length (32-47), header length of its last transmission
@@ -45,13 +60,25 @@ static inline uint32_t seq_max(uint32_t a, uint32_t b) { return seq_gt(a, b) ? a
  * can be rebuilt for a retransmission. */
 #define SEG_SACKED 0x01u
 #define SEG_LOST 0x02u
-#define SEG_RETX 0x04u  /* retransmitted during the current recovery */
-#define SEG_FIN 0x08u   /* carries our FIN (no payload) */
+#define SEG_RETX 0x04u /* retransmitted during the current recovery */
+#define SEG_FIN 0x08u  /* carries our FIN (no payload) */
 #define SEG_EVER_RETX 0x10u
-static inline uint32_t seg_seq(const struct myrio_pkt *p) { return (uint32_t)p->user; }
-static inline uint32_t seg_len(const struct myrio_pkt *p) { return (uint32_t)(p->user >> 32) & 0xffff; }
-static inline uint32_t seg_hlen(const struct myrio_pkt *p) { return (uint32_t)(p->user >> 48) & 0xff; }
-static inline uint32_t seg_flags(const struct myrio_pkt *p) { return (uint32_t)(p->user >> 56); }
+static inline uint32_t seg_seq(const struct myrio_pkt *p)
+{
+	return (uint32_t)p->user;
+}
+static inline uint32_t seg_len(const struct myrio_pkt *p)
+{
+	return (uint32_t)(p->user >> 32) & 0xffff;
+}
+static inline uint32_t seg_hlen(const struct myrio_pkt *p)
+{
+	return (uint32_t)(p->user >> 48) & 0xff;
+}
+static inline uint32_t seg_flags(const struct myrio_pkt *p)
+{
+	return (uint32_t)(p->user >> 56);
+}
 /* Sequence space a segment occupies (FIN counts one). */
 static inline uint32_t seg_space(const struct myrio_pkt *p)
 {
@@ -60,7 +87,8 @@ static inline uint32_t seg_space(const struct myrio_pkt *p)
 static inline void seg_set(struct myrio_pkt *p, uint32_t seq, uint32_t len, uint32_t hlen,
 			   uint32_t flags)
 {
-	p->user = (uint64_t)seq | (uint64_t)len << 32 | (uint64_t)hlen << 48 | (uint64_t)flags << 56;
+	p->user =
+	    (uint64_t)seq | (uint64_t)len << 32 | (uint64_t)hlen << 48 | (uint64_t)flags << 56;
 }
 static inline void seg_set_flags(struct myrio_pkt *p, uint32_t flags)
 {
@@ -76,7 +104,7 @@ struct ip_rx {
 	uint8_t *ip; /* IP header */
 	uint8_t *l4;
 	uint32_t src, dst; /* host order */
-	uint16_t ihl;      /* bytes */
+	uint16_t ihl;	   /* bytes */
 	uint16_t l4_len;   /* transport bytes (IP total length - header) */
 	bool bcast;
 };
@@ -113,7 +141,7 @@ struct myrio_tcp_conn {
 	struct myrio_tcp_listener *listener; /* while SYN_RCVD */
 	uint32_t lip, rip;
 	uint16_t lport, rport;
-	uint32_t hash_next;               /* chain in the tuple hash, or free list */
+	uint32_t hash_next;		    /* chain in the tuple hash, or free list */
 	struct myrio_tcp_conn *prev, *next; /* active list (timers) */
 	struct myrio_tcp_conn *out_next;    /* pending-output list */
 	struct myrio_tcp_conn *zombie_next;
@@ -131,8 +159,11 @@ struct myrio_tcp_conn {
 	uint32_t cwnd, ssthresh, bytes_acked, dupacks, recover, high_sack;
 	bool in_recovery;
 	uint64_t retx_ms; /* last loss-recovery retransmission (lost-retransmission check) */
-	bool tlp;         /* t_rtx is a tail loss probe, not the RTO */
-	bool tlp_done;    /* one probe per episode: until the next new ACK */
+	/* CUBIC (RFC 9438): window at the last loss, epoch, its K and origin, Reno estimate */
+	double cub_wmax, cub_k, cub_origin, cub_west;
+	uint64_t cub_epoch_ms;
+	bool tlp;      /* t_rtx is a tail loss probe, not the RTO */
+	bool tlp_done; /* one probe per episode: until the next new ACK */
 	/* RTT / RTO (RFC 6298) */
 	uint32_t srtt_us, rttvar_us, rto_ms;
 	uint32_t retries;
@@ -259,8 +290,8 @@ void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
 /* tcp_conn.c: table, lookup, lifecycle */
 int tcp_init(struct myrio_stack *s);
 void tcp_fini(struct myrio_stack *s);
-struct myrio_tcp_conn *tcp_lookup(struct myrio_stack *s, uint32_t lip, uint16_t lport,
-				  uint32_t rip, uint16_t rport);
+struct myrio_tcp_conn *tcp_lookup(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip,
+				  uint16_t rport);
 struct myrio_tcp_conn *tcp_conn_alloc(struct myrio_stack *s, uint32_t lip, uint16_t lport,
 				      uint32_t rip, uint16_t rport);
 struct myrio_tcp_listener *tcp_listener_find(struct myrio_stack *s, uint16_t port);
@@ -270,8 +301,7 @@ void tcp_event(struct myrio_tcp_conn *c, enum myrio_tcp_event ev);
 void tcp_conn_finish(struct myrio_tcp_conn *c, int error);
 void tcp_reap(struct myrio_stack *s);
 void tcp_conn_free(struct myrio_tcp_conn *c); /* immediately; not while listed */
-uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip,
-		 uint16_t rport);
+uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip, uint16_t rport);
 void tcp_mark_output(struct myrio_tcp_conn *c);
 void tcp_run_output(struct myrio_stack *s);
 
@@ -314,5 +344,9 @@ void cc_on_ack(struct myrio_tcp_conn *c, uint32_t acked);
 void cc_enter_recovery(struct myrio_tcp_conn *c);
 void cc_exit_recovery(struct myrio_tcp_conn *c);
 void cc_on_rto(struct myrio_tcp_conn *c);
+
+/* tcp_cubic.c */
+void cubic_on_loss(struct myrio_tcp_conn *c);
+void cubic_on_ack(struct myrio_tcp_conn *c, uint32_t acked);
 
 #endif

@@ -1,5 +1,6 @@
-/* Congestion control: NewReno (RFC 5681, RFC 6582) with an initial window of 10 segments
- * (RFC 6928) and byte counting (RFC 3465). */
+/* Congestion control: slow start with byte counting (RFC 3465) and an initial window of 10
+ * segments (RFC 6928); congestion avoidance and the reaction to loss by NewReno (RFC 5681,
+ * RFC 6582), or by CUBIC (tcp_cubic.c) when conf.cc asks for it. */
 #include "tcp_lite/stack.h"
 
 void cc_init(struct myrio_tcp_conn *c)
@@ -9,6 +10,8 @@ void cc_init(struct myrio_tcp_conn *c)
 	c->bytes_acked = 0;
 	c->dupacks = 0;
 	c->in_recovery = false;
+	c->cub_wmax = 0;
+	c->cub_epoch_ms = 0;
 }
 
 static uint32_t flight_half(const struct myrio_tcp_conn *c)
@@ -26,6 +29,8 @@ void cc_on_ack(struct myrio_tcp_conn *c, uint32_t acked)
 		/* The stack acknowledges a whole receive burst at once (stretch ACKs), so
 		 * slow start counts every byte acknowledged, as Linux does. */
 		c->cwnd += acked;
+	} else if (c->s->conf.cc == MYRIO_TCP_CC_CUBIC) {
+		cubic_on_ack(c, acked);
 	} else {
 		c->bytes_acked += acked;
 		if (c->bytes_acked >= c->cwnd) {
@@ -39,7 +44,10 @@ void cc_on_ack(struct myrio_tcp_conn *c, uint32_t acked)
 
 void cc_enter_recovery(struct myrio_tcp_conn *c)
 {
-	c->ssthresh = flight_half(c);
+	if (c->s->conf.cc == MYRIO_TCP_CC_CUBIC)
+		cubic_on_loss(c);
+	else
+		c->ssthresh = flight_half(c);
 	c->cwnd = c->ssthresh;
 	c->recover = c->snd_max;
 	c->in_recovery = true;
@@ -55,8 +63,12 @@ void cc_exit_recovery(struct myrio_tcp_conn *c)
 
 void cc_on_rto(struct myrio_tcp_conn *c)
 {
-	if (!c->in_recovery || c->retries == 0)
-		c->ssthresh = flight_half(c);
+	if (!c->in_recovery || c->retries == 0) {
+		if (c->s->conf.cc == MYRIO_TCP_CC_CUBIC)
+			cubic_on_loss(c);
+		else
+			c->ssthresh = flight_half(c);
+	}
 	c->cwnd = c->mss;
 	c->in_recovery = false;
 	c->dupacks = 0;

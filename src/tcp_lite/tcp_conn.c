@@ -10,8 +10,8 @@
 #define NO_CONN UINT32_MAX
 
 static const char *const state_names[] = {
-	"CLOSED",     "LISTEN",     "SYN_SENT", "SYN_RCVD",  "ESTABLISHED", "FIN_WAIT_1",
-	"FIN_WAIT_2", "CLOSE_WAIT", "CLOSING",  "LAST_ACK", "TIME_WAIT",
+    "CLOSED",	  "LISTEN",	"SYN_SENT", "SYN_RCVD", "ESTABLISHED", "FIN_WAIT_1",
+    "FIN_WAIT_2", "CLOSE_WAIT", "CLOSING",  "LAST_ACK", "TIME_WAIT",
 };
 
 const char *myrio_tcp_state_name(enum myrio_tcp_state st)
@@ -84,8 +84,8 @@ static uint32_t tuple_hash(const struct myrio_stack *s, uint32_t lip, uint16_t l
 	return (uint32_t)(k >> 32) & s->hash_mask;
 }
 
-struct myrio_tcp_conn *tcp_lookup(struct myrio_stack *s, uint32_t lip, uint16_t lport,
-				  uint32_t rip, uint16_t rport)
+struct myrio_tcp_conn *tcp_lookup(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip,
+				  uint16_t rport)
 {
 	uint32_t i = s->hash[tuple_hash(s, lip, lport, rip, rport)];
 	while (i != NO_CONN) {
@@ -196,8 +196,7 @@ void tcp_fini(struct myrio_stack *s)
 	s->listeners = NULL;
 }
 
-uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip,
-		 uint16_t rport)
+uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip, uint16_t rport)
 {
 	/* RFC 6528: a keyed hash of the tuple plus a 4 us clock. */
 	uint64_t k = (uint64_t)lip << 32 | rip;
@@ -637,8 +636,8 @@ void myrio_tcp_set_user(struct myrio_tcp_conn *c, void *user)
 	c->user = user;
 }
 
-void myrio_tcp_addr(const struct myrio_tcp_conn *c, uint32_t *lip, uint16_t *lport,
-		    uint32_t *rip, uint16_t *rport)
+void myrio_tcp_addr(const struct myrio_tcp_conn *c, uint32_t *lip, uint16_t *lport, uint32_t *rip,
+		    uint16_t *rport)
 {
 	if (lip)
 		*lip = c->lip;

@@ -9,7 +9,7 @@
 
 struct seg {
 	uint32_t seq, ack, len; /* len: payload bytes */
-	uint32_t wnd;           /* raw window field */
+	uint32_t wnd;		/* raw window field */
 	uint8_t flags;
 	struct tcp_opts o;
 };
@@ -244,7 +244,7 @@ static void receive_data(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t
 			fin_in_order(c);
 	}
 	if (had_ooo)
-		c->ack_now = true; /* RFC 5681 §4.2: ACK at once when a hole fills */
+		c->ack_now = true;   /* RFC 5681 §4.2: ACK at once when a hole fills */
 	if (c->fin_rcvd && c->ooo) { /* nothing can follow a FIN */
 		struct myrio_pkt *q = c->ooo;
 		while (q) {
@@ -308,7 +308,8 @@ static bool seq_acceptable(struct myrio_tcp_conn *c, const struct seg *sg, uint3
 	uint32_t wnd = tcp_rcv_window(c);
 	uint32_t nxt = c->rcv_nxt;
 	if (seglen == 0)
-		return wnd == 0 ? sg->seq == nxt : seq_ge(sg->seq, nxt) && seq_lt(sg->seq, nxt + wnd);
+		return wnd == 0 ? sg->seq == nxt
+				: seq_ge(sg->seq, nxt) && seq_lt(sg->seq, nxt + wnd);
 	if (wnd == 0)
 		return false;
 	return (seq_ge(sg->seq, nxt) && seq_lt(sg->seq, nxt + wnd)) ||
@@ -324,8 +325,7 @@ static void retransmit_head(struct myrio_tcp_conn *c)
 	if (tcp_xmit_seg(c, p, true) == 0) {
 		seg_set_flags(p, seg_flags(p) | SEG_RETX | SEG_EVER_RETX);
 		c->retx_ms = c->s->now_ms;
-	}
-	else
+	} else
 		seg_set_flags(p, seg_flags(p) & ~SEG_RETX);
 }
 
@@ -369,7 +369,8 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 			if (seq_ge(ack, c->recover)) {
 				cc_exit_recovery(c);
 			} else if (c->sndq && !(seg_flags(c->sndq) & SEG_SACKED)) {
-				/* Partial ACK (RFC 6582): the next hole is lost too; resend it now. */
+				/* Partial ACK (RFC 6582): the next hole is lost too; resend it now.
+				 */
 				retransmit_head(c);
 			}
 		} else {
@@ -408,11 +409,12 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 	}
 }
 
-static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p,
-			      const struct ip_rx *ip, const uint8_t *th, struct seg *sg)
+static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, const struct ip_rx *ip,
+			      const uint8_t *th, struct seg *sg)
 {
 	struct myrio_stack *s = c->s;
-	uint32_t seglen = sg->len + ((sg->flags & TH_SYN) ? 1u : 0u) + ((sg->flags & TH_FIN) ? 1u : 0u);
+	uint32_t seglen =
+	    sg->len + ((sg->flags & TH_SYN) ? 1u : 0u) + ((sg->flags & TH_FIN) ? 1u : 0u);
 	/* PAWS (RFC 7323 §5.3) */
 	if (c->ts_ok && sg->o.ts_ok && !(sg->flags & TH_RST) && seq_lt(sg->o.tsval, c->ts_recent)) {
 		s->st.tcp_paws_drops++;
@@ -435,7 +437,8 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p,
 		if (sg->seq == c->rcv_nxt) {
 			s->st.tcp_resets_rcvd++;
 			bool quiet = c->state == MYRIO_TCP_SYN_RCVD && c->passive;
-			bool closing = c->state == MYRIO_TCP_CLOSING || c->state == MYRIO_TCP_LAST_ACK ||
+			bool closing = c->state == MYRIO_TCP_CLOSING ||
+				       c->state == MYRIO_TCP_LAST_ACK ||
 				       c->state == MYRIO_TCP_TIME_WAIT;
 			tcp_conn_finish(c, quiet || closing ? 0 : -ECONNRESET);
 		} else {
@@ -546,8 +549,9 @@ void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 	p->len = sg.len;
 
 	struct myrio_tcp_conn *c = tcp_lookup(s, ip->dst, dport, ip->src, sport);
-	if (c && c->state == MYRIO_TCP_TIME_WAIT && (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN &&
-	    seq_gt(sg.seq, c->rcv_nxt) && !c->app_owned && !c->on_output && !c->zombie) {
+	if (c && c->state == MYRIO_TCP_TIME_WAIT &&
+	    (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN && seq_gt(sg.seq, c->rcv_nxt) &&
+	    !c->app_owned && !c->on_output && !c->zombie) {
 		/* A new incarnation may take over a TIME_WAIT (RFC 9293 §3.6.1). */
 		tcp_conn_free(c);
 		c = NULL;

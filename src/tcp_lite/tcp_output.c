@@ -173,7 +173,8 @@ int tcp_send_syn(struct myrio_tcp_conn *c)
 	if (synack)
 		fill_ack(c, th, true);
 	else
-		put_be16(th + 14, (uint16_t)(c->s->conf.rcv_buf > 65535 ? 65535 : c->s->conf.rcv_buf));
+		put_be16(th + 14,
+			 (uint16_t)(c->s->conf.rcv_buf > 65535 ? 65535 : c->s->conf.rcv_buf));
 	return send_frame(c, p);
 }
 
@@ -292,7 +293,7 @@ void tcp_output(struct myrio_tcp_conn *c)
 		uint32_t flight = c->in_recovery ? pipe : c->snd_nxt - c->snd_una;
 		if (flight > 0 && flight + sp > cwnd)
 			break;
-		if (s->conf.nagle && len < c->mss && flight > 0 && !p->next)
+		if (s->conf.nagle && len && len < c->mss && flight > 0 && !p->next)
 			break;
 		if (!stack_tx_room(s)) {
 			tcp_mark_output(c); /* NIC ring full: continue next poll */
@@ -319,8 +320,8 @@ void tcp_output(struct myrio_tcp_conn *c)
 			c->t_rtx = 0;
 		}
 	}
-	if (!sent && (c->ack_now || c->delack_segs >= 2 ||
-		      (c->delack_segs && s->conf.delayed_ack_ms == 0)))
+	if (!sent &&
+	    (c->ack_now || c->delack_segs >= 2 || (c->delack_segs && s->conf.delayed_ack_ms == 0)))
 		tcp_send_ack(c);
 	else if (c->delack_segs && !c->t_delack) {
 		c->t_delack = s->now_ms + s->conf.delayed_ack_ms;

@@ -55,7 +55,8 @@ void tcp_sack_update(struct myrio_tcp_conn *c, const struct tcp_opts *o)
 			c->high_sack = r;
 		/* Up to snd_max, not snd_next: after a timeout the peer may SACK data of
 		 * the first transmission that go-back-N has not resent yet (output skips it). */
-		for (struct myrio_pkt *p = c->sndq; p && seq_lt(seg_seq(p), c->snd_max); p = p->next) {
+		for (struct myrio_pkt *p = c->sndq; p && seq_lt(seg_seq(p), c->snd_max);
+		     p = p->next) {
 			uint32_t s = seg_seq(p), e = s + seg_space(p);
 			if (seq_ge(s, r))
 				break;

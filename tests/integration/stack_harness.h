@@ -24,9 +24,9 @@ struct harness {
 	struct myrio_port *pa, *pb;
 	struct myrio_stack *a, *b;
 	uint64_t now_ns;
-	uint64_t tick_ns; /* clock advance per round */
+	uint64_t tick_ns;      /* clock advance per round */
 	struct myrio_sim *sim; /* stepped model world, when the ports are model NICs */
-	unsigned steps;        /* model steps (1 us of virtual time each) per round */
+	unsigned steps;	       /* model steps (1 us of virtual time each) per round */
 	struct conn_ev ev[8];
 	unsigned nev;
 	struct myrio_udp_sock *udp_readable[8];
@@ -56,12 +56,24 @@ static inline void h_tcp_event(void *arg, struct myrio_tcp_conn *c, enum myrio_t
 	if (!e)
 		return;
 	switch (ev) {
-	case MYRIO_TCP_EV_ACCEPTED: e->accepted++; break;
-	case MYRIO_TCP_EV_CONNECTED: e->connected++; break;
-	case MYRIO_TCP_EV_READABLE: e->readable++; break;
-	case MYRIO_TCP_EV_WRITABLE: e->writable++; break;
-	case MYRIO_TCP_EV_CLOSED: e->closed++; break;
-	case MYRIO_TCP_EV_ERROR: e->error++; break;
+	case MYRIO_TCP_EV_ACCEPTED:
+		e->accepted++;
+		break;
+	case MYRIO_TCP_EV_CONNECTED:
+		e->connected++;
+		break;
+	case MYRIO_TCP_EV_READABLE:
+		e->readable++;
+		break;
+	case MYRIO_TCP_EV_WRITABLE:
+		e->writable++;
+		break;
+	case MYRIO_TCP_EV_CLOSED:
+		e->closed++;
+		break;
+	case MYRIO_TCP_EV_ERROR:
+		e->error++;
+		break;
 	}
 }
 
@@ -74,8 +86,8 @@ static inline void h_udp_event(void *arg, struct myrio_udp_sock *u)
 
 /* Opens "pair:NAME/0<opts_a>" and "pair:NAME/1<opts_b>" and a stack on each. tweak may
  * change the stack configuration (both stacks). */
-static inline int h_open(struct harness *h, const char *name, const char *opts_a, const char *opts_b,
-		  void (*tweak)(struct myrio_stack_conf *))
+static inline int h_open(struct harness *h, const char *name, const char *opts_a,
+			 const char *opts_b, void (*tweak)(struct myrio_stack_conf *))
 {
 	memset(h, 0, sizeof(*h));
 	h->now_ns = 1000000000ull;
@@ -88,8 +100,10 @@ static inline int h_open(struct harness *h, const char *name, const char *opts_a
 		struct myrio_sim_conf sc;
 		myrio_sim_conf_init(&sc);
 		char spec[160];
-		snprintf(spec, sizeof(spec), "stepped%s%s", opts_a ? "," : "", opts_a ? opts_a : "");
-		if ((rc = myrio_sim_conf_parse(&sc, spec)) < 0 || (rc = myrio_sim_create(&h->sim, &sc)) < 0)
+		snprintf(spec, sizeof(spec), "stepped%s%s", opts_a ? "," : "",
+			 opts_a ? opts_a : "");
+		if ((rc = myrio_sim_conf_parse(&sc, spec)) < 0 ||
+		    (rc = myrio_sim_create(&h->sim, &sc)) < 0)
 			return rc;
 		h->steps = 4;
 		h->tick_ns = 4000;

@@ -142,10 +142,10 @@ static inline void report(const char *what, struct harness *h, struct xfer *x)
 	       "one thread), A segs out %llu retx %llu fast %llu rto %llu; B ooo %llu dup %llu "
 	       "segs in %llu\n",
 	       what, (unsigned long long)x->total, x->secs, (double)x->total / x->secs / 1e6,
-	       (unsigned long long)sa.tcp_segs_out,
-	       (unsigned long long)sa.tcp_retransmits, (unsigned long long)sa.tcp_fast_retransmits,
-	       (unsigned long long)sa.tcp_rto_expired, (unsigned long long)sb.tcp_ooo_segs,
-	       (unsigned long long)sb.tcp_dup_segs, (unsigned long long)sb.tcp_segs_in);
+	       (unsigned long long)sa.tcp_segs_out, (unsigned long long)sa.tcp_retransmits,
+	       (unsigned long long)sa.tcp_fast_retransmits, (unsigned long long)sa.tcp_rto_expired,
+	       (unsigned long long)sb.tcp_ooo_segs, (unsigned long long)sb.tcp_dup_segs,
+	       (unsigned long long)sb.tcp_segs_in);
 }
 
 #endif

@@ -117,7 +117,7 @@ static void command_timeout_is_an_error_not_a_hang(void **state)
 static char *write_tmp(const uint8_t *img, size_t len)
 {
 	static char path[64];
-	strcpy(path, "/tmp/myrio-fw-XXXXXX");
+	strcpy(path, "/tmp/myrio_ethp_z8e-XXXXXX"); /* the name tells the flavour (§2.1) */
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, img, len), (ssize_t)len);
@@ -143,7 +143,34 @@ static void firmware_load_and_corrupted_image(void **state)
 	struct myrio_port_info in;
 	myrio_port_info(p, &in);
 	assert_memory_equal(in.fw_version, "1.4.60", 6);
+	assert_int_equal(in.tx_boundary, 2048); /* the "p" flavour: unaligned completions */
 	myrio_port_close(p);
+	/* the aligned flavour passes UNALIGNED_TEST: 4 KiB send descriptors (§2.1) */
+	size_t len2;
+	static uint8_t img2[1 << 20];
+	assert_int_equal(sim_fw_image_build(img2, sizeof(img2), "eth@1.4.61", &len2), 0);
+	char path2[64];
+	strcpy(path2, "/tmp/myrio_eth_z8e-XXXXXX");
+	int fd2 = mkstemp(path2);
+	assert_true(fd2 >= 0);
+	assert_int_equal(write(fd2, img2, len2), (ssize_t)len2);
+	close(fd2);
+	conf.firmware = path2;
+	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), 0);
+	conf.firmware = path;
+	myrio_port_info(p, &in);
+	assert_memory_equal(in.fw_version, "1.4.61", 6);
+	assert_int_equal(in.tx_boundary, 4096);
+	myrio_port_close(p);
+	/* ... unless the chipset delivers unaligned completions */
+	assert_int_equal(sim_nic_inject(sim_nic_find(e.sim, "sim0"), SIM_FAULT_UNALIGNED, 1), 0);
+	conf.firmware = path2;
+	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), 0);
+	myrio_port_info(p, &in);
+	assert_int_equal(in.tx_boundary, 2048);
+	myrio_port_close(p);
+	unlink(path2);
+	conf.firmware = path;
 	/* corrupted header type: refused before the NIC is touched */
 	uint32_t hdr = (uint32_t)img[0x3c] << 24 | img[0x3d] << 16 | img[0x3e] << 8 | img[0x3f];
 	img[hdr + 4] ^= 0x20;
@@ -152,6 +179,16 @@ static void firmware_load_and_corrupted_image(void **state)
 	fclose(f);
 	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), -EPROTO);
 	unlink(path);
+	/* a corrupted running firmware header (pointer at SRAM 0x3C): nothing to adopt */
+	volatile uint8_t *bar = sim_nic_bar0(sim_nic_find(e.sim, "sim0"));
+	uint32_t saved = *(volatile uint32_t *)(bar + 0x3c);
+	*(volatile uint32_t *)(bar + 0x3c) = 0xfffffff0u;
+	conf.firmware = NULL;
+	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), -EINVAL);
+	*(volatile uint32_t *)(bar + 0x3c) = saved;
+	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), 0);
+	myrio_port_close(p);
+	conf.firmware = path;
 	/* missing image, adoption refused */
 	conf.adopt_firmware = false;
 	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), -ENOENT);

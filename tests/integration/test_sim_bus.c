@@ -68,6 +68,12 @@ static void run_bus(const char *spec)
 	b->ops->dma_unmap(b, &r2);
 	assert_null(r2.bus);
 	myrio_dma_free(&r2);
+	/* function-level reset: power-on config space and firmware, mappings kept */
+	assert_int_equal(b->ops->reset(b), 0);
+	assert_int_equal(b->ops->cfg_read(b, 4, 2, &v), 0);
+	assert_int_equal(v & 4, 0);
+	assert_int_equal(b->ops->cfg_write(b, 4, 2, 0x0006), 0);
+	assert_int_equal(bus_cmd(b, &r, 12, &d), 0);
 	/* irq_fd enables MSI in config space */
 	int fd = b->ops->irq_fd(b);
 	assert_true(fd >= 0);

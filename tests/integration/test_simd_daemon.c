@@ -20,7 +20,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <cmocka.h>
+
+#include <cmocka.h> /* after the headers it needs */
 
 #include "bus/bus.h"
 #include "bus/simd_proto.h"
@@ -35,8 +36,8 @@ struct fixture {
 static int setup(void **state)
 {
 	static struct fixture f;
-	static const char *const args[] = {"--nic", "nic0,cable=nic1", "--nic", "nic1",
-					   "--link", "unlimited", NULL};
+	static const char *const args[] = {"--nic",  "nic0,cable=nic1", "--nic", "nic1",
+					   "--link", "unlimited",	NULL};
 	if (simd_daemon_start(&f.d, "proto", args) < 0)
 		return -1;
 	f.sock = f.d.sock;
@@ -167,6 +168,7 @@ static void killed_client_frees_its_nic(void **state)
 	assert_int_equal(pipe(ready), 0);
 	pid_t child = fork();
 	if (child == 0) {
+		simd_die_with_parent();
 		struct myrio_bus *bus;
 		struct myrio_dma_region r;
 		char ok = 0;
@@ -235,8 +237,7 @@ static void malformed_messages_are_refused(void **state)
 	simd_hdr_init(&m.h, SIMD_CFG_READ, 6);
 	memset(&m.u.cfg, 0, sizeof(m.u.cfg));
 	m.u.cfg.size = 4;
-	assert_int_equal(raw_rpc(s, &m, sizeof(m.h) + sizeof(m.u.cfg), NULL, 0, &rep),
-			 -ENOTCONN);
+	assert_int_equal(raw_rpc(s, &m, sizeof(m.h) + sizeof(m.u.cfg), NULL, 0, &rep), -ENOTCONN);
 	assert_int_equal(raw_dma(s, SIMD_DMA_MAP, SIMD_IOVA_BASE, 4096, pfd[0]), -ENOTCONN);
 
 	/* Attached: bad DMA registrations and config accesses. */
@@ -316,7 +317,8 @@ static void random_garbage_does_not_hurt(void **state)
 		/* Half the time a valid header, so the checks behind it get exercised. */
 		if (x & (1ull << 40)) {
 			struct simd_hdr h;
-			simd_hdr_init(&h, (uint16_t)(1 + (x >> 20) % (SIMD_TYPE_END + 1)), (uint32_t)i);
+			simd_hdr_init(&h, (uint16_t)(1 + (x >> 20) % (SIMD_TYPE_END + 1)),
+				      (uint32_t)i);
 			memcpy(buf, &h, sizeof(h));
 			if (x & (1ull << 41))
 				len = sizeof(h) + simd_request_len(h.type);
@@ -414,14 +416,14 @@ static void status_lists_nics_and_attachments(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(attach_map_config_detach),
-		cmocka_unit_test(device_string_reaches_the_daemon),
-		cmocka_unit_test(killed_client_frees_its_nic),
-		cmocka_unit_test(malformed_messages_are_refused),
-		cmocka_unit_test(random_garbage_does_not_hurt),
-		cmocka_unit_test(connection_flood_is_contained),
-		cmocka_unit_test(missing_daemon_is_a_clear_error),
-		cmocka_unit_test(status_lists_nics_and_attachments),
+	    cmocka_unit_test(attach_map_config_detach),
+	    cmocka_unit_test(device_string_reaches_the_daemon),
+	    cmocka_unit_test(killed_client_frees_its_nic),
+	    cmocka_unit_test(malformed_messages_are_refused),
+	    cmocka_unit_test(random_garbage_does_not_hurt),
+	    cmocka_unit_test(connection_flood_is_contained),
+	    cmocka_unit_test(missing_daemon_is_a_clear_error),
+	    cmocka_unit_test(status_lists_nics_and_attachments),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

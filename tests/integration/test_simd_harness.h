@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,13 @@ struct simd_daemon_proc {
 	pid_t pid;
 	char sock[108];
 };
+
+/* In a forked child: a test that dies (assertion, timeout) takes its children along, so
+ * no daemon or spinning client outlives it. */
+static inline void simd_die_with_parent(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
 
 /* build/tests/test_x -> build/myrio-simd */
 static inline void simd_daemon_path(char *out, size_t cap)
@@ -63,6 +71,7 @@ static inline int simd_daemon_start(struct simd_daemon_proc *d, const char *tag,
 	argv[n] = NULL;
 	d->pid = fork();
 	if (d->pid == 0) {
+		simd_die_with_parent();
 		execv(exe, (char *const *)argv);
 		_exit(127);
 	}

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "stack_xfer.h"
@@ -85,15 +86,35 @@ static void no_sack_no_ts_conf(struct myrio_stack_conf *c)
 static void transfer_newreno_without_options(void **state)
 {
 	struct harness h;
-	assert_int_equal(h_open(&h, "plain", "?loss=0.01,seed=11", "?loss=0.01,seed=12",
-				no_sack_no_ts_conf),
-			 0);
+	assert_int_equal(
+	    h_open(&h, "plain", "?loss=0.01,seed=11", "?loss=0.01,seed=12", no_sack_no_ts_conf), 0);
 	struct xfer x = {.total = 4u << 20, .zero_copy = true};
 	run_transfer(&h, &x, 100000000);
 	struct myrio_tcp_conn_stats cs;
 	myrio_tcp_conn_stats(x.cli, &cs);
 	assert_int_equal(cs.sack_blocks_rcvd, 0);
 	report("NewReno, no options", &h, &x);
+	h_close(&h);
+}
+
+static void cubic_conf(struct myrio_stack_conf *c)
+{
+	c->cc = MYRIO_TCP_CC_CUBIC;
+	c->delayed_ack_ms = 0;
+}
+
+static void transfer_cubic_with_loss_reorder_dup(void **state)
+{
+	struct harness h;
+	assert_int_equal(h_open(&h, "cubic", "?loss=0.01,reorder=0.01,dup=0.01,seed=21",
+				"?loss=0.01,reorder=0.01,dup=0.01,seed=22", cubic_conf),
+			 0);
+	struct xfer x = {.total = 8u << 20, .zero_copy = true};
+	run_transfer(&h, &x, 100000000);
+	struct myrio_stack_stats sa;
+	myrio_stack_stats(h.a, &sa);
+	assert_true(sa.tcp_fast_retransmits > 0);
+	report("CUBIC, 1% loss+reorder+dup", &h, &x);
 	h_close(&h);
 }
 
@@ -193,15 +214,16 @@ static void connect_times_out_without_peer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(transfer_clean_zero_copy),
-		cmocka_unit_test(transfer_copying_api_no_offload),
-		cmocka_unit_test(transfer_with_loss_reorder_dup),
-		cmocka_unit_test(transfer_with_heavy_loss_delayed_ack),
-		cmocka_unit_test(transfer_newreno_without_options),
-		cmocka_unit_test(transfer_through_a_small_ring),
-		cmocka_unit_test(slow_reader_closes_window_then_resumes),
-		cmocka_unit_test(connect_to_closed_port_is_refused),
-		cmocka_unit_test(connect_times_out_without_peer),
+	    cmocka_unit_test(transfer_clean_zero_copy),
+	    cmocka_unit_test(transfer_copying_api_no_offload),
+	    cmocka_unit_test(transfer_with_loss_reorder_dup),
+	    cmocka_unit_test(transfer_with_heavy_loss_delayed_ack),
+	    cmocka_unit_test(transfer_newreno_without_options),
+	    cmocka_unit_test(transfer_cubic_with_loss_reorder_dup),
+	    cmocka_unit_test(transfer_through_a_small_ring),
+	    cmocka_unit_test(slow_reader_closes_window_then_resumes),
+	    cmocka_unit_test(connect_to_closed_port_is_refused),
+	    cmocka_unit_test(connect_times_out_without_peer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "stack_xfer.h"
@@ -21,8 +22,8 @@ static void transfer_clean(void **state)
 	assert_int_equal(sa.tcp_retransmits, 0);
 	assert_true(sa.tcp_csum_offload > 0);
 	report("model, clean", &h, &x);
-	printf("# model virtual time %.3f ms: %.2f Gb/s of payload\n", (double)(h.now_ns - 1e9) / 1e6,
-	       (double)x.total * 8 / ((double)(h.now_ns - 1e9)));
+	printf("# model virtual time %.3f ms: %.2f Gb/s of payload\n",
+	       (double)(h.now_ns - 1e9) / 1e6, (double)x.total * 8 / ((double)(h.now_ns - 1e9)));
 	h_close(&h);
 }
 
@@ -34,9 +35,8 @@ static void lossy_conf(struct myrio_stack_conf *c)
 static void transfer_with_loss_reorder_dup(void **state)
 {
 	struct harness h;
-	assert_int_equal(h_open(&h, "sim:", "loss=0.01,reorder=0.01,dup=0.01,seed=5", NULL,
-				lossy_conf),
-			 0);
+	assert_int_equal(
+	    h_open(&h, "sim:", "loss=0.01,reorder=0.01,dup=0.01,seed=5", NULL, lossy_conf), 0);
 	struct xfer x = {.total = 4u << 20, .zero_copy = true};
 	run_transfer(&h, &x, 500000000);
 	struct myrio_stack_stats sa, sb;
@@ -79,12 +79,78 @@ static void udp_and_refused_over_the_model(void **state)
 	h_close(&h);
 }
 
+static void latency_conf(struct myrio_stack_conf *c)
+{
+	myrio_stack_conf_latency(c);
+}
+
+/* 64-byte request/response over TCP in the latency profile, measured in model time. */
+static void ping_pong_latency(void **state)
+{
+	struct harness h;
+	assert_int_equal(h_open(&h, "sim:", NULL, NULL, latency_conf), 0);
+	h.steps = 1; /* poll both stacks every microsecond of model time */
+	h.tick_ns = 1000;
+	struct myrio_tcp_listener *l;
+	assert_int_equal(myrio_tcp_listen(h.b, 7, 4, NULL, &l), 0);
+	struct myrio_tcp_conn *c, *srv = NULL;
+	assert_int_equal(myrio_tcp_connect(h.a, IP_B, 7, NULL, &c), 0);
+	for (int r = 0; r < 10000 && !srv; r++) {
+		h_round(&h);
+		for (unsigned i = 0; i < h.nev; i++)
+			if (h.ev[i].accepted)
+				srv = h.ev[i].c;
+	}
+	assert_non_null(srv);
+	char msg[64], buf[64];
+	uint64_t total = 0, worst = 0;
+	const int n = 1000;
+	for (int i = 0; i < n; i++) {
+		memset(msg, i & 0xff, sizeof(msg));
+		uint64_t t0 = h.now_ns;
+		assert_int_equal(myrio_tcp_write(c, msg, sizeof(msg)), 64);
+		ssize_t got = 0;
+		while (got < 64) { /* server echoes */
+			h_round(&h);
+			ssize_t k = myrio_tcp_read(srv, buf + got, (size_t)(64 - got));
+			if (k > 0)
+				got += k;
+		}
+		assert_int_equal(myrio_tcp_write(srv, buf, 64), 64);
+		got = 0;
+		while (got < 64) {
+			h_round(&h);
+			ssize_t k = myrio_tcp_read(c, buf + got, (size_t)(64 - got));
+			if (k > 0)
+				got += k;
+		}
+		assert_memory_equal(buf, msg, 64);
+		uint64_t rtt = h.now_ns - t0;
+		total += rtt;
+		if (rtt > worst)
+			worst = rtt;
+	}
+	printf("# model, 64-byte TCP ping-pong, latency profile: mean RTT %.1f us, worst %.1f us "
+	       "(model time, 1 us polling)\n",
+	       (double)total / n / 1000.0, (double)worst / 1000.0);
+	assert_true(total / n < 100000); /* well under 100 us */
+	struct myrio_stack_stats sa;
+	myrio_stack_stats(h.a, &sa);
+	assert_int_equal(sa.tcp_retransmits, 0);
+	myrio_tcp_abort(c);
+	h_rounds(&h, 100);
+	myrio_tcp_close(srv);
+	myrio_tcp_listener_close(l);
+	h_close(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(transfer_clean),
-		cmocka_unit_test(transfer_with_loss_reorder_dup),
-		cmocka_unit_test(udp_and_refused_over_the_model),
+	    cmocka_unit_test(transfer_clean),
+	    cmocka_unit_test(transfer_with_loss_reorder_dup),
+	    cmocka_unit_test(udp_and_refused_over_the_model),
+	    cmocka_unit_test(ping_pong_latency),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "stack_harness.h"
@@ -134,9 +135,9 @@ static void connected_socket_filters_and_too_big_is_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(datagrams_with_offload),
-		cmocka_unit_test(datagrams_without_offload),
-		cmocka_unit_test(connected_socket_filters_and_too_big_is_refused),
+	    cmocka_unit_test(datagrams_with_offload),
+	    cmocka_unit_test(datagrams_without_offload),
+	    cmocka_unit_test(connected_socket_filters_and_too_big_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -401,17 +401,25 @@ int main(int argc, char **argv)
 	struct myrio_bus *ba = NULL, *bb = NULL;
 	struct e1000e a = {0}, b = {0};
 	int ab = 0, ba_ok = 0, blocked = 0, blocked_w = 0;
-	uint64_t irqs = 0;
+	uint64_t irqs = 0, irqs_x = 0;
 	if (open_nic(argv[1], &ba, &a, &r) == 0 && open_nic(argv[2], &bb, &b, &r) == 0) {
+		/* B through the bus op (MSI), A through MSI-X vector 0. */
 		int efd = bb->ops->irq_fd(bb);
 		if (efd < 0)
 			fail(&r, "%s: no interrupt eventfd (%ld)", argv[2], efd);
 		else
 			e1000e_enable_rx_irq(&b);
 		ab = exchange(&a, &b, 0, efd, &irqs, &r);
-		printf("%s: %" PRIu64 " interrupts through the eventfd for %d frames\n", argv[2],
-		       irqs, NFRAMES);
-		ba_ok = exchange(&b, &a, 100, -1, NULL, &r);
+		printf("%s: %" PRIu64 " MSI interrupts through the eventfd for %d frames\n",
+		       argv[2], irqs, NFRAMES);
+		int efd_x = myrio_vfio_irq_fd_msix(ba);
+		if (efd_x < 0)
+			fail(&r, "%s: no MSI-X eventfd (%ld)", argv[1], efd_x);
+		else
+			e1000e_enable_rx_irq(&a);
+		ba_ok = exchange(&b, &a, 100, efd_x, &irqs_x, &r);
+		printf("%s: %" PRIu64 " MSI-X interrupts through the eventfd for %d frames\n",
+		       argv[1], irqs_x, NFRAMES);
 		blocked = blocked_dma(&a, &b, &r);
 		blocked_w = blocked_rx(&a, &b, &r);
 		struct myrio_bus *again = NULL;
@@ -441,8 +449,8 @@ int main(int argc, char **argv)
 			close_with_region_mapped(ba, &r);
 	}
 	printf("MYRIO-VFIO-RESULT: %s a2b=%d/%d b2a=%d/%d blocked_read=%d blocked_write=%d "
-	       "irqs=%" PRIu64 "%s%s\n",
+	       "irqs_msi=%" PRIu64 " irqs_msix=%" PRIu64 "%s%s\n",
 	       r.fails ? "FAIL" : "PASS", ab, NFRAMES, ba_ok, NFRAMES, blocked, blocked_w, irqs,
-	       r.fails ? " reason: " : "", r.why);
+	       irqs_x, r.fails ? " reason: " : "", r.why);
 	return r.fails ? 1 : 0;
 }

@@ -30,7 +30,7 @@ stream() { # $1: name, $2: options of both, $3: sender-only options
 }
 stream tcp ""
 stream udp "--udp" "-s 1000"
-stream tcp9000 "--mtu 9000" "--pcap $tmp/send.pcap"
+stream tcp9000 "--mtu 9000"
 
 python3 - "$tmp" <<'PY'
 import re, sys
@@ -56,21 +56,4 @@ cat "$tmp/stats"
 grep -q "link up" "$tmp/stats"
 grep -q "^  counter .* per second" "$tmp/stats"
 grep -q "rdma_tags_available" "$tmp/stats"
-# the pcap holds TCP frames of the stream
-python3 - "$tmp/send.pcap" <<'PY'
-import struct, sys
-data = open(sys.argv[1], "rb").read()
-off, tcp = 24, 0
-while off + 16 <= len(data):
-    incl = struct.unpack("<IIII", data[off:off + 16])[2]
-    f = data[off + 16:off + 16 + incl]
-    tcp += len(f) > 34 and f[12:14] == b"\x08\x00" and f[23] == 6
-    off += 16 + incl
-if tcp == 0:  # capture hooks bypassed by the stack (see examples_latency.sh)
-    print("capture is empty: the stack does not go through myrio_rx_burst/myrio_tx_burst")
-    sys.exit(77)
-assert tcp > 100, f"only {tcp} TCP frames captured"
-print(f"capture: {tcp} TCP frames")
-PY
-
 echo ok

@@ -6,7 +6,8 @@
 #
 # The stack runs on a NIC of the in-process device model (the real driver) whose cable ends
 # in the TAP device; MYRIO_KERNEL_VIA=pair uses the in-memory pair port instead, and
-# MYRIO_KERNEL_FAULTS=loss=0.01,... makes the model's cable lose, reorder and duplicate.
+# MYRIO_KERNEL_FAULTS=loss=0.01,... makes the model's cable lose, reorder and duplicate;
+# MYRIO_KERNEL_CUBIC=1 runs our side with CUBIC.
 #
 # usage: kernel_interop.sh BUILD_DIR    (MYRIO_KERNEL_BYTES sets the stream size, default 100M)
 # exit 77 (skipped) without root, network namespaces or /dev/net/tun.
@@ -137,7 +138,7 @@ spid=$!; pids+=($spid)
 for _ in $(seq 100); do [ -e $tmp/listening ] && break; sleep 0.05; done
 # tcp_lite: TCP sink on 5001, UDP echo on 7; sends to the kernel once told to go; expects
 # the kernel's RST from port 5003 where nothing listens.
-inns "$tool" --via $via ${faults:+--sim "$faults" --stats} --tap mkt0 --ip $ours/24 --listen 5001 --expect-conns 1 --udp-echo 7 \
+inns "$tool" ${MYRIO_KERNEL_CUBIC:+--cubic} --via $via ${faults:+--sim "$faults" --stats} --tap mkt0 --ip $ours/24 --listen 5001 --expect-conns 1 --udp-echo 7 \
 	--send $kern:5002:"$bytes" --expect-refused $kern:5003 --ready $tmp/ready --go $tmp/go \
 	--timeout 300 > $tmp/tool.out 2>&1 &
 tpid=$!; pids+=($tpid)

@@ -27,6 +27,7 @@ wait_socket() {
 cat >"$tmp/simd.conf" <<CONF
 # two NICs cabled together, a third unplugged
 socket $sock
+mode 0640
 link unlimited
 seed 42
 nic a0,mac=02:00:00:00:aa:01,cable=a1,loss=0.0
@@ -44,6 +45,8 @@ echo "$out" | grep -Eq "^a0 +02:00:00:00:aa:01 +a1 " || fail "status: a0 line"
 echo "$out" | grep -Eq "^a1 +02:60:dd:00:00:02 +a0 " || fail "status: a1 cabled back to a0"
 echo "$out" | grep -Eq "^lonely .*\(unplugged\)" || fail "status: unplugged NIC"
 
+[ "$(stat -c %a "$sock")" = 640 ] || fail "socket mode $(stat -c %a "$sock"), expected 640"
+
 # The socket from the environment works for status too.
 MYRIO_SIMD_SOCKET=$sock "$simd" status | grep -q "3 NICs" || fail "MYRIO_SIMD_SOCKET"
 
@@ -55,7 +58,7 @@ grep -q "another myrio-simd is serving" "$tmp/log2" || fail "no clear message: $
 # Bad settings: clear message, exit status 2, nothing left behind.
 for bad in "--nic x,cable=nowhere" "--nic x,loss=2" "--nic x,mac=01:00:00:00:00:01" \
 	"--nic x --nic x" "--nic x,cable=y --nic y,cable=z --nic z" "--link bogus" \
-	"--nic x,cable=tap:" "--frobnicate"; do
+	"--nic x,cable=tap:" "--mode 999" "--frobnicate"; do
 	# shellcheck disable=SC2086
 	"$simd" --socket "$tmp/bad.sock" $bad >"$tmp/log3" 2>&1
 	rc=$?

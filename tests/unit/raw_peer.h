@@ -86,7 +86,7 @@ static inline void raw_advance_ms(struct raw *r, uint64_t ms)
 }
 
 static inline int raw_open(struct raw *r, const char *name, const char *opts,
-		    void (*tweak)(struct myrio_stack_conf *), bool static_arp)
+			   void (*tweak)(struct myrio_stack_conf *), bool static_arp)
 {
 	memset(r, 0, sizeof(*r));
 	r->now_ns = 5000000000ull;
@@ -161,7 +161,8 @@ static inline uint32_t build_eth(uint8_t *f, const uint8_t *dst, uint16_t type)
 	return 14;
 }
 
-static inline uint32_t build_ip(uint8_t *ip, uint8_t proto, uint32_t src, uint32_t dst, uint16_t l4len)
+static inline uint32_t build_ip(uint8_t *ip, uint8_t proto, uint32_t src, uint32_t dst,
+				uint16_t l4len)
 {
 	memset(ip, 0, 20);
 	ip[0] = 0x45;
@@ -305,7 +306,6 @@ static inline int find_opt(const uint8_t *o, unsigned len, uint8_t kind)
 	return -1;
 }
 
-
 /* ---- a TCP peer driven by the test ---- */
 
 struct peer {
@@ -332,11 +332,16 @@ static inline unsigned peer_opts(const struct peer *p, uint8_t *o)
 }
 
 static inline void peer_send(struct raw *r, struct peer *p, uint8_t flags, const void *data,
-		      uint16_t len)
+			     uint16_t len)
 {
 	uint8_t o[40];
-	struct tcpf t = {.sport = p->sport, .dport = p->dport, .seq = p->snd_nxt,
-			 .ack = p->rcv_nxt, .flags = flags, .win = p->win, .data = data,
+	struct tcpf t = {.sport = p->sport,
+			 .dport = p->dport,
+			 .seq = p->snd_nxt,
+			 .ack = p->rcv_nxt,
+			 .flags = flags,
+			 .win = p->win,
+			 .data = data,
 			 .len = len};
 	t.optlen = (uint8_t)peer_opts(p, o);
 	t.opts = o;
@@ -347,7 +352,7 @@ static inline void peer_send(struct raw *r, struct peer *p, uint8_t flags, const
 /* Passive open on the stack's port dport (must be listening): SYN with MSS 1460,
  * SACK-permitted, timestamps, window scale 7; SYN-ACK checked; final ACK. */
 static inline void peer_connect(struct raw *r, struct peer *p, uint16_t sport, uint16_t dport,
-			 uint32_t isn, bool options)
+				uint32_t isn, bool options)
 {
 	memset(p, 0, sizeof(*p));
 	p->sport = sport;
@@ -356,8 +361,13 @@ static inline void peer_connect(struct raw *r, struct peer *p, uint16_t sport, u
 	p->tsval = 1000;
 	p->win = 65535;
 	uint8_t o[20] = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0x03, 0xe8, 0, 0, 0, 0, 1, 3, 3, 7};
-	struct tcpf t = {.sport = sport, .dport = dport, .seq = isn, .flags = F_SYN,
-			 .win = 65535, .opts = o, .optlen = options ? 20 : 0};
+	struct tcpf t = {.sport = sport,
+			 .dport = dport,
+			 .seq = isn,
+			 .flags = F_SYN,
+			 .win = 65535,
+			 .opts = o,
+			 .optlen = options ? 20 : 0};
 	raw_send_tcp(r, &t);
 	raw_poll(r);
 	struct tcpv v;

@@ -52,14 +52,13 @@ static inline struct fix *fix_new(uint32_t rx_entries, uint32_t tx_entries, uint
 		rings[i]->sram = x->sram + offs[i];
 		rings[i]->mask = rx_entries - 1;
 		rings[i]->pool = pools[i];
-		rings[i]->buf_off = MYRIO_PKT_HEADROOM;
 		rings[i]->info = calloc(rx_entries, sizeof(struct myrio_pkt *));
 		for (uint32_t s = 0; s < rx_entries; s++)
 			put_be32(x->sram + offs[i] + 8 * s + 4, MCP_RX_DESC_INVALID);
 	}
 	r->tx.sram = x->sram + FIX_TX_OFF;
 	r->tx.mask = tx_entries - 1;
-	r->tx.info = calloc(tx_entries, sizeof(struct myri_tx_slot));
+	r->tx.info = calloc(tx_entries, sizeof(struct myrio_pkt *));
 	r->tx.boundary = 2048;
 	r->tx.max_frame = max_frame;
 	r->status = x->status;

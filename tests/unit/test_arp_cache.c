@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "raw_peer.h"
@@ -223,11 +224,11 @@ static void expired_entry_is_refreshed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(request_for_us_is_answered_and_learned),
-		cmocka_unit_test(frames_wait_for_resolution),
-		cmocka_unit_test(unresolved_gives_up_and_counts),
-		cmocka_unit_test(static_entries_and_gratuitous_arp),
-		cmocka_unit_test(expired_entry_is_refreshed),
+	    cmocka_unit_test(request_for_us_is_answered_and_learned),
+	    cmocka_unit_test(frames_wait_for_resolution),
+	    cmocka_unit_test(unresolved_gives_up_and_counts),
+	    cmocka_unit_test(static_entries_and_gratuitous_arp),
+	    cmocka_unit_test(expired_entry_is_refreshed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "raw_peer.h"
@@ -161,7 +162,11 @@ static void malformed_tcp_and_udp(struct raw *r)
 {
 	uint8_t f[200], g[200];
 	static const char data[] = "payload!";
-	struct tcpf t = {.sport = 1, .dport = 2, .seq = 3, .flags = F_ACK, .data = (const uint8_t *)data,
+	struct tcpf t = {.sport = 1,
+			 .dport = 2,
+			 .seq = 3,
+			 .flags = F_ACK,
+			 .data = (const uint8_t *)data,
 			 .len = 8};
 	uint32_t n = build_tcp(f, &t);
 	memcpy(f, r->smac, 6);
@@ -272,11 +277,11 @@ static void udp_to_closed_port_gets_port_unreachable(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(echo_request_gets_reply),
-		cmocka_unit_test(malformed_ip_is_dropped_and_counted),
-		cmocka_unit_test(malformed_l4_dropped_with_offload),
-		cmocka_unit_test(malformed_l4_dropped_without_offload),
-		cmocka_unit_test(udp_to_closed_port_gets_port_unreachable),
+	    cmocka_unit_test(echo_request_gets_reply),
+	    cmocka_unit_test(malformed_ip_is_dropped_and_counted),
+	    cmocka_unit_test(malformed_l4_dropped_with_offload),
+	    cmocka_unit_test(malformed_l4_dropped_without_offload),
+	    cmocka_unit_test(udp_to_closed_port_gets_port_unreachable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

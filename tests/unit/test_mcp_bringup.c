@@ -71,6 +71,7 @@ static void adopt_bringup_follows_linux_order(void **state)
 	assert_int_equal(info.tx_boundary, 2048); /* adopted: unaligned flavour (§2.3) */
 	assert_int_equal(port->ops->link(port), MYRIO_LINK_UNKNOWN);
 	port->ops->close(port);
+	assert_int_equal(f->dummy_rdmas, 2); /* turned off again before the memory went */
 
 	assert_int_equal(f->nops, sizeof(adopt_order) / sizeof(adopt_order[0]));
 	for (unsigned i = 0; i < f->nops; i++)
@@ -213,7 +214,9 @@ static void silent_nic_fails_cleanly(void **state)
 	f->mute = false;
 	f->fail_op = MCP_CMD_ETHERNET_UP;
 	f->fail_result = 14;
+	unsigned before = f->dummy_rdmas;
 	assert_int_equal(myrio_myri10ge_open(&f->bus, &conf, &port), -ENXIO);
+	assert_int_equal(f->dummy_rdmas, before + 2); /* on, then off on the way out */
 	fake_nic_free(f);
 }
 

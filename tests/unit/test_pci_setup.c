@@ -96,8 +96,8 @@ static int setup(void **state)
 	snprintf(f->sys, sizeof(f->sys), "%s/sys", f->root);
 	snprintf(f->dev, sizeof(f->dev), "%s/dev", f->root);
 	snprintf(f->proc, sizeof(f->proc), "%s/proc", f->root);
-	run("mkdir -p %s/bus/pci/devices %s/kernel/iommu_groups %s/vfio %s/sys/vm", f->sys,
-	    f->sys, f->dev, f->proc);
+	run("mkdir -p %s/bus/pci/devices %s/kernel/iommu_groups %s/vfio %s/sys/vm", f->sys, f->sys,
+	    f->dev, f->proc);
 	put("", "%s/bus/pci/drivers_probe", f->sys);
 	put("ro quiet\n", "%s/cmdline", f->proc);
 	put("HugePages_Total:       0\nHugePages_Free:        0\nHugepagesize:       2048 kB\n",
@@ -133,7 +133,8 @@ static void check_names_the_fix_for_each_problem(void **state)
 	add_device(f, "0000:03:00.0", "myri10ge", -1);
 	assert_int_equal(setup_check(&f->c, "03:00.0"), 0);
 	const char *o = output(f);
-	assert_non_null(strstr(o, "FIX  no hugepages reserved\n       -> myrio-setup hugepages 512"));
+	assert_non_null(
+	    strstr(o, "FIX  no hugepages reserved\n       -> myrio-setup hugepages 512"));
 	assert_non_null(strstr(o, "-> mkdir -p /dev/hugepages && mount -t hugetlbfs nodev"));
 	assert_non_null(strstr(o, "IOMMU off"));
 	assert_non_null(strstr(o, "intel_iommu=on"));
@@ -218,8 +219,7 @@ static void unbind_clears_the_override_and_reprobes(void **state)
 	add_device(f, "0000:03:00.0", "vfio-pci", 7);
 	put("vfio-pci", "%s/bus/pci/devices/0000:03:00.0/driver_override", f->sys);
 	assert_int_equal(setup_unbind(&f->c, "0000:03:00.0", false), 0);
-	assert_string_equal(slurp("%s/bus/pci/devices/0000:03:00.0/driver_override", f->sys),
-			    "\n");
+	assert_string_equal(slurp("%s/bus/pci/devices/0000:03:00.0/driver_override", f->sys), "\n");
 	assert_string_equal(slurp("%s/bus/pci/drivers/vfio-pci/unbind", f->sys), "0000:03:00.0");
 	assert_string_equal(slurp("%s/bus/pci/drivers_probe", f->sys), "0000:03:00.0");
 }
@@ -250,19 +250,17 @@ static void rejects_bad_addresses(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(check_names_the_fix_for_each_problem, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(check_finds_nothing_on_a_ready_host, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(check_names_the_member_that_blocks_the_group, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(bind_overrides_unbinds_and_probes, setup, teardown),
-		cmocka_unit_test_setup_teardown(bind_group_leaves_bridges_and_bound_members_alone,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(unbind_clears_the_override_and_reprobes, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(hugepages_reserves_and_reports, setup, teardown),
-		cmocka_unit_test_setup_teardown(rejects_bad_addresses, setup, teardown),
+	    cmocka_unit_test_setup_teardown(check_names_the_fix_for_each_problem, setup, teardown),
+	    cmocka_unit_test_setup_teardown(check_finds_nothing_on_a_ready_host, setup, teardown),
+	    cmocka_unit_test_setup_teardown(check_names_the_member_that_blocks_the_group, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(bind_overrides_unbinds_and_probes, setup, teardown),
+	    cmocka_unit_test_setup_teardown(bind_group_leaves_bridges_and_bound_members_alone,
+					    setup, teardown),
+	    cmocka_unit_test_setup_teardown(unbind_clears_the_override_and_reprobes, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(hugepages_reserves_and_reports, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rejects_bad_addresses, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,8 +151,20 @@ static void checksum_offload(void **state)
 	uint16_t three[3] = {35, 20, (uint16_t)(len - 55)};
 	send_chain(c, f, three, 3, 0x01 | 0x08, 34, 40);
 	myrio_sim_step(c->w, 2);
-	assert_int_equal(h_completion(&c->b, NULL), len);
+	uint16_t cs = 0;
+	assert_int_equal(h_completion(&c->b, &cs), len);
 	assert_true(udp_ok(h_small_buf(&c->b, 1) + 2));
+	/* the receiver's sum covers the inserted checksum */
+	assert_int_equal(cs, csum_fold(csum_add(0, h_small_buf(&c->b, 1) + 2 + 14, len - 14)));
+	/* a checksum field at an odd offset, over a fragment boundary */
+	uint16_t odd[2] = {42, (uint16_t)(len - 42)};
+	f[41] = f[42] = 0; /* a zero seed: the result then sums to 0xFFFF */
+	send_chain(c, f, odd, 2, 0x01 | 0x08, 35, 41);
+	myrio_sim_step(c->w, 2);
+	assert_int_equal(h_completion(&c->b, &cs), len);
+	const uint8_t *rx2 = h_small_buf(&c->b, 2) + 2;
+	assert_int_equal(csum_fold(csum_add(0, rx2 + 35, len - 35)), 0xFFFF);
+	assert_int_equal(cs, csum_fold(csum_add(0, rx2 + 14, len - 14)));
 }
 
 static void broken_chains_dropped(void **state)

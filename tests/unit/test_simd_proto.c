@@ -11,7 +11,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <cmocka.h>
+
+#include <cmocka.h> /* after the headers it needs */
 
 #include "bus/simd_proto.h"
 
@@ -80,8 +81,7 @@ static void dma_ranges_are_checked(void **state)
 	assert_int_equal(simd_check_dma_range(1ull << 32, 100, 4096, &why), -EINVAL);
 	assert_int_equal(simd_check_dma_range(1ull << 32, 4096, 3000, &why), -EINVAL);
 	assert_int_equal(simd_check_dma_range(~0ull - 4095, 8192, 4096, &why), -EOVERFLOW);
-	assert_int_equal(simd_check_dma_range(SIMD_IOVA_LIMIT - 4096, 8192, 4096, &why),
-			 -ERANGE);
+	assert_int_equal(simd_check_dma_range(SIMD_IOVA_LIMIT - 4096, 8192, 4096, &why), -ERANGE);
 	assert_int_equal(simd_check_dma_range(SIMD_IOVA_LIMIT - 4096, 4096, 4096, &why), 0);
 }
 
@@ -182,14 +182,14 @@ static void connect_to_missing_daemon_fails_cleanly(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(well_formed_requests_pass),
-		cmocka_unit_test(malformed_requests_fail_with_a_reason),
-		cmocka_unit_test(dma_ranges_are_checked),
-		cmocka_unit_test(overlap_is_exact),
-		cmocka_unit_test(iova_allocator_aligns_and_never_overlaps),
-		cmocka_unit_test(fds_travel_with_the_message),
-		cmocka_unit_test(socket_path_precedence),
-		cmocka_unit_test(connect_to_missing_daemon_fails_cleanly),
+	    cmocka_unit_test(well_formed_requests_pass),
+	    cmocka_unit_test(malformed_requests_fail_with_a_reason),
+	    cmocka_unit_test(dma_ranges_are_checked),
+	    cmocka_unit_test(overlap_is_exact),
+	    cmocka_unit_test(iova_allocator_aligns_and_never_overlaps),
+	    cmocka_unit_test(fds_travel_with_the_message),
+	    cmocka_unit_test(socket_path_precedence),
+	    cmocka_unit_test(connect_to_missing_daemon_fails_cleanly),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

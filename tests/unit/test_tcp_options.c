@@ -4,7 +4,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
+
 #include <string.h>
 
 #include "tcp_lite/stack.h"
@@ -144,15 +146,15 @@ static void segment_metadata_round_trips(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(parses_a_linux_syn),
-		cmocka_unit_test(syn_options_ignored_on_other_segments),
-		cmocka_unit_test(window_scale_is_clamped_to_14),
-		cmocka_unit_test(option_running_past_the_header_stops_parsing),
-		cmocka_unit_test(wrong_lengths_are_ignored),
-		cmocka_unit_test(end_of_list_stops),
-		cmocka_unit_test(sack_blocks_parse_up_to_four),
-		cmocka_unit_test(sequence_comparisons_wrap),
-		cmocka_unit_test(segment_metadata_round_trips),
+	    cmocka_unit_test(parses_a_linux_syn),
+	    cmocka_unit_test(syn_options_ignored_on_other_segments),
+	    cmocka_unit_test(window_scale_is_clamped_to_14),
+	    cmocka_unit_test(option_running_past_the_header_stops_parsing),
+	    cmocka_unit_test(wrong_lengths_are_ignored),
+	    cmocka_unit_test(end_of_list_stops),
+	    cmocka_unit_test(sack_blocks_parse_up_to_four),
+	    cmocka_unit_test(sequence_comparisons_wrap),
+	    cmocka_unit_test(segment_metadata_round_trips),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

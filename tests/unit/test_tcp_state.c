@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "raw_peer.h"
@@ -23,8 +24,13 @@ static void passive_open_negotiates_options(void **state)
 	assert_int_equal(raw_open(&r, "st1", NULL, NULL, true), 0);
 	listen80(&r);
 	uint8_t o[20] = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0x03, 0xe8, 0, 0, 0, 0, 1, 3, 3, 7};
-	struct tcpf t = {.sport = 40000, .dport = 80, .seq = 100, .flags = F_SYN, .win = 65535,
-			 .opts = o, .optlen = 20};
+	struct tcpf t = {.sport = 40000,
+			 .dport = 80,
+			 .seq = 100,
+			 .flags = F_SYN,
+			 .win = 65535,
+			 .opts = o,
+			 .optlen = 20};
 	raw_send_tcp(&r, &t);
 	raw_poll(&r);
 	struct tcpv v;
@@ -45,8 +51,8 @@ static void passive_open_negotiates_options(void **state)
 	assert_int_equal(v.opts[k + 2], 3); /* 256 KiB buffer needs a shift of 3 */
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 0);
 	/* Final ACK completes the handshake. */
-	struct tcpf a = {.sport = 40000, .dport = 80, .seq = 101, .ack = v.seq + 1,
-			 .flags = F_ACK, .win = 1000};
+	struct tcpf a = {
+	    .sport = 40000, .dport = 80, .seq = 101, .ack = v.seq + 1, .flags = F_ACK, .win = 1000};
 	raw_send_tcp(&r, &a);
 	raw_poll(&r);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 1);
@@ -146,8 +152,12 @@ static void rst_with_wrong_sequence_gets_challenge_ack(void **state)
 	assert_int_equal(v.flags, F_ACK);
 	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_ESTABLISHED);
 	/* ACK of data never sent: challenged and counted, state unchanged. */
-	struct tcpf a = {.sport = 40003, .dport = 80, .seq = p.snd_nxt, .ack = p.rcv_nxt + 5000,
-			 .flags = F_ACK, .win = 100};
+	struct tcpf a = {.sport = 40003,
+			 .dport = 80,
+			 .seq = p.snd_nxt,
+			 .ack = p.rcv_nxt + 5000,
+			 .flags = F_ACK,
+			 .win = 100};
 	raw_send_tcp(&r, &a);
 	raw_poll(&r);
 	myrio_stack_stats(r.s, &st);
@@ -174,7 +184,9 @@ static void challenge_acks_are_rate_limited(void **state)
 	peer_connect(&r, &p, 40004, 80, 1000, false);
 	assert_non_null(p.c);
 	for (int i = 0; i < 1500; i++) {
-		struct tcpf t = {.sport = 40004, .dport = 80, .seq = p.snd_nxt + 1 + (uint32_t)i,
+		struct tcpf t = {.sport = 40004,
+				 .dport = 80,
+				 .seq = p.snd_nxt + 1 + (uint32_t)i,
 				 .flags = F_RST};
 		raw_send_tcp(&r, &t);
 		if (i % 32 == 31)
@@ -475,8 +487,11 @@ static void syn_flood_keeps_memory_bounded(void **state)
 	assert_int_equal(raw_open(&r, "st14", NULL, NULL, true), 0);
 	listen80(&r); /* backlog 4 */
 	for (uint32_t i = 0; i < 5000; i++) {
-		struct tcpf t = {.sport = (uint16_t)(1024 + i), .dport = 80, .seq = i * 7919u,
-				 .flags = F_SYN, .win = 1000};
+		struct tcpf t = {.sport = (uint16_t)(1024 + i),
+				 .dport = 80,
+				 .seq = i * 7919u,
+				 .flags = F_SYN,
+				 .win = 1000};
 		raw_send_tcp(&r, &t);
 		if (i % 32 == 31)
 			raw_poll(&r);
@@ -547,8 +562,12 @@ static void active_open_from_the_stack(void **state)
 	assert_true(v.sport >= 49152);
 	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_SYN_SENT);
 	/* SYN-ACK with a bad ack: RST, still SYN_SENT. */
-	struct tcpf t = {.sport = 7000, .dport = v.sport, .seq = 999, .ack = v.seq + 5,
-			 .flags = F_SYN | F_ACK, .win = 8192};
+	struct tcpf t = {.sport = 7000,
+			 .dport = v.sport,
+			 .seq = 999,
+			 .ack = v.seq + 5,
+			 .flags = F_SYN | F_ACK,
+			 .win = 8192};
 	uint32_t iss = v.seq;
 	raw_send_tcp(&r, &t);
 	raw_poll(&r);
@@ -746,29 +765,144 @@ static void new_syn_takes_over_time_wait(void **state)
 	raw_close(&r);
 }
 
+static void retransmission_while_the_nic_holds_the_frame_copies(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st21", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42003, 80, 1, true);
+	assert_int_equal(myrio_tcp_write(p.c, "zero-copy payload", 17), 17);
+	/* Poll the stack only: the frame stays on the link, i.e. the "NIC" still reads
+	 * the buffer (the pair port holds a reference until the peer takes it). */
+	myrio_stack_poll(r.s);
+	struct myrio_pkt *seg = p.c->sndq;
+	assert_non_null(seg);
+	assert_int_equal(seg->refcnt, 2);
+	uint8_t before[128];
+	memcpy(before, myrio_pkt_data(seg), seg->len);
+	uint32_t flen = seg->len;
+	r.now_ns += 300 * 1000000ull; /* past the probe and the RTO */
+	myrio_stack_poll(r.s);
+	r.now_ns += 300 * 1000000ull;
+	myrio_stack_poll(r.s);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_true(st.tcp_tx_copy_nic_busy >= 1);
+	/* The held frame was not touched: same bytes as when it was handed over. */
+	assert_int_equal(seg->len, flen);
+	assert_memory_equal(myrio_pkt_data(seg), before, flen);
+	/* All copies on the wire are valid segments with the same payload. */
+	raw_poll(&r);
+	unsigned n = cap_count_tcp(&r);
+	assert_true(n >= 2);
+	for (unsigned i = 0; i < n; i++) {
+		struct tcpv v;
+		assert_true(cap_tcp(&r, i, &v));
+		assert_int_equal(v.len, 17);
+		assert_memory_equal(v.data, "zero-copy payload", 17);
+		assert_int_equal(v.seq, p.rcv_nxt);
+	}
+	/* Once the NIC let go, the next retransmission reuses the buffer in place. */
+	uint64_t copies = st.tcp_tx_copy_nic_busy;
+	raw_advance_ms(&r, 2000);
+	raw_poll(&r);
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_tx_copy_nic_busy, copies);
+	assert_int_equal(cap_count_tcp(&r), 1);
+	raw_close(&r);
+}
+
+static void nagle_conf(struct myrio_stack_conf *c)
+{
+	c->nagle = true;
+}
+
+static void nagle_holds_small_segments_while_data_is_unacked(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st22", NULL, nagle_conf, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42004, 80, 1, true);
+	assert_int_equal(myrio_tcp_write(p.c, "a", 1), 1);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 1); /* nothing in flight: goes at once */
+	assert_int_equal(myrio_tcp_write(p.c, "b", 1), 1);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 0); /* small, and "a" is unacknowledged */
+	p.rcv_nxt += 1;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.len, 1);
+	assert_int_equal(v.data[0], 'b');
+	raw_close(&r);
+}
+
+static void small_queue_conf(struct myrio_stack_conf *c)
+{
+	c->snd_queue_segs = 4;
+}
+
+static void full_send_queue_refuses_then_signals_writable(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st23", NULL, small_queue_conf, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42005, 80, 1, true);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(myrio_tcp_write(p.c, "1234567890", 10), 10);
+	assert_int_equal(myrio_tcp_send_space(p.c), 0);
+	struct myrio_pkt *x = myrio_stack_pkt_alloc(r.s);
+	x->len = 10;
+	assert_int_equal(myrio_tcp_send(p.c, x), -EAGAIN); /* still ours */
+	x->len = 2000;
+	assert_int_equal(myrio_tcp_send(p.c, x), -EMSGSIZE);
+	myrio_pkt_free(x);
+	assert_int_equal(myrio_tcp_write(p.c, "more", 4), 0);
+	raw_poll(&r);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_WRITABLE], 0);
+	p.rcv_nxt += 20; /* two of four acknowledged */
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_WRITABLE], 1);
+	assert_int_equal(myrio_tcp_send_space(p.c), 2);
+	assert_int_equal(myrio_tcp_unacked(p.c), 20);
+	/* After shutdown nothing more may be queued. */
+	assert_int_equal(myrio_tcp_shutdown(p.c), 0);
+	assert_int_equal(myrio_tcp_write(p.c, "late", 4), -EPIPE);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(passive_open_negotiates_options),
-		cmocka_unit_test(syn_without_options_gets_defaults),
-		cmocka_unit_test(data_is_delivered_and_acked),
-		cmocka_unit_test(rst_with_wrong_sequence_gets_challenge_ack),
-		cmocka_unit_test(challenge_acks_are_rate_limited),
-		cmocka_unit_test(paws_drops_old_timestamps),
-		cmocka_unit_test(out_of_order_is_held_sacked_and_delivered_in_order),
-		cmocka_unit_test(ooo_queue_is_bounded),
-		cmocka_unit_test(peer_close_then_local_close),
-		cmocka_unit_test(active_close_time_wait),
-		cmocka_unit_test(retransmission_timer_backs_off),
-		cmocka_unit_test(retries_exhausted_is_timeout),
-		cmocka_unit_test(zero_window_is_probed),
-		cmocka_unit_test(syn_flood_keeps_memory_bounded),
-		cmocka_unit_test(closed_port_answers_rst),
-		cmocka_unit_test(active_open_from_the_stack),
-		cmocka_unit_test(sending_across_the_sequence_wrap),
-		cmocka_unit_test(delayed_ack_waits_for_a_second_segment_or_the_timer),
-		cmocka_unit_test(window_is_scaled_and_follows_the_reader),
-		cmocka_unit_test(new_syn_takes_over_time_wait),
+	    cmocka_unit_test(passive_open_negotiates_options),
+	    cmocka_unit_test(syn_without_options_gets_defaults),
+	    cmocka_unit_test(data_is_delivered_and_acked),
+	    cmocka_unit_test(rst_with_wrong_sequence_gets_challenge_ack),
+	    cmocka_unit_test(challenge_acks_are_rate_limited),
+	    cmocka_unit_test(paws_drops_old_timestamps),
+	    cmocka_unit_test(out_of_order_is_held_sacked_and_delivered_in_order),
+	    cmocka_unit_test(ooo_queue_is_bounded),
+	    cmocka_unit_test(peer_close_then_local_close),
+	    cmocka_unit_test(active_close_time_wait),
+	    cmocka_unit_test(retransmission_timer_backs_off),
+	    cmocka_unit_test(retries_exhausted_is_timeout),
+	    cmocka_unit_test(zero_window_is_probed),
+	    cmocka_unit_test(syn_flood_keeps_memory_bounded),
+	    cmocka_unit_test(closed_port_answers_rst),
+	    cmocka_unit_test(active_open_from_the_stack),
+	    cmocka_unit_test(sending_across_the_sequence_wrap),
+	    cmocka_unit_test(delayed_ack_waits_for_a_second_segment_or_the_timer),
+	    cmocka_unit_test(window_is_scaled_and_follows_the_reader),
+	    cmocka_unit_test(new_syn_takes_over_time_wait),
+	    cmocka_unit_test(retransmission_while_the_nic_holds_the_frame_copies),
+	    cmocka_unit_test(nagle_holds_small_segments_while_data_is_unacked),
+	    cmocka_unit_test(full_send_queue_refuses_then_signals_writable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

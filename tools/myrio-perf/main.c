@@ -29,8 +29,8 @@ static void usage(FILE *f)
 		"      --sim SPEC       in-process model options (default 'spin': 10 Gb/s link,\n"
 		"                       model thread never sleeps); e.g. link=unlimited,spin\n"
 		"      --irq            sleep on the NICs' interrupt eventfds when idle\n"
-		"      --irq-spin N     idle polls before sleeping (default 200)\n"
-		"      --coal US        interrupt coalescing with --irq (default 25)\n"
+		"      --irq-spin N     idle polls before sleeping (default 16)\n"
+		"      --coal US        interrupt coalescing with --irq (default 50)\n"
 		"      --no-timestamps  TCP without RFC 7323 timestamps\n"
 		"      --file PATH      TCP_SENDFILE source (default: 8 MiB temporary file)\n"
 		"      --verify         receiver checks the payload\n"
@@ -38,6 +38,7 @@ static void usage(FILE *f)
 		"      --svg FILE       the sweep's plot\n"
 		"      --json           one JSON object per result\n"
 		"      --pcap FILE      capture side A's frames\n"
+		"      --stats          print both stacks' non-zero counters at the end\n"
 		"      --no-pin         do not put the model thread on CPU 0 and this one on "
 		"the last\n"
 		"  -q, --quiet          no progress line\n"
@@ -47,8 +48,8 @@ static void usage(FILE *f)
 
 static int parse_test(const char *s, enum perf_test *t)
 {
-	static const char *const names[] = {"TCP_STREAM", "TCP_SENDFILE", "UDP_STREAM",
-					    "TCP_RR", "UDP_RR"};
+	static const char *const names[] = {"TCP_STREAM", "TCP_SENDFILE", "UDP_STREAM", "TCP_RR",
+					    "UDP_RR"};
 	for (unsigned i = 0; i < 5; i++)
 		if (!strcasecmp(s, names[i])) {
 			*t = (enum perf_test)i;
@@ -59,22 +60,43 @@ static int parse_test(const char *s, enum perf_test *t)
 
 int main(int argc, char **argv)
 {
-	struct perf_opts o = {.test = TCP_STREAM, .seconds = 10, .mtu = 1500,
-			      .sim_spec = "spin", .irq_spin = 200, .coal_us = 25,
-			      .timestamps = true, .pin = true};
+	struct perf_opts o = {.test = TCP_STREAM,
+			      .seconds = 10,
+			      .mtu = 1500,
+			      .sim_spec = "spin",
+			      .irq_spin = 16,
+			      .coal_us = 50,
+			      .timestamps = true,
+			      .pin = true};
 	const char *sweep = NULL, *svg = NULL;
-	enum { O_MTU = 256, O_SIM, O_IRQ, O_IRQ_SPIN, O_COAL, O_NOTS, O_FILE, O_VERIFY,
-	       O_SWEEP, O_SVG, O_JSON, O_PCAP, O_NOPIN };
+	enum {
+		O_MTU = 256,
+		O_SIM,
+		O_IRQ,
+		O_IRQ_SPIN,
+		O_COAL,
+		O_NOTS,
+		O_FILE,
+		O_VERIFY,
+		O_SWEEP,
+		O_SVG,
+		O_JSON,
+		O_PCAP,
+		O_NOPIN,
+		O_STATS
+	};
 	static const struct option opts[] = {
-		{"test", 1, 0, 't'},       {"length", 1, 0, 'l'},     {"msg-size", 1, 0, 'm'},
-		{"rr-size", 1, 0, 'r'},    {"burst", 1, 0, 'b'},      {"quiet", 0, 0, 'q'},
-		{"mtu", 1, 0, O_MTU},      {"sim", 1, 0, O_SIM},      {"irq", 0, 0, O_IRQ},
-		{"irq-spin", 1, 0, O_IRQ_SPIN}, {"coal", 1, 0, O_COAL},
-		{"no-timestamps", 0, 0, O_NOTS}, {"file", 1, 0, O_FILE},
-		{"verify", 0, 0, O_VERIFY}, {"sweep", 2, 0, O_SWEEP}, {"svg", 1, 0, O_SVG},
-		{"json", 0, 0, O_JSON},    {"pcap", 1, 0, O_PCAP},    {"no-pin", 0, 0, O_NOPIN},
-		{"help", 0, 0, 'h'},
-		{0, 0, 0, 0}};
+	    {"test", 1, 0, 't'},       {"length", 1, 0, 'l'},
+	    {"msg-size", 1, 0, 'm'},   {"rr-size", 1, 0, 'r'},
+	    {"burst", 1, 0, 'b'},      {"quiet", 0, 0, 'q'},
+	    {"mtu", 1, 0, O_MTU},      {"sim", 1, 0, O_SIM},
+	    {"irq", 0, 0, O_IRQ},      {"irq-spin", 1, 0, O_IRQ_SPIN},
+	    {"coal", 1, 0, O_COAL},    {"no-timestamps", 0, 0, O_NOTS},
+	    {"file", 1, 0, O_FILE},    {"verify", 0, 0, O_VERIFY},
+	    {"sweep", 2, 0, O_SWEEP},  {"svg", 1, 0, O_SVG},
+	    {"json", 0, 0, O_JSON},    {"pcap", 1, 0, O_PCAP},
+	    {"no-pin", 0, 0, O_NOPIN}, {"stats", 0, 0, O_STATS},
+	    {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
 	for (int c; (c = getopt_long(argc, argv, "t:l:m:r:b:qh", opts, NULL)) != -1;) {
 		switch (c) {
 		case 't':
@@ -83,32 +105,75 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'l': o.seconds = strtod(optarg, NULL); break;
-		case 'm': o.msg_size = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'l':
+			o.seconds = strtod(optarg, NULL);
+			break;
+		case 'm':
+			o.msg_size = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
 		case 'r': {
 			char *end;
 			o.req_size = (uint32_t)strtoul(optarg, &end, 0);
-			o.resp_size = *end == ',' ? (uint32_t)strtoul(end + 1, NULL, 0) : o.req_size;
+			o.resp_size =
+			    *end == ',' ? (uint32_t)strtoul(end + 1, NULL, 0) : o.req_size;
 			break;
 		}
-		case 'b': o.burst = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'q': o.quiet = true; break;
-		case O_MTU: o.mtu = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case O_SIM: o.sim_spec = optarg; break;
-		case O_IRQ: o.irq = true; break;
-		case O_IRQ_SPIN: o.irq_spin = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case O_COAL: o.coal_us = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case O_NOTS: o.timestamps = false; break;
-		case O_FILE: o.file = optarg; break;
-		case O_VERIFY: o.verify = true; break;
-		case O_SWEEP: sweep = optarg ? optarg : "64,128,256,512,768,1024,1280,1472,2048,"
-							"3000,4000,6000,8972"; break;
-		case O_SVG: svg = optarg; break;
-		case O_JSON: o.json = true; break;
-		case O_PCAP: o.pcap = optarg; break;
-		case O_NOPIN: o.pin = false; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'b':
+			o.burst = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case O_MTU:
+			o.mtu = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case O_SIM:
+			o.sim_spec = optarg;
+			break;
+		case O_IRQ:
+			o.irq = true;
+			break;
+		case O_IRQ_SPIN:
+			o.irq_spin = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case O_COAL:
+			o.coal_us = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case O_NOTS:
+			o.timestamps = false;
+			break;
+		case O_FILE:
+			o.file = optarg;
+			break;
+		case O_VERIFY:
+			o.verify = true;
+			break;
+		case O_SWEEP:
+			sweep = optarg ? optarg
+				       : "64,128,256,512,768,1024,1280,1472,2048,"
+					 "3000,4000,6000,8972";
+			break;
+		case O_SVG:
+			svg = optarg;
+			break;
+		case O_JSON:
+			o.json = true;
+			break;
+		case O_PCAP:
+			o.pcap = optarg;
+			break;
+		case O_NOPIN:
+			o.pin = false;
+			break;
+		case O_STATS:
+			o.stats = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind + 2 == argc) {
@@ -141,6 +206,9 @@ int main(int argc, char **argv)
 		else
 			perf_print(&pf, stdout);
 	}
+	fflush(stdout);
+	if (o.stats && pf.a.stack)
+		perf_print_stacks(&pf, stderr);
 	if (rc < 0)
 		fprintf(stderr, "myrio-perf: %s failed: %s\n", perf_test_name(o.test),
 			strerror(-rc));

@@ -3,10 +3,12 @@
  * Utilization is a percentage of all the machine's CPUs, as netperf reports it; service
  * demand is CPU microseconds per KB (2^10 bytes) of payload, or per transaction for RR.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "perf.h"
 
-static const char *const names[] = {"TCP_STREAM", "TCP_SENDFILE", "UDP_STREAM", "TCP_RR",
-				    "UDP_RR"};
+static const char *const names[] = {"TCP_STREAM", "TCP_SENDFILE", "UDP_STREAM", "TCP_RR", "UDP_RR"};
 
 const char *perf_test_name(enum perf_test t)
 {
@@ -33,10 +35,11 @@ static void header(const struct perf *pf, FILE *f)
 {
 	const struct perf_opts *o = &pf->o;
 	fprintf(f, "MYRIO-PERF %s %s %s -> %s, MTU %u%s, CPU: %s, %d CPUs\n",
-		perf_test_name(o->test), o->dev_a ? "" : "in-process model", o->dev_a ? o->dev_a : "sim0",
-		o->dev_b ? o->dev_b : "sim1", o->mtu,
+		perf_test_name(o->test), o->dev_a ? "" : "in-process model",
+		o->dev_a ? o->dev_a : "sim0", o->dev_b ? o->dev_b : "sim1", o->mtu,
 		o->test == UDP_STREAM || o->test == UDP_RR ? ""
-		: o->timestamps ? ", timestamps on" : ", timestamps off",
+		: o->timestamps				   ? ", timestamps on"
+							   : ", timestamps off",
 		pf->r.cpu_method, pf->ncpus);
 }
 
@@ -100,8 +103,9 @@ void perf_print(const struct perf *pf, FILE *f)
 	}
 	if (r->bad || r->retransmits || r->drops_a || r->drops_b ||
 	    (pf->o.test == UDP_RR && r->send_errors))
-		fprintf(f, "note: %llu failed verification, %llu retransmits, %llu resent, "
-			   "frames dropped in the host: %llu local, %llu remote\n",
+		fprintf(f,
+			"note: %llu failed verification, %llu retransmits, %llu resent, "
+			"frames dropped in the host: %llu local, %llu remote\n",
 			(unsigned long long)r->bad, (unsigned long long)r->retransmits,
 			(unsigned long long)(pf->o.test == UDP_RR ? r->send_errors : 0),
 			(unsigned long long)r->drops_a, (unsigned long long)r->drops_b);
@@ -131,9 +135,8 @@ void perf_print_json(const struct perf *pf, FILE *f)
 		perf_test_name(o->test), o->dev_a ? o->dev_a : "sim:sim0",
 		o->dev_b ? o->dev_b : "sim:sim1", o->dev_a ? "" : o->sim_spec, o->mtu,
 		o->timestamps ? "true" : "false", r->cpu_method, pf->ncpus, r->elapsed, r->rcv_sock,
-		r->snd_sock,
-		(unsigned long long)(r->msgs_sent ? r->bytes_sent / r->msgs_sent : 0), o->req_size,
-		o->resp_size, o->burst, (unsigned long long)r->bytes_sent,
+		r->snd_sock, (unsigned long long)(r->msgs_sent ? r->bytes_sent / r->msgs_sent : 0),
+		o->req_size, o->resp_size, o->burst, (unsigned long long)r->bytes_sent,
 		(unsigned long long)r->bytes_recv, (unsigned long long)r->msgs_sent,
 		(unsigned long long)r->msgs_recv, (unsigned long long)r->send_errors,
 		mbps(pf, r->bytes_recv), mbps(pf, r->bytes_sent), mbps(pf, r->bytes_recv),
@@ -145,4 +148,48 @@ void perf_print_json(const struct perf *pf, FILE *f)
 		(unsigned long long)r->bad, o->verify && !r->bad ? "true" : "false",
 		(unsigned long long)r->sleeps, (unsigned long long)r->wakeups,
 		(unsigned long long)r->drops_a, (unsigned long long)r->drops_b);
+}
+
+/* Both stacks' counters that are not zero, side by side in name order of side A. */
+void perf_print_stacks(const struct perf *pf, FILE *f)
+{
+	const struct myrio_stack *st[2] = {pf->a.stack, pf->b.stack};
+	char *text[2];
+	for (int i = 0; i < 2; i++) {
+		int n = myrio_stack_stats_format(st[i], NULL, 0);
+		text[i] = calloc(1, n > 0 ? (size_t)n + 1 : 1);
+		if (text[i] && n > 0)
+			myrio_stack_stats_format(st[i], text[i], (size_t)n + 1);
+	}
+	fprintf(f, "%-32s %16s %16s\n", "stack counter", "local (A)", "remote (B)");
+	char *save = NULL;
+	for (char *line = text[0] ? strtok_r(text[0], "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char name[64];
+		unsigned long long va = 0, vb = 0;
+		if (sscanf(line, "%63s %llu", name, &va) != 2)
+			continue;
+		const char *pb = text[1] ? strstr(text[1], name) : NULL;
+		while (pb && ((pb != text[1] && pb[-1] != '\n') || pb[strlen(name)] != ' '))
+			pb = strstr(pb + 1, name);
+		if (pb)
+			sscanf(pb + strlen(name), "%llu", &vb);
+		if (va || vb)
+			fprintf(f, "%-32s %16llu %16llu\n", name, va, vb);
+	}
+	free(text[0]);
+	free(text[1]);
+	struct myrio_port_stats ps[2];
+	myrio_port_stats(pf->a.port, &ps[0]);
+	myrio_port_stats(pf->b.port, &ps[1]);
+#define PORT_STAT(x)                                                                               \
+	if (ps[0].x || ps[1].x)                                                                    \
+		fprintf(f, "%-32s %16llu %16llu\n", "port_" #x, (unsigned long long)ps[0].x,       \
+			(unsigned long long)ps[1].x);
+	PORT_STAT(rx_packets)
+	PORT_STAT(tx_packets) PORT_STAT(rx_bad_completion) PORT_STAT(rx_refill_failed)
+	    PORT_STAT(tx_ring_full) PORT_STAT(tx_dropped_bad) PORT_STAT(dropped_no_small_buffer)
+		PORT_STAT(dropped_no_big_buffer) PORT_STAT(dropped_overrun)
+		    PORT_STAT(dropped_link_overflow)
+#undef PORT_STAT
 }

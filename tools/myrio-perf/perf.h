@@ -15,27 +15,28 @@
 
 #define PERF_IP_A 0x0a000001u /* 10.0.0.1 */
 #define PERF_IP_B 0x0a000002u /* 10.0.0.2 */
-#define PERF_PORT 12865       /* netperf's */
+#define PERF_PORT 12865	      /* netperf's */
 
 enum perf_test { TCP_STREAM, TCP_SENDFILE, UDP_STREAM, TCP_RR, UDP_RR };
 
 struct perf_opts {
 	enum perf_test test;
 	double seconds;
-	uint32_t msg_size;          /* 0 = one full segment / datagram */
+	uint32_t msg_size; /* 0 = one full segment / datagram */
 	uint32_t req_size, resp_size;
-	uint32_t burst;             /* RR: extra transactions in flight */
+	uint32_t burst; /* RR: extra transactions in flight */
 	uint32_t mtu;
-	const char *sim_spec;       /* in-process model options */
-	const char *dev_a, *dev_b;  /* NULL = in-process model */
-	bool irq;                   /* sleep on the interrupt eventfd when idle */
-	uint32_t irq_spin;          /* idle polls before sleeping */
-	uint32_t coal_us;           /* interrupt coalescing with --irq */
+	const char *sim_spec;	   /* in-process model options */
+	const char *dev_a, *dev_b; /* NULL = in-process model */
+	bool irq;		   /* sleep on the interrupt eventfd when idle */
+	uint32_t irq_spin;	   /* idle polls before sleeping */
+	uint32_t coal_us;	   /* interrupt coalescing with --irq */
 	bool timestamps;
-	bool verify;                /* receiver checks the bytes */
+	bool verify; /* receiver checks the bytes */
 	bool json, quiet;
-	bool pin;                   /* model thread on CPU 0, this thread on the last CPU */
-	const char *file;           /* TCP_SENDFILE source */
+	bool stats;	  /* print both stacks' non-zero counters at the end */
+	bool pin;	  /* model thread on CPU 0, this thread on the last CPU */
+	const char *file; /* TCP_SENDFILE source */
 	const char *pcap;
 };
 
@@ -46,18 +47,18 @@ struct perf_side {
 	struct myrio_udp_sock *udp;
 	struct myrio_port_info info;
 	bool closed;
-	uint64_t busy_ns; /* time in poll iterations that did something */
+	uint64_t busy_ticks; /* time in poll iterations that did something */
 	int irq_fd;
 };
 
 struct perf_result {
-	double elapsed;                 /* seconds */
+	double elapsed;			 /* seconds */
 	uint64_t bytes_sent, bytes_recv; /* payload */
 	uint64_t msgs_sent, msgs_recv, send_errors;
-	uint64_t trans;                 /* RR transactions */
-	uint64_t bad;                   /* bytes or datagrams that failed verification */
-	uint32_t rcv_sock, snd_sock;    /* "socket sizes": window and send queue, bytes */
-	double cpu_local, cpu_remote;   /* CPU seconds used by each side */
+	uint64_t trans;		      /* RR transactions */
+	uint64_t bad;		      /* bytes or datagrams that failed verification */
+	uint32_t rcv_sock, snd_sock;  /* "socket sizes": window and send queue, bytes */
+	double cpu_local, cpu_remote; /* CPU seconds used by each side */
 	uint64_t retransmits, sleeps, wakeups;
 	uint64_t drops_a, drops_b; /* frames the ports or NICs dropped (ring full, no buffer) */
 	const char *cpu_method;
@@ -94,6 +95,7 @@ int perf_rr(struct perf *pf);
 const char *perf_test_name(enum perf_test t);
 void perf_print(const struct perf *pf, FILE *f);
 void perf_print_json(const struct perf *pf, FILE *f);
+void perf_print_stacks(const struct perf *pf, FILE *f);
 
 /* sweep.c */
 int perf_sweep(struct perf_opts *o, const char *sizes, const char *svg_path);

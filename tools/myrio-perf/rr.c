@@ -11,9 +11,9 @@
 
 struct rr_end {
 	uint32_t in_size, out_size; /* bytes of a unit received, of a unit sent */
-	uint64_t partial;           /* TCP: bytes of the unit being received */
-	uint64_t owed;              /* bytes (TCP) or datagrams (UDP) still to send */
-	uint64_t units;             /* complete units received */
+	uint64_t partial;	    /* TCP: bytes of the unit being received */
+	uint64_t owed;		    /* bytes (TCP) or datagrams (UDP) still to send */
+	uint64_t units;		    /* complete units received */
 };
 
 struct rr {
@@ -52,8 +52,8 @@ static int tcp_end_work(struct perf *pf, struct perf_side *side, struct rr_end *
 	return n;
 }
 
-static int udp_end_work(struct perf *pf, struct perf_side *side, struct rr_end *e,
-			uint32_t peer_ip, uint16_t peer_port)
+static int udp_end_work(struct perf *pf, struct perf_side *side, struct rr_end *e, uint32_t peer_ip,
+			uint16_t peer_port)
 {
 	int n = 0;
 	struct myrio_pkt *p;
@@ -106,6 +106,11 @@ static int work_b(struct perf *pf)
 				    : udp_end_work(pf, &pf->b, &rr->b, PERF_IP_A, PERF_PORT + 1);
 }
 
+static bool first_done(struct perf *pf)
+{
+	return ((struct rr *)pf->test)->a.units > 0;
+}
+
 int perf_rr(struct perf *pf)
 {
 	static struct rr rr;
@@ -125,11 +130,11 @@ int perf_rr(struct perf *pf)
 		if ((rc = myrio_udp_open(pf->a.stack, PERF_PORT + 1, NULL, &pf->a.udp)) < 0 ||
 		    (rc = myrio_udp_open(pf->b.stack, PERF_PORT, NULL, &pf->b.udp)) < 0)
 			return rc;
-		rr.a.owed = 1 + pf->o.burst;
+		rr.a.owed = 1; /* the rest once addresses are resolved: ARP queues are short */
 	} else {
 		if ((rc = perf_tcp_connect(pf)) < 0)
 			return rc;
-		rr.a.owed = (uint64_t)req * (1 + pf->o.burst);
+		rr.a.owed = req;
 		struct myrio_tcp_conn_stats cs;
 		myrio_tcp_conn_stats(pf->b.conn, &cs);
 		pf->r.rcv_sock = cs.rcv_wnd;
@@ -139,6 +144,11 @@ int perf_rr(struct perf *pf)
 	pf->work_a = work_a;
 	pf->work_b = work_b;
 	rr.last_progress = perf_now_ns();
+	if (!perf_settle(pf, first_done, 2.0)) {
+		fprintf(stderr, "myrio-perf: the first transaction did not complete within 2 s\n");
+		return -ETIMEDOUT;
+	}
+	rr.a.owed += (uint64_t)(pf->o.test == UDP_RR ? 1 : req) * pf->o.burst;
 	perf_settle(pf, NULL, 0.1);
 	pf->r.trans = 0;
 	pf->r.send_errors = 0;

@@ -20,9 +20,9 @@
 #define BURST 32
 
 struct stream {
-	uint32_t seg;         /* payload bytes per packet */
-	int fd;               /* TCP_SENDFILE source */
-	const uint8_t *map;   /* its contents, for --verify */
+	uint32_t seg;	    /* payload bytes per packet */
+	int fd;		    /* TCP_SENDFILE source */
+	const uint8_t *map; /* its contents, for --verify */
 	uint64_t file_len, file_off, recv_off;
 	uint64_t udp_seq, udp_next;
 	bool stop_sending;
@@ -242,13 +242,15 @@ int perf_stream(struct perf *pf)
 		pf->work_a = tcp_send_work;
 		pf->work_b = tcp_recv_work;
 	}
+	pf->r.bytes_sent = pf->r.bytes_recv = pf->r.msgs_sent = pf->r.msgs_recv = 0;
+	st.udp_next = 0;
 	rc = perf_run(pf, pf->o.seconds, NULL, perf_test_name(pf->o.test));
 	/* What was received within the time counts; drain the rest so the close is clean. */
 	st.stop_sending = true;
 	pf->work_a = NULL;
 	uint64_t recv = pf->r.bytes_recv, msgs = pf->r.msgs_recv;
 	if (pf->o.test != UDP_STREAM)
-		perf_settle(pf, all_acked, 2.0);
+		perf_settle(pf, all_acked, 10.0); /* ends as soon as all is acknowledged */
 	else
 		perf_settle(pf, NULL, 0.01);
 	uint64_t late = pf->r.bytes_recv - recv;

@@ -43,24 +43,28 @@ static void svg_write(FILE *f, const struct point *pt, unsigned n, uint64_t link
 	ymax = step * (double)(long)(ymax / step + 1);
 #define X(v) (L + (W - L - R) * (v) / xmax)
 #define Y(v) (H - B - (H - T - B) * (v) / ymax)
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		   "font-family=\"sans-serif\" font-size=\"12\">\n"
-		   "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-		   "<text x=\"%.0f\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">%s</text>\n",
+	fprintf(f,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"font-family=\"sans-serif\" font-size=\"12\">\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+		"<text x=\"%.0f\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">%s</text>\n",
 		W, H, W / 2, title);
 	for (double y = 0; y <= ymax + 1e-9; y += step)
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-			   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>\n",
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+			"<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>\n",
 			L, Y(y), W - R, Y(y), L - 6, Y(y) + 4, y);
 	for (unsigned i = 0; i < n; i++)
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-			   "font-size=\"10\">%u</text>\n",
+		fprintf(f,
+			"<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+			"font-size=\"10\">%u</text>\n",
 			X(pt[i].size), H - B + 16, pt[i].size);
-	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
-		   "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
-		   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">UDP message size (bytes)"
-		   "</text>\n<text transform=\"translate(18,%.1f) rotate(-90)\" "
-		   "text-anchor=\"middle\">received throughput (10^6 bits/s)</text>\n",
+	fprintf(f,
+		"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
+		"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n"
+		"<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">UDP message size (bytes)"
+		"</text>\n<text transform=\"translate(18,%.1f) rotate(-90)\" "
+		"text-anchor=\"middle\">received throughput (10^6 bits/s)</text>\n",
 		L, H - B, W - R, H - B, L, T, L, H - B, (L + W - R) / 2, H - 18, (T + H - B) / 2);
 	if (link_bps) {
 		fprintf(f, "<polyline fill=\"none\" stroke=\"#999\" stroke-dasharray=\"6,4\" "
@@ -68,8 +72,9 @@ static void svg_write(FILE *f, const struct point *pt, unsigned n, uint64_t link
 		for (unsigned i = 0; i < n; i++)
 			fprintf(f, "%.1f,%.1f ", X(pt[i].size),
 				Y(ceiling_mbps(link_bps, pt[i].size)));
-		fprintf(f, "\"/>\n<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\" text-anchor=\"end\">"
-			   "link ceiling</text>\n",
+		fprintf(f,
+			"\"/>\n<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\" text-anchor=\"end\">"
+			"link ceiling</text>\n",
 			W - R, Y(ceiling_mbps(link_bps, pt[n - 1].size)) - 6);
 	}
 	fprintf(f, "<polyline fill=\"none\" stroke=\"#1565c0\" stroke-width=\"2\" points=\"");
@@ -77,8 +82,9 @@ static void svg_write(FILE *f, const struct point *pt, unsigned n, uint64_t link
 		fprintf(f, "%.1f,%.1f ", X(pt[i].size), Y(pt[i].recv_mbps));
 	fprintf(f, "\"/>\n");
 	for (unsigned i = 0; i < n; i++)
-		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#1565c0\">"
-			   "<title>%u bytes: %.0f Mb/s, %.0f datagrams/s</title></circle>\n",
+		fprintf(f,
+			"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#1565c0\">"
+			"<title>%u bytes: %.0f Mb/s, %.0f datagrams/s</title></circle>\n",
 			X(pt[i].size), Y(pt[i].recv_mbps), pt[i].size, pt[i].recv_mbps, pt[i].pps);
 	fprintf(f, "</svg>\n");
 #undef X

@@ -26,8 +26,7 @@ static int parse_mac(const char *s, uint8_t mac[6])
 {
 	unsigned v[6];
 	char tail;
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) !=
-	    6)
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
 		return -EINVAL;
 	for (int i = 0; i < 6; i++) {
 		if (v[i] > 0xff)
@@ -175,6 +174,16 @@ int simd_config_set(struct simd_config *c, const char *key, const char *value)
 		snprintf(c->socket_path, sizeof(c->socket_path), "%s", value);
 		return 0;
 	}
+	if (strcmp(key, "mode") == 0) {
+		char *end;
+		unsigned long m = strtoul(value, &end, 8);
+		if (*end || m == 0 || m > 0777) {
+			log_err("mode %s: expected octal permission bits such as 0660", value);
+			return -EINVAL;
+		}
+		c->socket_mode = (unsigned)m;
+		return 0;
+	}
 	if (strcmp(key, "model") == 0)
 		return append_spec(c, value);
 	if (strcmp(key, "link") == 0 || strcmp(key, "seed") == 0) {
@@ -185,7 +194,7 @@ int simd_config_set(struct simd_config *c, const char *key, const char *value)
 	}
 	if (strcmp(key, "nic") == 0)
 		return add_nic(c, value);
-	log_err("unknown setting '%s' (socket, model, link, seed, spin, nic)", key);
+	log_err("unknown setting '%s' (socket, mode, model, link, seed, spin, nic)", key);
 	return -EINVAL;
 }
 
@@ -249,7 +258,8 @@ static int check_cables(struct simd_config *c)
 		}
 		struct simd_nic_conf *p = &c->nics[peer];
 		if (!p->cable[0]) {
-			snprintf(p->cable, sizeof(p->cable), "%s", n->name); /* cables are symmetric */
+			snprintf(p->cable, sizeof(p->cable), "%s",
+				 n->name); /* cables are symmetric */
 		} else if (strcmp(p->cable, n->name) != 0) {
 			log_err("NIC %s: cabled to %s, but %s's cable goes to %s", n->name,
 				n->cable, p->name, p->cable);

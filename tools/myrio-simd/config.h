@@ -23,13 +23,14 @@ struct simd_nic_conf {
 
 struct simd_config {
 	char socket_path[108];
+	unsigned socket_mode; /* permission bits for the socket file; 0 = leave to umask */
 	char model_spec[512]; /* for myrio_sim_conf_parse: link=, seed=, spin, rx_ring=... */
 	struct simd_nic_conf nics[SIMD_MAX_NICS];
 	unsigned nnics;
 };
 
 void simd_config_init(struct simd_config *c);
-/* One setting: key "socket", "model", "link", "seed", "spin" or "nic" with its value.
+/* One setting: key "socket", "mode", "model", "link", "seed", "spin" or "nic" with its value.
  * Returns 0 or -EINVAL after logging what is wrong. */
 int simd_config_set(struct simd_config *c, const char *key, const char *value);
 /* A file of "key value" lines; '#' starts a comment. */

@@ -28,8 +28,8 @@ static void daemon_sink(enum myrio_log_level level, const char *msg, void *arg)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	fprintf(stderr, "%s.%03ld myrio-simd: %s: %s\n", when, ts.tv_nsec / 1000000,
-		names[level], msg);
+	fprintf(stderr, "%s.%03ld myrio-simd: %s: %s\n", when, ts.tv_nsec / 1000000, names[level],
+		msg);
 }
 
 static void usage(FILE *f)
@@ -40,6 +40,7 @@ static void usage(FILE *f)
 		"\n"
 		"options (each also a 'key value' line of a --config file):\n"
 		"  --socket PATH      UNIX socket (default $%s or %s)\n"
+		"  --mode OCTAL       socket file permissions, e.g. 0660 (default: umask)\n"
 		"  --config FILE      read settings from FILE\n"
 		"  --nic SPEC         a NIC: NAME[,mac=XX:XX:XX:XX:XX:XX]\n"
 		"                     [,cable=NIC|tap:IFNAME|packet:IFNAME]\n"
@@ -70,11 +71,17 @@ static int status_main(int argc, char **argv)
 static int parse_args(struct simd_config *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'},
-		{"nic", required_argument, NULL, 'n'},    {"link", required_argument, NULL, 'l'},
-		{"seed", required_argument, NULL, 'S'},   {"spin", no_argument, NULL, 'p'},
-		{"model", required_argument, NULL, 'm'},  {"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},         {0},
+	    {"socket", required_argument, NULL, 's'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"mode", required_argument, NULL, 'M'},
+	    {"nic", required_argument, NULL, 'n'},
+	    {"link", required_argument, NULL, 'l'},
+	    {"seed", required_argument, NULL, 'S'},
+	    {"spin", no_argument, NULL, 'p'},
+	    {"model", required_argument, NULL, 'm'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	int opt, rc = 0;
 	while (rc == 0 && (opt = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -84,6 +91,9 @@ static int parse_args(struct simd_config *c, int argc, char **argv)
 			break;
 		case 'c':
 			rc = simd_config_load(c, optarg);
+			break;
+		case 'M':
+			rc = simd_config_set(c, "mode", optarg);
 			break;
 		case 'n':
 			rc = simd_config_set(c, "nic", optarg);
@@ -118,14 +128,15 @@ static int parse_args(struct simd_config *c, int argc, char **argv)
 	return rc < 0 ? rc : simd_config_finish(c);
 }
 
-/* SIGINT/SIGTERM arrive on a signalfd the control loop polls; blocked before the model
- * thread starts so that it inherits the mask and never takes them. */
+/* SIGINT/SIGTERM/SIGHUP arrive on a signalfd the control loop polls; blocked before the
+ * model thread starts so that it inherits the mask and never takes them. */
 static int signals_to_fd(void)
 {
 	sigset_t set;
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
 		return -EINVAL;
 	signal(SIGPIPE, SIG_IGN);

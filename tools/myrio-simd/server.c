@@ -74,8 +74,8 @@ static void detach(struct simd_daemon *d, struct simd_client *c, const char *why
 	sim_nic_detach(c->nic->nic);
 	while (c->nregions)
 		drop_region(c, c->nregions - 1);
-	log_info("pid %d detached from %s (%s); %s is free", (int)c->pid, c->nic->conf->name,
-		 why, c->nic->conf->name);
+	log_info("pid %d detached from %s (%s); %s is free", (int)c->pid, c->nic->conf->name, why,
+		 c->nic->conf->name);
 	c->nic->owner = NULL;
 	c->nic = NULL;
 }
@@ -180,8 +180,8 @@ static int do_cfg(struct simd_daemon *d, struct simd_client *c, const struct sim
 		return refuse(d, c, &m->h, -EINVAL, "config space access out of range");
 	struct simd_cfg_rep rep = {0};
 	int rc = m->h.type == SIMD_CFG_READ
-			 ? sim_nic_cfg_read(c->nic->nic, q->off, q->size, &rep.val)
-			 : sim_nic_cfg_write(c->nic->nic, q->off, q->size, q->val);
+		     ? sim_nic_cfg_read(c->nic->nic, q->off, q->size, &rep.val)
+		     : sim_nic_cfg_write(c->nic->nic, q->off, q->size, q->val);
 	if (rc < 0)
 		return refuse(d, c, &m->h, rc, "the model refused the config space access");
 	reply(c, &m->h, 0, &rep, m->h.type == SIMD_CFG_READ ? sizeof(rep) : 0, NULL, 0);
@@ -196,11 +196,10 @@ static int do_reset(struct simd_daemon *d, struct simd_client *c, const struct s
 	sim_nic_detach(nic);
 	int rc = sim_nic_attach(nic);
 	for (unsigned i = 0; rc == 0 && i < c->nregions; i++)
-		rc = sim_nic_dma_map(nic, c->regions[i].iova, c->regions[i].va,
-				     c->regions[i].len);
+		rc = sim_nic_dma_map(nic, c->regions[i].iova, c->regions[i].va, c->regions[i].len);
 	if (rc < 0) {
-		log_err("%s: reset failed: %s; detaching pid %d", c->nic->conf->name,
-			strerror(-rc), (int)c->pid);
+		log_err("%s: reset failed: %s; detaching pid %d", c->nic->conf->name, strerror(-rc),
+			(int)c->pid);
 		return refuse(d, c, &m->h, rc, "reset failed");
 	}
 	reply(c, &m->h, 0, NULL, 0, NULL, 0);
@@ -221,6 +220,7 @@ static int serve_one(struct simd_daemon *d, struct simd_client *c)
 	int fds[SIMD_MAX_FDS];
 	unsigned nfds;
 	const char *why;
+	memset(&m.h, 0, sizeof(m.h)); /* a refused short message leaves no stale header */
 	ssize_t n = simd_recv(c->fd, &m, sizeof(m), fds, SIMD_MAX_FDS, &nfds);
 	if (n == 0)
 		return -ECONNRESET;
@@ -294,8 +294,10 @@ static void accept_client(struct simd_daemon *d)
 		if (d->clients[i])
 			continue;
 		struct simd_client *c = calloc(1, sizeof(*c));
-		if (!c)
-			break;
+		if (!c) {
+			close(fd);
+			return;
+		}
 		c->fd = fd;
 		c->pid = cred.pid;
 		c->uid = cred.uid;
@@ -308,7 +310,7 @@ static void accept_client(struct simd_daemon *d)
 	close(fd);
 }
 
-static int listen_on(const char *path)
+static int listen_on(const char *path, unsigned mode)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -343,6 +345,9 @@ static int listen_on(const char *path)
 		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0)
 			goto fail;
 	}
+	/* Who may attach: whoever may write the socket file. */
+	if (mode && chmod(path, mode) != 0)
+		goto fail;
 	if (listen(s, 16) != 0)
 		goto fail;
 	return s;
@@ -386,7 +391,8 @@ static int serve_loop(struct simd_daemon *d)
 							   : -ECONNRESET;
 			if (rc < 0)
 				drop_client(d, slot,
-					    rc == -ECONNRESET ? "connection closed" : strerror(-rc));
+					    rc == -ECONNRESET ? "connection closed"
+							      : strerror(-rc));
 		}
 		if (pfd[1].revents & POLLIN)
 			accept_client(d);
@@ -395,7 +401,7 @@ static int serve_loop(struct simd_daemon *d)
 
 int simd_serve(struct simd_daemon *d)
 {
-	int rc = listen_on(d->conf.socket_path);
+	int rc = listen_on(d->conf.socket_path, d->conf.socket_mode);
 	if (rc < 0)
 		return rc;
 	d->listen_fd = rc;

@@ -64,13 +64,12 @@ int simd_status_report(struct simd_daemon *d, char *buf, size_t cap)
 		sim_nic_get_counters(d->nics[i].nic, &ctr);
 		/* Every drop the status block counts (§6.1) plus frames that found the NIC
 		 * down or not yet started. */
-		uint64_t drops = (uint64_t)ctr.dropped_pause + ctr.dropped_unicast_filtered +
-				 ctr.dropped_bad_crc32 + ctr.dropped_bad_phy +
-				 ctr.dropped_multicast_filtered + ctr.dropped_link_overflow +
-				 ctr.dropped_link_error_or_filtered + ctr.dropped_runt +
-				 ctr.dropped_overrun + ctr.dropped_no_small_buffer +
-				 ctr.dropped_no_big_buffer + st.rx_down + st.tx_link_down +
-				 st.tx_invalid;
+		uint64_t drops =
+		    (uint64_t)ctr.dropped_pause + ctr.dropped_unicast_filtered +
+		    ctr.dropped_bad_crc32 + ctr.dropped_bad_phy + ctr.dropped_multicast_filtered +
+		    ctr.dropped_link_overflow + ctr.dropped_link_error_or_filtered +
+		    ctr.dropped_runt + ctr.dropped_overrun + ctr.dropped_no_small_buffer +
+		    ctr.dropped_no_big_buffer + st.rx_down + st.tx_link_down + st.tx_invalid;
 		put(&o, "%-10s %-5s %12llu %14llu %12llu %14llu %8llu %8llu\n",
 		    d->nics[i].conf->name, d->nics[i].nic->link_state ? "up" : "down",
 		    (unsigned long long)st.rx_frames, (unsigned long long)st.rx_bytes,
@@ -83,8 +82,8 @@ int simd_status_report(struct simd_daemon *d, char *buf, size_t cap)
 		if (!ep)
 			continue;
 		if (!eps)
-			put(&o, "\n%-10s %-20s %12s %12s %10s\n", "NIC", "KERNEL END",
-			    "TO KERNEL", "FROM KERNEL", "DROPS");
+			put(&o, "\n%-10s %-20s %12s %12s %10s\n", "NIC", "KERNEL END", "TO KERNEL",
+			    "FROM KERNEL", "DROPS");
 		eps = true;
 		put(&o, "%-10s %-20s %12llu %12llu %10llu\n", d->nics[i].conf->name, ep->name,
 		    (unsigned long long)ep->tx_frames, (unsigned long long)ep->rx_frames,
@@ -115,8 +114,8 @@ int simd_status_client(const char *socket_path)
 	if (n > 0)
 		for (unsigned i = 0; i < nfds; i++)
 			close(fds[i]);
-	if (n < (ssize_t)sizeof(rep.h) || rep.h.magic != SIMD_MAGIC ||
-	    rep.h.type != SIMD_STATUS || rep.h.status != 0) {
+	if (n < (ssize_t)sizeof(rep.h) || rep.h.magic != SIMD_MAGIC || rep.h.type != SIMD_STATUS ||
+	    rep.h.status != 0) {
 		log_err("no status from the model daemon at %s: %s", path,
 			n < 0 ? strerror((int)-n) : "bad reply");
 		return n < 0 ? (int)n : -EPROTO;

@@ -90,8 +90,7 @@ int simd_world_build(struct simd_daemon *d)
 		n->conf = &d->conf.nics[i];
 		rc = sim_world_add_nic(d->sim, n->conf->name, n->conf->mac, &n->nic);
 		if (rc < 0) {
-			log_err("cannot add NIC %s to the model: %s", n->conf->name,
-				strerror(-rc));
+			log_err("cannot add NIC %s to the model: %s", n->conf->name, strerror(-rc));
 			return rc;
 		}
 		d->nnics++;

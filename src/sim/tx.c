@@ -111,10 +111,11 @@ static bool validate(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d,
 	}
 	if (ck) {
 		uint32_t start = d[0].cko, field = d[0].pho;
-		if (field > 127 || field < start || field + 2 > total || start >= total)
+		if (field > 127 || field < start || field + 2 > total || start >= total ||
+		    start < 14)
 			return bad(nic, idx,
-				   "checksum offsets outside the frame or field > 127 "
-				   "(§5.5)");
+				   "checksum start inside the Ethernet header, offsets outside the "
+				   "frame or field > 127 (§5.5)");
 	}
 	return true;
 }

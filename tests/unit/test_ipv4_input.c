@@ -267,7 +267,7 @@ static void udp_to_closed_port_gets_port_unreachable(void **state)
 {
 	struct raw r;
 	assert_int_equal(raw_open(&r, "ip5", NULL, NULL, true), 0);
-	uint8_t f[100];
+	uint8_t f[100] = {0};
 	uint32_t m = build_eth(f, r.smac, 0x0800);
 	m += build_ip(f + m, 17, PEER_IP, STACK_IP, 12);
 	uint8_t *uh = f + m;

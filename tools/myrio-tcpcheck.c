@@ -520,6 +520,8 @@ int main(int argc, char **argv)
 		static char buf[8192];
 		myrio_stack_stats_format(a.s, buf, sizeof(buf));
 		fputs(buf, stdout);
+		myrio_stack_conns_format(a.s, buf, sizeof(buf));
+		fputs(buf, stdout);
 		struct myrio_port_stats ps;
 		if (myrio_port_stats(a.port, &ps) == 0)
 			printf("port: rx %llu tx %llu refill_failed %llu tx_ring_full %llu "

@@ -1,33 +1,40 @@
 /* Receive: posting buffers (§4.3) and consuming the completion ring (§4.6). */
+#include <stddef.h>
 #include <string.h>
 
 #include "bus/mmio.h"
 #include "rings/rings.h"
 #include "util/byteorder.h"
 
-/* Writes descriptors for slots posted..posted+7 (an aligned group): the first low word is
- * invalid while the group is copied in two 32-byte bursts, and is written last, alone, so
- * the group becomes visible at once (§4.3, §10.1 rule 5). */
+/* Writes descriptors for slots posted..posted+7 (an aligned group) straight into SRAM, as
+ * 64-bit words (high, low in network order): the first low word is invalid while the group
+ * goes in as two 32-byte bursts, and is written last, alone, so the group becomes visible
+ * at once (§4.3, §10.1 rule 5). Each buffer's data_off is set here (where the NIC will put
+ * the frame), the other fields when it is handed up. */
 void rx_ring_post_group(struct myri_rx_ring *ring, struct myrio_pkt *const *pkts)
 {
 	uint32_t slot = ring->posted & ring->mask;
-	struct mcp_rx_desc d[RX_GROUP] __attribute__((aligned(8)));
+	volatile uint64_t *d = (volatile uint64_t *)(ring->sram + slot * 8u);
 	struct myrio_pkt **info = ring->info + slot;
-	for (unsigned i = 0; i < RX_GROUP; i++) {
-		struct myrio_pkt *p = pkts[i];
-		uint64_t a = p->iova + MYRIO_PKT_HEADROOM;
-		d[i].addr_high = be32((uint32_t)(a >> 32));
-		d[i].addr_low = be32((uint32_t)a);
-		info[i] = p;
+	uint64_t a0 = pkts[0]->iova + MYRIO_PKT_HEADROOM;
+	d[0] = desc_be64(a0 | MCP_RX_DESC_INVALID);
+	info[0] = pkts[0];
+	pkts[0]->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
+#pragma GCC unroll 4
+	for (unsigned i = 1; i < RX_GROUP / 2; i++) {
+		d[i] = desc_be64(pkts[i]->iova + MYRIO_PKT_HEADROOM);
+		info[i] = pkts[i];
+		pkts[i]->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
 	}
-	uint32_t low0 = d[0].addr_low;
-	d[0].addr_low = be32(MCP_RX_DESC_INVALID);
-	uint32_t off = slot * (uint32_t)sizeof(struct mcp_rx_desc);
-	sram_copy64(ring->sram, off, &d[0], 32);
 	mmio_wmb();
-	sram_copy64(ring->sram, off + 32, &d[4], 32);
+#pragma GCC unroll 4
+	for (unsigned i = RX_GROUP / 2; i < RX_GROUP; i++) {
+		d[i] = desc_be64(pkts[i]->iova + MYRIO_PKT_HEADROOM);
+		info[i] = pkts[i];
+		pkts[i]->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
+	}
 	mmio_wmb();
-	mmio_write32_raw(ring->sram, off + 4, low0);
+	mmio_write32_raw(ring->sram, slot * 8u + 4u, be32((uint32_t)a0));
 	ring->posted += RX_GROUP;
 }
 
@@ -38,8 +45,7 @@ static inline void rx_buf_put(struct myrio_pkt *p)
 	pool->free_stack[pool->free_top++] = p;
 }
 
-/* Buffers come straight off the pool's free stack, 8 at a time; their fields are set when
- * they are handed up (rings_rx_burst), so nothing is written to them here. */
+/* Buffers come straight off the pool's free stack, 8 at a time. */
 uint32_t rx_ring_refill(struct myri_rx_ring *ring)
 {
 	uint32_t n = 0;
@@ -84,35 +90,43 @@ static void rx_bad_completion(struct myri_rings *r, struct myri_rx_ring *ring)
 	}
 }
 
-uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
+/* Pairs of adjacent packet fields written with one store each (little-endian host, as
+ * util/byteorder.h): ol_flags | rx_csum, refcnt | port. */
+_Static_assert(offsetof(struct myrio_pkt, rx_csum) == offsetof(struct myrio_pkt, ol_flags) + 2,
+	       "ol_flags, rx_csum adjacent");
+_Static_assert(offsetof(struct myrio_pkt, port) == offsetof(struct myrio_pkt, refcnt) + 2,
+	       "refcnt, port adjacent");
+
+/* Takes completion entries into out[] until the ring is empty (*empty) or out reaches end.
+ * A function of its own so that its loop gets the registers. */
+static __attribute__((noinline)) struct myrio_pkt **
+rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const end, bool *empty)
 {
-	status_poll(r);
 	/* Everything the loop needs in locals: pkts may alias any memory, so fields read
 	 * through r would be reloaded after every store into a packet. */
-	volatile struct mcp_slot *ring = r->rx_done;
-	uint32_t idx = r->rx_done_idx, mask = r->rx_done_mask;
+	volatile uint32_t *const ring = (volatile uint32_t *)r->rx_done;
+	volatile uint32_t *const ring_end = ring + r->rx_done_mask + 1;
+	volatile uint32_t *e = ring + (r->rx_done_idx & r->rx_done_mask);
 	const uint32_t small_size = r->small_size, max_frame = r->max_frame;
-	const uint16_t port = r->port_index;
-	struct myrio_pkt **s_info = r->small.info, **b_info = r->big.info;
+	const uint32_t refcnt_port = 1u | (uint32_t)r->port_index << 16;
+	struct myrio_pkt **const s_info = r->small.info, **const b_info = r->big.info;
 	const uint32_t s_mask = r->small.mask, b_mask = r->big.mask;
 	uint32_t s_done = r->small.done, b_done = r->big.done;
 	const uint32_t s_posted = r->small.posted, b_posted = r->big.posted;
+	struct myrio_pkt **const start = out;
 	uint64_t bytes = 0;
-	uint16_t got = 0;
-	bool empty = false;
-	while (got < n) {
-		volatile uint32_t *e = (volatile uint32_t *)&ring[idx & mask];
-		uint32_t raw = *e; /* checksum and length arrive in one 4-byte write */
-		struct mcp_slot s;
-		memcpy(&s, &raw, sizeof(s));
-		uint32_t len = be16(s.length);
+	while (out != end) {
+		/* checksum and length arrive in one 4-byte write (§4.6): v = sum << 16 | len */
+		uint32_t v = be32(*e);
+		uint32_t len = v & 0xffffu;
 		if (len == 0) {
-			empty = true;
+			*empty = true;
 			break;
 		}
 		dma_rmb(); /* frame data was written before the entry */
 		*e = 0;
-		idx++;
+		if (++e == ring_end)
+			e = ring;
 		struct myrio_pkt *p;
 		if (len <= small_size) {
 			if (__builtin_expect(s_posted == s_done, 0))
@@ -123,15 +137,14 @@ uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 				goto bad;
 			p = b_info[b_done++ & b_mask];
 		}
-		p->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
+		/* data_off was set when the buffer was posted */
 		p->len = len;
-		p->ol_flags = MYRIO_PKT_RX_CSUM_PARTIAL;
-		p->rx_csum = be16(s.checksum);
-		p->refcnt = 1;
-		p->port = port;
+		uint32_t flags_csum = (v & 0xffff0000u) | MYRIO_PKT_RX_CSUM_PARTIAL;
+		memcpy(&p->ol_flags, &flags_csum, 4);
+		memcpy(&p->refcnt, &refcnt_port, 4);
 		p->next = NULL;
 		bytes += len;
-		pkts[got++] = p;
+		*out++ = p;
 		continue;
 	bad:
 		r->small.done = s_done;
@@ -142,13 +155,21 @@ uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 	}
 	r->small.done = s_done;
 	r->big.done = b_done;
-	r->rx_done_idx = idx;
-	r->rx_packets += got;
+	r->rx_done_idx = (uint32_t)(e - ring);
+	r->rx_packets += (uint64_t)(out - start);
 	r->rx_bytes += bytes;
+	return out;
+}
+
+uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
+{
+	status_poll(r);
+	bool empty = false;
+	uint16_t got = (uint16_t)(rx_take(r, pkts, pkts + n, &empty) - pkts);
 	/* Refill in groups of 8 from the pools (§4.3). */
-	if (s_posted - s_done + RX_GROUP <= s_mask + 1)
+	if (r->small.posted - r->small.done + RX_GROUP <= r->small.mask + 1)
 		rx_ring_refill(&r->small);
-	if (b_posted - b_done + RX_GROUP <= b_mask + 1)
+	if (r->big.posted - r->big.done + RX_GROUP <= r->big.mask + 1)
 		rx_ring_refill(&r->big);
 	if (empty && r->rx_token)
 		status_return_rx_token(r);

@@ -135,14 +135,14 @@ inns ip link set lo up
 # The kernel's server for our stream, listening before anything else starts.
 inns $py $tmp/peer.py server 5002 "$bytes" $tmp/listening > $tmp/server.out 2>&1 &
 spid=$!; pids+=($spid)
-for _ in $(seq 100); do [ -e $tmp/listening ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ -e $tmp/listening ] && break; sleep 0.05; done
 # tcp_lite: TCP sink on 5001, UDP echo on 7; sends to the kernel once told to go; expects
 # the kernel's RST from port 5003 where nothing listens.
 inns "$tool" ${MYRIO_KERNEL_CUBIC:+--cubic} --via $via ${faults:+--sim "$faults" --stats} --tap mkt0 --ip $ours/24 --listen 5001 --expect-conns 1 --udp-echo 7 \
 	--send $kern:5002:"$bytes" --expect-refused $kern:5003 --ready $tmp/ready --go $tmp/go \
 	--timeout 300 > $tmp/tool.out 2>&1 &
 tpid=$!; pids+=($tpid)
-for _ in $(seq 100); do [ -e $tmp/ready ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ -e $tmp/ready ] && break; sleep 0.05; done
 [ -e $tmp/ready ] || { echo "FAIL: myrio-tcpcheck did not start"; cat $tmp/tool.out; exit 1; }
 inns ip addr add $kern/24 dev mkt0
 inns ip link set mkt0 up

@@ -36,6 +36,7 @@ struct perf_opts {
 	bool verify; /* receiver checks the bytes */
 	bool json, quiet;
 	bool stats;	  /* print both stacks' non-zero counters at the end */
+	bool relax;	  /* a pause instruction after an empty poll */
 	bool pin;	  /* model thread on CPU 0, this thread on the last CPU */
 	const char *file; /* TCP_SENDFILE source */
 	const char *pcap;

@@ -11,30 +11,39 @@
  * goes in as two 32-byte bursts, and is written last, alone, so the group becomes visible
  * at once (§4.3, §10.1 rule 5). Each buffer's data_off is set here (where the NIC will put
  * the frame), the other fields when it is handed up. */
+/* One buffer: its descriptor (address in network order) and data_off; p is read once (the
+ * info store could alias pkts). */
+static inline void post_one(volatile uint64_t *d, struct myrio_pkt **info, struct myrio_pkt *p)
+{
+	*d = desc_be64(p->iova + MYRIO_PKT_HEADROOM);
+	p->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
+	*info = p;
+}
+
+static inline void post_group(volatile uint8_t *sram, uint32_t slot, struct myrio_pkt **info,
+			      struct myrio_pkt *const *pkts)
+{
+	volatile uint64_t *d = (volatile uint64_t *)(sram + slot * 8u);
+	info += slot;
+	struct myrio_pkt *p0 = pkts[0];
+	uint64_t a0 = p0->iova + MYRIO_PKT_HEADROOM;
+	d[0] = desc_be64(a0 | MCP_RX_DESC_INVALID);
+	p0->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
+	info[0] = p0;
+#pragma GCC unroll 4
+	for (unsigned i = 1; i < RX_GROUP / 2; i++)
+		post_one(&d[i], &info[i], pkts[i]);
+	mmio_wmb();
+#pragma GCC unroll 4
+	for (unsigned i = RX_GROUP / 2; i < RX_GROUP; i++)
+		post_one(&d[i], &info[i], pkts[i]);
+	mmio_wmb();
+	mmio_write32_raw(sram, slot * 8u + 4u, be32((uint32_t)a0));
+}
+
 void rx_ring_post_group(struct myri_rx_ring *ring, struct myrio_pkt *const *pkts)
 {
-	uint32_t slot = ring->posted & ring->mask;
-	volatile uint64_t *d = (volatile uint64_t *)(ring->sram + slot * 8u);
-	struct myrio_pkt **info = ring->info + slot;
-	uint64_t a0 = pkts[0]->iova + MYRIO_PKT_HEADROOM;
-	d[0] = desc_be64(a0 | MCP_RX_DESC_INVALID);
-	info[0] = pkts[0];
-	pkts[0]->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
-#pragma GCC unroll 4
-	for (unsigned i = 1; i < RX_GROUP / 2; i++) {
-		d[i] = desc_be64(pkts[i]->iova + MYRIO_PKT_HEADROOM);
-		info[i] = pkts[i];
-		pkts[i]->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
-	}
-	mmio_wmb();
-#pragma GCC unroll 4
-	for (unsigned i = RX_GROUP / 2; i < RX_GROUP; i++) {
-		d[i] = desc_be64(pkts[i]->iova + MYRIO_PKT_HEADROOM);
-		info[i] = pkts[i];
-		pkts[i]->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
-	}
-	mmio_wmb();
-	mmio_write32_raw(ring->sram, slot * 8u + 4u, be32((uint32_t)a0));
+	post_group(ring->sram, ring->posted & ring->mask, ring->info, pkts);
 	ring->posted += RX_GROUP;
 }
 
@@ -45,24 +54,33 @@ static inline void rx_buf_put(struct myrio_pkt *p)
 	pool->free_stack[pool->free_top++] = p;
 }
 
-/* Buffers come straight off the pool's free stack, 8 at a time. */
+/* Buffers come straight off the pool's free stack, 8 at a time: as many groups as the ring
+ * has room for and the pool can give. */
 uint32_t rx_ring_refill(struct myri_rx_ring *ring)
 {
-	uint32_t n = 0;
 	struct myrio_pool *pool = ring->pool;
-	while (ring->posted - ring->done + RX_GROUP <= ring->mask + 1) {
-		if (pool->free_top < RX_GROUP) {
-			pool->alloc_failures++;
-			ring->refill_failed++;
-			break;
-		}
-		pool->free_top -= RX_GROUP;
-		rx_ring_post_group(ring, pool->free_stack + pool->free_top);
-		n += RX_GROUP;
+	uint32_t groups = (ring->mask + 1 - (ring->posted - ring->done)) / RX_GROUP;
+	uint32_t top = pool->free_top;
+	if (top / RX_GROUP < groups) {
+		pool->alloc_failures++;
+		ring->refill_failed++;
+		groups = top / RX_GROUP;
 	}
-	if (n)
-		mmio_wmb();
-	return n;
+	if (groups == 0)
+		return 0;
+	volatile uint8_t *const sram = ring->sram;
+	struct myrio_pkt **const info = ring->info, **const stack = pool->free_stack;
+	const uint32_t mask = ring->mask;
+	uint32_t posted = ring->posted;
+	for (uint32_t g = 0; g < groups; g++) {
+		top -= RX_GROUP;
+		post_group(sram, posted & mask, info, stack + top);
+		posted += RX_GROUP;
+	}
+	pool->free_top = top;
+	ring->posted = posted;
+	mmio_wmb();
+	return groups * RX_GROUP;
 }
 
 void rx_ring_release(struct myri_rx_ring *ring)
@@ -98,9 +116,11 @@ _Static_assert(offsetof(struct myrio_pkt, port) == offsetof(struct myrio_pkt, re
 	       "refcnt, port adjacent");
 
 /* Takes completion entries into out[] until the ring is empty (*empty) or out reaches end.
- * A function of its own so that its loop gets the registers. */
-static __attribute__((noinline)) struct myrio_pkt **
-rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const end, bool *empty)
+ * With check false the caller guarantees both rings hold at least end - out posted buffers
+ * (each entry takes at most one), so only the length is checked per entry. */
+static inline __attribute__((always_inline)) struct myrio_pkt **
+rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const end, bool *empty,
+	const bool check)
 {
 	/* Everything the loop needs in locals: pkts may alias any memory, so fields read
 	 * through r would be reloaded after every store into a packet. */
@@ -129,11 +149,12 @@ rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const e
 			e = ring;
 		struct myrio_pkt *p;
 		if (len <= small_size) {
-			if (__builtin_expect(s_posted == s_done, 0))
+			if (check && __builtin_expect(s_posted == s_done, 0))
 				goto bad;
 			p = s_info[s_done++ & s_mask];
 		} else {
-			if (__builtin_expect(len > max_frame || b_posted == b_done, 0))
+			if (__builtin_expect(len > max_frame, 0) ||
+			    (check && __builtin_expect(b_posted == b_done, 0)))
 				goto bad;
 			p = b_info[b_done++ & b_mask];
 		}
@@ -161,11 +182,32 @@ rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const e
 	return out;
 }
 
+/* Functions of their own so that their loops get the registers. */
+static __attribute__((noinline)) struct myrio_pkt **
+rx_take_unchecked(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **end, bool *empty)
+{
+	return rx_take(r, out, end, empty, false);
+}
+
+static __attribute__((noinline)) struct myrio_pkt **
+rx_take_checked(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **end, bool *empty)
+{
+	return rx_take(r, out, end, empty, true);
+}
+
 uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
 {
 	status_poll(r);
 	bool empty = false;
-	uint16_t got = (uint16_t)(rx_take(r, pkts, pkts + n, &empty) - pkts);
+	/* Entries up to the fewer posted buffers of the two rings cannot find a ring empty. */
+	uint32_t s_avail = r->small.posted - r->small.done, b_avail = r->big.posted - r->big.done;
+	uint32_t safe = s_avail < b_avail ? s_avail : b_avail;
+	struct myrio_pkt **out = pkts, **const end = pkts + n;
+	if (safe)
+		out = rx_take_unchecked(r, out, safe < n ? out + safe : end, &empty);
+	if (out != end && !empty)
+		out = rx_take_checked(r, out, end, &empty);
+	uint16_t got = (uint16_t)(out - pkts);
 	/* Refill in groups of 8 from the pools (§4.3). */
 	if (r->small.posted - r->small.done + RX_GROUP <= r->small.mask + 1)
 		rx_ring_refill(&r->small);

@@ -16,7 +16,7 @@
 
 #define TX_BUDGET 256u /* chains per loop iteration */
 #define TX_PARSE_MAX 128u
-#define PAUSE_MAX_NS 500000000ull /* [I] 500 ms */
+#define PAUSE_MAX_NS 2000000000ull /* [I] 2 s: only a host that stopped refilling */
 
 /* Ones'-complement sum of frame bytes [from, len) over a gather list (not folded). */
 uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)

@@ -231,6 +231,9 @@ bool sim_world_is_stepped(const struct myrio_sim *sim)
 void myrio_sim_step(struct myrio_sim *sim, unsigned n)
 {
 	if (!sim->conf.stepped) {
+		if (sim->step_warned)
+			return;
+		sim->step_warned = true;
 		log_warn("model: myrio_sim_step on a threaded world does nothing; create it with "
 			 "conf.stepped (or \"stepped\" in the spec string)");
 		return;

@@ -117,7 +117,8 @@ _Static_assert(offsetof(struct myrio_pkt, port) == offsetof(struct myrio_pkt, re
 
 /* Takes completion entries into out[] until the ring is empty (*empty) or out reaches end.
  * With check false the caller guarantees both rings hold at least end - out posted buffers
- * (each entry takes at most one), so only the length is checked per entry. */
+ * (each entry takes at most one), so only the length is checked per entry; it stops after
+ * a dropped entry, which end - out does not count. */
 static inline __attribute__((always_inline)) struct myrio_pkt **
 rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const end, bool *empty,
 	const bool check)
@@ -173,6 +174,8 @@ rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const e
 		rx_bad_completion(r, len <= small_size ? &r->small : &r->big);
 		s_done = r->small.done;
 		b_done = r->big.done;
+		if (!check)
+			break; /* a dropped entry used up budget that out does not count */
 	}
 	r->small.done = s_done;
 	r->big.done = b_done;
@@ -199,15 +202,20 @@ uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 {
 	status_poll(r);
 	bool empty = false;
-	/* Entries up to the fewer posted buffers of the two rings cannot find a ring empty. */
-	uint32_t s_avail = r->small.posted - r->small.done, b_avail = r->big.posted - r->big.done;
-	uint32_t safe = s_avail < b_avail ? s_avail : b_avail;
-	struct myrio_pkt **out = pkts, **const end = pkts + n;
-	if (safe)
-		out = rx_take_unchecked(r, out, safe < n ? out + safe : end, &empty);
-	if (out != end && !empty)
-		out = rx_take_checked(r, out, end, &empty);
-	uint16_t got = (uint16_t)(out - pkts);
+	uint16_t got = 0;
+	if (n) {
+		/* Entries up to the fewer posted buffers of the two rings cannot find a ring
+		 * empty. */
+		uint32_t s_avail = r->small.posted - r->small.done;
+		uint32_t b_avail = r->big.posted - r->big.done;
+		uint32_t safe = s_avail < b_avail ? s_avail : b_avail;
+		struct myrio_pkt **out = pkts, **const end = pkts + n;
+		if (safe)
+			out = rx_take_unchecked(r, out, safe < n ? out + safe : end, &empty);
+		if (out != end && !empty)
+			out = rx_take_checked(r, out, end, &empty);
+		got = (uint16_t)(out - pkts);
+	}
 	/* Refill in groups of 8 from the pools (§4.3). */
 	if (r->small.posted - r->small.done + RX_GROUP <= r->small.mask + 1)
 		rx_ring_refill(&r->small);

@@ -251,6 +251,8 @@ tx_fast(struct myri_tx_ring *t, struct myrio_pkt **pp, struct myrio_pkt **const 
 uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
 {
 	status_poll(r);
+	if (n == 0)
+		return 0; /* a call only to reap completions; pkts may be NULL */
 	struct myri_tx_ring *t = &r->tx;
 	const uint32_t pkt_req0 = t->pkt_req;
 	const uint32_t req_end = t->done + t->mask;

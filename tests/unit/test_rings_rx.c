@@ -189,6 +189,31 @@ static void burst_beyond_posted_buffers(void **state)
 	fix_free(x);
 }
 
+/* Dropped entries use up buffers too: a burst with more entries than posted buffers, many
+ * of them impossible, never hands up a buffer that is not posted (nor one twice). */
+static void dropped_entries_count_against_posted_buffers(void **state)
+{
+	(void)state;
+	struct fix *x = fix_new(16, 64, 0, 1518);
+	rx_ring_refill(&x->r.small);
+	rx_ring_refill(&x->r.big);
+	for (int i = 0; i < 10; i++)
+		fix_nic_complete(x, 2000, 0); /* longer than the MTU: each drops a big buffer */
+	for (int i = 0; i < 16; i++)
+		fix_nic_complete(x, 1000, 0); /* only 6 big buffers are left for these */
+	struct myrio_pkt *pkts[32];
+	assert_int_equal(rings_rx_burst(&x->r, pkts, 32), 6);
+	assert_int_equal(x->r.rx_bad_completion, 20);
+	for (int i = 0; i < 6; i++)
+		for (int k = 0; k < i; k++)
+			assert_ptr_not_equal(pkts[i], pkts[k]);
+	/* every big buffer is posted, free or held by us */
+	assert_int_equal(x->r.big.posted - x->r.big.done + myrio_pool_free_count(x->big_pool) + 6,
+			 x->big_pool->count);
+	myrio_pkt_free_bulk(pkts, 6);
+	fix_free(x);
+}
+
 static void rx_token_returned_when_ring_empty(void **state)
 {
 	(void)state;
@@ -248,6 +273,7 @@ int main(void)
 		cmocka_unit_test(burst_limit_respected),
 		cmocka_unit_test(impossible_lengths_are_counted_drops),
 		cmocka_unit_test(burst_beyond_posted_buffers),
+		cmocka_unit_test(dropped_entries_count_against_posted_buffers),
 		cmocka_unit_test(rx_token_returned_when_ring_empty),
 		cmocka_unit_test(link_and_counters_from_stats_update),
 	};

@@ -19,7 +19,6 @@
 #include "myrio/port.h"
 #include "myrio/tcp_lite.h"
 #include "port/port_ops.h"
-#include "tcp_lite/stack.h" /* counters, for MYRIO_FUZZ_STATS */
 #include "util/byteorder.h"
 #include "util/csum.h"
 
@@ -548,7 +547,8 @@ static void harness_close(struct harness *h)
 {
 	const char *dbg = getenv("MYRIO_FUZZ_STATS");
 	if (h->s && dbg && *dbg == '1') {
-		struct myrio_stack_stats st = h->s->st;
+		struct myrio_stack_stats st;
+		myrio_stack_stats(h->s, &st);
 		fprintf(stderr,
 			"rx %lu tx %lu arp %lu icmp %lu udp %lu tcp in %lu out %lu established %lu "
 			"ooo %lu retx %lu rst_in %lu rst_out %lu challenge %lu drop_csum %lu\n",

@@ -70,7 +70,8 @@ int myrio_dma_alloc(struct myrio_dma_region *r, size_t len)
 	if (rc == 0)
 		return 0;
 	warn_no_hugepages_once(rc);
-	int fd = memfd_create("myrio-dma", MFD_CLOEXEC);
+	/* Sealable, so the model daemon can forbid shrinking a region it has mapped. */
+	int fd = memfd_create("myrio-dma", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0) {
 		rc = -errno;
 		log_err("cannot create DMA memory: memfd_create: %s", strerror(-rc));

@@ -150,6 +150,7 @@ static void every_command_fails_cleanly(void **state)
 	assert_int_equal(open_with_fault(-1, SIM_FAULT_CMD_ERROR, 0, &total, &works), 0);
 	assert_true(works);
 	assert_true(total >= 15); /* reset sequence and open send at least this many */
+	printf("  an open sends %lu commands; each gets each fault in turn\n", (unsigned long)total);
 	assert_int_equal(count_fds(), fds0);
 	static const struct {
 		enum sim_fault fault;

@@ -33,7 +33,7 @@
 struct inbound {
 	struct myrio_tcp_conn *c;
 	uint64_t bytes;
-	bool bad, done;
+	bool bad, done, closed;
 };
 
 struct app {
@@ -146,7 +146,9 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 				a->in_ok++;
 			printf("inbound connection: %llu bytes, pattern %s\n",
 			       (unsigned long long)in->bytes, in->bad ? "WRONG" : "intact");
-			myrio_tcp_close(c);
+			/* Close our side and keep the handle until the close completes, so
+			 * the program does not exit (and reset) while our FIN is in flight. */
+			myrio_tcp_shutdown(c);
 		}
 	} else if (ev == MYRIO_TCP_EV_ERROR || ev == MYRIO_TCP_EV_CLOSED) {
 		if (!in->done) {
@@ -155,6 +157,7 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 			printf("inbound connection ended early (%d) after %llu bytes\n",
 			       myrio_tcp_error(c), (unsigned long long)in->bytes);
 		}
+		in->closed = true;
 		myrio_tcp_close(c);
 	}
 }
@@ -474,6 +477,8 @@ int main(int argc, char **argv)
 		bool send_done = !a.send_bytes || a.out_state == 4 || a.out_state == -1;
 		bool ref_done = !a.ref_port || a.ref_state == 2 || a.ref_state == -1;
 		bool in_done = a.in_ok + a.in_bad >= a.expect_conns;
+		for (unsigned i = 0; i < a.nin; i++)
+			in_done = in_done && a.in[i].closed;
 		if (started && send_done && ref_done && in_done &&
 		    (a.expect_conns || a.send_bytes || a.ref_port))
 			break;
@@ -519,6 +524,8 @@ int main(int argc, char **argv)
 	if (stats) {
 		static char buf[8192];
 		myrio_stack_stats_format(a.s, buf, sizeof(buf));
+		fputs(buf, stdout);
+		myrio_stack_conns_format(a.s, buf, sizeof(buf));
 		fputs(buf, stdout);
 		struct myrio_port_stats ps;
 		if (myrio_port_stats(a.port, &ps) == 0)

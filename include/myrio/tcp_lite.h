@@ -243,9 +243,9 @@ struct myrio_stack_stats {
 	    drop_udp_queue_full;
 	/* TCP */
 	uint64_t tcp_segs_in, tcp_segs_out, tcp_retransmits, tcp_fast_retransmits, tcp_rto_expired,
-	    tcp_tail_loss_probes, tcp_ooo_segs, tcp_dup_segs, tcp_resets_sent, tcp_resets_rcvd,
-	    tcp_challenge_acks, tcp_challenge_ack_limited, tcp_paws_drops, tcp_zero_window_probes,
-	    tcp_csum_sw, tcp_csum_offload, tcp_tx_copy_nic_busy;
+	    tcp_tail_loss_probes, tcp_lost_retransmits, tcp_ooo_segs, tcp_dup_segs, tcp_resets_sent,
+	    tcp_resets_rcvd, tcp_challenge_acks, tcp_challenge_ack_limited, tcp_paws_drops,
+	    tcp_zero_window_probes, tcp_csum_sw, tcp_csum_offload, tcp_tx_copy_nic_busy;
 	uint64_t drop_tcp_short, drop_tcp_csum, drop_tcp_bad_off, drop_tcp_no_conn,
 	    drop_tcp_syn_backlog, drop_tcp_table_full, drop_tcp_ooo_full, drop_tcp_out_of_window,
 	    drop_tcp_bad_ack, drop_tcp_rcv_full;
@@ -265,6 +265,9 @@ void myrio_tcp_conn_stats(const struct myrio_tcp_conn *c, struct myrio_tcp_conn_
 /* Every stack counter as "name value\n" lines (for tools); returns the length written
  * (as snprintf: the length needed if buf is too small). */
 int myrio_stack_stats_format(const struct myrio_stack *s, char *buf, size_t len);
+/* One line per TCP connection in use: addresses, state, and its counters as name=value
+ * pairs; returns the length as snprintf does. */
+int myrio_stack_conns_format(const struct myrio_stack *s, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,12 @@ static inline void sram_copy64(volatile uint8_t *bar, uint32_t off, const void *
 	}
 } /* descriptors are posted 8 at a time (§4.3) */
 
+/* A 64-bit value as its 8 bytes in network order: descriptor words 0-1 or 2-3 in one store. */
+static inline uint64_t desc_be64(uint64_t v)
+{
+	return __builtin_bswap64(v); /* little-endian host, as util/byteorder.h */
+}
+
 struct myri_rx_ring {
 	volatile uint8_t *sram;	 /* BAR0 + GET_SMALL/BIG_RX_OFFSET */
 	struct myrio_pkt **info; /* slot -> posted buffer */
@@ -48,6 +54,7 @@ struct myri_tx_ring {
 	uint32_t done;	    /* descriptors released, free-running */
 	uint32_t pkt_req;   /* chains written */
 	uint32_t pkt_done;  /* chains the NIC reported read (send_done_count) */
+	uint32_t multi_end; /* req after the last chain of more than one descriptor */
 	uint32_t boundary;  /* tx_boundary (§2.1, §5.4) */
 	uint32_t max_frame; /* longest frame accepted */
 };

@@ -1,33 +1,49 @@
 /* Receive: posting buffers (§4.3) and consuming the completion ring (§4.6). */
+#include <stddef.h>
 #include <string.h>
 
 #include "bus/mmio.h"
 #include "rings/rings.h"
 #include "util/byteorder.h"
 
-/* Writes descriptors for slots posted..posted+7 (an aligned group): the first low word is
- * invalid while the group is copied in two 32-byte bursts, and is written last, alone, so
- * the group becomes visible at once (§4.3, §10.1 rule 5). */
+/* Writes descriptors for slots posted..posted+7 (an aligned group) straight into SRAM, as
+ * 64-bit words (high, low in network order): the first low word is invalid while the group
+ * goes in as two 32-byte bursts, and is written last, alone, so the group becomes visible
+ * at once (§4.3, §10.1 rule 5). Each buffer's data_off is set here (where the NIC will put
+ * the frame), the other fields when it is handed up. */
+/* One buffer: its descriptor (address in network order) and data_off; p is read once (the
+ * info store could alias pkts). */
+static inline void post_one(volatile uint64_t *d, struct myrio_pkt **info, struct myrio_pkt *p)
+{
+	*d = desc_be64(p->iova + MYRIO_PKT_HEADROOM);
+	p->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
+	*info = p;
+}
+
+static inline void post_group(volatile uint8_t *sram, uint32_t slot, struct myrio_pkt **info,
+			      struct myrio_pkt *const *pkts)
+{
+	volatile uint64_t *d = (volatile uint64_t *)(sram + slot * 8u);
+	info += slot;
+	struct myrio_pkt *p0 = pkts[0];
+	uint64_t a0 = p0->iova + MYRIO_PKT_HEADROOM;
+	d[0] = desc_be64(a0 | MCP_RX_DESC_INVALID);
+	p0->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
+	info[0] = p0;
+#pragma GCC unroll 4
+	for (unsigned i = 1; i < RX_GROUP / 2; i++)
+		post_one(&d[i], &info[i], pkts[i]);
+	mmio_wmb();
+#pragma GCC unroll 4
+	for (unsigned i = RX_GROUP / 2; i < RX_GROUP; i++)
+		post_one(&d[i], &info[i], pkts[i]);
+	mmio_wmb();
+	mmio_write32_raw(sram, slot * 8u + 4u, be32((uint32_t)a0));
+}
+
 void rx_ring_post_group(struct myri_rx_ring *ring, struct myrio_pkt *const *pkts)
 {
-	uint32_t slot = ring->posted & ring->mask;
-	struct mcp_rx_desc d[RX_GROUP] __attribute__((aligned(8)));
-	struct myrio_pkt **info = ring->info + slot;
-	for (unsigned i = 0; i < RX_GROUP; i++) {
-		struct myrio_pkt *p = pkts[i];
-		uint64_t a = p->iova + MYRIO_PKT_HEADROOM;
-		d[i].addr_high = be32((uint32_t)(a >> 32));
-		d[i].addr_low = be32((uint32_t)a);
-		info[i] = p;
-	}
-	uint32_t low0 = d[0].addr_low;
-	d[0].addr_low = be32(MCP_RX_DESC_INVALID);
-	uint32_t off = slot * (uint32_t)sizeof(struct mcp_rx_desc);
-	sram_copy64(ring->sram, off, &d[0], 32);
-	mmio_wmb();
-	sram_copy64(ring->sram, off + 32, &d[4], 32);
-	mmio_wmb();
-	mmio_write32_raw(ring->sram, off + 4, low0);
+	post_group(ring->sram, ring->posted & ring->mask, ring->info, pkts);
 	ring->posted += RX_GROUP;
 }
 
@@ -38,25 +54,33 @@ static inline void rx_buf_put(struct myrio_pkt *p)
 	pool->free_stack[pool->free_top++] = p;
 }
 
-/* Buffers come straight off the pool's free stack, 8 at a time; their fields are set when
- * they are handed up (rings_rx_burst), so nothing is written to them here. */
+/* Buffers come straight off the pool's free stack, 8 at a time: as many groups as the ring
+ * has room for and the pool can give. */
 uint32_t rx_ring_refill(struct myri_rx_ring *ring)
 {
-	uint32_t n = 0;
 	struct myrio_pool *pool = ring->pool;
-	while (ring->posted - ring->done + RX_GROUP <= ring->mask + 1) {
-		if (pool->free_top < RX_GROUP) {
-			pool->alloc_failures++;
-			ring->refill_failed++;
-			break;
-		}
-		pool->free_top -= RX_GROUP;
-		rx_ring_post_group(ring, pool->free_stack + pool->free_top);
-		n += RX_GROUP;
+	uint32_t groups = (ring->mask + 1 - (ring->posted - ring->done)) / RX_GROUP;
+	uint32_t top = pool->free_top;
+	if (top / RX_GROUP < groups) {
+		pool->alloc_failures++;
+		ring->refill_failed++;
+		groups = top / RX_GROUP;
 	}
-	if (n)
-		mmio_wmb();
-	return n;
+	if (groups == 0)
+		return 0;
+	volatile uint8_t *const sram = ring->sram;
+	struct myrio_pkt **const info = ring->info, **const stack = pool->free_stack;
+	const uint32_t mask = ring->mask;
+	uint32_t posted = ring->posted;
+	for (uint32_t g = 0; g < groups; g++) {
+		top -= RX_GROUP;
+		post_group(sram, posted & mask, info, stack + top);
+		posted += RX_GROUP;
+	}
+	pool->free_top = top;
+	ring->posted = posted;
+	mmio_wmb();
+	return groups * RX_GROUP;
 }
 
 void rx_ring_release(struct myri_rx_ring *ring)
@@ -84,54 +108,65 @@ static void rx_bad_completion(struct myri_rings *r, struct myri_rx_ring *ring)
 	}
 }
 
-uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
+/* Pairs of adjacent packet fields written with one store each (little-endian host, as
+ * util/byteorder.h): ol_flags | rx_csum, refcnt | port. */
+_Static_assert(offsetof(struct myrio_pkt, rx_csum) == offsetof(struct myrio_pkt, ol_flags) + 2,
+	       "ol_flags, rx_csum adjacent");
+_Static_assert(offsetof(struct myrio_pkt, port) == offsetof(struct myrio_pkt, refcnt) + 2,
+	       "refcnt, port adjacent");
+
+/* Takes completion entries into out[] until the ring is empty (*empty) or out reaches end.
+ * With check false the caller guarantees both rings hold at least end - out posted buffers
+ * (each entry takes at most one), so only the length is checked per entry; it stops after
+ * a dropped entry, which end - out does not count. */
+static inline __attribute__((always_inline)) struct myrio_pkt **
+rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const end, bool *empty,
+	const bool check)
 {
-	status_poll(r);
 	/* Everything the loop needs in locals: pkts may alias any memory, so fields read
 	 * through r would be reloaded after every store into a packet. */
-	volatile struct mcp_slot *ring = r->rx_done;
-	uint32_t idx = r->rx_done_idx, mask = r->rx_done_mask;
+	volatile uint32_t *const ring = (volatile uint32_t *)r->rx_done;
+	volatile uint32_t *const ring_end = ring + r->rx_done_mask + 1;
+	volatile uint32_t *e = ring + (r->rx_done_idx & r->rx_done_mask);
 	const uint32_t small_size = r->small_size, max_frame = r->max_frame;
-	const uint16_t port = r->port_index;
-	struct myrio_pkt **s_info = r->small.info, **b_info = r->big.info;
+	const uint32_t refcnt_port = 1u | (uint32_t)r->port_index << 16;
+	struct myrio_pkt **const s_info = r->small.info, **const b_info = r->big.info;
 	const uint32_t s_mask = r->small.mask, b_mask = r->big.mask;
 	uint32_t s_done = r->small.done, b_done = r->big.done;
 	const uint32_t s_posted = r->small.posted, b_posted = r->big.posted;
+	struct myrio_pkt **const start = out;
 	uint64_t bytes = 0;
-	uint16_t got = 0;
-	bool empty = false;
-	while (got < n) {
-		volatile uint32_t *e = (volatile uint32_t *)&ring[idx & mask];
-		uint32_t raw = *e; /* checksum and length arrive in one 4-byte write */
-		struct mcp_slot s;
-		memcpy(&s, &raw, sizeof(s));
-		uint32_t len = be16(s.length);
+	while (out != end) {
+		/* checksum and length arrive in one 4-byte write (§4.6): v = sum << 16 | len */
+		uint32_t v = be32(*e);
+		uint32_t len = v & 0xffffu;
 		if (len == 0) {
-			empty = true;
+			*empty = true;
 			break;
 		}
 		dma_rmb(); /* frame data was written before the entry */
 		*e = 0;
-		idx++;
+		if (++e == ring_end)
+			e = ring;
 		struct myrio_pkt *p;
 		if (len <= small_size) {
-			if (__builtin_expect(s_posted == s_done, 0))
+			if (check && __builtin_expect(s_posted == s_done, 0))
 				goto bad;
 			p = s_info[s_done++ & s_mask];
 		} else {
-			if (__builtin_expect(len > max_frame || b_posted == b_done, 0))
+			if (__builtin_expect(len > max_frame, 0) ||
+			    (check && __builtin_expect(b_posted == b_done, 0)))
 				goto bad;
 			p = b_info[b_done++ & b_mask];
 		}
-		p->data_off = MYRIO_PKT_HEADROOM + MCP_RX_PAD;
+		/* data_off was set when the buffer was posted */
 		p->len = len;
-		p->ol_flags = MYRIO_PKT_RX_CSUM_PARTIAL;
-		p->rx_csum = be16(s.checksum);
-		p->refcnt = 1;
-		p->port = port;
+		uint32_t flags_csum = (v & 0xffff0000u) | MYRIO_PKT_RX_CSUM_PARTIAL;
+		memcpy(&p->ol_flags, &flags_csum, 4);
+		memcpy(&p->refcnt, &refcnt_port, 4);
 		p->next = NULL;
 		bytes += len;
-		pkts[got++] = p;
+		*out++ = p;
 		continue;
 	bad:
 		r->small.done = s_done;
@@ -139,16 +174,52 @@ uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		rx_bad_completion(r, len <= small_size ? &r->small : &r->big);
 		s_done = r->small.done;
 		b_done = r->big.done;
+		if (!check)
+			break; /* a dropped entry used up budget that out does not count */
 	}
 	r->small.done = s_done;
 	r->big.done = b_done;
-	r->rx_done_idx = idx;
-	r->rx_packets += got;
+	r->rx_done_idx = (uint32_t)(e - ring);
+	r->rx_packets += (uint64_t)(out - start);
 	r->rx_bytes += bytes;
+	return out;
+}
+
+/* Functions of their own so that their loops get the registers. */
+static __attribute__((noinline)) struct myrio_pkt **
+rx_take_unchecked(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **end, bool *empty)
+{
+	return rx_take(r, out, end, empty, false);
+}
+
+static __attribute__((noinline)) struct myrio_pkt **
+rx_take_checked(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **end, bool *empty)
+{
+	return rx_take(r, out, end, empty, true);
+}
+
+uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
+{
+	status_poll(r);
+	bool empty = false;
+	uint16_t got = 0;
+	if (n) {
+		/* Entries up to the fewer posted buffers of the two rings cannot find a ring
+		 * empty. */
+		uint32_t s_avail = r->small.posted - r->small.done;
+		uint32_t b_avail = r->big.posted - r->big.done;
+		uint32_t safe = s_avail < b_avail ? s_avail : b_avail;
+		struct myrio_pkt **out = pkts, **const end = pkts + n;
+		if (safe)
+			out = rx_take_unchecked(r, out, safe < n ? out + safe : end, &empty);
+		if (out != end && !empty)
+			out = rx_take_checked(r, out, end, &empty);
+		got = (uint16_t)(out - pkts);
+	}
 	/* Refill in groups of 8 from the pools (§4.3). */
-	if (s_posted - s_done + RX_GROUP <= s_mask + 1)
+	if (r->small.posted - r->small.done + RX_GROUP <= r->small.mask + 1)
 		rx_ring_refill(&r->small);
-	if (b_posted - b_done + RX_GROUP <= b_mask + 1)
+	if (r->big.posted - r->big.done + RX_GROUP <= r->big.mask + 1)
 		rx_ring_refill(&r->big);
 	if (empty && r->rx_token)
 		status_return_rx_token(r);

@@ -47,6 +47,36 @@ unsigned tx_encode(const struct myri_tx_ring *ring, const struct myrio_pkt *p,
 	return n;
 }
 
+/* Frees the packets of cnt one-descriptor chains from slot index done on, ring order. They
+ * are pushed onto their pool's stack kept in locals and written back when the pool changes;
+ * the refcount drops as in myrio_pkt_free (the stack may still hold a sent segment). */
+static void tx_free_run(struct myri_tx_ring *t, uint32_t done, uint32_t cnt)
+{
+	struct myrio_pool *pool = NULL;
+	struct myrio_pkt **sp = NULL;
+	uint32_t slot = done & t->mask;
+	while (cnt) {
+		/* a contiguous stretch of slots, up to the end of the ring */
+		uint32_t run = t->mask + 1 - slot < cnt ? t->mask + 1 - slot : cnt;
+		struct myrio_pkt *const *pp = t->info + slot, *const *end = pp + run;
+		cnt -= run;
+		slot = 0;
+		for (; pp != end; pp++) {
+			struct myrio_pkt *p = *pp;
+			if (__builtin_expect(p->pool != pool, 0)) {
+				if (pool)
+					pool->free_top = (uint32_t)(sp - pool->free_stack);
+				pool = p->pool;
+				sp = pool->free_stack + pool->free_top;
+			}
+			if (__builtin_expect(--p->refcnt == 0, 1))
+				*sp++ = p;
+		}
+	}
+	if (pool)
+		pool->free_top = (uint32_t)(sp - pool->free_stack);
+}
+
 void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count)
 {
 	struct myri_tx_ring *t = &r->tx;
@@ -55,18 +85,28 @@ void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count)
 		r->tx_bad_done++; /* the NIC claims more than was sent: trust only what was */
 		todo = t->pkt_req - t->pkt_done;
 	}
-	/* Walk the slots: a chain ends at the slot that holds its packet (as L marks the last
-	 * descriptor); single-descriptor chains cost one load each. */
-	uint32_t done = t->done, mask = t->mask;
-	struct myrio_pkt **info = t->info;
+	if (todo == 0)
+		return;
 	t->pkt_done += todo;
-	while (todo && done != t->req) {
+	uint32_t done = t->done;
+	if ((int32_t)(t->multi_end - done) <= 0) {
+		/* Only one-descriptor chains from here on: every slot holds a packet. */
+		t->multi_end = done; /* keeps the comparison in range */
+		t->done = done + todo;
+		tx_free_run(t, done, todo);
+		return;
+	}
+	/* Walk the slots: a chain ends at the slot that holds its packet (as L marks the last
+	 * descriptor), so the todo chains end before req. */
+	const uint32_t mask = t->mask;
+	struct myrio_pkt *const *info = t->info;
+	do {
 		struct myrio_pkt *p = info[done++ & mask];
 		if (p) {
 			myrio_pkt_free(p);
 			todo--;
 		}
-	}
+	} while (todo);
 	t->done = done;
 }
 
@@ -153,65 +193,88 @@ tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots)
 		t->info[(slot + k) & t->mask] = NULL;
 	t->info[(slot + cnt - 1) & t->mask] = p;
 	t->req += cnt;
+	if (cnt > 1)
+		t->multi_end = t->req; /* tx_ring_reap walks slots until here */
 	t->pkt_req++;
 	return 1;
+}
+
+/* The fast path: frames that take one descriptor, no offload, no padding (§5.4), up to
+ * 1520 bytes (SMALL, §5.3, so the commit word is one constant), from pp up to end (no more
+ * than the free slots). Returns where it stopped; adds the bytes sent to *bytes. A function
+ * of its own so that its loop gets the registers. */
+static __attribute__((noinline)) struct myrio_pkt **
+tx_fast(struct myri_tx_ring *t, struct myrio_pkt **pp, struct myrio_pkt **const end,
+	uint64_t *bytes_out)
+{
+	const uint64_t above = ~(uint64_t)(t->boundary - 1); /* address bits above tx_boundary */
+	const uint32_t mask = t->mask;
+	const uint32_t fast_max = t->max_frame < MCP_TX_SMALL_SIZE ? t->max_frame : MCP_TX_SMALL_SIZE;
+	const uint32_t span = fast_max - MCP_TX_MIN_FRAME;
+	const uint32_t commit = be32(1u << 16 | MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO |
+				     MCP_TX_FLAG_SMALL);
+	volatile uint8_t *const sram = t->sram;
+	struct myrio_pkt **const info = t->info;
+	struct myrio_pkt **const start = pp;
+	uint32_t slot = t->req & mask;
+	uint64_t bytes = 0;
+	for (; pp != end; pp++) {
+		struct myrio_pkt *p = *pp;
+		uint32_t len = p->len;
+		uint64_t addr = p->iova + p->data_off;
+		if (__builtin_expect(len - MCP_TX_MIN_FRAME > span, 0) ||
+		    __builtin_expect(p->ol_flags & MYRIO_PKT_TX_CSUM, 0) ||
+		    __builtin_expect(((addr + len - 1) ^ addr) & above, 0))
+			break;
+		/* Words 0-1: address high, low; word 2: pseudo_hdr_offset 0 | length (§5.2);
+		 * after a fence, word 3 (pad 0 | rdma_count 1 | cksum_offset 0 | flags) as one
+		 * 32-bit store publishes it (§5.7). Word 3 is written only then: the slot's
+		 * flags are 0 until the commit (the NIC clears consumed slots), so the commit
+		 * word needs no flags-0 pre-write. */
+		volatile uint8_t *d = sram + slot * 16u;
+		*(volatile uint64_t *)d = desc_be64(addr);
+		*(volatile uint32_t *)(d + 8) = be32(len);
+		mmio_wmb();
+		*(volatile uint32_t *)(d + 12) = commit;
+		info[slot] = p;
+		slot = (slot + 1) & mask;
+		bytes += len;
+	}
+	/* one descriptor per chain: req counts them */
+	uint32_t took = (uint32_t)(pp - start);
+	t->req += took;
+	t->pkt_req += took;
+	*bytes_out += bytes;
+	return pp;
 }
 
 uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
 {
 	status_poll(r);
+	if (n == 0)
+		return 0; /* a call only to reap completions; pkts may be NULL */
 	struct myri_tx_ring *t = &r->tx;
-	/* Locals, as in rings_rx_burst: stores into packets and SRAM would force reloads.
-	 * Fast-path chains have one descriptor each, so req alone counts them until the
-	 * next slow-path frame (req0 marks where the count restarts). */
-	const uint32_t bmask = t->boundary - 1, mask = t->mask;
-	const uint32_t span = t->max_frame - MCP_TX_MIN_FRAME;
-	volatile uint8_t *sram = t->sram;
-	struct myrio_pkt **info = t->info;
 	const uint32_t pkt_req0 = t->pkt_req;
-	uint32_t req = t->req, req0 = req, req_end = t->done + mask;
+	const uint32_t req_end = t->done + t->mask;
 	uint64_t bytes = 0;
-	uint16_t i;
-	for (i = 0; i < n; i++) {
-		struct myrio_pkt *p = pkts[i];
-		uint32_t len = p->len;
-		uint64_t addr = p->iova + p->data_off;
-		/* Fast path: one descriptor, no offload, no padding (§5.4). Words of the
-		 * descriptor (§5.2): address high, low; pseudo_hdr_offset 0 | length; the
-		 * commit word pad 0 | rdma_count 1 | cksum_offset 0 | flags, written with
-		 * flags 0 first and published after a fence (§5.7). */
-		if (__builtin_expect((len - MCP_TX_MIN_FRAME <= span) &
-					 !(p->ol_flags & MYRIO_PKT_TX_CSUM) &
-					 ((addr & bmask) + len <= bmask + 1) & (req != req_end),
-				     1)) {
-			uint32_t slot = req & mask;
-			uint32_t w[4] __attribute__((aligned(8))) = {be32((uint32_t)(addr >> 32)),
-								     be32((uint32_t)addr),
-								     be32(len), be32(1u << 16)};
-			sram_copy64(sram, slot * 16u, w, 16);
-			uint32_t flags = MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO |
-					 (len <= MCP_TX_SMALL_SIZE ? MCP_TX_FLAG_SMALL : 0);
-			mmio_wmb();
-			mmio_write32_raw(sram, slot * 16u + 12u, be32(1u << 16 | flags));
-			info[slot] = p;
-			req++;
-			bytes += len;
-			continue;
-		}
-		t->pkt_req += req - req0;
-		t->req = req;
-		int rc = tx_slow(r, p, req_end - req);
-		req0 = req = t->req;
-		if (rc > 0) {
-			bytes += p->len;
-		} else if (rc == 0) {
-			r->tx_ring_full += n - i;
+	struct myrio_pkt **pp = pkts, **const end = pkts + n;
+	while (pp != end) {
+		/* As many frames as there are free slots, without a per-frame ring check. */
+		uint32_t room = req_end - t->req;
+		pp = tx_fast(t, pp, room < (uint32_t)(end - pp) ? pp + room : end, &bytes);
+		if (pp == end)
 			break;
-		} /* rc < 0: dropped and counted, but taken */
+		struct myrio_pkt *p = *pp;
+		int rc = tx_slow(r, p, req_end - t->req);
+		if (rc == 0) {
+			r->tx_ring_full += (uint64_t)(end - pp);
+			break;
+		}
+		if (rc > 0)
+			bytes += p->len;
+		pp++; /* rc < 0: dropped and counted, but taken */
 	}
-	t->pkt_req += req - req0;
-	t->req = req;
 	r->tx_packets += t->pkt_req - pkt_req0;
 	r->tx_bytes += bytes;
-	return i;
+	return (uint16_t)(pp - pkts);
 }

@@ -256,6 +256,7 @@ struct myrio_sim {
 	_Atomic bool stop;
 	_Atomic uint64_t epoch;	   /* completed loop iterations (threaded) */
 	pthread_mutex_t step_lock; /* stepped: one stepping caller at a time */
+	bool step_warned;	   /* myrio_sim_step on a threaded world: said once */
 };
 
 /* ---- internal functions, by file ---- */

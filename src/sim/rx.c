@@ -253,7 +253,6 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 		slot = intrq_slot(nic);
 		if (!slot)
 			return;
-		uint64_t acc = 0;
 		uint32_t done = 0;
 		for (uint32_t i = 0; i < need && done < len; i++) {
 			uint32_t off = r->off + ((r->cons + i) & r->mask) * 8;
@@ -268,18 +267,9 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 			if (!dst)
 				return; /* not consumed, see above */
 			frame_get(dst, f, done, n);
-			/* the sum starts at frame byte 14; a piece at an odd frame offset adds
-			 * byte-swapped */
-			if (done + n > 14) {
-				uint32_t s = done < 14 ? 14 - done : 0;
-				uint16_t part = sim_csum16(dst + s, n - s);
-				if ((done + s - 14) & 1)
-					part = (uint16_t)(part << 8 | part >> 8);
-				acc += part;
-			}
 			done += n;
 		}
-		sum = csum_fold(acc);
+		sum = source_sum(f);
 		for (uint32_t i = 0; i < need; i++)
 			sim_wr32_raw(nic, r->off + ((r->cons + i) & r->mask) * 8 + 4, RX_INVALID);
 		r->cons += need;

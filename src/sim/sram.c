@@ -94,7 +94,10 @@ void sim_sram_init_rings(struct sim_nic *nic)
 /* Power-on: SRAM holds the EEPROM's fallback Ethernet firmware, adoptable (§2.3). */
 void sim_sram_power_on(struct sim_nic *nic)
 {
-	memset(nic->bar, 0, SIM_BAR0_LEN);
+	/* Zero BAR0 by dropping its pages (every mapping of the memfd sees zeros, and an
+	 * unused NIC costs no memory); plain stores if the kernel refuses. */
+	if (madvise(nic->bar, SIM_BAR0_LEN, MADV_REMOVE) != 0)
+		memset(nic->bar, 0, SIM_BAR0_LEN);
 	uint8_t img[FW_IMAGE_LEN_DEFAULT];
 	size_t len = 0;
 	if (sim_fw_image_build(img, sizeof(img), "ethp", &len) == 0) {

@@ -16,7 +16,7 @@
 
 #define TX_BUDGET 256u /* chains per loop iteration */
 #define TX_PARSE_MAX 128u
-#define PAUSE_MAX_NS 500000000ull /* [I] 500 ms */
+#define PAUSE_MAX_NS 2000000000ull /* [I] 2 s: only a host that stopped refilling */
 
 /* Ones'-complement sum of frame bytes [from, len) over a gather list (not folded). */
 uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
@@ -111,10 +111,11 @@ static bool validate(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d,
 	}
 	if (ck) {
 		uint32_t start = d[0].cko, field = d[0].pho;
-		if (field > 127 || field < start || field + 2 > total || start >= total)
+		if (field > 127 || field < start || field + 2 > total || start >= total ||
+		    start < 14)
 			return bad(nic, idx,
-				   "checksum offsets outside the frame or field > 127 "
-				   "(§5.5)");
+				   "checksum start inside the Ethernet header, offsets outside the "
+				   "frame or field > 127 (§5.5)");
 	}
 	return true;
 }

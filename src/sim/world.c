@@ -16,10 +16,14 @@
 #include "util/log.h"
 
 #define STEP_NS 1000ull
-#define IDLE_SPINS 2000u     /* idle iterations before the first sleep */
-#define IDLE_SLEEP_NS 20000l /* then sleeps of 20 µs... */
-#define IDLE_LONG 2500u	     /* ...and after ~50 ms of them, of 100 µs */
+/* Idle back-off: spin for IDLE_SPINS iterations, then sleep 20 µs per iteration, after
+ * ~50 ms of that 100 µs, after ~1 s more 500 µs. */
+#define IDLE_SPINS 2000u
+#define IDLE_SLEEP_NS 20000l
+#define IDLE_LONG 2500u
 #define IDLE_LONG_SLEEP_NS 100000l
+#define IDLE_DEEP 10000u
+#define IDLE_DEEP_SLEEP_NS 500000l
 
 static uint64_t mono_ns(void)
 {
@@ -172,10 +176,12 @@ static void *world_thread(void *arg)
 		if (work) {
 			idle = 0;
 		} else if (++idle >= IDLE_SPINS && !w->conf.spin) {
-			idle_wait(w, idle < IDLE_SPINS + IDLE_LONG ? IDLE_SLEEP_NS
-								   : IDLE_LONG_SLEEP_NS);
-			if (idle > IDLE_SPINS + IDLE_LONG)
-				idle = IDLE_SPINS + IDLE_LONG; /* no overflow */
+			long ns = idle < IDLE_SPINS + IDLE_LONG		      ? IDLE_SLEEP_NS
+				  : idle < IDLE_SPINS + IDLE_LONG + IDLE_DEEP ? IDLE_LONG_SLEEP_NS
+									      : IDLE_DEEP_SLEEP_NS;
+			idle_wait(w, ns);
+			if (idle > IDLE_SPINS + IDLE_LONG + IDLE_DEEP)
+				idle = IDLE_SPINS + IDLE_LONG + IDLE_DEEP; /* no overflow */
 		}
 	}
 	return NULL;
@@ -225,6 +231,9 @@ bool sim_world_is_stepped(const struct myrio_sim *sim)
 void myrio_sim_step(struct myrio_sim *sim, unsigned n)
 {
 	if (!sim->conf.stepped) {
+		if (sim->step_warned)
+			return;
+		sim->step_warned = true;
 		log_warn("model: myrio_sim_step on a threaded world does nothing; create it with "
 			 "conf.stepped (or \"stepped\" in the spec string)");
 		return;

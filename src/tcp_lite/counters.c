@@ -46,6 +46,7 @@
 	F(tcp_fast_retransmits)                                                                    \
 	F(tcp_rto_expired)                                                                         \
 	F(tcp_tail_loss_probes)                                                                    \
+	F(tcp_lost_retransmits)                                                                    \
 	F(tcp_ooo_segs)                                                                            \
 	F(tcp_dup_segs)                                                                            \
 	F(tcp_resets_sent)                                                                         \
@@ -115,5 +116,42 @@ int myrio_stack_stats_format(const struct myrio_stack *s, char *buf, size_t len)
 		conns++;
 	n += (size_t)snprintf(buf + (n < len ? n : len), n < len ? len - n : 0,
 			      "tcp_conns_in_use %u\n", conns);
+	return (int)n;
+}
+
+static void ip_str(uint32_t ip, char *out, size_t n)
+{
+	snprintf(out, n, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+}
+
+int myrio_stack_conns_format(const struct myrio_stack *s, char *buf, size_t len)
+{
+	size_t n = 0;
+	for (const struct myrio_tcp_conn *c = s->active; c; c = c->next) {
+		struct myrio_tcp_conn_stats st;
+		myrio_tcp_conn_stats(c, &st);
+		char l[16], r[16];
+		ip_str(c->lip, l, sizeof(l));
+		ip_str(c->rip, r, sizeof(r));
+		n += (size_t)snprintf(
+		    buf + (n < len ? n : len), n < len ? len - n : 0,
+		    "%s:%u %s:%u %s segs_in=%llu segs_out=%llu bytes_in=%llu bytes_out=%llu "
+		    "retransmits=%llu fast_retransmits=%llu rto_expired=%llu ooo_segs=%llu "
+		    "dup_segs=%llu drops_out_of_window=%llu sack_blocks_rcvd=%llu "
+		    "zero_window_probes=%llu challenge_acks=%llu srtt_us=%u rttvar_us=%u "
+		    "rto_ms=%u cwnd=%u ssthresh=%u snd_wnd=%u rcv_wnd=%u mss=%u unacked_segs=%u "
+		    "queued_segs=%u\n",
+		    l, c->lport, r, c->rport, myrio_tcp_state_name((enum myrio_tcp_state)c->state),
+		    (unsigned long long)st.segs_in, (unsigned long long)st.segs_out,
+		    (unsigned long long)st.bytes_in, (unsigned long long)st.bytes_out,
+		    (unsigned long long)st.retransmits, (unsigned long long)st.fast_retransmits,
+		    (unsigned long long)st.rto_expired, (unsigned long long)st.ooo_segs,
+		    (unsigned long long)st.dup_segs, (unsigned long long)st.drops_out_of_window,
+		    (unsigned long long)st.sack_blocks_rcvd,
+		    (unsigned long long)st.zero_window_probes,
+		    (unsigned long long)st.challenge_acks, st.srtt_us, st.rttvar_us, st.rto_ms,
+		    st.cwnd, st.ssthresh, st.snd_wnd, st.rcv_wnd, st.mss, st.unacked_segs,
+		    st.queued_segs);
+	}
 	return (int)n;
 }

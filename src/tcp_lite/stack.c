@@ -231,8 +231,7 @@ void stack_flush(struct myrio_stack *s)
 {
 	unsigned done = 0;
 	while (done < s->ntx) {
-		uint16_t n =
-		    myrio_tx_burst(s->port, s->txb + done, (uint16_t)(s->ntx - done));
+		uint16_t n = myrio_tx_burst(s->port, s->txb + done, (uint16_t)(s->ntx - done));
 		if (n == 0)
 			break;
 		done += n;

@@ -334,7 +334,7 @@ unsigned tcp_opts_len(struct myrio_tcp_conn *c, bool with_sack);
 /* tcp_sack.c */
 unsigned tcp_sack_blocks(struct myrio_tcp_conn *c, uint32_t blocks[][2], unsigned max);
 void tcp_sack_update(struct myrio_tcp_conn *c, const struct tcp_opts *o);
-bool tcp_sack_relost(struct myrio_tcp_conn *c);
+bool tcp_sack_relost(struct myrio_tcp_conn *c, bool now);
 uint32_t tcp_pipe(struct myrio_tcp_conn *c);
 struct myrio_pkt *tcp_next_lost(struct myrio_tcp_conn *c);
 

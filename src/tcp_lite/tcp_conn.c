@@ -371,6 +371,7 @@ int myrio_tcp_connect(struct myrio_stack *s, uint32_t ip, uint16_t port, void *u
 	c->snd_una = c->iss;
 	c->snd_nxt = c->snd_max = c->snd_end = c->iss + 1;
 	c->state = MYRIO_TCP_SYN_SENT;
+	c->rtt_start_us = s->now_us;
 	s->st.tcp_active_opens++;
 	tcp_send_syn(c);
 	tcp_arm_rto(c);

@@ -50,6 +50,7 @@ static void passive_open(struct myrio_stack *s, struct myrio_tcp_listener *l,
 	if (!c)
 		return;
 	c->listener = l;
+	c->st.segs_in = 1; /* the SYN */
 	l->pending++;
 	c->passive = true;
 	c->user = l->user;
@@ -64,6 +65,7 @@ static void passive_open(struct myrio_stack *s, struct myrio_tcp_listener *l,
 	c->snd_nxt = c->snd_max = c->snd_end = c->iss + 1;
 	c->snd_wl2 = c->iss;
 	c->state = MYRIO_TCP_SYN_RCVD;
+	c->rtt_start_us = s->now_us;
 	s->st.tcp_passive_opens++;
 	tcp_send_syn(c);
 	tcp_arm_rto(c);
@@ -287,10 +289,8 @@ static void syn_sent(struct myrio_tcp_conn *c, struct myrio_pkt *p, const struct
 		tcp_send_syn(c);
 		return;
 	}
-	if (c->retries == 0 && !c->ts_ok)
-		tcp_rtt_sample(c, (uint32_t)(s->now_us - (c->t_rtx - c->rto_ms - 1) * 1000));
-	else if (c->ts_ok && sg->o.tsecr)
-		tcp_rtt_sample(c, ((uint32_t)s->now_ms - sg->o.tsecr) * 1000u);
+	if (c->retries == 0) /* Karn: no sample from a retransmitted SYN */
+		tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
 	c->snd_una = sg->ack;
 	c->snd_wnd = c->max_snd_wnd = sg->wnd; /* never scaled in a SYN */
 	c->snd_wl1 = sg->seq;
@@ -325,6 +325,7 @@ static void retransmit_head(struct myrio_tcp_conn *c)
 	if (tcp_xmit_seg(c, p, true) == 0) {
 		seg_set_flags(p, seg_flags(p) | SEG_RETX | SEG_EVER_RETX);
 		c->retx_ms = c->s->now_ms;
+		tcp_arm_rto(c); /* with the lost-retransmission probe */
 	} else
 		seg_set_flags(p, seg_flags(p) & ~SEG_RETX);
 }
@@ -337,17 +338,20 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 	if (c->sack_ok && sg->o.nsack) {
 		tcp_sack_update(c, &sg->o);
 		if (c->in_recovery)
-			tcp_sack_relost(c);
+			tcp_sack_relost(c, false);
 	}
 	if (seq_gt(ack, c->snd_una)) {
 		uint32_t acked = ack - c->snd_una;
-		if (c->ts_ok && sg->o.ts_ok && sg->o.tsecr) {
-			uint32_t r = (uint32_t)s->now_ms - sg->o.tsecr;
-			if (r < 60000)
-				tcp_rtt_sample(c, r * 1000u);
-		} else if (c->rtt_timing && seq_ge(ack, c->rtt_seq)) {
+		/* One microsecond-timed segment per round trip (Karn's rule), since NIC round
+		 * trips are far below the 1 ms timestamp clock; timestamp echoes (RFC 7323)
+		 * add samples only where that clock resolves them. */
+		if (c->rtt_timing && seq_ge(ack, c->rtt_seq)) {
 			c->rtt_timing = false;
 			tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
+		} else if (c->ts_ok && sg->o.ts_ok && sg->o.tsecr) {
+			uint32_t r = (uint32_t)s->now_ms - sg->o.tsecr;
+			if (r >= 10 && r < 60000)
+				tcp_rtt_sample(c, r * 1000u);
 		}
 		struct myrio_pkt *p;
 		while ((p = c->sndq) != NULL && seq_le(seg_seq(p) + seg_space(p), ack)) {
@@ -392,7 +396,8 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 	if (!c->in_recovery && c->sndq && c->snd_max != c->snd_una &&
 	    (c->dupacks >= 3 || (c->sack_ok && (seg_flags(c->sndq) & SEG_LOST)))) {
 		cc_enter_recovery(c);
-		retransmit_head(c); /* RFC 6675 §5 (4.3): at once, whatever the pipe says */
+		c->rtt_timing = false; /* Karn: the timed segment may be resent now */
+		retransmit_head(c);    /* RFC 6675 §5 (4.3): at once, whatever the pipe says */
 		s->st.tcp_fast_retransmits++;
 		c->st.fast_retransmits++;
 	}
@@ -467,6 +472,8 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 			c->listener = NULL;
 		}
 		c->app_owned = true;
+		if (c->retries == 0)
+			tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
 		c->retries = 0;
 		s->st.tcp_conns_established++;
 		tcp_event(c, MYRIO_TCP_EV_ACCEPTED);

@@ -271,6 +271,8 @@ void tcp_output(struct myrio_tcp_conn *c)
 			pipe += seg_space(p);
 			sent = true;
 		}
+		if (sent)
+			tcp_arm_rto(c); /* with the lost-retransmission probe */
 	}
 	/* Limited transmit (RFC 3042): each of the first two duplicate ACKs lets one new
 	 * segment go beyond cwnd, so that a small window still produces three. */
@@ -302,7 +304,7 @@ void tcp_output(struct myrio_tcp_conn *c)
 		bool retx = seq_lt(seq, c->snd_max);
 		if (tcp_xmit_seg(c, p, retx) < 0)
 			break;
-		if (!retx && !c->rtt_timing && !c->ts_ok) {
+		if (!retx && !c->rtt_timing) {
 			c->rtt_timing = true;
 			c->rtt_seq = seq + sp;
 			c->rtt_start_us = s->now_us;

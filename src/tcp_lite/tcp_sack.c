@@ -94,10 +94,10 @@ void tcp_sack_update(struct myrio_tcp_conn *c, const struct tcp_opts *o)
 /* A retransmission is itself lost when SACKs keep arriving well over a round trip after
  * it was sent without covering it (the idea of RACK, RFC 8985, at the granularity of one
  * recovery round): mark it lost again instead of waiting for the RTO. */
-bool tcp_sack_relost(struct myrio_tcp_conn *c)
+bool tcp_sack_relost(struct myrio_tcp_conn *c, bool now)
 {
 	uint64_t wait_ms = (uint64_t)c->srtt_us * 5 / 4 / 1000 + 2;
-	if (c->s->now_ms < c->retx_ms + wait_ms)
+	if (!now && c->s->now_ms < c->retx_ms + wait_ms)
 		return false;
 	bool any = false;
 	for (struct myrio_pkt *p = c->sndq; p && p != c->snd_next; p = p->next) {
@@ -109,8 +109,10 @@ bool tcp_sack_relost(struct myrio_tcp_conn *c)
 			any = true;
 		}
 	}
-	if (any)
+	if (any) {
 		c->retx_ms = c->s->now_ms; /* one round at a time */
+		c->s->st.tcp_lost_retransmits++;
+	}
 	return any;
 }
 

@@ -11,14 +11,22 @@ void tcp_arm_rto(struct myrio_tcp_conn *c)
 	uint64_t t = c->rto_ms;
 	c->persist = false;
 	c->tlp = false;
-	/* Tail loss probe (RFC 8985 §7): when the last segments of a flight or their
-	 * ACKs are lost, no duplicate ACK comes; probe after about two round trips
-	 * instead of waiting for the RTO. One probe per episode, not during recovery. */
-	if (c->srtt_us && !c->in_recovery && !c->tlp_done && c->retries == 0 &&
-	    c->state >= MYRIO_TCP_ESTABLISHED) {
-		uint64_t pto = 2ull * c->srtt_us / 1000 + 2;
-		if (c->snd_max - c->snd_una <= c->mss)
-			pto += c->s->conf.delayed_ack_ms ? c->s->conf.delayed_ack_ms : 40;
+	/* An earlier probe than the RTO, once per episode (until the next new ACK):
+	 * - outside recovery, a tail loss probe (RFC 8985 §7): when the last segments of
+	 *   a flight or their ACKs are lost no duplicate ACK comes, so probe after about
+	 *   two round trips;
+	 * - in recovery, the lost-retransmission check (tcp_sack_relost) once a
+	 *   retransmission had time to be acknowledged, for when no further ACK comes to
+	 *   run it (everything else already SACKed). */
+	if (c->srtt_us && !c->tlp_done && c->retries == 0 && c->state >= MYRIO_TCP_ESTABLISHED) {
+		uint64_t pto;
+		if (c->in_recovery) {
+			pto = (uint64_t)c->srtt_us * 5 / 4 / 1000 + 3;
+		} else {
+			pto = 2ull * c->srtt_us / 1000 + 2;
+			if (c->snd_max - c->snd_una <= c->mss)
+				pto += c->s->conf.delayed_ack_ms ? c->s->conf.delayed_ack_ms : 40;
+		}
 		if (pto < t) {
 			t = pto;
 			c->tlp = true;
@@ -93,7 +101,15 @@ static void rtx_timeout(struct myrio_tcp_conn *c)
 	if (c->snd_max == c->snd_una)
 		return;
 	if (c->tlp) {
-		tcp_send_tlp(c);
+		if (c->in_recovery) {
+			c->tlp = false;
+			c->tlp_done = true;
+			tcp_sack_relost(c, true);
+			tcp_output(c);
+			tcp_arm_rto(c);
+		} else {
+			tcp_send_tlp(c);
+		}
 		return;
 	}
 	if (++c->retries > s->conf.max_retries) {

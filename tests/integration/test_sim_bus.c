@@ -23,7 +23,7 @@ static int bus_cmd(struct myrio_bus *b, struct myrio_dma_region *r, uint32_t op,
 		mmio_write32(b->bar0, 0xF80000 + 4 * i, w[i]);
 	mmio_wmb();
 	mmio_write32(b->bar0, 0xF80000 + 60, 0);
-	for (unsigned i = 0; i < 15000; i++) {
+	for (unsigned i = 0; i < 200000; i++) { /* steps, or ~10 s of sleeps */
 		uint32_t res = get_be32((const void *)(resp + 4));
 		if (res != 0xFFFFFFFFu) {
 			*data = get_be32(resp);

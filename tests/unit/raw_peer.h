@@ -226,6 +226,8 @@ static inline void raw_send_tcp(struct raw *r, const struct tcpf *t)
 	uint8_t f[2048];
 	uint32_t n = build_tcp(f, t);
 	memcpy(f, r->smac, 6);
+	if (n < 60)
+		memset(f + n, 0, 60 - n); /* Ethernet padding */
 	raw_send(r, f, n < 60 ? 60 : n);
 }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim/model.h"
 #include "sim/nic.h"
@@ -102,7 +103,11 @@ static inline int h_cmd(struct hnic *h, uint32_t op, uint32_t d0, uint32_t d1, u
 		h_w32(h, 0xF80000 + 4 * i, w[i]);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	h_w32(h, 0xF80000 + 60, 0);
-	for (unsigned i = 0; i < 200000; i++) {
+	/* stepped: 20 ms of virtual time; threaded: 10 s of wall time (a loaded machine may
+	 * not run the model thread for a while) */
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 0;; i++) {
 		uint32_t r = __atomic_load_n((uint32_t *)(resp + 4), __ATOMIC_ACQUIRE);
 		if (r != 0xFFFFFFFFu) {
 			if (data)
@@ -110,8 +115,14 @@ static inline int h_cmd(struct hnic *h, uint32_t op, uint32_t d0, uint32_t d1, u
 			return (int)be32(r);
 		}
 		h_tick(h->w, 1);
-		if (i > 20000 && sim_world_is_stepped(h->w))
-			break;
+		if (sim_world_is_stepped(h->w)) {
+			if (i > 20000)
+				break;
+		} else if ((i & 255) == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec > 10)
+				break;
+		}
 	}
 	return -1;
 }

@@ -187,9 +187,11 @@ static void malformed_tcp_and_udp(struct raw *r)
 	put_be16(g + 24, 0);
 	put_be16(g + 24, csum_finish(csum_add(0, g + 14, 20)));
 	expect_counter(r, g, 14 + 32, COUNTER(drop_tcp_short));
-	/* Ethernet padding after the IP packet is fine (and not summed). */
+	/* Ethernet padding after the IP packet is fine (and not summed), even when it is
+	 * not zero and starts at an odd offset (odd IP length). */
 	memcpy(g, f, n);
 	memset(g + n, 0xee, 20);
+	g[n + 1] = 0x17;
 	struct myrio_stack_stats st;
 	myrio_stack_stats(r->s, &st);
 	raw_send(r, g, n + 20);
@@ -198,6 +200,22 @@ static void malformed_tcp_and_udp(struct raw *r)
 	myrio_stack_stats(r->s, &st2);
 	assert_int_equal(st2.drop_tcp_csum, st.drop_tcp_csum);
 	assert_int_equal(st2.drop_tcp_no_conn, st.drop_tcp_no_conn + 1); /* reached TCP */
+	t.len = 7; /* odd: the padding starts at an odd distance from byte 14 */
+	uint32_t n7 = build_tcp(g, &t);
+	memcpy(g, r->smac, 6);
+	for (unsigned i = n7; i < n7 + 25; i++)
+		g[i] = (uint8_t)(i * 13 + 1);
+	raw_send(r, g, n7 + 25);
+	raw_poll(r);
+	myrio_stack_stats(r->s, &st);
+	assert_int_equal(st.drop_tcp_csum, st2.drop_tcp_csum);
+	assert_int_equal(st.drop_tcp_no_conn, st2.drop_tcp_no_conn + 1);
+	/* ...and a wrong checksum behind padding is still caught. */
+	g[n7 - 1] ^= 0x40;
+	raw_send(r, g, n7 + 25);
+	raw_poll(r);
+	myrio_stack_stats(r->s, &st2);
+	assert_int_equal(st2.drop_tcp_csum, st.drop_tcp_csum + 1);
 
 	/* UDP: length field beyond the IP payload, below 8, bad checksum */
 	uint32_t m = build_eth(f, r->smac, 0x0800);
@@ -249,7 +267,7 @@ static void udp_to_closed_port_gets_port_unreachable(void **state)
 {
 	struct raw r;
 	assert_int_equal(raw_open(&r, "ip5", NULL, NULL, true), 0);
-	uint8_t f[100];
+	uint8_t f[100] = {0};
 	uint32_t m = build_eth(f, r.smac, 0x0800);
 	m += build_ip(f + m, 17, PEER_IP, STACK_IP, 12);
 	uint8_t *uh = f + m;

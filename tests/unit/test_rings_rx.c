@@ -135,6 +135,85 @@ static void impossible_lengths_are_counted_drops(void **state)
 	fix_free(x);
 }
 
+/* A burst longer than the posted buffers of one ring: entries up to the smaller count are
+ * taken without per-entry ring checks, the rest with them; frames stay in order and in
+ * their own buffers, and a big frame with no big buffer left is a counted drop. */
+static void burst_beyond_posted_buffers(void **state)
+{
+	(void)state;
+	struct fix *x = fix_new(64, 64, 0, 1518);
+	rx_ring_refill(&x->r.small);
+	rx_ring_refill(&x->r.big);
+	struct myrio_pkt *held[64], *pkts[32];
+	/* hold 58 big frames: the pool is empty, 6 big buffers stay posted */
+	for (int i = 0; i < 58; i++) {
+		assert_true(fix_nic_take(x, true) != 0);
+		fix_nic_complete(x, 1000, 0);
+		assert_int_equal(rings_rx_burst(&x->r, &held[i], 1), 1);
+	}
+	assert_int_equal(x->r.big.posted - x->r.big.done, 6);
+	/* 4 small, 6 big, 2 big without a buffer, 3 small */
+	uint64_t want[13];
+	uint16_t lens[13];
+	unsigned k = 0;
+	for (int i = 0; i < 4; i++, k++) {
+		want[k] = fix_nic_take(x, false);
+		lens[k] = (uint16_t)(60 + i);
+		fix_nic_complete(x, lens[k], (uint16_t)(0x1000 + k));
+	}
+	for (int i = 0; i < 6; i++, k++) {
+		want[k] = fix_nic_take(x, true);
+		lens[k] = (uint16_t)(300 + i);
+		fix_nic_complete(x, lens[k], (uint16_t)(0x1000 + k));
+	}
+	fix_nic_complete(x, 1400, 0);
+	fix_nic_complete(x, 1401, 0);
+	for (int i = 0; i < 3; i++, k++) {
+		want[k] = fix_nic_take(x, false);
+		lens[k] = (uint16_t)(70 + i);
+		fix_nic_complete(x, lens[k], (uint16_t)(0x1000 + k));
+	}
+	assert_int_equal(rings_rx_burst(&x->r, pkts, 32), 13);
+	assert_int_equal(x->r.rx_bad_completion, 2);
+	for (unsigned i = 0; i < 13; i++) {
+		assert_int_equal(pkts[i]->iova + MYRIO_PKT_HEADROOM, want[i]);
+		assert_int_equal(pkts[i]->len, lens[i]);
+		assert_int_equal(pkts[i]->data_off, MYRIO_PKT_HEADROOM + MCP_RX_PAD);
+		assert_int_equal(pkts[i]->rx_csum, 0x1000 + i);
+		assert_int_equal(pkts[i]->ol_flags, MYRIO_PKT_RX_CSUM_PARTIAL);
+		assert_int_equal(pkts[i]->refcnt, 1);
+		assert_null(pkts[i]->next);
+	}
+	myrio_pkt_free_bulk(pkts, 13);
+	myrio_pkt_free_bulk(held, 58);
+	fix_free(x);
+}
+
+/* Dropped entries use up buffers too: a burst with more entries than posted buffers, many
+ * of them impossible, never hands up a buffer that is not posted (nor one twice). */
+static void dropped_entries_count_against_posted_buffers(void **state)
+{
+	(void)state;
+	struct fix *x = fix_new(16, 64, 0, 1518);
+	rx_ring_refill(&x->r.small);
+	rx_ring_refill(&x->r.big);
+	for (int i = 0; i < 10; i++)
+		fix_nic_complete(x, 2000, 0); /* longer than the MTU: each drops a big buffer */
+	for (int i = 0; i < 16; i++)
+		fix_nic_complete(x, 1000, 0); /* only 6 big buffers are left for these */
+	struct myrio_pkt *pkts[32];
+	assert_int_equal(rings_rx_burst(&x->r, pkts, 32), 6);
+	assert_int_equal(x->r.rx_bad_completion, 20);
+	for (int i = 0; i < 6; i++)
+		for (int k = 0; k < i; k++)
+			assert_ptr_not_equal(pkts[i], pkts[k]);
+	/* every big buffer is posted, free or held by us */
+	assert_int_equal(x->r.big.posted - x->r.big.done + myrio_pool_free_count(x->big_pool) + 6,
+			 x->big_pool->count);
+	myrio_pkt_free_bulk(pkts, 6);
+	fix_free(x);
+}
+
 static void rx_token_returned_when_ring_empty(void **state)
 {
 	(void)state;
@@ -193,6 +272,8 @@ int main(void)
 		cmocka_unit_test(frames_delivered_in_order_across_wraps),
 		cmocka_unit_test(burst_limit_respected),
 		cmocka_unit_test(impossible_lengths_are_counted_drops),
+		cmocka_unit_test(burst_beyond_posted_buffers),
+		cmocka_unit_test(dropped_entries_count_against_posted_buffers),
 		cmocka_unit_test(rx_token_returned_when_ring_empty),
 		cmocka_unit_test(link_and_counters_from_stats_update),
 	};

@@ -280,6 +280,88 @@ static void checksum_beyond_nic_limits_done_in_software(void **state)
 	fix_free(x);
 }
 
+/* Send completions free packets in ring order, each to its own pool, drop only the ring's
+ * reference (an extra holder keeps its packet), also across wraps and with chains of
+ * several descriptors in between. */
+static void completions_free_to_each_pool_and_keep_extra_refs(void **state)
+{
+	(void)state;
+	struct fix *x = fix_new(64, 16, 0, 9018);
+	struct myrio_pool *other;
+	assert_int_equal(myrio_pool_create_in(NULL, 64, 2048, &other), 0);
+	struct mcp_tx_desc d[MCP_TX_MAX_DESC];
+	unsigned free_a = myrio_pool_free_count(x->tx_pool), free_b = other->count;
+	uint32_t sent = 0;
+	for (int round = 0; round < 12; round++) {
+		struct myrio_pkt *pk[6];
+		for (int i = 0; i < 6; i++) {
+			pk[i] = i & 1 ? myrio_pkt_alloc(other) : frame(x, 60, MYRIO_PKT_HEADROOM);
+			pk[i]->len = 60 + (uint32_t)(i & 3);
+		}
+		/* round 3: one frame crosses a (tiny) boundary: a chain of two descriptors */
+		x->r.tx.boundary = round == 3 ? 64 : 2048;
+		if (round == 3)
+			pk[2]->data_off = MYRIO_PKT_HEADROOM + 40;
+		myrio_pkt_ref(pk[4]); /* an extra holder, like a TCP segment awaiting its ack */
+		assert_int_equal(rings_tx_burst(&x->r, pk, 6), 6);
+		unsigned descs = 0;
+		for (int i = 0; i < 6; i++)
+			descs += nic_read_chain(x, d);
+		assert_int_equal(descs, round == 3 ? 7 : 6);
+		/* the NIC reports four of the six: the last two stay with the ring */
+		x->status->send_done_count = be32(sent + 4);
+		x->status->valid = MCP_VALID_TX;
+		status_poll(&x->r);
+		assert_int_equal(pk[4]->refcnt, 2);
+		assert_int_equal(pk[5]->refcnt, 1);
+		assert_int_equal(pk[3]->refcnt, 0);
+		assert_int_equal(myrio_pool_free_count(x->tx_pool), free_a - 1);
+		assert_int_equal(myrio_pool_free_count(other), free_b - 1);
+		sent += 6;
+		x->status->send_done_count = be32(sent);
+		x->status->valid = MCP_VALID_TX;
+		status_poll(&x->r);
+		assert_int_equal(pk[4]->refcnt, 1); /* the extra holder still has it */
+		assert_int_equal(myrio_pool_free_count(x->tx_pool), free_a - 1);
+		assert_int_equal(myrio_pool_free_count(other), free_b);
+		myrio_pkt_free(pk[4]);
+		assert_int_equal(myrio_pool_free_count(x->tx_pool), free_a);
+	}
+	assert_int_equal(x->r.tx.req, x->r.tx.done);
+	assert_true(x->r.tx.req > 16 * 4); /* wrapped */
+	myrio_pool_destroy(other);
+	fix_free(x);
+}
+
+/* Frames longer than 1520 bytes (jumbo MTU) are sent without SMALL (§5.3). */
+static void long_frame_without_small_flag(void **state)
+{
+	(void)state;
+	struct fix *x = fix_new(64, 64, 0, 9018);
+	x->r.tx.boundary = 4096;
+	struct myrio_pool *big;
+	assert_int_equal(myrio_pool_create_in(NULL, 4, 8192, &big), 0);
+	struct myrio_pkt *p = myrio_pkt_alloc(big), *q = myrio_pkt_alloc(big);
+	p->data_off = 4096 - 64; /* data at element + 4096: aligned to the boundary */
+	p->len = 3000;
+	q->len = 1520;
+	struct myrio_pkt *pk[2] = {p, q};
+	assert_int_equal(rings_tx_burst(&x->r, pk, 2), 2);
+	struct mcp_tx_desc d[MCP_TX_MAX_DESC];
+	assert_int_equal(nic_read_chain(x, d), 1);
+	desc_check(&d[0], myrio_pkt_data_iova(p), 3000, MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO, 1,
+		   0, 0);
+	assert_int_equal(nic_read_chain(x, d), 1);
+	desc_check(&d[0], myrio_pkt_data_iova(q), 1520,
+		   MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO | MCP_TX_FLAG_SMALL, 1, 0, 0);
+	x->status->send_done_count = be32(2);
+	x->status->valid = MCP_VALID_TX;
+	status_poll(&x->r);
+	assert_int_equal(myrio_pool_free_count(big), 4);
+	myrio_pool_destroy(big);
+	fix_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +371,8 @@ int main(void)
 		cmocka_unit_test(burst_commits_pads_and_completes),
 		cmocka_unit_test(ring_full_and_wrap),
 		cmocka_unit_test(checksum_beyond_nic_limits_done_in_software),
+		cmocka_unit_test(completions_free_to_each_pool_and_keep_extra_refs),
+		cmocka_unit_test(long_frame_without_small_flag),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -292,6 +292,66 @@ static void tso_segments(void **state)
 	assert_int_equal(st.tx_tso_segments, 4);
 }
 
+/* IPv6 behind a VLAN tag (§5.6): cksum_offset is the TCP header length there. */
+static void tso_ipv6_vlan(void **state)
+{
+	struct ctx *c = *state;
+	struct hnic *a = &c->a;
+	static uint8_t req[8192];
+	uint32_t l3 = 18, hl = l3 + 40 + 20, payload = 3000, total = hl + payload;
+	uint16_t mss = 1400;
+	h_frame(req, c->b.nic->eeprom_mac, src_mac, 0x8100, total, 9);
+	put_be16(req + 14, 5);	    /* TCI */
+	put_be16(req + 16, 0x86DD); /* inner type */
+	uint8_t *ip = req + l3, *t = ip + 40;
+	memset(ip, 0, 60);
+	ip[0] = 0x60;
+	put_be16(ip + 4, (uint16_t)(20 + payload));
+	ip[6] = 6;
+	ip[7] = 64;
+	for (unsigned i = 0; i < 16; i++) {
+		ip[8 + i] = (uint8_t)(0x20 + i);
+		ip[24 + i] = (uint8_t)(0x40 + i);
+	}
+	put_be16(t, 443);
+	put_be16(t + 2, 5555);
+	put_be32(t + 4, 77);
+	t[12] = 5 << 4;
+	t[13] = 0x19; /* FIN|PSH|ACK */
+	uint64_t ph = csum_add(0, ip + 8, 32) + 6 + (20 + payload);
+	put_be16(t + 16, csum_fold(ph));
+	uint8_t *hb = h_tx_buf(a, 0), *pb = h_tx_buf(a, 1);
+	memcpy(hb, req, hl);
+	memcpy(pb, req + hl, payload);
+	unsigned n = 1;
+	h_txd(a, 0, h_iova(a, (uint32_t)(hb - a->mem)), (uint16_t)hl, mss, 1, 20, 0x03, 0);
+	for (uint32_t off = 0; off < payload; off += 2048, n++) {
+		uint32_t l = payload - off < 2048 ? payload - off : 2048;
+		h_txd(a, n, h_iova(a, (uint32_t)(pb + off - a->mem)), (uint16_t)l, mss, 1, 20,
+		      (uint8_t)(0x20 | (off == 0 ? 0x02 : 0)), 1);
+	}
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	h_w32(a, a->send_off + (a->tx_prod & (a->tx_entries - 1)) * 16 + 12,
+	      1u << 16 | 20u << 8 | 0x03);
+	a->tx_prod += n;
+	myrio_sim_step(c->w, 3);
+	uint32_t seq = 77;
+	for (unsigned k = 0; k < 3; k++) {
+		uint32_t plen = k < 2 ? mss : payload - 2 * mss;
+		assert_int_equal(h_completion(&c->b, NULL), hl + plen);
+		const uint8_t *f = h_small_buf(&c->b, k) + 2;
+		const uint8_t *i6 = f + l3, *tt = i6 + 40;
+		assert_int_equal(get_be16(f + 12), 0x8100); /* the tag is kept */
+		assert_int_equal(get_be16(i6 + 4), 20 + plen);
+		assert_int_equal(get_be32(tt + 4), seq);
+		assert_int_equal(tt[13], k < 2 ? 0x10 : 0x19);
+		uint64_t s = csum_add(0, i6 + 8, 32) + 6 + 20 + plen;
+		assert_int_equal(csum_fold(csum_add(s, tt, 20 + plen)), 0xFFFF);
+		seq += plen;
+	}
+	assert_int_equal(h_completion(&c->b, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +361,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(broken_chains_dropped, setup, teardown),
 	    cmocka_unit_test_setup_teardown(runt_sent_as_given, setup, teardown),
 	    cmocka_unit_test_setup_teardown(tso_segments, setup, teardown),
+	    cmocka_unit_test_setup_teardown(tso_ipv6_vlan, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

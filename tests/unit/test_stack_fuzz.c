@@ -61,6 +61,7 @@ static void mutated_frames_do_no_harm(void **state)
 	/* Seeds: a data segment with options of every kind, a SYN, UDP, ICMP echo, ARP. */
 	uint8_t seeds[5][200];
 	uint32_t slen[5];
+	memset(seeds, 0, sizeof(seeds));
 	uint8_t opts[40] = {1, 1, 8, 10, 0, 0, 0, 1,  0, 0, 0, 1,  1, 1, 5, 18,	  0, 0, 0, 5,
 			    0, 0, 0, 9,	 0, 0, 0, 20, 0, 0, 0, 30, 2, 4, 5, 0xb4, 1, 3, 3, 9};
 	struct tcpf t = {.sport = 40000,

@@ -60,6 +60,18 @@ static void passive_open_negotiates_options(void **state)
 	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
 	/* peer MSS 1460 minus the timestamp option */
 	assert_int_equal(myrio_tcp_mss(c), 1448);
+	/* Tools see it, with its counters. */
+	char buf[2048];
+	int n = myrio_stack_conns_format(r.s, buf, sizeof(buf));
+	assert_true(n > 0 && (size_t)n < sizeof(buf));
+	assert_non_null(strstr(buf, "10.0.0.1:80 10.0.0.2:40000 ESTABLISHED segs_in=2 "));
+	assert_non_null(strstr(buf, " mss=1448 "));
+	char small[16];
+	assert_int_equal(myrio_stack_conns_format(r.s, small, sizeof(small)), n);
+	n = myrio_stack_stats_format(r.s, buf, sizeof(buf));
+	assert_true(n > 0 && (size_t)n < sizeof(buf));
+	assert_non_null(strstr(buf, "\ntcp_passive_opens 1\n"));
+	assert_non_null(strstr(buf, "\ntcp_conns_in_use 1\n"));
 	raw_close(&r);
 }
 
@@ -877,6 +889,77 @@ static void full_send_queue_refuses_then_signals_writable(void **state)
 	raw_close(&r);
 }
 
+/* An ACK from the peer with a timestamp and one SACK block [l, r). */
+static void peer_sack(struct raw *r, struct peer *p, uint32_t l, uint32_t rr)
+{
+	uint8_t o[24] = {1, 1, 8, 10};
+	put_be32(o + 4, p->tsval);
+	put_be32(o + 8, p->ts_stack);
+	o[12] = 1;
+	o[13] = 1;
+	o[14] = 5;
+	o[15] = 10;
+	put_be32(o + 16, l);
+	put_be32(o + 20, rr);
+	struct tcpf t = {.sport = p->sport,
+			 .dport = p->dport,
+			 .seq = p->snd_nxt,
+			 .ack = p->rcv_nxt,
+			 .flags = F_ACK,
+			 .win = p->win,
+			 .opts = o,
+			 .optlen = 24};
+	raw_send_tcp(r, &t);
+}
+
+static void sack_recovery_and_a_lost_retransmission(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st24", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 42006, 80, 1, true);
+	char d[1000];
+	for (int i = 0; i < 6; i++) {
+		memset(d, 'a' + i, sizeof(d));
+		assert_int_equal(myrio_tcp_write(p.c, d, sizeof(d)), 1000);
+	}
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 6);
+	uint32_t base = p.rcv_nxt;
+	/* The first segment is lost: the peer SACKs the other five, one by one. */
+	for (int i = 1; i <= 5; i++) {
+		peer_sack(&r, &p, base + 1000, base + 1000 + 1000 * (uint32_t)i);
+		raw_poll(&r);
+	}
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_fast_retransmits, 1);
+	/* The retransmission is lost too and nothing else is left to ACK: the stack must
+	 * notice after about a round trip, not after the 200 ms RTO. */
+	unsigned resent = 0;
+	for (int ms = 0; ms < 20 && !resent; ms++) {
+		raw_advance_ms(&r, 1);
+		raw_poll(&r);
+		struct tcpv v;
+		if (cap_tcp(&r, 0, &v) && v.seq == base && v.len == 1000 && v.data[0] == 'a')
+			resent = 1;
+	}
+	assert_true(resent);
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_lost_retransmits, 1);
+	assert_int_equal(st.tcp_rto_expired, 0);
+	/* The hole fills: everything acknowledged at once, recovery over. */
+	p.rcv_nxt = base + 6000;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_unacked(p.c), 0);
+	struct myrio_tcp_conn_stats cs;
+	myrio_tcp_conn_stats(p.c, &cs);
+	assert_int_equal(cs.sack_blocks_rcvd, 5);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -903,6 +986,7 @@ int main(void)
 	    cmocka_unit_test(retransmission_while_the_nic_holds_the_frame_copies),
 	    cmocka_unit_test(nagle_holds_small_segments_while_data_is_unacked),
 	    cmocka_unit_test(full_send_queue_refuses_then_signals_writable),
+	    cmocka_unit_test(sack_recovery_and_a_lost_retransmission),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,7 +30,14 @@ static inline uint64_t ticks(void)
 {
 	return __rdtsc();
 }
+/* An idle poll yields the core's execution resources for a moment: on a virtual machine
+ * the model's thread may well run on this core's other hyperthread. */
+static inline void relax(void)
+{
+	_mm_pause();
+}
 #else
+static inline void relax(void) {}
 static inline uint64_t ticks(void)
 {
 	return perf_now_ns();
@@ -119,7 +126,11 @@ int perf_run(struct perf *pf, double seconds, bool (*done)(struct perf *), const
 		for (int i = 0; i < 64; i++) { /* amortize the clock read below */
 			if (step(pf, true)) {
 				idle = 0;
-			} else if (pf->o.irq && ++idle >= pf->o.irq_spin) {
+				continue;
+			}
+			if (pf->o.relax)
+				relax();
+			if (pf->o.irq && ++idle >= pf->o.irq_spin) {
 				irq_sleep(pf);
 				idle = 0;
 				break; /* may have slept: look at the clock */

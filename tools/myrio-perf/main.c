@@ -30,7 +30,7 @@ static void usage(FILE *f)
 		"                       model thread never sleeps); e.g. link=unlimited,spin\n"
 		"      --irq            sleep on the NICs' interrupt eventfds when idle\n"
 		"      --irq-spin N     idle polls before sleeping (default 16)\n"
-		"      --coal US        interrupt coalescing with --irq (default 50)\n"
+		"      --coal US        interrupt coalescing (default: 50 with --irq, else 0)\n"
 		"      --no-timestamps  TCP without RFC 7323 timestamps\n"
 		"      --file PATH      TCP_SENDFILE source (default: 8 MiB temporary file)\n"
 		"      --verify         receiver checks the payload\n"
@@ -38,6 +38,7 @@ static void usage(FILE *f)
 		"      --svg FILE       the sweep's plot\n"
 		"      --json           one JSON object per result\n"
 		"      --pcap FILE      capture side A's frames\n"
+		"      --relax          a pause instruction after every empty poll\n"
 		"      --stats          print both stacks' non-zero counters at the end\n"
 		"      --no-pin         do not put the model thread on CPU 0 and this one on "
 		"the last\n"
@@ -65,7 +66,7 @@ int main(int argc, char **argv)
 			      .mtu = 1500,
 			      .sim_spec = "spin",
 			      .irq_spin = 16,
-			      .coal_us = 50,
+			      .coal_us = PERF_COAL_DEFAULT,
 			      .timestamps = true,
 			      .pin = true};
 	const char *sweep = NULL, *svg = NULL;
@@ -83,20 +84,32 @@ int main(int argc, char **argv)
 		O_JSON,
 		O_PCAP,
 		O_NOPIN,
-		O_STATS
+		O_STATS,
+		O_RELAX
 	};
-	static const struct option opts[] = {
-	    {"test", 1, 0, 't'},       {"length", 1, 0, 'l'},
-	    {"msg-size", 1, 0, 'm'},   {"rr-size", 1, 0, 'r'},
-	    {"burst", 1, 0, 'b'},      {"quiet", 0, 0, 'q'},
-	    {"mtu", 1, 0, O_MTU},      {"sim", 1, 0, O_SIM},
-	    {"irq", 0, 0, O_IRQ},      {"irq-spin", 1, 0, O_IRQ_SPIN},
-	    {"coal", 1, 0, O_COAL},    {"no-timestamps", 0, 0, O_NOTS},
-	    {"file", 1, 0, O_FILE},    {"verify", 0, 0, O_VERIFY},
-	    {"sweep", 2, 0, O_SWEEP},  {"svg", 1, 0, O_SVG},
-	    {"json", 0, 0, O_JSON},    {"pcap", 1, 0, O_PCAP},
-	    {"no-pin", 0, 0, O_NOPIN}, {"stats", 0, 0, O_STATS},
-	    {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
+	static const struct option opts[] = {{"test", 1, 0, 't'},
+					     {"length", 1, 0, 'l'},
+					     {"msg-size", 1, 0, 'm'},
+					     {"rr-size", 1, 0, 'r'},
+					     {"burst", 1, 0, 'b'},
+					     {"quiet", 0, 0, 'q'},
+					     {"mtu", 1, 0, O_MTU},
+					     {"sim", 1, 0, O_SIM},
+					     {"irq", 0, 0, O_IRQ},
+					     {"irq-spin", 1, 0, O_IRQ_SPIN},
+					     {"coal", 1, 0, O_COAL},
+					     {"no-timestamps", 0, 0, O_NOTS},
+					     {"file", 1, 0, O_FILE},
+					     {"verify", 0, 0, O_VERIFY},
+					     {"sweep", 2, 0, O_SWEEP},
+					     {"svg", 1, 0, O_SVG},
+					     {"json", 0, 0, O_JSON},
+					     {"pcap", 1, 0, O_PCAP},
+					     {"no-pin", 0, 0, O_NOPIN},
+					     {"stats", 0, 0, O_STATS},
+					     {"relax", 0, 0, O_RELAX},
+					     {"help", 0, 0, 'h'},
+					     {0, 0, 0, 0}};
 	for (int c; (c = getopt_long(argc, argv, "t:l:m:r:b:qh", opts, NULL)) != -1;) {
 		switch (c) {
 		case 't':
@@ -164,6 +177,9 @@ int main(int argc, char **argv)
 			break;
 		case O_NOPIN:
 			o.pin = false;
+			break;
+		case O_RELAX:
+			o.relax = true;
 			break;
 		case O_STATS:
 			o.stats = true;

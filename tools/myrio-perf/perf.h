@@ -13,9 +13,10 @@
 
 #include "myrio/myrio.h"
 
-#define PERF_IP_A 0x0a000001u /* 10.0.0.1 */
-#define PERF_IP_B 0x0a000002u /* 10.0.0.2 */
-#define PERF_PORT 12865	      /* netperf's */
+#define PERF_IP_A 0x0a000001u	     /* 10.0.0.1 */
+#define PERF_IP_B 0x0a000002u	     /* 10.0.0.2 */
+#define PERF_PORT 12865		     /* netperf's */
+#define PERF_COAL_DEFAULT UINT32_MAX /* --coal not given */
 
 enum perf_test { TCP_STREAM, TCP_SENDFILE, UDP_STREAM, TCP_RR, UDP_RR };
 
@@ -30,11 +31,12 @@ struct perf_opts {
 	const char *dev_a, *dev_b; /* NULL = in-process model */
 	bool irq;		   /* sleep on the interrupt eventfd when idle */
 	uint32_t irq_spin;	   /* idle polls before sleeping */
-	uint32_t coal_us;	   /* interrupt coalescing with --irq */
+	uint32_t coal_us; /* interrupt coalescing, us; PERF_COAL_DEFAULT: 50 with --irq, else 0 */
 	bool timestamps;
 	bool verify; /* receiver checks the bytes */
 	bool json, quiet;
 	bool stats;	  /* print both stacks' non-zero counters at the end */
+	bool relax;	  /* a pause instruction after an empty poll */
 	bool pin;	  /* model thread on CPU 0, this thread on the last CPU */
 	const char *file; /* TCP_SENDFILE source */
 	const char *pcap;

@@ -29,8 +29,7 @@ static int open_side(struct perf *pf, struct perf_side *side, const char *dev, u
 	myrio_port_conf_init(&pc);
 	pc.mtu = pf->o.mtu;
 	pc.sim = pf->sim;
-	if (pf->o.irq)
-		pc.intr_coal_us = pf->o.coal_us;
+	pc.intr_coal_us = pf->o.coal_us != PERF_COAL_DEFAULT ? pf->o.coal_us : pf->o.irq ? 50 : 0;
 	int rc = myrio_port_open(&side->port, dev, &pc);
 	if (rc < 0)
 		return rc;
@@ -51,7 +50,7 @@ static int open_side(struct perf *pf, struct perf_side *side, const char *dev, u
 	uint32_t in_flight = side->info.tx_ring_entries / descs;
 	/* With coalesced interrupts the NIC reports send completions late, so the ring holds
 	 * frames TCP already saw acknowledged: keep half the ring for them. */
-	if (pf->o.irq)
+	if (pc.intr_coal_us)
 		in_flight /= 2;
 	struct myrio_stack_conf sc;
 	myrio_stack_conf_init(&sc);

@@ -15,7 +15,7 @@ static inline void post_one(volatile uint64_t *d, struct myrio_pkt **info, struc
 	*info = p;
 }
 
-/* Writes descriptors for slots posted..posted+7 (an aligned group) straight into SRAM, as
+/* Writes descriptors for slots slot..slot+7 (an aligned group) straight into SRAM, as
  * 64-bit words (high, low in network order): the first low word is invalid while the group
  * goes in as two 32-byte bursts, and is written last, alone, so the group becomes visible
  * at once (§4.3, §10.1 rule 5). Each buffer's data_off is set here (where the NIC will put

@@ -18,15 +18,15 @@ struct myrio_sim;
 /* Watchdog state (§8.5, watchdog.c). The data path only decrements countdown; the clock is
  * looked at when it reaches 0. */
 struct myri_watchdog {
-	uint32_t countdown;  /* data-path calls until the next look at the clock */
-	uint32_t calls;	     /* calls between looks while the NIC is up */
-	uint64_t period_ns;  /* 0: watchdog off */
-	uint64_t next_ns;    /* time of the next check */
+	uint32_t countdown;    /* data-path calls until the next look at the clock */
+	uint32_t calls;	       /* calls between looks while the NIC is up */
+	uint64_t period_ns;    /* 0: watchdog off */
+	uint64_t next_ns;      /* time of the next check */
 	struct myrio_sim *sim; /* in-process model: its clock is the time base */
 	uint32_t last_tx_done, last_pause;
 	uint64_t last_rx_packets;
 	bool stall_warned;
-	uint64_t resets; /* recoveries completed */
+	uint64_t resets;   /* recoveries completed */
 	uint64_t failures; /* recovery attempts that failed */
 };
 

@@ -102,10 +102,12 @@ struct kept_counters {
 
 static void keep_counters(const struct myri_rings *r, struct kept_counters *k)
 {
-	*k = (struct kept_counters){r->rx_packets,	  r->rx_bytes,	    r->tx_packets,
-				    r->tx_bytes,	  r->rx_bad_completion, r->tx_ring_full,
-				    r->tx_dropped_bad,	  r->link_changes,  r->tx_bad_done,
-				    r->small.refill_failed, r->big.refill_failed};
+	*k = (struct kept_counters){r->rx_packets,	  r->rx_bytes,
+				    r->tx_packets,	  r->tx_bytes,
+				    r->rx_bad_completion, r->tx_ring_full,
+				    r->tx_dropped_bad,	  r->link_changes,
+				    r->tx_bad_done,	  r->small.refill_failed,
+				    r->big.refill_failed};
 }
 
 static void restore_counters(struct myri_rings *r, const struct kept_counters *k)
@@ -132,11 +134,13 @@ int myri_watchdog_recover(struct myri_nic *nic)
 	if (nic->up) {
 		uint32_t st = 0;
 		if (reboot_status(bus, &st) == 0)
-			log_warn("%s: the NIC rebooted itself (reboot status 0x%08x): reloading and "
-				 "reopening it; frames in flight are lost",
-				 bus->name, st);
+			log_warn(
+			    "%s: the NIC rebooted itself (reboot status 0x%08x): reloading and "
+			    "reopening it; frames in flight are lost",
+			    bus->name, st);
 		else
-			log_warn("%s: the NIC rebooted itself: reloading and reopening it", bus->name);
+			log_warn("%s: the NIC rebooted itself: reloading and reopening it",
+				 bus->name);
 	}
 	/* No ETHERNET_DOWN: the NIC forgot everything (§8.4). */
 	nic->up = false;
@@ -169,7 +173,8 @@ int myri_watchdog_recover(struct myri_nic *nic)
 		nic->wd.countdown = 1;
 		log_err("%s: recovery after a NIC reboot failed (%s); the port stays down and the "
 			"watchdog retries in %llu ms",
-			bus->name, strerror(-rc), (unsigned long long)(nic->wd.period_ns / 1000000));
+			bus->name, strerror(-rc),
+			(unsigned long long)(nic->wd.period_ns / 1000000));
 		return -ENETDOWN;
 	}
 	nic->wd.resets++;

@@ -14,7 +14,7 @@
 
 #include "bus/bus.h"
 #include "mcp/nic.h"
-#include "sim/nic.h" /* sim_world_now: the model's clock for "sim:" ports */
+#include "sim/nic.h" /* sim_world_now: the stepped model's clock for "sim:" ports */
 #include "util/log.h"
 
 #define PCI_COMMAND 0x04

@@ -8,6 +8,7 @@
 #include "bus/bus.h"
 #include "mcp/nic.h"
 #include "port/port_ops.h"
+#include "sim/model.h" /* sim_world_is_stepped: whose clock the watchdog reads */
 #include "util/log.h"
 
 struct myri10ge_port {
@@ -173,9 +174,12 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 	int rc = myri_nic_probe(&p->nic, bus, conf);
 	if (rc == 0)
 		rc = myri_nic_open(&p->nic);
-	if (rc == 0)
-		myri_watchdog_init(&p->nic, conf->watchdog_ms,
-				   strcmp(bus->kind, "sim") == 0 ? conf->sim : NULL);
+	if (rc == 0) {
+		/* A stepped model's time is virtual; anything else runs in real time. */
+		bool stepped = strcmp(bus->kind, "sim") == 0 && conf->sim &&
+			       sim_world_is_stepped(conf->sim);
+		myri_watchdog_init(&p->nic, conf->watchdog_ms, stepped ? conf->sim : NULL);
+	}
 	if (rc < 0) {
 		log_err("%s: bring-up failed (%s)", bus->name, strerror(-rc));
 		if (p->nic.up)

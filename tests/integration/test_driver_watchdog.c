@@ -188,11 +188,49 @@ static void failed_recovery_leaves_port_down_and_retries(void **state)
 	env_destroy(&e);
 }
 
+/* Opens sim0 alone with the given watchdog period, reboots it and polls for 3 s of model
+ * time; returns the model time the recovery took, or UINT64_MAX if there was none. */
+static uint64_t recovery_time(uint32_t watchdog_ms)
+{
+	struct env e;
+	assert_int_equal(env_world(&e, "nics=2,link=10g,stepped"), 0);
+	struct myrio_port_conf conf;
+	myrio_port_conf_init(&conf);
+	conf.sim = e.sim;
+	conf.watchdog_ms = watchdog_ms;
+	assert_int_equal(myrio_port_open(&e.a, "sim:sim0", &conf), 0);
+	assert_int_equal(sim_nic_inject(sim_nic_find(e.sim, "sim0"), SIM_FAULT_REBOOT, 0), 0);
+	uint64_t t0 = sim_world_now(e.sim), took = UINT64_MAX;
+	struct myrio_pkt *in[8];
+	while (sim_world_now(e.sim) - t0 < 3000000000ull) {
+		myrio_sim_step(e.sim, STEPS);
+		myrio_rx_burst(e.a, in, 8); /* nothing can arrive: the port is alone */
+		if (resets(e.a)) {
+			took = sim_world_now(e.sim) - t0;
+			break;
+		}
+	}
+	myrio_port_close(e.a);
+	e.a = NULL;
+	env_destroy(&e);
+	return took;
+}
+
+static void period_is_configurable(void **state)
+{
+	(void)state;
+	uint64_t fast = recovery_time(200);
+	assert_true(fast <= 450000000ull); /* two periods and the recovery itself */
+	assert_true(recovery_time(0) > 450000000ull); /* the default: 1 s */
+	assert_int_equal(recovery_time(UINT32_MAX), UINT64_MAX); /* off */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reboot_recovers_by_itself),
 		cmocka_unit_test(failed_recovery_leaves_port_down_and_retries),
+		cmocka_unit_test(period_is_configurable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

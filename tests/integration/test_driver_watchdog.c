@@ -6,9 +6,12 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "driver_env.h"
+#include "sim/fw_image.h" /* sim_fw_image_build */
 #include "sim/model.h"
 #include "sim/nic.h" /* sim_world_now: model time */
 
@@ -225,12 +228,65 @@ static void period_is_configurable(void **state)
 	assert_int_equal(recovery_time(UINT32_MAX), UINT64_MAX); /* off */
 }
 
+/* A port that loaded an image at open loads it again after the reboot (the NIC runs its
+ * EEPROM firmware then), keeping the 4 KiB send descriptors of the aligned flavour. */
+static void loaded_image_is_reloaded(void **state)
+{
+	(void)state;
+	struct env e;
+	assert_int_equal(env_world(&e, "nics=2,link=10g,stepped"), 0);
+	static uint8_t img[1 << 20];
+	size_t len;
+	assert_int_equal(sim_fw_image_build(img, sizeof(img), "eth@1.4.61", &len), 0);
+	char path[64];
+	strcpy(path, "/tmp/myrio_eth_z8e-XXXXXX"); /* the name tells the flavour (§2.1) */
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, img, len), (ssize_t)len);
+	close(fd);
+	struct myrio_port_conf conf;
+	myrio_port_conf_init(&conf);
+	conf.sim = e.sim;
+	assert_int_equal(myrio_port_open(&e.a, "sim:sim0", &conf), 0);
+	struct myrio_port_info eeprom;
+	myrio_port_info(e.a, &eeprom); /* adopted: the EEPROM firmware */
+	myrio_port_close(e.a);
+	conf.firmware = path;
+	assert_int_equal(myrio_port_open(&e.a, "sim:sim0", &conf), 0);
+	conf.firmware = NULL;
+	assert_int_equal(myrio_port_open(&e.b, "sim:sim1", &conf), 0);
+	struct myrio_port_info in;
+	myrio_port_info(e.a, &in);
+	assert_string_not_equal(in.fw_version, eeprom.fw_version);
+	assert_int_equal(in.tx_boundary, 4096);
+	myrio_port_info(e.b, &e.ib);
+	e.ia = in;
+	uint32_t buf = MYRIO_PKT_HEADROOM + 1518;
+	assert_int_equal(myrio_port_pool_create(e.a, 2048, buf, &e.pool_a), 0);
+	assert_int_equal(myrio_port_pool_create(e.b, 2048, buf, &e.pool_b), 0);
+	assert_int_equal(env_link(&e, e.a, MYRIO_LINK_UP), MYRIO_LINK_UP);
+
+	assert_int_equal(sim_nic_inject(sim_nic_find(e.sim, "sim0"), SIM_FAULT_REBOOT, 0), 0);
+	poll_for(&e, 5000000000ull, a_recovered);
+	unlink(path);
+	assert_int_equal(resets(e.a), 1);
+	myrio_port_info(e.a, &in);
+	assert_string_equal(in.fw_version, e.ia.fw_version);
+	assert_int_equal(in.tx_boundary, 4096);
+	poll_for(&e, 3000000000ull, a_link_up);
+	poll_for(&e, 10000000ull, NULL);
+	assert_int_equal(env_transfer(&e, 0, 1000, len_300), 1000);
+	assert_int_equal(env_transfer(&e, 1, 1000, len_300), 1000);
+	env_destroy(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reboot_recovers_by_itself),
 		cmocka_unit_test(failed_recovery_leaves_port_down_and_retries),
 		cmocka_unit_test(period_is_configurable),
+		cmocka_unit_test(loaded_image_is_reloaded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,23 +66,29 @@ static void up_env(struct env *e)
 	assert_int_equal(env_transfer(e, 1, 500, len_300), 500);
 }
 
-/* Receives HELD frames b -> a and keeps them. */
-static void hold_rx(struct env *e, struct myrio_pkt **held)
+/* Receives n frames b -> a and keeps them. */
+static void hold_rx_n(struct env *e, struct myrio_pkt **held, unsigned n)
 {
-	struct myrio_pkt *out[HELD];
-	for (int i = 0; i < HELD; i++) {
+	struct myrio_pkt *out[64];
+	assert_true(n <= 64);
+	for (unsigned i = 0; i < n; i++) {
 		out[i] = myrio_pkt_alloc(e->pool_b);
 		assert_non_null(out[i]);
 		env_fill(myrio_pkt_data(out[i]), 100, 1000 + i, e->ia.mac, e->ib.mac);
 		out[i]->len = 100;
 	}
-	assert_int_equal(myrio_tx_burst(e->b, out, HELD), HELD);
+	assert_int_equal(myrio_tx_burst(e->b, out, (uint16_t)n), n);
 	unsigned got = 0;
-	for (int i = 0; i < 100000 && got < HELD; i++) {
+	for (int i = 0; i < 100000 && got < n; i++) {
 		env_pump(e);
-		got += myrio_rx_burst(e->a, held + got, (uint16_t)(HELD - got));
+		got += myrio_rx_burst(e->a, held + got, (uint16_t)(n - got));
 	}
-	assert_int_equal(got, HELD);
+	assert_int_equal(got, n);
+}
+
+static void hold_rx(struct env *e, struct myrio_pkt **held)
+{
+	hold_rx_n(e, held, HELD);
 }
 
 /* Queues frames on a that the rebooted NIC will never send. */
@@ -280,6 +286,42 @@ static void loaded_image_is_reloaded(void **state)
 	env_destroy(&e);
 }
 
+/* The application holds more receive buffers than the pool has beyond the ring: the ring
+ * restarts partly filled, and fills up again as the buffers come back. */
+static void held_buffers_beyond_spare_partial_rings(void **state)
+{
+	(void)state;
+	struct env e;
+	assert_int_equal(env_world(&e, "nics=2,link=10g,stepped"), 0);
+	struct myrio_port_conf conf;
+	myrio_port_conf_init(&conf);
+	conf.sim = e.sim;
+	conf.rx_pool_size = 8; /* 8 buffers per pool beyond the ring */
+	assert_int_equal(myrio_port_open(&e.a, "sim:sim0", &conf), 0);
+	assert_int_equal(myrio_port_open(&e.b, "sim:sim1", &conf), 0);
+	myrio_port_info(e.a, &e.ia);
+	myrio_port_info(e.b, &e.ib);
+	uint32_t buf = MYRIO_PKT_HEADROOM + 1518;
+	assert_int_equal(myrio_port_pool_create(e.a, 2048, buf, &e.pool_a), 0);
+	assert_int_equal(myrio_port_pool_create(e.b, 2048, buf, &e.pool_b), 0);
+	assert_int_equal(env_link(&e, e.a, MYRIO_LINK_UP), MYRIO_LINK_UP);
+	assert_int_equal(env_link(&e, e.b, MYRIO_LINK_UP), MYRIO_LINK_UP);
+	struct myrio_pkt *held[40];
+	hold_rx_n(&e, held, 40);
+
+	assert_int_equal(sim_nic_inject(sim_nic_find(e.sim, "sim0"), SIM_FAULT_REBOOT, 0), 0);
+	poll_for(&e, 5000000000ull, a_recovered);
+	assert_int_equal(resets(e.a), 1);
+	for (int i = 0; i < 40; i++)
+		assert_true(env_check(held[i], 100, 1000 + i, e.ia.mac, e.ib.mac));
+	myrio_pkt_free_bulk(held, 40);
+	poll_for(&e, 3000000000ull, a_link_up);
+	poll_for(&e, 10000000ull, NULL);
+	assert_int_equal(env_transfer(&e, 1, 3000, len_300), 3000);
+	assert_int_equal(env_transfer(&e, 0, 1000, len_300), 1000);
+	env_destroy(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +329,7 @@ int main(void)
 		cmocka_unit_test(failed_recovery_leaves_port_down_and_retries),
 		cmocka_unit_test(period_is_configurable),
 		cmocka_unit_test(loaded_image_is_reloaded),
+		cmocka_unit_test(held_buffers_beyond_spare_partial_rings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,6 +48,8 @@ int tcp_init(struct myrio_stack *s)
 	}
 	s->free_head = 0;
 	s->eph_next = (uint16_t)stack_random(s);
+	s->cookie_key[0] = stack_random(s);
+	s->cookie_key[1] = stack_random(s);
 	return 0;
 }
 

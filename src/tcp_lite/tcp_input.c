@@ -494,6 +494,10 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 	if (fin_acked(c)) {
 		if (c->state == MYRIO_TCP_FIN_WAIT_1) {
 			c->state = MYRIO_TCP_FIN_WAIT_2;
+			if (!c->app_owned) { /* orphan: the FIN_WAIT_2 timeout starts now */
+				c->t_2msl = s->now_ms + s->conf.time_wait_ms;
+				stack_arm_timer(s, c->t_2msl);
+			}
 		} else if (c->state == MYRIO_TCP_CLOSING) {
 			enter_time_wait(c);
 		} else if (c->state == MYRIO_TCP_LAST_ACK) {

@@ -463,6 +463,96 @@ static void retries_exhausted_is_timeout(void **state)
 	raw_close(&r);
 }
 
+static void orphan_conf(struct myrio_stack_conf *c)
+{
+	c->time_wait_ms = 500;
+	c->max_retries = 4;
+}
+
+/* Runs the fake clock for ms in 10 ms steps; counts the FINs and RSTs the stack sent. */
+static void run_ms(struct raw *r, unsigned ms, unsigned *fins, unsigned *rsts)
+{
+	for (unsigned t = 0; t < ms; t += 10) {
+		raw_advance_ms(r, 10);
+		raw_poll(r);
+		struct tcpv v;
+		for (unsigned i = 0; cap_tcp(r, i, &v); i++) {
+			*fins += (v.flags & F_FIN) != 0;
+			*rsts += (v.flags & F_RST) != 0;
+		}
+	}
+}
+
+/* docs/reliability.md bug 5: an orphan's deadline must not cut a FIN that is still being
+ * retransmitted (the peer's FIN would then meet a RST); the retry limit bounds it, and
+ * giving up sends a RST that is counted. */
+static void orphan_deadline_spares_a_retransmitted_fin(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st30", NULL, orphan_conf, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40030, 80, 9, true);
+	myrio_tcp_close(p.c); /* orphan: the application let go */
+	raw_poll(&r);
+	unsigned fins = 0, rsts = 0;
+	/* FIN lost again and again: probed at 42 ms, retransmitted at 242, 642, 1442 ms,
+	 * past the 500 ms deadline, with no RST. */
+	run_ms(&r, 1500, &fins, &rsts);
+	assert_true(fins >= 3);
+	assert_int_equal(rsts, 0);
+	/* The peer finally ACKs our FIN and sends its own: a clean close, no RST. */
+	p.rcv_nxt++;
+	peer_send(&r, &p, F_ACK | F_FIN, NULL, 0);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.flags, F_ACK);
+	assert_int_equal(v.ack, p.snd_nxt);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_orphan_resets, 0);
+	assert_int_equal(st.tcp_resets_sent, 0);
+
+	/* A peer that never answers: the FIN is retried max_retries times, then RST. */
+	struct peer q;
+	peer_connect(&r, &q, 40031, 80, 9, true);
+	myrio_tcp_close(q.c);
+	raw_poll(&r);
+	fins = rsts = 0;
+	run_ms(&r, 2000, &fins, &rsts);
+	assert_int_equal(rsts, 0); /* 200 + 400 + 800 ms: still retrying */
+	run_ms(&r, 60000, &fins, &rsts);
+	assert_int_equal(fins, 5); /* a tail loss probe, then max_retries RTOs */
+	assert_int_equal(rsts, 1);
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_orphan_resets, 1);
+
+	/* FIN acknowledged but the peer never closes: FIN_WAIT_2 times out after
+	 * time_wait_ms (from entering it) with a RST. */
+	struct peer w;
+	peer_connect(&r, &w, 40032, 80, 9, true);
+	myrio_tcp_close(w.c);
+	raw_poll(&r);
+	run_ms(&r, 400, &fins, &rsts); /* FIN lost once */
+	w.rcv_nxt++;
+	peer_send(&r, &w, F_ACK, NULL, 0);
+	raw_poll(&r);
+	rsts = 0;
+	run_ms(&r, 450, &fins, &rsts);
+	assert_int_equal(rsts, 0);
+	run_ms(&r, 100, &fins, &rsts);
+	assert_int_equal(rsts, 1);
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_orphan_resets, 2);
+	/* Gone: anything for the tuple is answered with RST. */
+	peer_send(&r, &w, F_ACK, "x", 1);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_true(v.flags & F_RST);
+	raw_close(&r);
+}
+
 static void zero_window_is_probed(void **state)
 {
 	struct raw r;
@@ -976,6 +1066,7 @@ int main(void)
 	    cmocka_unit_test(retransmission_timer_backs_off),
 	    cmocka_unit_test(retries_exhausted_is_timeout),
 	    cmocka_unit_test(zero_window_is_probed),
+	    cmocka_unit_test(orphan_deadline_spares_a_retransmitted_fin),
 	    cmocka_unit_test(syn_flood_keeps_memory_bounded),
 	    cmocka_unit_test(closed_port_answers_rst),
 	    cmocka_unit_test(active_open_from_the_stack),

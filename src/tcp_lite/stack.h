@@ -126,7 +126,7 @@ struct myrio_tcp_listener {
 	bool in_use;
 	uint16_t port;
 	unsigned backlog;
-	unsigned pending; /* SYN_RCVD connections from this listener */
+	unsigned pending;	   /* SYN_RCVD connections from this listener */
 	uint64_t cookies_until_ms; /* returning ACKs may carry a SYN cookie until then */
 	void *user;
 };

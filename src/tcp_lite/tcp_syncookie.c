@@ -22,9 +22,8 @@
 static const uint16_t mss_table[] = {536, 1220, 1440, 1460, 4036, 8960};
 #define MSS_TABLE_LEN (sizeof(mss_table) / sizeof(mss_table[0]))
 
-static uint32_t cookie_hash(const struct myrio_stack *s, uint32_t lip, uint16_t lport,
-			    uint32_t rip, uint16_t rport, uint32_t peer_isn, uint32_t t,
-			    uint32_t mssi)
+static uint32_t cookie_hash(const struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip,
+			    uint16_t rport, uint32_t peer_isn, uint32_t t, uint32_t mssi)
 {
 	/* Two rounds of a 64-bit multiply-xorshift mix keyed by a secret drawn at init. */
 	uint64_t k = ((uint64_t)lip << 32 | rip) ^ s->cookie_key[0];
@@ -81,7 +80,8 @@ struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_t
 	uint32_t t = now - ((now - (cookie >> 27)) & 0x1f);
 	uint32_t mssi = (cookie >> 24) & 7;
 	if (now - t > COOKIE_MAX_AGE || mssi >= MSS_TABLE_LEN ||
-	    (cookie & COOKIE_HASH_MASK) != cookie_hash(s, lip, lport, rip, rport, peer_isn, t, mssi)) {
+	    (cookie & COOKIE_HASH_MASK) !=
+		cookie_hash(s, lip, lport, rip, rport, peer_isn, t, mssi)) {
 		s->st.tcp_syncookies_failed++;
 		return NULL;
 	}

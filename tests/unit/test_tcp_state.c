@@ -665,8 +665,12 @@ static void full_backlog_answers_with_syn_cookies(void **state)
 	assert_int_equal(st.tcp_syncookies_sent, 1);
 	assert_int_equal(st.tcp_passive_opens, 4);
 	/* A forged cookie: RST, no connection. */
-	struct tcpf a = {
-	    .sport = 3000, .dport = 80, .seq = 77778, .ack = cookie + 2, .flags = F_ACK, .win = 1000};
+	struct tcpf a = {.sport = 3000,
+			 .dport = 80,
+			 .seq = 77778,
+			 .ack = cookie + 2,
+			 .flags = F_ACK,
+			 .win = 1000};
 	raw_send_tcp(&r, &a);
 	raw_poll(&r);
 	assert_true(cap_tcp(&r, 0, &v));
@@ -701,8 +705,12 @@ static void full_backlog_answers_with_syn_cookies(void **state)
 	raw_advance_ms(&r, 3 * 65536);
 	raw_poll(&r);
 	raw_drop_captured(&r);
-	struct tcpf old = {
-	    .sport = 3002, .dport = 80, .seq = 5556, .ack = cookie + 1, .flags = F_ACK, .win = 1000};
+	struct tcpf old = {.sport = 3002,
+			   .dport = 80,
+			   .seq = 5556,
+			   .ack = cookie + 1,
+			   .flags = F_ACK,
+			   .win = 1000};
 	raw_send_tcp(&r, &old);
 	raw_poll(&r);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 1);

@@ -47,3 +47,21 @@ int myrio_bus_open(const char *device, struct myrio_sim *sim, struct myrio_bus *
 		device);
 	return -ENODEV;
 }
+
+void myrio_bus_hold(struct myrio_bus *bus)
+{
+	bus->holds++;
+}
+
+void myrio_bus_release(struct myrio_bus *bus)
+{
+	if (--bus->holds == 0 && bus->closing)
+		bus->ops->close(bus);
+}
+
+void myrio_bus_close(struct myrio_bus *bus)
+{
+	bus->closing = true;
+	if (bus->holds == 0)
+		bus->ops->close(bus);
+}

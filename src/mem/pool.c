@@ -46,6 +46,7 @@ int myrio_pool_create_in(struct myrio_bus *bus, uint32_t count, uint32_t buf_len
 			myrio_dma_free(r);
 			goto fail;
 		}
+		myrio_bus_hold(bus);
 	}
 	pool->free_stack = stack;
 	pool->count = count;
@@ -79,8 +80,11 @@ void myrio_pool_destroy(struct myrio_pool *pool)
 	if (!pool)
 		return;
 	struct myrio_dma_region *r = pool->region;
-	if (r->bus)
-		r->bus->ops->dma_unmap(r->bus, r);
+	struct myrio_bus *bus = r->bus;
+	if (bus) {
+		bus->ops->dma_unmap(bus, r);
+		myrio_bus_release(bus);
+	}
 	myrio_dma_free(r);
 	free(r);
 	free(pool->free_stack);

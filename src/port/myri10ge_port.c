@@ -128,7 +128,7 @@ static void m_close(struct myrio_port *port)
 	struct myrio_bus *bus = p->nic.bus;
 	myri_nic_close(&p->nic);
 	myri_nic_release(&p->nic);
-	bus->ops->close(bus);
+	myrio_bus_close(bus);
 	free(p);
 }
 
@@ -150,7 +150,7 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 	*out = NULL;
 	struct myri10ge_port *p = calloc(1, sizeof(*p));
 	if (!p) {
-		bus->ops->close(bus);
+		myrio_bus_close(bus);
 		return -ENOMEM;
 	}
 	p->port.ops = &myri10ge_ops;
@@ -162,7 +162,7 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 		if (p->nic.up)
 			myri_nic_close(&p->nic);
 		myri_nic_release(&p->nic);
-		bus->ops->close(bus);
+		myrio_bus_close(bus);
 		free(p);
 		return rc;
 	}

@@ -6,11 +6,6 @@
 #include "rings/rings.h"
 #include "util/byteorder.h"
 
-/* Writes descriptors for slots posted..posted+7 (an aligned group) straight into SRAM, as
- * 64-bit words (high, low in network order): the first low word is invalid while the group
- * goes in as two 32-byte bursts, and is written last, alone, so the group becomes visible
- * at once (§4.3, §10.1 rule 5). Each buffer's data_off is set here (where the NIC will put
- * the frame), the other fields when it is handed up. */
 /* One buffer: its descriptor (address in network order) and data_off; p is read once (the
  * info store could alias pkts). */
 static inline void post_one(volatile uint64_t *d, struct myrio_pkt **info, struct myrio_pkt *p)
@@ -20,6 +15,11 @@ static inline void post_one(volatile uint64_t *d, struct myrio_pkt **info, struc
 	*info = p;
 }
 
+/* Writes descriptors for slots slot..slot+7 (an aligned group) straight into SRAM, as
+ * 64-bit words (high, low in network order): the first low word is invalid while the group
+ * goes in as two 32-byte bursts, and is written last, alone, so the group becomes visible
+ * at once (§4.3, §10.1 rule 5). Each buffer's data_off is set here (where the NIC will put
+ * the frame), the other fields when it is handed up. */
 static inline void post_group(volatile uint8_t *sram, uint32_t slot, struct myrio_pkt **info,
 			      struct myrio_pkt *const *pkts)
 {
@@ -135,7 +135,7 @@ rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const e
 	uint32_t s_done = r->small.done, b_done = r->big.done;
 	const uint32_t s_posted = r->small.posted, b_posted = r->big.posted;
 	struct myrio_pkt **const start = out;
-	uint64_t bytes = 0;
+	uint32_t bytes = 0; /* at most 65535 frames of at most 65535 bytes: no overflow */
 	while (out != end) {
 		/* checksum and length arrive in one 4-byte write (§4.6): v = sum << 16 | len */
 		uint32_t v = be32(*e);

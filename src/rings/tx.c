@@ -61,8 +61,8 @@ static void tx_free_run(struct myri_tx_ring *t, uint32_t done, uint32_t cnt)
 		struct myrio_pkt *const *pp = t->info + slot, *const *end = pp + run;
 		cnt -= run;
 		slot = 0;
-		for (; pp != end; pp++) {
-			struct myrio_pkt *p = *pp;
+		while (pp != end) {
+			struct myrio_pkt *p = *pp++;
 			if (__builtin_expect(p->pool != pool, 0)) {
 				if (pool)
 					pool->free_top = (uint32_t)(sp - pool->free_stack);
@@ -71,6 +71,18 @@ static void tx_free_run(struct myri_tx_ring *t, uint32_t done, uint32_t cnt)
 			}
 			if (__builtin_expect(--p->refcnt == 0, 1))
 				*sp++ = p;
+			/* then two at a time while both are from this pool */
+			while (end - pp >= 2) {
+				struct myrio_pkt *a = pp[0], *b = pp[1];
+				if (__builtin_expect(a->pool != pool, 0) ||
+				    __builtin_expect(b->pool != pool, 0))
+					break;
+				pp += 2;
+				if (__builtin_expect(--a->refcnt == 0, 1))
+					*sp++ = a;
+				if (__builtin_expect(--b->refcnt == 0, 1))
+					*sp++ = b;
+			}
 		}
 	}
 	if (pool)
@@ -203,16 +215,18 @@ tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots)
  * 1520 bytes (SMALL, §5.3, so the commit word is one constant), from pp up to end (no more
  * than the free slots). Returns where it stopped; adds the bytes sent to *bytes. A function
  * of its own so that its loop gets the registers. */
-static __attribute__((noinline)) struct myrio_pkt **
-tx_fast(struct myri_tx_ring *t, struct myrio_pkt **pp, struct myrio_pkt **const end,
-	uint64_t *bytes_out)
+static __attribute__((noinline)) struct myrio_pkt **tx_fast(struct myri_tx_ring *t,
+							    struct myrio_pkt **pp,
+							    struct myrio_pkt **const end,
+							    uint64_t *bytes_out)
 {
 	const uint64_t above = ~(uint64_t)(t->boundary - 1); /* address bits above tx_boundary */
 	const uint32_t mask = t->mask;
-	const uint32_t fast_max = t->max_frame < MCP_TX_SMALL_SIZE ? t->max_frame : MCP_TX_SMALL_SIZE;
+	const uint32_t fast_max =
+	    t->max_frame < MCP_TX_SMALL_SIZE ? t->max_frame : MCP_TX_SMALL_SIZE;
 	const uint32_t span = fast_max - MCP_TX_MIN_FRAME;
-	const uint32_t commit = be32(1u << 16 | MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO |
-				     MCP_TX_FLAG_SMALL);
+	const uint32_t commit =
+	    be32(1u << 16 | MCP_TX_FLAG_FIRST | MCP_TX_FLAG_NO_TSO | MCP_TX_FLAG_SMALL);
 	volatile uint8_t *const sram = t->sram;
 	struct myrio_pkt **const info = t->info;
 	struct myrio_pkt **const start = pp;

@@ -101,7 +101,7 @@ static int open_with_fault(long at, enum sim_fault fault, uint32_t arg, uint64_t
 	double t0 = now_s();
 	int rc = myrio_myri10ge_open(bus, &pc, &port);
 	double took = now_s() - t0;
-	assert_true(took < 5.0); /* no hang: a timeout is 15 ms of model time */
+	assert_true(took < 60.0); /* no hang (generous: valgrind on a loaded machine) */
 	struct sim_nic_stats st;
 	sim_nic_get_stats(inj.nic, &st);
 	*cmds = st.cmds;

@@ -79,7 +79,7 @@ static void reboot_mid_transfer_fails_cleanly_and_reopen_works(void **state)
 	m.steps_per_round = 500;
 	double t0 = now_s();
 	assert_true(mp_run_until(&m, sender_failed, 200000));
-	assert_true(now_s() - t0 < 20);
+	assert_true(now_s() - t0 < 120);
 	assert_true(tx->error);
 	assert_int_equal(tx->err, -ETIMEDOUT);
 	/* whatever arrived is a correct prefix of the stream */
@@ -100,9 +100,14 @@ static void reboot_mid_transfer_fails_cleanly_and_reopen_works(void **state)
 #endif
 	myrio_stack_destroy(m.a);
 	m.a = NULL;
+	/* Bounded in device time: the unanswered ETHERNET_DOWN and dummy-RDMA waits (the
+	 * driver's timeouts), nothing more; the wall-clock bound only catches a hang (valgrind
+	 * on a loaded machine is slow). */
 	t0 = now_s();
+	uint64_t model0 = sim_world_now(m.w);
 	myrio_port_close(m.pa);
-	assert_true(now_s() - t0 < 5);
+	assert_true(sim_world_now(m.w) - model0 < 3000000000ull);
+	assert_true(now_s() - t0 < 120);
 	m.pa = NULL;
 
 	/* Reopen the rebooted NIC (what a watchdog would do) and move data again. */

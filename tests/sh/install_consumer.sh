@@ -4,6 +4,10 @@
 # first example: one frame from sim0 to sim1 of an in-process model.
 set -euo pipefail
 build=${1:?build directory}
+if grep -q '^MYRIO_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
+  echo "sanitizer build: the installed library needs the sanitizer runtime; checked in the plain build"
+  exit 77
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null

@@ -31,6 +31,7 @@ struct myrio_port_conf {
 	bool adopt_firmware;     /* true: keep the running firmware (§2.3) when no image given */
 	const char *firmware;    /* image to load and hand off (§2.2, §2.4), NULL = adopt */
 	struct myrio_sim *sim;   /* in-process model hosting "sim:" devices */
+	uint32_t watchdog_ms;    /* NIC reboot check period (myri10ge); 0 = 1000, UINT32_MAX = off */
 };
 
 /* Offload capabilities (myrio_port_info.caps). */
@@ -72,6 +73,7 @@ struct myrio_port_stats {
 	uint32_t dropped_runt, dropped_overrun, dropped_no_small_buffer, dropped_no_big_buffer;
 	uint32_t rdma_tags_available;
 	uint32_t link_up;
+	uint64_t watchdog_resets; /* recoveries after a NIC reboot (§8.5) */
 };
 
 void myrio_port_conf_init(struct myrio_port_conf *conf);

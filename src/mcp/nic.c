@@ -29,7 +29,7 @@ static int cmd(struct myri_nic *nic, uint32_t op, uint32_t d0, uint32_t d1, uint
 
 /* Memory space and bus mastering on; read requests of 4096 bytes (§1.8). Returns the
  * maximum read request size in effect, 0 if unknown. */
-static unsigned pci_setup(struct myrio_bus *bus)
+unsigned myri_nic_pci_setup(struct myrio_bus *bus)
 {
 	uint32_t v;
 	if (bus->ops->cfg_read(bus, PCI_COMMAND, 2, &v) == 0)
@@ -91,6 +91,28 @@ static int read_ring_sizes(struct myri_nic *nic)
 	return 0;
 }
 
+int myri_nic_firmware(struct myri_nic *nic)
+{
+	/* §2.2-§2.4: load the image, or keep what runs (§2.3). */
+	int rc;
+	if (nic->fw_path) {
+		rc = mcp_fw_load_file(nic, nic->fw_path);
+		if (rc == -ENOENT && nic->fw_adopt) {
+			log_warn("%s: firmware image %s not found; adopting the running firmware",
+				 nic->bus->name, nic->fw_path);
+			rc = mcp_fw_adopt(nic);
+		}
+	} else if (nic->fw_adopt) {
+		rc = mcp_fw_adopt(nic);
+	} else {
+		log_err("%s: no firmware image given and adoption disabled: set "
+			"myrio_port_conf.firmware or adopt_firmware",
+			nic->bus->name);
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
 int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myrio_port_conf *conf)
 {
 	int rc;
@@ -108,7 +130,7 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 	nic->intr_coal_us = conf->intr_coal_us;
 	nic->promisc = conf->promisc;
 	nic->rx_pool_extra = conf->rx_pool_size ? conf->rx_pool_size : RX_POOL_EXTRA_DEFAULT;
-	unsigned mrrs = pci_setup(bus);
+	unsigned mrrs = myri_nic_pci_setup(bus);
 
 	rc = myrio_dma_alloc(&nic->ctrl, NIC_CTRL_LEN);
 	if (rc < 0)
@@ -122,22 +144,13 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 	mcp_cmd_init(&nic->cmd, bus, (uint8_t *)nic->ctrl.va + NIC_CTRL_RESP,
 		     nic->ctrl.iova + NIC_CTRL_RESP);
 
-	/* §2.2-§2.4: load the image, or keep what runs (§2.3). */
+	nic->fw_adopt = conf->adopt_firmware;
 	if (conf->firmware) {
-		rc = mcp_fw_load_file(nic, conf->firmware);
-		if (rc == -ENOENT && conf->adopt_firmware) {
-			log_warn("%s: firmware image %s not found; adopting the running firmware",
-				 bus->name, conf->firmware);
-			rc = mcp_fw_adopt(nic);
-		}
-	} else if (conf->adopt_firmware) {
-		rc = mcp_fw_adopt(nic);
-	} else {
-		log_err("%s: no firmware image given and adoption disabled: set "
-			"myrio_port_conf.firmware or adopt_firmware",
-			bus->name);
-		rc = -EINVAL;
+		nic->fw_path = strdup(conf->firmware);
+		if (!nic->fw_path)
+			return -ENOMEM;
 	}
+	rc = myri_nic_firmware(nic);
 	if (rc < 0)
 		return rc;
 	mcp_dummy_rdma(nic, true); /* as L after every load (§2.6); failure is harmless */
@@ -304,9 +317,11 @@ int myri_nic_open(struct myri_nic *nic)
 	if (rc < 0)
 		return rc;
 
-	rc = make_pools(nic);
-	if (rc < 0)
-		return rc;
+	if (!nic->small_pool) { /* a recovery keeps the pools: the application holds buffers */
+		rc = make_pools(nic);
+		if (rc < 0)
+			return rc;
+	}
 	uint32_t send_off;
 	rc = get_offset(nic, MCP_CMD_GET_SEND_OFFSET, 0, nic->tx_entries * 16, &send_off);
 	if (rc == 0)
@@ -328,8 +343,12 @@ int myri_nic_open(struct myri_nic *nic)
 	r->max_frame = nic->max_frame;
 
 	/* Fill both rings completely before ETHERNET_UP (§8.3 step 5, §10.1 rule 3). */
-	if (rx_ring_refill(&r->small) != nic->rx_entries ||
-	    rx_ring_refill(&r->big) != nic->rx_entries) {
+	uint32_t small = rx_ring_refill(&r->small), big = rx_ring_refill(&r->big);
+	if (nic->recovering && small && big && (small < nic->rx_entries || big < nic->rx_entries))
+		log_warn("%s: the application holds receive buffers: rings start with %u small "
+			 "and %u big buffers of %u",
+			 nic->bus->name, small, big, nic->rx_entries);
+	else if (small != nic->rx_entries || big != nic->rx_entries) {
 		log_err("%s: cannot fill the receive rings", nic->bus->name);
 		return -ENOMEM;
 	}
@@ -361,8 +380,7 @@ int myri_nic_open(struct myri_nic *nic)
 	return 0;
 }
 
-/* Frees everything posted or queued and the pools. */
-static void release_buffers(struct myri_nic *nic)
+void myri_nic_drop_buffers(struct myri_nic *nic)
 {
 	struct myri_rings *r = &nic->rings;
 	rx_ring_release(&r->small);
@@ -373,6 +391,12 @@ static void release_buffers(struct myri_nic *nic)
 	free(r->tx.info);
 	r->small.info = r->big.info = NULL;
 	r->tx.info = NULL;
+}
+
+/* Frees everything posted or queued and the pools. */
+static void release_buffers(struct myri_nic *nic)
+{
+	myri_nic_drop_buffers(nic);
 	struct myrio_pool *pools[2] = {nic->small_pool, nic->big_pool};
 	for (int i = 0; i < 2; i++) {
 		if (pools[i] && myrio_pool_free_count(pools[i]) != pools[i]->count)
@@ -416,6 +440,8 @@ void myri_nic_release(struct myri_nic *nic)
 	if (nic->dummy_rdma_on)
 		mcp_dummy_rdma(nic, false);
 	release_buffers(nic);
+	free(nic->fw_path);
+	nic->fw_path = NULL;
 	struct myrio_dma_region *regs[2] = {&nic->intrq, &nic->ctrl};
 	for (int i = 0; i < 2; i++) {
 		if (!regs[i]->va)

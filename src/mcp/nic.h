@@ -13,6 +13,22 @@
 #include "rings/rings.h"
 
 struct myrio_bus;
+struct myrio_sim;
+
+/* Watchdog state (§8.5, watchdog.c). The data path only decrements countdown; the clock is
+ * looked at when it reaches 0. */
+struct myri_watchdog {
+	uint32_t countdown;    /* data-path calls until the next look at the clock */
+	uint32_t calls;	       /* calls between looks while the NIC is up */
+	uint64_t period_ns;    /* 0: watchdog off */
+	uint64_t next_ns;      /* time of the next check */
+	struct myrio_sim *sim; /* in-process model: its clock is the time base */
+	uint32_t last_tx_done, last_pause;
+	uint64_t last_rx_packets;
+	bool stall_warned;
+	uint64_t resets;   /* recoveries completed */
+	uint64_t failures; /* recovery attempts that failed */
+};
 
 struct myri_nic {
 	struct myrio_bus *bus;
@@ -28,12 +44,16 @@ struct myri_nic {
 	uint32_t rx_pool_extra;
 	bool up;
 	bool dummy_rdma_on; /* to be turned off before the DMA memory goes (§2.6) */
+	char *fw_path;	    /* image loaded at probe, reloaded after a reboot (§2.5) */
+	bool fw_adopt;	    /* adoption allowed (conf.adopt_firmware) */
+	bool recovering;    /* open after a reboot: rx rings may start partly filled */
 	/* DMA memory: control page (response, status block, DMA-test page) and the
 	 * completion ring, each mapped on the bus. */
 	struct myrio_dma_region ctrl, intrq;
 	struct myrio_pool *small_pool, *big_pool;
 	uint32_t irq_ack_off, irq_deassert_off, coal_off;
 	struct myri_rings rings;
+	struct myri_watchdog wd;
 };
 
 /* Layout of the control region. */
@@ -52,6 +72,23 @@ int myri_nic_open(struct myri_nic *nic);
 int myri_nic_close(struct myri_nic *nic);
 /* Frees the DMA memory (the bus stays open). */
 void myri_nic_release(struct myri_nic *nic);
+
+/* PCI command register (memory space, bus master) and read request size (§1.8); returns
+ * the read request size in effect, 0 if unknown. */
+unsigned myri_nic_pci_setup(struct myrio_bus *bus);
+/* Loads or adopts the firmware as configured at probe (§2.2-§2.4). */
+int myri_nic_firmware(struct myri_nic *nic);
+/* Returns every posted rx buffer and pending tx chain to its pool and frees the ring
+ * arrays; the pools stay. */
+void myri_nic_drop_buffers(struct myri_nic *nic);
+
+/* Watchdog (watchdog.c, §8.5). */
+void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms, struct myrio_sim *sim);
+/* Slow path, called when wd.countdown reaches 0: checks the NIC once per period and
+ * recovers it after a reboot. Returns 0 when the NIC is up, -ENETDOWN otherwise. */
+int myri_watchdog_tick(struct myri_nic *nic);
+/* Recovery after a self-reboot (§2.5, §8.5): reload, reset, open on the same pools. */
+int myri_watchdog_recover(struct myri_nic *nic);
 
 /* Firmware loading (fw_load.c) */
 int mcp_fw_load_file(struct myri_nic *nic, const char *path);

@@ -8,6 +8,7 @@
 #include "bus/bus.h"
 #include "mcp/nic.h"
 #include "port/port_ops.h"
+#include "sim/model.h" /* sim_world_is_stepped: whose clock the watchdog reads */
 #include "util/log.h"
 
 struct myri10ge_port {
@@ -20,14 +21,22 @@ static struct myri10ge_port *mp(struct myrio_port *port)
 	return (struct myri10ge_port *)port;
 }
 
+/* The watchdog costs a decrement per call; its slow path returns < 0 while the NIC is down
+ * (then the countdown stays at 1 and the rings are not touched). */
 static uint16_t m_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
-	return rings_rx_burst(&mp(port)->nic.rings, pkts, n);
+	struct myri_nic *nic = &mp(port)->nic;
+	if (__builtin_expect(--nic->wd.countdown == 0, 0) && myri_watchdog_tick(nic) < 0)
+		return 0;
+	return rings_rx_burst(&nic->rings, pkts, n);
 }
 
 static uint16_t m_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
-	return rings_tx_burst(&mp(port)->nic.rings, pkts, n);
+	struct myri_nic *nic = &mp(port)->nic;
+	if (__builtin_expect(--nic->wd.countdown == 0, 0) && myri_watchdog_tick(nic) < 0)
+		return 0;
+	return rings_tx_burst(&nic->rings, pkts, n);
 }
 
 static int m_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,
@@ -38,7 +47,10 @@ static int m_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_l
 
 static int m_link(struct myrio_port *port)
 {
-	struct myri_rings *r = &mp(port)->nic.rings;
+	struct myri_nic *nic = &mp(port)->nic;
+	struct myri_rings *r = &nic->rings;
+	if (!nic->up)
+		return MYRIO_LINK_DOWN; /* rebooted, recovery pending */
 	status_poll(r);
 	switch (r->link_up) {
 	case 0:
@@ -76,7 +88,8 @@ static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
 {
 	struct myri_nic *nic = &mp(port)->nic;
 	struct myri_rings *r = &nic->rings;
-	status_poll(r);
+	if (nic->up)
+		status_poll(r);
 	s->rx_packets = r->rx_packets;
 	s->rx_bytes = r->rx_bytes;
 	s->tx_packets = r->tx_packets;
@@ -99,7 +112,8 @@ static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
 	s->dropped_no_small_buffer = d->dropped_no_small_buffer;
 	s->dropped_no_big_buffer = d->dropped_no_big_buffer;
 	s->rdma_tags_available = d->rdma_tags_available;
-	s->link_up = r->link_up;
+	s->link_up = nic->up ? r->link_up : 0;
+	s->watchdog_resets = nic->wd.resets;
 	return 0;
 }
 
@@ -114,7 +128,10 @@ static int m_irq_fd(struct myrio_port *port)
  * frame (§6.5). */
 static int m_irq_arm(struct myrio_port *port)
 {
-	struct myri_rings *r = &mp(port)->nic.rings;
+	struct myri_nic *nic = &mp(port)->nic;
+	struct myri_rings *r = &nic->rings;
+	if (!nic->up)
+		return 0;
 	status_poll(r);
 	uint32_t e = *(volatile uint32_t *)&r->rx_done[r->rx_done_idx & r->rx_done_mask];
 	if (r->rx_token && e == 0)
@@ -157,6 +174,12 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 	int rc = myri_nic_probe(&p->nic, bus, conf);
 	if (rc == 0)
 		rc = myri_nic_open(&p->nic);
+	if (rc == 0) {
+		/* A stepped model's time is virtual; anything else runs in real time. */
+		bool stepped = strcmp(bus->kind, "sim") == 0 && conf->sim &&
+			       sim_world_is_stepped(conf->sim);
+		myri_watchdog_init(&p->nic, conf->watchdog_ms, stepped ? conf->sim : NULL);
+	}
 	if (rc < 0) {
 		log_err("%s: bring-up failed (%s)", bus->name, strerror(-rc));
 		if (p->nic.up)

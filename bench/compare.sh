@@ -173,10 +173,19 @@ section_rr() {
 	need sockperf
 	echo "== TCP_RR / UDP_RR 1 byte: myrio-perf (model, 10 Gb/s) vs kernel loopback" \
 		"(sockperf ping-pong; 14 bytes, its minimum message)"
-	summary "TCP_RR 1 byte [trans/s]" "$(med ours 'd["trans_per_s"]' -t TCP_RR -r 1,1)" \
-		trans/s "kernel-lo(sockperf)" "$(med sockperf_pp 3 lo --tcp -m 14)" 10
-	summary "UDP_RR 1 byte [trans/s]" "$(med ours 'd["trans_per_s"]' -t UDP_RR -r 1,1)" \
-		trans/s "kernel-lo(sockperf)" "$(med sockperf_pp 3 lo -m 14)"
+	local ktcp kudp
+	ktcp=$(med sockperf_pp 3 lo --tcp -m 14)
+	kudp=$(med sockperf_pp 3 lo -m 14)
+	summary "TCP_RR 1 byte spin [trans/s]" "$(med ours 'd["trans_per_s"]' -t TCP_RR -r 1,1)" \
+		trans/s "kernel-lo(sockperf)" "$ktcp" 10
+	summary "TCP_RR 1 byte irq [trans/s]" \
+		"$(med ours 'd["trans_per_s"]' -t TCP_RR -r 1,1 --irq)" trans/s \
+		"kernel-lo(sockperf)" "$ktcp" 10
+	summary "UDP_RR 1 byte spin [trans/s]" "$(med ours 'd["trans_per_s"]' -t UDP_RR -r 1,1)" \
+		trans/s "kernel-lo(sockperf)" "$kudp"
+	summary "UDP_RR 1 byte irq [trans/s]" \
+		"$(med ours 'd["trans_per_s"]' -t UDP_RR -r 1,1 --irq)" trans/s \
+		"kernel-lo(sockperf)" "$kudp"
 }
 
 # --- raw packet rates: the driver's raw path vs DPDK testpmd -------------------------------

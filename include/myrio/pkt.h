@@ -55,9 +55,13 @@ struct myrio_pool {
 	uint64_t base_iova; /* IOVA of element 0 */
 	void *region;       /* the DMA region that backs the pool (internal) */
 	uint64_t alloc_failures;
+	struct myrio_pool *next_on_bus; /* pools mapped on the same bus (internal) */
+	int orphaned;                   /* destroyed while buffers were out (internal) */
 };
 
-/* Releases a pool and its memory; every buffer must have come back. */
+/* Releases a pool and its memory. If buffers are still out (a NIC still holds frames), the
+ * pool is only marked: it is released when its port closes and the driver has handed every
+ * buffer back, so destroying it early never frees memory a device may still read. */
 void myrio_pool_destroy(struct myrio_pool *pool);
 
 static inline uint8_t *myrio_pkt_data(const struct myrio_pkt *p)

@@ -250,6 +250,9 @@ struct myrio_stack_stats {
 	    drop_tcp_syn_backlog, drop_tcp_table_full, drop_tcp_ooo_full, drop_tcp_out_of_window,
 	    drop_tcp_bad_ack, drop_tcp_rcv_full;
 	uint64_t tcp_active_opens, tcp_passive_opens, tcp_conns_established, tcp_timeouts;
+	/* SYN cookies (backlog full: SYN-ACKs sent statelessly, returning ACKs that carried a
+	 * valid / an invalid cookie) and orphans reset after their FIN retries ran out */
+	uint64_t tcp_syncookies_sent, tcp_syncookies_ok, tcp_syncookies_failed, tcp_orphan_resets;
 };
 
 struct myrio_tcp_conn_stats {

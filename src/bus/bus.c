@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bus/bus.h"
+#include "myrio/pkt.h"
 #include "util/log.h"
 
 /* DDDD:BB:DD.F or BB:DD.F */
@@ -48,20 +49,36 @@ int myrio_bus_open(const char *device, struct myrio_sim *sim, struct myrio_bus *
 	return -ENODEV;
 }
 
-void myrio_bus_hold(struct myrio_bus *bus)
+void myrio_bus_add_pool(struct myrio_bus *bus, struct myrio_pool *pool)
 {
-	bus->holds++;
+	pool->next_on_bus = bus->pools;
+	bus->pools = pool;
 }
 
-void myrio_bus_release(struct myrio_bus *bus)
+void myrio_bus_remove_pool(struct myrio_bus *bus, struct myrio_pool *pool)
 {
-	if (--bus->holds == 0 && bus->closing)
-		bus->ops->close(bus);
+	for (struct myrio_pool **pp = &bus->pools; *pp; pp = &(*pp)->next_on_bus) {
+		if (*pp == pool) {
+			*pp = pool->next_on_bus;
+			return;
+		}
+	}
 }
 
 void myrio_bus_close(struct myrio_bus *bus)
 {
+	/* Orphaned pools whose buffers all came back when the driver let go of its rings. */
+	struct myrio_pool *p = bus->pools, *next;
+	for (; p; p = next) {
+		next = p->next_on_bus;
+		if (p->orphaned && p->free_top == p->count)
+			myrio_pool_destroy(p);
+		else if (p->orphaned)
+			log_warn("%s: a destroyed pool still misses %u buffers; its memory stays "
+				 "mapped until the process ends",
+				 bus->name, p->count - p->free_top);
+	}
 	bus->closing = true;
-	if (bus->holds == 0)
+	if (!bus->pools)
 		bus->ops->close(bus);
 }

@@ -38,15 +38,17 @@ struct myrio_bus {
 	size_t bar0_len;
 	char kind[16]; /* "sim", "simd", "vfio" */
 	char name[64]; /* device name or PCI address */
-	unsigned holds; /* pools whose memory is still mapped on this bus */
-	bool closing;   /* closed by its port; really closed when the last pool goes */
+	struct myrio_pool *pools; /* pools whose memory is mapped on this bus */
+	bool closing;             /* closed by its port; really closed when the last pool goes */
 };
 
 /* A bus outlives its port while pools mapped on it exist, so an application may destroy a
  * transmit pool after closing the port: the DMA mapping and the device stay valid until
- * then. The port closes with myrio_bus_close, never ops->close directly. */
-void myrio_bus_hold(struct myrio_bus *bus);
-void myrio_bus_release(struct myrio_bus *bus);
+ * then. The port closes with myrio_bus_close (never ops->close directly), after its driver
+ * has handed back every buffer; pools destroyed early (orphaned) are released there. */
+struct myrio_pool;
+void myrio_bus_add_pool(struct myrio_bus *bus, struct myrio_pool *pool);
+void myrio_bus_remove_pool(struct myrio_bus *bus, struct myrio_pool *pool);
 void myrio_bus_close(struct myrio_bus *bus);
 
 /* Opens the bus a device string names ("sim:X", "simd:X[@sock]", "DDDD:BB:DD.F"). */

@@ -46,7 +46,6 @@ int myrio_pool_create_in(struct myrio_bus *bus, uint32_t count, uint32_t buf_len
 			myrio_dma_free(r);
 			goto fail;
 		}
-		myrio_bus_hold(bus);
 	}
 	pool->free_stack = stack;
 	pool->count = count;
@@ -64,6 +63,8 @@ int myrio_pool_create_in(struct myrio_bus *bus, uint32_t count, uint32_t buf_len
 		stack[count - 1 - i] = p;
 	}
 	pool->free_top = count;
+	if (bus)
+		myrio_bus_add_pool(bus, pool);
 	*out = pool;
 	return 0;
 fail:
@@ -81,12 +82,21 @@ void myrio_pool_destroy(struct myrio_pool *pool)
 		return;
 	struct myrio_dma_region *r = pool->region;
 	struct myrio_bus *bus = r->bus;
+	if (bus && pool->free_top != pool->count) {
+		log_info("%s: pool destroyed with %u buffers still out; it is released when the "
+			 "port closes",
+			 bus->name, pool->count - pool->free_top);
+		pool->orphaned = 1;
+		return;
+	}
 	if (bus) {
 		bus->ops->dma_unmap(bus, r);
-		myrio_bus_release(bus);
+		myrio_bus_remove_pool(bus, pool);
 	}
 	myrio_dma_free(r);
 	free(r);
 	free(pool->free_stack);
 	free(pool);
+	if (bus && bus->closing && !bus->pools)
+		bus->ops->close(bus); /* the port went first; the last pool closes the bus */
 }

@@ -71,7 +71,11 @@
 	F(tcp_active_opens)                                                                        \
 	F(tcp_passive_opens)                                                                       \
 	F(tcp_conns_established)                                                                   \
-	F(tcp_timeouts)
+	F(tcp_timeouts)                                                                            \
+	F(tcp_syncookies_sent)                                                                     \
+	F(tcp_syncookies_ok)                                                                       \
+	F(tcp_syncookies_failed)                                                                   \
+	F(tcp_orphan_resets)
 
 void myrio_stack_stats(const struct myrio_stack *s, struct myrio_stack_stats *out)
 {

@@ -193,12 +193,8 @@ void myrio_stack_destroy(struct myrio_stack *s)
 				nanosleep(&ts, NULL);
 			}
 		}
-		if (myrio_pool_free_count(s->pool) < s->pool->count)
-			log_warn("tcp_lite: %u transmit buffers still held by the port; keeping "
-				 "the pool alive",
-				 s->pool->count - myrio_pool_free_count(s->pool));
-		else
-			myrio_pool_destroy(s->pool);
+		/* Frames a dead NIC never hands back keep the pool until the port closes. */
+		myrio_pool_destroy(s->pool);
 	}
 	free(s);
 }

@@ -126,7 +126,8 @@ struct myrio_tcp_listener {
 	bool in_use;
 	uint16_t port;
 	unsigned backlog;
-	unsigned pending; /* SYN_RCVD connections from this listener */
+	unsigned pending;	   /* SYN_RCVD connections from this listener */
+	uint64_t cookies_until_ms; /* returning ACKs may carry a SYN cookie until then */
 	void *user;
 };
 
@@ -233,6 +234,7 @@ struct myrio_stack {
 	uint16_t ip_id;
 	uint16_t eph_next;
 	uint64_t secret[2];
+	uint64_t cookie_key[2]; /* SYN cookies: fixed for the stack's life */
 	uint64_t chack_second;
 	uint32_t chack_count;
 
@@ -304,6 +306,16 @@ void tcp_conn_free(struct myrio_tcp_conn *c); /* immediately; not while listed *
 uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip, uint16_t rport);
 void tcp_mark_output(struct myrio_tcp_conn *c);
 void tcp_run_output(struct myrio_stack *s);
+
+/* tcp_syncookie.c: stateless SYN-ACKs when a listener's backlog is full */
+void tcp_syncookie_send(struct myrio_stack *s, struct myrio_tcp_listener *l, uint32_t lip,
+			uint16_t lport, uint32_t rip, uint16_t rport, uint32_t peer_isn,
+			const struct tcp_opts *o);
+/* A pure ACK for listener l that matched no connection: if it returns a valid cookie, the
+ * connection it stands for (SYN_RCVD, not counted in the backlog), else NULL. */
+struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_tcp_listener *l,
+					   uint32_t lip, uint16_t lport, uint32_t rip,
+					   uint16_t rport, uint32_t seq, uint32_t ack);
 
 /* tcp_input.c */
 void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);

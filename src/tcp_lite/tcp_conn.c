@@ -48,6 +48,8 @@ int tcp_init(struct myrio_stack *s)
 	}
 	s->free_head = 0;
 	s->eph_next = (uint16_t)stack_random(s);
+	s->cookie_key[0] = stack_random(s);
+	s->cookie_key[1] = stack_random(s);
 	return 0;
 }
 
@@ -612,7 +614,9 @@ void myrio_tcp_close(struct myrio_tcp_conn *c)
 	myrio_tcp_shutdown(c);
 	if (c->state == MYRIO_TCP_CLOSED)
 		return;
-	/* An orphan must not wait forever for a peer that never closes. */
+	/* An orphan must not wait forever for a peer that never closes or a window that
+	 * never opens; while it still retransmits, the retry limit bounds it instead
+	 * (tcp_timers.c, orphan_deadline). FIN_WAIT_2 restarts this when it is entered. */
 	c->t_2msl = c->s->now_ms + c->s->conf.time_wait_ms;
 	stack_arm_timer(c->s, c->t_2msl);
 }

@@ -43,7 +43,9 @@ static void passive_open(struct myrio_stack *s, struct myrio_tcp_listener *l,
 			 const struct seg *sg)
 {
 	if (l->pending >= l->backlog) {
+		/* Counted as before (the backlog overflowed), but answered with a cookie. */
 		s->st.drop_tcp_syn_backlog++;
+		tcp_syncookie_send(s, l, ip->dst, dport, ip->src, sport, sg->seq, &sg->o);
 		return;
 	}
 	struct myrio_tcp_conn *c = tcp_conn_alloc(s, ip->dst, dport, ip->src, sport);
@@ -492,6 +494,10 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 	if (fin_acked(c)) {
 		if (c->state == MYRIO_TCP_FIN_WAIT_1) {
 			c->state = MYRIO_TCP_FIN_WAIT_2;
+			if (!c->app_owned) { /* orphan: the FIN_WAIT_2 timeout starts now */
+				c->t_2msl = s->now_ms + s->conf.time_wait_ms;
+				stack_arm_timer(s, c->t_2msl);
+			}
 		} else if (c->state == MYRIO_TCP_CLOSING) {
 			enter_time_wait(c);
 		} else if (c->state == MYRIO_TCP_LAST_ACK) {
@@ -567,6 +573,12 @@ void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 		struct myrio_tcp_listener *l = c ? NULL : tcp_listener_find(s, dport);
 		if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN) {
 			passive_open(s, l, ip, sport, dport, &sg);
+		} else if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_ACK &&
+			   (c = tcp_syncookie_check(s, l, ip->dst, dport, ip->src, sport, sg.seq,
+						    sg.ack)) != NULL) {
+			c->st.segs_in++;
+			established_input(c, p, ip, th, &sg);
+			return;
 		} else {
 			s->st.drop_tcp_no_conn++;
 			uint32_t seglen = sg.len + ((sg.flags & TH_SYN) ? 1u : 0u) +

@@ -114,6 +114,9 @@ static void rtx_timeout(struct myrio_tcp_conn *c)
 	}
 	if (++c->retries > s->conf.max_retries) {
 		s->st.tcp_timeouts++;
+		s->st.tcp_resets_sent++;
+		if (!c->app_owned)
+			s->st.tcp_orphan_resets++;
 		tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_max);
 		tcp_conn_finish(c, -ETIMEDOUT);
 		return;
@@ -135,6 +138,27 @@ static void rtx_timeout(struct myrio_tcp_conn *c)
 		tcp_arm_rto(c);
 }
 
+/* The deadline of a closed (orphan) connection that is not in TIME_WAIT, as Linux's
+ * orphan handling: while our data or FIN is still being (re)transmitted, the
+ * retransmission limit bounds the connection (rtx_timeout resets it when that runs out),
+ * so the deadline only looks again later; FIN_WAIT_2 (the peer never closes), a zero
+ * window that never opens, or anything else that makes no progress is given up with a
+ * RST, so the peer does not wait on a connection that is gone. */
+static void orphan_deadline(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	bool sending = c->state == MYRIO_TCP_FIN_WAIT_1 || c->state == MYRIO_TCP_CLOSING ||
+		       c->state == MYRIO_TCP_LAST_ACK;
+	if (sending && c->t_rtx && !c->persist && c->snd_una != c->snd_max) {
+		c->t_2msl = s->now_ms + (s->conf.time_wait_ms ? s->conf.time_wait_ms : 1);
+		return;
+	}
+	s->st.tcp_orphan_resets++;
+	s->st.tcp_resets_sent++;
+	tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_max);
+	tcp_conn_finish(c, 0);
+}
+
 void tcp_timers_run(struct myrio_stack *s)
 {
 	uint64_t now = s->now_ms, next = 0;
@@ -152,7 +176,10 @@ void tcp_timers_run(struct myrio_stack *s)
 		}
 		if (c->t_2msl && now >= c->t_2msl && c->state != MYRIO_TCP_CLOSED) {
 			c->t_2msl = 0;
-			tcp_conn_finish(c, 0);
+			if (c->state == MYRIO_TCP_TIME_WAIT)
+				tcp_conn_finish(c, 0);
+			else
+				orphan_deadline(c);
 		}
 		if (c->state == MYRIO_TCP_CLOSED)
 			continue;

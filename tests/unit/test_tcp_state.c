@@ -463,6 +463,96 @@ static void retries_exhausted_is_timeout(void **state)
 	raw_close(&r);
 }
 
+static void orphan_conf(struct myrio_stack_conf *c)
+{
+	c->time_wait_ms = 500;
+	c->max_retries = 4;
+}
+
+/* Runs the fake clock for ms in 10 ms steps; counts the FINs and RSTs the stack sent. */
+static void run_ms(struct raw *r, unsigned ms, unsigned *fins, unsigned *rsts)
+{
+	for (unsigned t = 0; t < ms; t += 10) {
+		raw_advance_ms(r, 10);
+		raw_poll(r);
+		struct tcpv v;
+		for (unsigned i = 0; cap_tcp(r, i, &v); i++) {
+			*fins += (v.flags & F_FIN) != 0;
+			*rsts += (v.flags & F_RST) != 0;
+		}
+	}
+}
+
+/* docs/reliability.md bug 5: an orphan's deadline must not cut a FIN that is still being
+ * retransmitted (the peer's FIN would then meet a RST); the retry limit bounds it, and
+ * giving up sends a RST that is counted. */
+static void orphan_deadline_spares_a_retransmitted_fin(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st30", NULL, orphan_conf, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 40030, 80, 9, true);
+	myrio_tcp_close(p.c); /* orphan: the application let go */
+	raw_poll(&r);
+	unsigned fins = 0, rsts = 0;
+	/* FIN lost again and again: probed at 42 ms, retransmitted at 242, 642, 1442 ms,
+	 * past the 500 ms deadline, with no RST. */
+	run_ms(&r, 1500, &fins, &rsts);
+	assert_true(fins >= 3);
+	assert_int_equal(rsts, 0);
+	/* The peer finally ACKs our FIN and sends its own: a clean close, no RST. */
+	p.rcv_nxt++;
+	peer_send(&r, &p, F_ACK | F_FIN, NULL, 0);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.flags, F_ACK);
+	assert_int_equal(v.ack, p.snd_nxt);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_orphan_resets, 0);
+	assert_int_equal(st.tcp_resets_sent, 0);
+
+	/* A peer that never answers: the FIN is retried max_retries times, then RST. */
+	struct peer q;
+	peer_connect(&r, &q, 40031, 80, 9, true);
+	myrio_tcp_close(q.c);
+	raw_poll(&r);
+	fins = rsts = 0;
+	run_ms(&r, 2000, &fins, &rsts);
+	assert_int_equal(rsts, 0); /* 200 + 400 + 800 ms: still retrying */
+	run_ms(&r, 60000, &fins, &rsts);
+	assert_int_equal(fins, 5); /* a tail loss probe, then max_retries RTOs */
+	assert_int_equal(rsts, 1);
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_orphan_resets, 1);
+
+	/* FIN acknowledged but the peer never closes: FIN_WAIT_2 times out after
+	 * time_wait_ms (from entering it) with a RST. */
+	struct peer w;
+	peer_connect(&r, &w, 40032, 80, 9, true);
+	myrio_tcp_close(w.c);
+	raw_poll(&r);
+	run_ms(&r, 400, &fins, &rsts); /* FIN lost once */
+	w.rcv_nxt++;
+	peer_send(&r, &w, F_ACK, NULL, 0);
+	raw_poll(&r);
+	rsts = 0;
+	run_ms(&r, 450, &fins, &rsts);
+	assert_int_equal(rsts, 0);
+	run_ms(&r, 100, &fins, &rsts);
+	assert_int_equal(rsts, 1);
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_orphan_resets, 2);
+	/* Gone: anything for the tuple is answered with RST. */
+	peer_send(&r, &w, F_ACK, "x", 1);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_true(v.flags & F_RST);
+	raw_close(&r);
+}
+
 static void zero_window_is_probed(void **state)
 {
 	struct raw r;
@@ -529,6 +619,102 @@ static void syn_flood_keeps_memory_bounded(void **state)
 	peer_connect(&r, &p, 50000, 80, 1, true);
 	assert_non_null(p.c);
 	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_ESTABLISHED);
+	raw_close(&r);
+}
+
+/* Sends a SYN from sport (peer ISN isn, MSS 1460, timestamps and window scaling offered)
+ * and returns the SYN-ACK the stack answered with. */
+static void syn_and_answer(struct raw *r, uint16_t sport, uint32_t isn, struct tcpv *v)
+{
+	uint8_t o[20] = {2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0x03, 0xe8, 0, 0, 0, 0, 1, 3, 3, 7};
+	struct tcpf t = {.sport = sport,
+			 .dport = 80,
+			 .seq = isn,
+			 .flags = F_SYN,
+			 .win = 65535,
+			 .opts = o,
+			 .optlen = 20};
+	raw_send_tcp(r, &t);
+	raw_poll(r);
+	assert_true(cap_tcp(r, 0, v));
+	assert_int_equal(v->flags, F_SYN | F_ACK);
+	assert_int_equal(v->ack, isn + 1);
+}
+
+/* Backlog full: SYNs are answered with a cookie and no state; only a returning ACK with a
+ * valid, recent cookie makes a connection (MSS only: no other option for those). */
+static void full_backlog_answers_with_syn_cookies(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st31", NULL, NULL, true), 0);
+	listen80(&r); /* backlog 4 */
+	struct tcpv v;
+	for (uint16_t i = 0; i < 4; i++)
+		syn_and_answer(&r, (uint16_t)(2000 + i), 1000u * i, &v);
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_syncookies_sent, 0);
+	syn_and_answer(&r, 3000, 77777, &v);
+	uint32_t cookie = v.seq;
+	assert_true(find_opt(v.opts, v.optlen, 2) >= 0);
+	assert_int_equal(get_be16(v.opts + find_opt(v.opts, v.optlen, 2) + 2), 1460);
+	assert_true(find_opt(v.opts, v.optlen, 3) < 0); /* no window scaling, */
+	assert_true(find_opt(v.opts, v.optlen, 4) < 0); /* no SACK, */
+	assert_true(find_opt(v.opts, v.optlen, 8) < 0); /* no timestamps */
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_syncookies_sent, 1);
+	assert_int_equal(st.tcp_passive_opens, 4);
+	/* A forged cookie: RST, no connection. */
+	struct tcpf a = {.sport = 3000,
+			 .dport = 80,
+			 .seq = 77778,
+			 .ack = cookie + 2,
+			 .flags = F_ACK,
+			 .win = 1000};
+	raw_send_tcp(&r, &a);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_true(v.flags & F_RST);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 0);
+	/* The same cookie from another port does not match either. */
+	a.ack = cookie + 1;
+	a.sport = 3001;
+	raw_send_tcp(&r, &a);
+	raw_poll(&r);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 0);
+	/* The real one, with data: accepted, established, data delivered. */
+	a.sport = 3000;
+	a.flags = F_ACK | F_PSH;
+	a.data = (const uint8_t *)"hi";
+	a.len = 2;
+	raw_send_tcp(&r, &a);
+	raw_poll(&r);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 1);
+	struct myrio_tcp_conn *c = r.last_conn;
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
+	assert_int_equal(myrio_tcp_mss(c), 1460);
+	char b[4];
+	assert_int_equal(myrio_tcp_read(c, b, sizeof(b)), 2);
+	assert_memory_equal(b, "hi", 2);
+	myrio_stack_stats(r.s, &st);
+	assert_int_equal(st.tcp_syncookies_ok, 1);
+	assert_int_equal(st.tcp_syncookies_failed, 2);
+	/* A cookie older than two ticks of 65.5 s is refused. */
+	syn_and_answer(&r, 3002, 5555, &v);
+	cookie = v.seq;
+	raw_advance_ms(&r, 3 * 65536);
+	raw_poll(&r);
+	raw_drop_captured(&r);
+	struct tcpf old = {.sport = 3002,
+			   .dport = 80,
+			   .seq = 5556,
+			   .ack = cookie + 1,
+			   .flags = F_ACK,
+			   .win = 1000};
+	raw_send_tcp(&r, &old);
+	raw_poll(&r);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 1);
+	myrio_tcp_close(c);
 	raw_close(&r);
 }
 
@@ -976,7 +1162,9 @@ int main(void)
 	    cmocka_unit_test(retransmission_timer_backs_off),
 	    cmocka_unit_test(retries_exhausted_is_timeout),
 	    cmocka_unit_test(zero_window_is_probed),
+	    cmocka_unit_test(orphan_deadline_spares_a_retransmitted_fin),
 	    cmocka_unit_test(syn_flood_keeps_memory_bounded),
+	    cmocka_unit_test(full_backlog_answers_with_syn_cookies),
 	    cmocka_unit_test(closed_port_answers_rst),
 	    cmocka_unit_test(active_open_from_the_stack),
 	    cmocka_unit_test(sending_across_the_sequence_wrap),

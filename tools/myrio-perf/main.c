@@ -30,7 +30,7 @@ static void usage(FILE *f)
 		"                       model thread never sleeps); e.g. link=unlimited,spin\n"
 		"      --irq            sleep on the NICs' interrupt eventfds when idle\n"
 		"      --irq-spin N     idle polls before sleeping (default 16)\n"
-		"      --coal US        interrupt coalescing (default: 50 with --irq, else 0)\n"
+		"      --coal US        interrupt coalescing (default: 200 for streams with --irq, else 0)\n"
 		"      --no-timestamps  TCP without RFC 7323 timestamps\n"
 		"      --file PATH      TCP_SENDFILE source (default: 8 MiB temporary file)\n"
 		"      --verify         receiver checks the payload\n"

@@ -34,7 +34,7 @@ static int map_bar0(struct myrio_vfio_dev *d)
 	if (rc < 0)
 		return rc;
 	if (ri.size == 0) {
-		log_err("%s: BAR0 is not implemented", d->bus.name);
+		log_err("%s: the device reports no BAR0 (size 0): not a Myri-10G function, or a wrong address", d->bus.name);
 		return -ENODEV;
 	}
 	if (!(ri.flags & VFIO_REGION_INFO_FLAG_MMAP)) {

@@ -92,33 +92,33 @@ static void tx_free_run(struct myri_tx_ring *t, uint32_t done, uint32_t cnt)
 void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count)
 {
 	struct myri_tx_ring *t = &r->tx;
-	uint32_t todo = send_done_count - t->pkt_done;
-	if (__builtin_expect(todo > t->pkt_req - t->pkt_done, 0)) {
+	uint32_t finished = send_done_count - t->pkt_done;
+	if (__builtin_expect(finished > t->pkt_req - t->pkt_done, 0)) {
 		r->tx_bad_done++; /* the NIC claims more than was sent: trust only what was */
-		todo = t->pkt_req - t->pkt_done;
+		finished = t->pkt_req - t->pkt_done;
 	}
-	if (todo == 0)
+	if (finished == 0)
 		return;
-	t->pkt_done += todo;
+	t->pkt_done += finished;
 	uint32_t done = t->done;
 	if ((int32_t)(t->multi_end - done) <= 0) {
 		/* Only one-descriptor chains from here on: every slot holds a packet. */
 		t->multi_end = done; /* keeps the comparison in range */
-		t->done = done + todo;
-		tx_free_run(t, done, todo);
+		t->done = done + finished;
+		tx_free_run(t, done, finished);
 		return;
 	}
 	/* Walk the slots: a chain ends at the slot that holds its packet (as L marks the last
-	 * descriptor), so the todo chains end before req. */
+	 * descriptor), so the finished chains end before req. */
 	const uint32_t mask = t->mask;
 	struct myrio_pkt *const *info = t->info;
 	do {
 		struct myrio_pkt *p = info[done++ & mask];
 		if (p) {
 			myrio_pkt_free(p);
-			todo--;
+			finished--;
 		}
-	} while (todo);
+	} while (finished);
 	t->done = done;
 }
 

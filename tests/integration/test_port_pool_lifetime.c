@@ -10,23 +10,24 @@
 
 #include "myrio/myrio.h"
 
-static struct myrio_sim *stepped_world(void)
+/* A stepped world (the model never runs unless stepped) and a port conf that reaches it. */
+static struct myrio_sim *stepped_world(struct myrio_port_conf *pc)
 {
 	struct myrio_sim_conf sc;
 	myrio_sim_conf_init(&sc);
 	sc.stepped = true;
 	struct myrio_sim *sim;
 	assert_int_equal(myrio_sim_create(&sim, &sc), 0);
+	myrio_port_conf_init(pc);
+	pc->sim = sim;
 	return sim;
 }
 
 static void pool_destroyed_after_close_keeps_the_nic_until_then(void **state)
 {
 	(void)state;
-	struct myrio_sim *sim = stepped_world();
 	struct myrio_port_conf pc;
-	myrio_port_conf_init(&pc);
-	pc.sim = sim;
+	struct myrio_sim *sim = stepped_world(&pc);
 	struct myrio_port *port, *again;
 	assert_int_equal(myrio_port_open(&port, "sim:sim0", &pc), 0);
 	struct myrio_pool *pool;
@@ -49,10 +50,8 @@ static void pool_destroyed_after_close_keeps_the_nic_until_then(void **state)
 static void pool_destroyed_before_close_frees_the_nic_at_close(void **state)
 {
 	(void)state;
-	struct myrio_sim *sim = stepped_world();
 	struct myrio_port_conf pc;
-	myrio_port_conf_init(&pc);
-	pc.sim = sim;
+	struct myrio_sim *sim = stepped_world(&pc);
 	struct myrio_port *port;
 	assert_int_equal(myrio_port_open(&port, "sim:sim1", &pc), 0);
 	struct myrio_pool *pool;
@@ -67,10 +66,8 @@ static void pool_destroyed_before_close_frees_the_nic_at_close(void **state)
 static void pool_destroyed_with_frames_in_the_ring_is_released_at_close(void **state)
 {
 	(void)state;
-	struct myrio_sim *sim = stepped_world();
 	struct myrio_port_conf pc;
-	myrio_port_conf_init(&pc);
-	pc.sim = sim;
+	struct myrio_sim *sim = stepped_world(&pc);
 	struct myrio_port *port;
 	assert_int_equal(myrio_port_open(&port, "sim:sim0", &pc), 0);
 	struct myrio_pool *pool;

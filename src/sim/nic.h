@@ -235,6 +235,8 @@ struct sim_nic {
 	bool fault_bad_completion;
 	uint32_t fault_bad_completion_len;
 	bool fault_unaligned;
+	bool fault_tx_hang; /* send engine stopped until CMD_RESET */
+	_Atomic bool removed; /* off the bus: nothing runs, config space reads all ones */
 
 	struct sim_nic_stats st;
 	uint8_t *scratch;	/* 64 KiB + headers: gather buffer for TSO and endpoints */

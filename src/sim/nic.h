@@ -223,6 +223,7 @@ struct sim_nic {
 	/* transmit pacing and 802.3x pause from the peer */
 	uint64_t tx_idle_at;
 	uint64_t paused_since, pause_gave_up_at;
+	uint64_t pause_frame_at; /* the last PAUSE frame counted while held */
 	bool paused;
 	/* i2c (SFP+ EEPROM) */
 	uint64_t i2c_busy_until;

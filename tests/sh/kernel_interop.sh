@@ -95,7 +95,8 @@ def csum(b):
     return ~s & 0xffff
 
 def ping(ip, n, need):
-    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); s.settimeout(2)
+    # 5 s per echo: a loaded machine can delay the first one (ARP, scheduling) that long
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); s.settimeout(5)
     ok = 0
     for seq in range(n):
         payload = os.urandom(56)
@@ -103,7 +104,7 @@ def ping(ip, n, need):
         pkt = struct.pack('!BBHHH', 8, 0, csum(h + payload), 0x4d59, seq) + payload
         s.sendto(pkt, (ip, 0))
         t = time.time()
-        while time.time() - t < 2:
+        while time.time() - t < 5:
             try: d, a = s.recvfrom(2048)
             except socket.timeout: break
             ihl = (d[0] & 15) * 4; r = d[ihl:]

@@ -23,7 +23,7 @@ extern "C" {
 /* ol_flags */
 #define MYRIO_PKT_RX_CSUM_PARTIAL 0x0001u /* rx_csum holds the NIC's sum from byte 14 (§4.6) */
 #define MYRIO_PKT_TX_CSUM 0x0100u         /* NIC fills the L4 checksum (§5.5) */
-#define MYRIO_PKT_TX_TSO 0x0200u          /* reserved: TCP segmentation offload (§5.6) */
+#define MYRIO_PKT_TX_TSO 0x0200u          /* TCP segmentation offload of a chain (§5.6) */
 
 struct myrio_pool;
 
@@ -41,6 +41,12 @@ struct myrio_pkt {
 	uint16_t port;       /* receiving port's index, for the application */
 	struct myrio_pkt *next; /* for whoever holds the packet: queues and chains */
 	uint64_t user;          /* private to the holder (the stack keeps a sequence number) */
+	/* tx with MYRIO_PKT_TX_TSO: this packet holds Ethernet + IPv4 + TCP headers (tso_hlen
+	 * bytes, the TCP header at csum_start) and the first payload; tso_npkts - 1 further
+	 * packets along next hold the rest. The NIC cuts the payload into tso_mss pieces. */
+	uint16_t tso_mss;
+	uint16_t tso_hlen;
+	uint16_t tso_npkts;
 	uint8_t buf[] __attribute__((aligned(64))); /* 64 bytes into the element */
 };
 _Static_assert(sizeof(struct myrio_pkt) == 64, "packet header is one cache line");
@@ -148,6 +154,18 @@ static inline void myrio_pkt_free(struct myrio_pkt *p)
 	if (--p->refcnt == 0) {
 		struct myrio_pool *pool = p->pool;
 		pool->free_stack[pool->free_top++] = p;
+	}
+}
+
+/* Frees a transmit request the NIC did not take: the packet, and for a TSO request the
+ * other packets of its chain. */
+static inline void myrio_pkt_free_req(struct myrio_pkt *p)
+{
+	unsigned n = (p->ol_flags & MYRIO_PKT_TX_TSO) && p->tso_npkts ? p->tso_npkts : 1u;
+	while (n-- && p) {
+		struct myrio_pkt *next = p->next;
+		myrio_pkt_free(p);
+		p = next;
 	}
 }
 

@@ -99,6 +99,8 @@ struct myrio_stack_conf {
 	bool sack;		      /* offer/accept SACK (true) */
 	bool timestamps;	      /* offer/accept RFC 7323 timestamps (true) */
 	bool window_scale;	      /* (true) */
+	bool tso;		      /* send several segments per NIC request when the port
+				       * offers MYRIO_CAP_TSO (true) */
 	uint64_t seed;		      /* ISN secret and ephemeral ports; 0 = getrandom() */
 	enum myrio_tcp_cc cc;	      /* congestion control (NewReno) */
 
@@ -253,6 +255,8 @@ struct myrio_stack_stats {
 	/* SYN cookies (backlog full: SYN-ACKs sent statelessly, returning ACKs that carried a
 	 * valid / an invalid cookie) and orphans reset after their FIN retries ran out */
 	uint64_t tcp_syncookies_sent, tcp_syncookies_ok, tcp_syncookies_failed, tcp_orphan_resets;
+	/* TCP segmentation offload: requests handed to the NIC and the segments they held */
+	uint64_t tcp_tso_requests, tcp_tso_segs;
 };
 
 struct myrio_tcp_conn_stats {

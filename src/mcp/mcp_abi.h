@@ -139,8 +139,17 @@ _Static_assert(sizeof(struct mcp_tx_desc) == 16, "send descriptor is 16 bytes");
 #define MCP_TX_FLAG_ALIGN_ODD 0x04u
 #define MCP_TX_FLAG_CKSUM 0x08u
 #define MCP_TX_FLAG_NO_TSO 0x10u
+/* TSO meanings of the same bits (§5.3, §5.6); FIRST and ALIGN_ODD keep theirs. */
+#define MCP_TX_FLAG_TSO_HDR 0x01u
+#define MCP_TX_FLAG_TSO_LAST 0x08u
+#define MCP_TX_FLAG_TSO_CHOP 0x10u
+#define MCP_TX_FLAG_TSO_PLD 0x20u
 #define MCP_TX_SMALL_SIZE 1520u
 #define MCP_TX_MAX_DESC 12u  /* per non-TSO frame (§5.4) */
+#define MCP_TX_MAX_DESC_TSO 64u /* per TSO chain (§5.6) */
+#define MCP_TX_TSO_MAX_PAYLOAD 65536u /* bytes behind the headers of one TSO request */
+#define MCP_TX_TSO_MAX_HDR 255u /* headers: the TCP offset must fit cksum_offset (§5.2) */
+#define MCP_TX_TSO_MAX_MSS 9000u
 #define MCP_TX_MIN_FRAME 60u /* the NIC does not pad (§5.3) */
 #define MCP_TX_MAX_CSUM_START 255u
 #define MCP_TX_MAX_CSUM_FIELD 127u

@@ -370,6 +370,10 @@ int myri_nic_open(struct myri_nic *nic)
 	rc = cmd(nic, MCP_CMD_SET_TSO_MODE, 0, 0, 0, NULL);
 	if (rc < 0 && rc != -ENOSYS)
 		return rc;
+	/* TSO requests carry the mode-0 checksum seed (§5.6): offered only when the firmware
+	 * took mode 0 (L goes on without it; a firmware that does not know the command may
+	 * not do TSO the way we encode it). */
+	nic->tso_mode0 = rc == 0;
 	r->link_up = MYRIO_LINK_UNKNOWN;
 	r->snap.rdma_tags_available = 15;
 	rc = cmd(nic, MCP_CMD_ETHERNET_UP, 0, 0, 0, NULL);

@@ -58,6 +58,7 @@ struct myri_nic {
 	bool promisc;
 	uint32_t rx_pool_extra;
 	bool up;
+	bool tso_mode0;	    /* SET_TSO_MODE 0 accepted: TSO offered (§5.6) */
 	bool dummy_rdma_on; /* to be turned off before the DMA memory goes (§2.6) */
 	char *fw_path;	    /* image loaded at probe, reloaded after a reboot (§2.5) */
 	bool fw_adopt;	    /* adoption allowed (conf.adopt_firmware) */

@@ -79,6 +79,8 @@ static int m_info(struct myrio_port *port, struct myrio_port_info *info)
 	info->big_buf_size = nic->big_size;
 	info->tx_boundary = nic->tx_boundary;
 	info->caps = MYRIO_CAP_TX_CSUM | MYRIO_CAP_RX_CSUM_PARTIAL;
+	if (nic->tso_mode0)
+		info->caps |= MYRIO_CAP_TSO;
 	if (nic->bus->ops->irq_fd(nic->bus) >= 0)
 		info->caps |= MYRIO_CAP_IRQ;
 	return 0;

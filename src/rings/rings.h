@@ -48,7 +48,8 @@ struct myri_rx_ring {
 
 struct myri_tx_ring {
 	volatile uint8_t *sram;	 /* BAR0 + GET_SEND_OFFSET */
-	struct myrio_pkt **info; /* a chain's packet at its last slot, NULL elsewhere */
+	struct myrio_pkt **info; /* a chain's packet at its last slot, NULL elsewhere; a TSO
+				  * chain's other packets at their last slots | TX_INFO_MORE */
 	uint32_t mask;
 	uint32_t req;	    /* descriptors written, free-running */
 	uint32_t done;	    /* descriptors released, free-running */
@@ -83,6 +84,7 @@ struct myri_rings {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t rx_bad_completion, tx_ring_full, tx_dropped_bad, link_changes;
 	uint64_t tx_bad_done; /* send_done_count values beyond what was posted */
+	uint64_t tx_tso_chains; /* TSO requests queued (§5.6) */
 };
 
 uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n);
@@ -101,6 +103,15 @@ void rx_ring_release(struct myri_rx_ring *ring);
  * caller publishes them last. */
 unsigned tx_encode(const struct myri_tx_ring *ring, const struct myrio_pkt *p,
 		   struct mcp_tx_desc *descs);
+/* Encodes a TSO request (MYRIO_PKT_TX_TSO: p and tso_npkts - 1 packets along next) into
+ * descs (at most MCP_TX_MAX_DESC_TSO, §5.6); returns the count, or 0 when the request is
+ * malformed or needs more descriptors. owner (may be NULL) gets, per descriptor, the packet
+ * whose last byte it holds, else NULL; *total the request's bytes. */
+unsigned tx_encode_tso(const struct myri_tx_ring *ring, const struct myrio_pkt *p,
+		       struct mcp_tx_desc *descs, struct myrio_pkt **owner, uint32_t *total);
+/* In info[], a packet of a TSO chain that is not the chain's last carries this bit: it is
+ * freed with the chain but does not end it. */
+#define TX_INFO_MORE ((uintptr_t)1)
 /* Frees chains up to the NIC's send_done_count. */
 void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count);
 /* Frees every chain still in the ring (after ETHERNET_DOWN). */

@@ -1,6 +1,6 @@
-/* Transmit: encoding frames into send descriptors (§5.2-§5.5) and the commit protocol
- * (§5.7): every chain is written with its first flags byte 0, and after a fence the first
- * descriptor's word 3 publishes it. */
+/* Transmit: encoding frames into send descriptors (§5.2-§5.5; TSO chains in tx_tso.c) and
+ * the commit protocol (§5.7): every chain is written with its first flags byte 0, and after
+ * a fence the first descriptor's word 3 publishes it. */
 #include <string.h>
 
 #include "bus/mmio.h"
@@ -113,10 +113,10 @@ void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count)
 	const uint32_t mask = t->mask;
 	struct myrio_pkt *const *info = t->info;
 	do {
-		struct myrio_pkt *p = info[done++ & mask];
-		if (p) {
-			myrio_pkt_free(p);
-			finished--;
+		uintptr_t v = (uintptr_t)info[done++ & mask];
+		if (v) {
+			myrio_pkt_free((struct myrio_pkt *)(v & ~TX_INFO_MORE));
+			finished -= !(v & TX_INFO_MORE);
 		}
 	} while (finished);
 	t->done = done;
@@ -128,9 +128,10 @@ void tx_ring_release(struct myri_tx_ring *t)
 		return;
 	while (t->done != t->req) {
 		struct myrio_pkt **s = &t->info[t->done++ & t->mask];
-		if (*s) {
-			myrio_pkt_free(*s);
-			t->pkt_done++;
+		uintptr_t v = (uintptr_t)*s;
+		if (v) {
+			myrio_pkt_free((struct myrio_pkt *)(v & ~TX_INFO_MORE));
+			t->pkt_done += !(v & TX_INFO_MORE);
 		}
 		*s = NULL;
 	}
@@ -181,17 +182,40 @@ static void tx_write_chain(struct myri_tx_ring *t, uint32_t slot, struct mcp_tx_
 	d[0].flags = flags0;
 }
 
+/* Records who is freed when the chain that starts at slot completes: the packet at the
+ * chain's last slot; for TSO every packet of the chain at the slot of its last descriptor,
+ * all but the last tagged TX_INFO_MORE. */
+static void tx_record(struct myri_tx_ring *t, uint32_t slot, struct myrio_pkt *p,
+		      struct myrio_pkt *const *owner, unsigned cnt)
+{
+	for (unsigned k = 0; k + 1 < cnt; k++) {
+		uintptr_t v = owner ? (uintptr_t)owner[k] : 0;
+		t->info[(slot + k) & t->mask] = (struct myrio_pkt *)(v ? v | TX_INFO_MORE : 0);
+	}
+	t->info[(slot + cnt - 1) & t->mask] = owner ? owner[cnt - 1] : p;
+}
+
 /* Encodes, writes, publishes and records one chain (any frame the fast path does not take).
- * Returns 1 when queued, 0 when the ring is full, -1 when the frame was dropped. */
+ * Returns 1 when queued (its bytes added to *bytes), 0 when the ring is full, -1 when the
+ * frame was dropped. */
 static int __attribute__((noinline))
-tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots)
+tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots, uint64_t *bytes)
 {
 	struct myri_tx_ring *t = &r->tx;
-	struct mcp_tx_desc d[MCP_TX_MAX_DESC] __attribute__((aligned(8)));
-	unsigned cnt = tx_prepare(t, p) ? tx_encode(t, p, d) : 0;
+	struct mcp_tx_desc d[MCP_TX_MAX_DESC_TSO] __attribute__((aligned(8)));
+	struct myrio_pkt *owner_buf[MCP_TX_MAX_DESC_TSO], **owner = NULL;
+	uint32_t total = p->len;
+	unsigned cnt;
+	if (p->ol_flags & MYRIO_PKT_TX_TSO) {
+		owner = owner_buf;
+		cnt = tx_encode_tso(t, p, d, owner, &total);
+	} else {
+		cnt = tx_prepare(t, p) ? tx_encode(t, p, d) : 0;
+		total = p->len;
+	}
 	if (cnt == 0) {
 		r->tx_dropped_bad++;
-		myrio_pkt_free(p);
+		myrio_pkt_free_req(p);
 		return -1;
 	}
 	if (cnt > free_slots)
@@ -201,13 +225,13 @@ tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots)
 	memcpy(&word, &d[0].pad, 4);
 	mmio_wmb();
 	mmio_write32_raw(t->sram, slot * 16u + 12u, word); /* §5.7 step 3 */
-	for (unsigned k = 0; k + 1 < cnt; k++)
-		t->info[(slot + k) & t->mask] = NULL;
-	t->info[(slot + cnt - 1) & t->mask] = p;
+	tx_record(t, slot, p, owner, cnt);
 	t->req += cnt;
 	if (cnt > 1)
 		t->multi_end = t->req; /* tx_ring_reap walks slots until here */
 	t->pkt_req++;
+	r->tx_tso_chains += owner != NULL;
+	*bytes += total;
 	return 1;
 }
 
@@ -237,7 +261,7 @@ static __attribute__((noinline)) struct myrio_pkt **tx_fast(struct myri_tx_ring 
 		uint32_t len = p->len;
 		uint64_t addr = p->iova + p->data_off;
 		if (__builtin_expect(len - MCP_TX_MIN_FRAME > span, 0) ||
-		    __builtin_expect(p->ol_flags & MYRIO_PKT_TX_CSUM, 0) ||
+		    __builtin_expect(p->ol_flags & (MYRIO_PKT_TX_CSUM | MYRIO_PKT_TX_TSO), 0) ||
 		    __builtin_expect(((addr + len - 1) ^ addr) & above, 0))
 			break;
 		/* Words 0-1: address high, low; word 2: pseudo_hdr_offset 0 | length (§5.2);
@@ -279,13 +303,11 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		if (pp == end)
 			break;
 		struct myrio_pkt *p = *pp;
-		int rc = tx_slow(r, p, req_end - t->req);
+		int rc = tx_slow(r, p, req_end - t->req, &bytes);
 		if (rc == 0) {
 			r->tx_ring_full += (uint64_t)(end - pp);
 			break;
 		}
-		if (rc > 0)
-			bytes += p->len;
 		pp++; /* rc < 0: dropped and counted, but taken */
 	}
 	r->tx_packets += t->pkt_req - pkt_req0;

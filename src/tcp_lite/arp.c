@@ -44,7 +44,8 @@ int arp_init(struct myrio_stack *s)
 static void drop_queue(struct myrio_stack *s, struct arp_entry *e)
 {
 	s->st.arp_unresolved_drop += e->nq;
-	myrio_pkt_free_bulk(e->q, e->nq);
+	for (unsigned i = 0; i < e->nq; i++)
+		myrio_pkt_free_req(e->q[i]);
 	e->nq = 0;
 }
 
@@ -180,7 +181,7 @@ void arp_output(struct myrio_stack *s, struct myrio_pkt *p, uint32_t nh)
 		e = arp_slot(s, nh);
 		if (!e) {
 			s->st.arp_queue_drop++;
-			myrio_pkt_free(p);
+			myrio_pkt_free_req(p);
 			return;
 		}
 		e->state = ARP_INCOMPLETE;
@@ -190,7 +191,7 @@ void arp_output(struct myrio_stack *s, struct myrio_pkt *p, uint32_t nh)
 		s->st.arp_queued++;
 	} else {
 		s->st.arp_queue_drop++;
-		myrio_pkt_free(p);
+		myrio_pkt_free_req(p);
 	}
 	if (e->last_req == 0 || s->now_ms >= e->last_req + ARP_RETRY_MS)
 		arp_request(s, e);

@@ -114,10 +114,16 @@ bool ipv4_l4_csum_ok(struct myrio_stack *s, const struct myrio_pkt *p, const str
 int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
 		uint32_t dst, uint8_t tos, bool df)
 {
-	uint16_t l4_len = (uint16_t)p->len;
-	uint8_t *ip = myrio_pkt_prepend(p, IP_HLEN);
+	uint32_t l4_len = p->len;
+	bool tso = p->ol_flags & MYRIO_PKT_TX_TSO;
+	if (tso) { /* the request's TCP length: the headers describe all of it (§5.6) */
+		const struct myrio_pkt *q = p->next;
+		for (unsigned k = 1; k < p->tso_npkts && q; k++, q = q->next)
+			l4_len += q->len;
+	}
+	uint8_t *ip = IP_HLEN + l4_len <= 65535 ? myrio_pkt_prepend(p, IP_HLEN) : NULL;
 	if (!ip) {
-		myrio_pkt_free(p);
+		myrio_pkt_free_req(p);
 		return -ENOSPC;
 	}
 	ip[0] = 0x45;
@@ -135,8 +141,15 @@ int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint3
 	if (proto == IPPROTO_TCP_ || proto == IPPROTO_UDP_) {
 		unsigned field = proto == IPPROTO_TCP_ ? 16 : 6;
 		uint8_t *l4 = ip + IP_HLEN;
-		uint32_t pseudo = ipv4_pseudo_sum(src, dst, proto, l4_len);
-		if (s->caps & MYRIO_CAP_TX_CSUM) {
+		uint32_t pseudo = ipv4_pseudo_sum(src, dst, proto, (uint16_t)l4_len);
+		if (tso) {
+			/* Mode 0: the pseudo-header sum over the whole TCP length; the NIC
+			 * adjusts it per segment (§5.6). One IP ID per segment. */
+			put_be16(l4 + field, csum_fold(pseudo));
+			p->csum_start = ETH_HLEN + IP_HLEN;
+			p->tso_hlen = (uint16_t)(ETH_HLEN + IP_HLEN + (l4[12] >> 4) * 4u);
+			s->ip_id = (uint16_t)(s->ip_id + p->tso_npkts - 1);
+		} else if (s->caps & MYRIO_CAP_TX_CSUM) {
 			/* The NIC sums [csum_start, end) and stores the inverse (§5.5). */
 			put_be16(l4 + field, csum_fold(pseudo));
 			p->ol_flags |= MYRIO_PKT_TX_CSUM;
@@ -154,7 +167,7 @@ int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint3
 		}
 	}
 	if (!eth_prepend(s, p, ETHERTYPE_IPV4)) {
-		myrio_pkt_free(p);
+		myrio_pkt_free_req(p);
 		return -ENOSPC;
 	}
 	s->st.ip_tx++;
@@ -162,7 +175,7 @@ int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint3
 	if (s->conf.netmask && (dst & s->conf.netmask) != (s->conf.ip & s->conf.netmask)) {
 		if (!s->conf.gateway) {
 			s->st.ip_no_route++;
-			myrio_pkt_free(p);
+			myrio_pkt_free_req(p);
 			return -ENETUNREACH;
 		}
 		nh = s->conf.gateway;

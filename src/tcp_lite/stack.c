@@ -32,6 +32,7 @@ void myrio_stack_conf_init(struct myrio_stack_conf *conf)
 	conf->sack = true;
 	conf->timestamps = true;
 	conf->window_scale = true;
+	conf->tso = true;
 }
 
 void myrio_stack_conf_latency(struct myrio_stack_conf *conf)
@@ -123,6 +124,8 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 	}
 	memcpy(s->mac, info.mac, 6);
 	s->caps = info.caps;
+	s->tso = s->conf.tso && (info.caps & MYRIO_CAP_TSO) && info.tx_boundary >= 1024;
+	s->tx_boundary = info.tx_boundary;
 	s->mtu = info.mtu ? info.mtu : 1500;
 	if (s->mtu < 576) {
 		log_err("tcp_lite: port MTU %u below the IPv4 minimum of 576 the stack needs",
@@ -175,7 +178,8 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	if (s->hash)
 		tcp_fini(s);
 	stack_flush(s);
-	myrio_pkt_free_bulk(s->txb, s->ntx); /* what the NIC would not take */
+	for (unsigned i = 0; i < s->ntx; i++) /* what the NIC would not take */
+		myrio_pkt_free_req(s->txb[i]);
 	s->ntx = 0;
 	udp_fini(s);
 	arp_fini(s);
@@ -254,7 +258,7 @@ void stack_tx(struct myrio_stack *s, struct myrio_pkt *p)
 	if (!stack_tx_room(s)) {
 		/* NIC ring and batch full: drop (TCP still holds its segments). */
 		s->st.tx_dropped_full++;
-		myrio_pkt_free(p);
+		myrio_pkt_free_req(p);
 		return;
 	}
 	s->txb[s->ntx++] = p;

@@ -210,6 +210,8 @@ struct myrio_stack {
 	uint8_t mac[6];
 	uint32_t caps, mtu;
 	uint16_t mss;
+	bool tso;	      /* conf.tso and the port offers MYRIO_CAP_TSO */
+	uint32_t tx_boundary; /* the port's (§5.4): TSO requests are sized to fit its chains */
 	uint64_t now_us, now_ms;
 
 	struct myrio_pkt *txb[TX_BATCH];

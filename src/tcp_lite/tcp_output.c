@@ -2,9 +2,10 @@
  * application's payload, in its buffer), control segments (SYN, ACK, RST), the
  * advertised window.
  *
- * One frame per segment today; the frame is built so that TSO (§5.6) can slot in: a
- * queued buffer could carry several MSS of payload with MYRIO_PKT_TX_TSO and the same
- * header path. */
+ * With TSO (§5.6) consecutive new full-MSS segments of the queue go to the NIC as one
+ * request: headers in front of the first one's payload, the others chained behind it
+ * (they are linked by next in the queue already). Every segment stays a queued segment of
+ * its own for acknowledgement, SACK and retransmission; retransmissions go one by one. */
 #include <errno.h>
 #include <string.h>
 
@@ -114,6 +115,86 @@ int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx)
 	send_frame(c, f);
 	if (f == p)
 		seg_set_hlen(p, pstart - p->data_off);
+	return 0;
+}
+
+/* Segments one TSO request may carry at this MSS: a chain has at most 64 descriptors, and
+ * every buffer may be cut at tx_boundary (the first also after the headers), and the IPv4
+ * total length is 16 bits (§5.6). */
+static uint32_t tso_max_segs(const struct myrio_tcp_conn *c)
+{
+	const uint32_t b = c->s->tx_boundary, mss = c->mss;
+	const uint32_t first = (ETH_HLEN + IP_HLEN + TCP_MAX_HDR + mss) / b + 3;
+	const uint32_t per = mss / b + 2;
+	uint32_t by_desc = first < 64 ? 1 + (64 - first) / per : 1;
+	uint32_t by_len = (65535 - IP_HLEN - TCP_MAX_HDR) / mss;
+	return by_desc < by_len ? by_desc : by_len;
+}
+
+/* The segments after p (new data, full MSS, not yet sent, sent first) that can go in the
+ * same TSO request: contiguous data segments no one else holds, inside the peer's window
+ * and cwnd (flight before p); only the last may be shorter than the MSS. Returns the
+ * count including p; *last and *space get the last segment and the sequence space. */
+static uint32_t tso_group(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t flight,
+			  uint32_t cwnd, struct myrio_pkt **last, uint32_t *space)
+{
+	const uint32_t max = tso_max_segs(c), wnd_end = c->snd_una + c->snd_wnd;
+	uint32_t n = 1, sp = seg_len(p), end = seg_seq(p) + sp;
+	struct myrio_pkt *q = p;
+	while (n < max && q->next) {
+		struct myrio_pkt *x = q->next;
+		uint32_t len = seg_len(x);
+		if (len == 0 || len > c->mss || seg_flags(x) || x->refcnt != 1 ||
+		    seg_seq(x) != end || seq_gt(end + len, wnd_end) || flight + sp + len > cwnd)
+			break;
+		if (len < c->mss && c->s->conf.nagle && !x->next)
+			break; /* Nagle: a short tail waits while data is in flight */
+		q = x;
+		n++;
+		sp += len;
+		end += len;
+		if (len < c->mss)
+			break;
+	}
+	*last = q;
+	*space = sp;
+	return n;
+}
+
+/* Sends n queued segments from p (p as tso_group chose them) as one TSO request. */
+static int tcp_xmit_tso(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t n)
+{
+	struct myrio_stack *s = c->s;
+	uint32_t bytes = seg_len(p);
+	struct myrio_pkt *q = p;
+	for (uint32_t k = 1; k < n; k++) {
+		q = q->next;
+		q->data_off += seg_hlen(q); /* payload only: no headers of its own */
+		q->len = seg_len(q);
+		q->ol_flags = 0;
+		seg_set_hlen(q, 0);
+		myrio_pkt_ref(q); /* the NIC's hold */
+		bytes += q->len;
+	}
+	uint32_t pstart = p->data_off + seg_hlen(p);
+	p->data_off = pstart;
+	p->len = seg_len(p);
+	unsigned hlen = TCP_HLEN + tcp_opts_len(c, true);
+	uint8_t *th = myrio_pkt_prepend(p, hlen);
+	write_hdr(c, th, seg_seq(p), TH_ACK | TH_PSH, hlen); /* the NIC keeps PSH for the last */
+	tcp_opts_write(c, th + TCP_HLEN, true);
+	fill_ack(c, th, false);
+	p->ol_flags = MYRIO_PKT_TX_TSO;
+	p->tso_mss = c->mss;
+	p->tso_npkts = (uint16_t)n;
+	c->st.bytes_out += bytes;
+	s->st.tcp_segs_out += n;
+	c->st.segs_out += n;
+	s->st.tcp_tso_requests++;
+	s->st.tcp_tso_segs += n;
+	myrio_pkt_ref(p);
+	ipv4_output(s, p, IPPROTO_TCP_, c->lip, c->rip, 0, true);
+	seg_set_hlen(p, pstart - p->data_off);
 	return 0;
 }
 
@@ -302,8 +383,15 @@ void tcp_output(struct myrio_tcp_conn *c)
 			break;
 		}
 		bool retx = seq_lt(seq, c->snd_max);
-		if (tcp_xmit_seg(c, p, retx) < 0)
+		struct myrio_pkt *last = p;
+		uint32_t nseg = 1;
+		if (s->tso && !retx && len == c->mss && p->next && p->refcnt == 1)
+			nseg = tso_group(c, p, flight, cwnd, &last, &sp);
+		if (nseg > 1) {
+			tcp_xmit_tso(c, p, nseg);
+		} else if (tcp_xmit_seg(c, p, retx) < 0) {
 			break;
+		}
 		if (!retx && !c->rtt_timing) {
 			c->rtt_timing = true;
 			c->rtt_seq = seq + sp;
@@ -315,7 +403,7 @@ void tcp_output(struct myrio_tcp_conn *c)
 		if (seq_gt(c->snd_nxt, c->snd_max))
 			c->snd_max = c->snd_nxt;
 		pipe += sp;
-		c->snd_next = p->next;
+		c->snd_next = last->next;
 		sent = true;
 		if (c->persist) {
 			c->persist = false;

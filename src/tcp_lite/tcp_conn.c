@@ -415,7 +415,12 @@ int myrio_tcp_send(struct myrio_tcp_conn *c, struct myrio_pkt *p)
 	c->sndq_segs++;
 	if (!c->snd_next)
 		c->snd_next = p;
-	tcp_output(c);
+	/* With TSO, output waits for the poll (which hands frames to the NIC only then
+	 * anyway), so that what the application writes meanwhile goes out in one request. */
+	if (c->s->tso)
+		tcp_mark_output(c);
+	else
+		tcp_output(c);
 	return 0;
 }
 

@@ -32,6 +32,8 @@ static void usage(FILE *f)
 		"      --irq-spin N     idle polls before sleeping (default 16)\n"
 		"      --coal US        interrupt coalescing (default: 200 for streams with --irq, else 0)\n"
 		"      --no-timestamps  TCP without RFC 7323 timestamps\n"
+		"      --no-tso         one NIC request per TCP segment even where the port\n"
+		"                       offers segmentation offload\n"
 		"      --file PATH      TCP_SENDFILE source (default: 8 MiB temporary file)\n"
 		"      --verify         receiver checks the payload\n"
 		"      --sweep[=SIZES]  UDP_STREAM over message sizes (comma list)\n"
@@ -68,6 +70,7 @@ int main(int argc, char **argv)
 			      .irq_spin = 16,
 			      .coal_us = PERF_COAL_DEFAULT,
 			      .timestamps = true,
+			      .tso = true,
 			      .pin = true};
 	const char *sweep = NULL, *svg = NULL;
 	enum {
@@ -77,6 +80,7 @@ int main(int argc, char **argv)
 		O_IRQ_SPIN,
 		O_COAL,
 		O_NOTS,
+		O_NOTSO,
 		O_FILE,
 		O_VERIFY,
 		O_SWEEP,
@@ -99,6 +103,7 @@ int main(int argc, char **argv)
 					     {"irq-spin", 1, 0, O_IRQ_SPIN},
 					     {"coal", 1, 0, O_COAL},
 					     {"no-timestamps", 0, 0, O_NOTS},
+					     {"no-tso", 0, 0, O_NOTSO},
 					     {"file", 1, 0, O_FILE},
 					     {"verify", 0, 0, O_VERIFY},
 					     {"sweep", 2, 0, O_SWEEP},
@@ -154,6 +159,9 @@ int main(int argc, char **argv)
 			break;
 		case O_NOTS:
 			o.timestamps = false;
+			break;
+		case O_NOTSO:
+			o.tso = false;
 			break;
 		case O_FILE:
 			o.file = optarg;

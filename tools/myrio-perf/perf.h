@@ -33,6 +33,7 @@ struct perf_opts {
 	uint32_t irq_spin;	   /* idle polls before sleeping */
 	uint32_t coal_us; /* interrupt coalescing, us; PERF_COAL_DEFAULT: 50 with --irq, else 0 */
 	bool timestamps;
+	bool tso; /* TCP segmentation offload where the port offers it */
 	bool verify; /* receiver checks the bytes */
 	bool json, quiet;
 	bool stats;	  /* print both stacks' non-zero counters at the end */

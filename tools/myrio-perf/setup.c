@@ -69,6 +69,7 @@ static int open_side(struct perf *pf, struct perf_side *side, const char *dev, u
 	sc.ip = ip;
 	sc.netmask = 0xffffff00u;
 	sc.timestamps = pf->o.timestamps;
+	sc.tso = pf->o.tso;
 	sc.rcv_buf = 4u << 20;
 	sc.snd_queue_segs = in_flight;
 	sc.tx_pool_size = in_flight < 64 ? 64 : in_flight; /* UDP: an empty pool paces */

@@ -97,7 +97,7 @@ unsigned tx_encode_tso(const struct myri_tx_ring *ring, const struct myrio_pkt *
 		if (owner)
 			owner[n - 1] = (struct myrio_pkt *)q;
 	}
-	if (off < 0 || total - hlen > MCP_TX_TSO_MAX_PAYLOAD)
+	if (total <= hlen || total - hlen > MCP_TX_TSO_MAX_PAYLOAD)
 		return 0; /* no payload after the headers, or more than 64 KiB */
 	if (run < n)
 		run_close(d, &run, n - 1);

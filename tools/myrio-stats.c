@@ -43,6 +43,7 @@ static const struct counter {
     U64(rx_refill_failed),
     U64(tx_ring_full),
     U64(tx_dropped_bad),
+    U64(tx_tso_chains),
     U64(link_changes),
     U32(dropped_pause),
     U32(dropped_unicast_filtered),

@@ -100,6 +100,7 @@ static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
 	s->rx_refill_failed = r->small.refill_failed + r->big.refill_failed;
 	s->tx_ring_full = r->tx_ring_full;
 	s->tx_dropped_bad = r->tx_dropped_bad;
+	s->tx_tso_chains = r->tx_tso_chains;
 	s->link_changes = r->link_changes;
 	const struct mcp_irq_data *d = &r->snap;
 	s->dropped_pause = d->dropped_pause;

@@ -188,6 +188,7 @@ void perf_print_stacks(const struct perf *pf, FILE *f)
 			(unsigned long long)ps[1].x);
 	PORT_STAT(rx_packets)
 	PORT_STAT(tx_packets)
+	PORT_STAT(tx_tso_chains)
 	PORT_STAT(rx_bad_completion)
 	PORT_STAT(rx_refill_failed)
 	PORT_STAT(tx_ring_full) PORT_STAT(tx_dropped_bad) PORT_STAT(dropped_no_small_buffer)

@@ -3,7 +3,8 @@
  * cuts into segments. 64 MiB (MYRIO_TEST_BYTES) move byte-exact at MTU 1500 and 9000, clean
  * and with loss, reordering and duplication on the cable; the counters prove that TSO
  * requests were used, that the NIC refused none of them and that they held several
- * segments each. The same transfer without TSO checks the switch. */
+ * segments each. The same transfer without TSO checks the switch. MYRIO_TEST_FILTER runs
+ * one case. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -199,7 +200,8 @@ static void lossy_9000(void **state)
 static void switched_off(void **state)
 {
 	(void)state;
-	struct run r = {.what = "clean", .mtu = 1500, .tso = false, .bytes = 8u << 20};
+	struct run r = {.what = "clean", .mtu = 1500, .tso = false,
+			.bytes = env_size("MYRIO_TEST_BYTES", 8u << 20)};
 	transfer(&r);
 	assert_int_equal(r.sa.tcp_tso_requests, 0);
 	assert_int_equal(r.na.tx_tso_segments, 0);
@@ -213,5 +215,8 @@ int main(void)
 	    cmocka_unit_test(lossy_1500), cmocka_unit_test(lossy_9000),
 	    cmocka_unit_test(switched_off),
 	};
+	/* one case only, e.g. for bench/tso_cost.sh */
+	if (getenv("MYRIO_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("MYRIO_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

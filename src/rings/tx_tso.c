@@ -22,8 +22,10 @@ unsigned tx_encode_tso(const struct myri_tx_ring *ring, const struct myrio_pkt *
 {
 	const uint32_t mss = p->tso_mss, hlen = p->tso_hlen, npkts = p->tso_npkts;
 	const uint32_t bmask = ring->boundary - 1;
-	/* The TCP header offset goes into cksum_offset (IPv4, §5.6): a byte. */
+	/* The TCP header offset goes into cksum_offset (IPv4, §5.6): a byte. Every segment
+	 * the NIC cuts must be a frame the port may send. */
 	if (mss == 0 || mss > MCP_TX_TSO_MAX_MSS || hlen > MCP_TX_TSO_MAX_HDR ||
+	    hlen + mss > ring->max_frame ||
 	    p->csum_start < 14 + 20 || (uint32_t)p->csum_start + 20 > hlen || p->len < hlen ||
 	    npkts == 0 || npkts > MCP_TX_MAX_DESC_TSO)
 		return 0;

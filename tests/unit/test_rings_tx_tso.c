@@ -98,10 +98,13 @@ static void full_segments(void **state)
 	assert_null(owner[0]);
 	assert_ptr_equal(owner[1], pk[0]);
 	assert_ptr_equal(owner[2], pk[1]);
-	/* an MSS above 1520: no SMALL on the payload descriptors */
+	/* an MSS above 1520: no SMALL on the payload descriptors; the segments must fit the
+	 * port's frames */
 	pk[0]->len = 66 + 1600;
 	pk[1]->len = 1000;
 	pk[0]->tso_mss = 1600;
+	assert_int_equal(tx_encode_tso(&x->r.tx, pk[0], d, NULL, &total), 0);
+	x->r.tx.max_frame = 9018;
 	assert_int_equal(tx_encode_tso(&x->r.tx, pk[0], d, NULL, &total), 3);
 	check(&d[1], h + 66, 1600, PLD | FST, 1, 0, 1600);
 	check(&d[2], myrio_pkt_data_iova(pk[1]), 1000, PLD | FST | LAST, 1, 0, 1600);

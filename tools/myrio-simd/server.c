@@ -308,10 +308,11 @@ static int serve_one(struct simd_daemon *d, struct simd_client *c)
  * memory there (dma_guard.c): it is dropped as if it had crashed, with this said. */
 static void report_shrink(struct simd_daemon *d, const struct simd_client *c, const char *nic)
 {
-	log_err("pid %d: %s: DMA region at IOVA 0x%llx (%llu bytes) lost its memory under the "
-		"device: its file was truncated (SIGBUS at offset 0x%llx). The device now sees "
-		"zeros there; dropping the client. Register memory that cannot shrink (a memfd "
-		"made with MFD_ALLOW_SEALING, which the daemon seals)",
+	log_err("pid %d: %s: DMA region at IOVA 0x%llx (%llu bytes) has no memory behind it any "
+		"more (SIGBUS at offset 0x%llx): its file was truncated, or hugetlbfs had no "
+		"page left for it. The device now sees zeros there; dropping the client. "
+		"Register memory that cannot shrink (a memfd made with MFD_ALLOW_SEALING, "
+		"which the daemon seals) and populated (MAP_POPULATE)",
 		(int)c->pid, nic, (unsigned long long)c->shrank_iova,
 		(unsigned long long)c->shrank_len, (unsigned long long)c->shrank_off);
 	d->shrink_drops++;

@@ -348,6 +348,21 @@ static bool log_has(const struct fixture *f, const char *needle)
 	return strstr(text, needle) != NULL;
 }
 
+/* The daemon with its stderr (its log) in a file. */
+static int start_logged(struct simd_daemon_proc *d, const char *tag, const char *const *args,
+			const char *log)
+{
+	int logfd = open(log, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	int saved = dup(STDERR_FILENO);
+	if (logfd < 0 || saved < 0 || dup2(logfd, STDERR_FILENO) < 0)
+		return -EIO;
+	int rc = simd_daemon_start(d, tag, args);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(logfd);
+	return rc;
+}
+
 /* The daemon's status report, asked for on a connection of its own. */
 static bool status_has(const struct fixture *f, const char *needle)
 {
@@ -381,15 +396,7 @@ static int setup(void **state)
 	    "--link",	       "unlimited",	  NULL};
 	/* The daemon's log goes to a file the tests read. */
 	snprintf(f.log, sizeof(f.log), "/tmp/myrio-simd-shrink-%d.log", (int)getpid());
-	int logfd = open(f.log, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
-	int saved = dup(STDERR_FILENO);
-	if (logfd < 0 || saved < 0 || dup2(logfd, STDERR_FILENO) < 0)
-		return -1;
-	int rc = simd_daemon_start(&f.d, "shrink", args);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	close(logfd);
-	if (rc < 0)
+	if (start_logged(&f.d, "shrink", args, f.log) < 0)
 		return -1;
 	f.sh = mmap(NULL, sizeof(*f.sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (f.sh == MAP_FAILED)
@@ -529,6 +536,25 @@ static void bar0_cannot_be_truncated(void **state)
 	assert_true(simd_daemon_alive(&f->d));
 }
 
+/* The guard takes only faults inside client memory: any other SIGBUS still ends the
+ * daemon (the default action, or a sanitizer's report), never swallowed. */
+static void other_sigbus_still_kills(void **state)
+{
+	(void)state;
+	struct simd_daemon_proc d;
+	static const char *const args[] = {"--nic", "nic0", NULL};
+	char log[128];
+	snprintf(log, sizeof(log), "/tmp/myrio-simd-shrink-kill-%d.log", (int)getpid());
+	assert_int_equal(start_logged(&d, "shrink-kill", args, log), 0);
+	kill(d.pid, SIGBUS);
+	int st = 0;
+	assert_int_equal(waitpid(d.pid, &st, 0), d.pid);
+	unlink(d.sock);
+	unlink(log);
+	assert_true((WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS) ||
+		    (WIFEXITED(st) && WEXITSTATUS(st) != 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -536,5 +562,9 @@ int main(void)
 	    cmocka_unit_test(hugetlbfs_file_shrinks),
 	    cmocka_unit_test(bar0_cannot_be_truncated),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	const struct CMUnitTest alone[] = {
+	    cmocka_unit_test(other_sigbus_still_kills),
+	};
+	int failed = cmocka_run_group_tests(tests, setup, teardown);
+	return failed + cmocka_run_group_tests(alone, NULL, NULL);
 }

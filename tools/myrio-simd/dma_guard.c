@@ -39,16 +39,40 @@ static void pass_on(struct simd_guard *g, int sig, siginfo_t *si, void *uc)
 		raise(sig);
 }
 
-static struct simd_guard_slot *find(struct simd_guard *g, uintptr_t a)
+/* A consistent copy of a slot's range. */
+static void read_range(struct simd_guard_slot *s, uintptr_t *start, uintptr_t *end)
+{
+	for (;;) {
+		uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+		*start = atomic_load_explicit(&s->start, memory_order_relaxed);
+		*end = atomic_load_explicit(&s->end, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		if (!(seq & 1) && atomic_load_explicit(&s->seq, memory_order_relaxed) == seq)
+			return;
+	}
+}
+
+static struct simd_guard_slot *find(struct simd_guard *g, uintptr_t a, uintptr_t *start,
+				    uintptr_t *end)
 {
 	unsigned top = atomic_load_explicit(&g->top, memory_order_acquire);
 	for (unsigned i = 0; i < top; i++) {
-		struct simd_guard_slot *s = &g->slots[i];
-		uintptr_t start = atomic_load_explicit(&s->start, memory_order_acquire);
-		if (start && a >= start && a < s->end)
-			return s;
+		read_range(&g->slots[i], start, end);
+		if (*start && a >= *start && a < *end)
+			return &g->slots[i];
 	}
 	return NULL;
+}
+
+/* Control thread: a new range (start 0 frees the slot). */
+static void write_range(struct simd_guard_slot *s, uintptr_t start, uintptr_t end)
+{
+	uint32_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&s->start, start, memory_order_relaxed);
+	atomic_store_explicit(&s->end, end, memory_order_relaxed);
+	atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
 }
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
@@ -58,7 +82,10 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	struct simd_guard *g = process_guard;
 	int saved_errno = errno;
 	/* si_code > 0: raised by the kernel for an access, so si_addr is meaningful. */
-	struct simd_guard_slot *s = si->si_code > 0 ? find(g, (uintptr_t)si->si_addr) : NULL;
+	uintptr_t start = 0, end = 0;
+	struct simd_guard_slot *s =
+	    si->si_code > 0 ? find(g, (uintptr_t)si->si_addr, &start, &end) : NULL;
+	/* Not ours; or replaced already and faulting again, which replacing cannot mend. */
 	if (!s || atomic_load_explicit(&s->fault, memory_order_relaxed)) {
 		pass_on(g, sig, si, uc);
 		errno = saved_errno;
@@ -66,8 +93,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	}
 	/* The whole region: a hugetlbfs mapping can only be replaced in whole huge pages,
 	 * and its client is dropped anyway. */
-	uintptr_t start = atomic_load_explicit(&s->start, memory_order_relaxed);
-	void *va = mmap((void *)start, s->end - start, PROT_READ | PROT_WRITE,
+	void *va = mmap((void *)start, end - start, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
 	if (va == MAP_FAILED) {
 		ssize_t n = write(STDERR_FILENO, failed, sizeof(failed) - 1);
@@ -136,9 +162,8 @@ int simd_guard_add(struct simd_guard *g, void *va, size_t len)
 	if (i == SIMD_GUARD_SLOTS)
 		return -ENOSPC;
 	struct simd_guard_slot *s = &g->slots[i];
-	s->end = (uintptr_t)va + len;
 	atomic_store_explicit(&s->fault, 0, memory_order_relaxed);
-	atomic_store_explicit(&s->start, (uintptr_t)va, memory_order_release);
+	write_range(s, (uintptr_t)va, (uintptr_t)va + len);
 	if (i == top)
 		atomic_store_explicit(&g->top, top + 1, memory_order_release);
 	return (int)i;
@@ -148,7 +173,7 @@ uintptr_t simd_guard_remove(struct simd_guard *g, int slot)
 {
 	struct simd_guard_slot *s = &g->slots[slot];
 	uintptr_t fault = atomic_load_explicit(&s->fault, memory_order_acquire);
-	atomic_store_explicit(&s->start, 0, memory_order_release);
+	write_range(s, 0, 0);
 	atomic_store_explicit(&s->fault, 0, memory_order_relaxed);
 	return fault;
 }

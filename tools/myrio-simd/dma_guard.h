@@ -24,10 +24,13 @@
 
 #define SIMD_GUARD_SLOTS (SIMD_MAX_CLIENTS * SIMD_MAX_REGIONS)
 
+/* Written by the control thread only, read by the handler on any thread: a sequence
+ * count (odd while the slot changes) keeps a reader from pairing the start of a freed
+ * region with the end of the next one. */
 struct simd_guard_slot {
-	_Atomic uintptr_t start; /* 0: free; published last (release) */
-	uintptr_t end;
-	_Atomic uintptr_t fault; /* the first faulting address, 0 while none */
+	_Atomic uint32_t seq;
+	_Atomic uintptr_t start, end; /* [start, end); start 0: free */
+	_Atomic uintptr_t fault;      /* the first faulting address, 0 while none */
 };
 
 struct simd_guard {

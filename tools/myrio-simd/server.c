@@ -1,7 +1,9 @@
 /* myrio-simd's socket side: accepts applications, attaches them to NICs, passes BAR0 and
  * the interrupt eventfd, registers their DMA memory with the model (the IOMMU's job) and
  * relays config space. Every request is checked before use and every refusal is a clear
- * error reply; a client that hangs up (exit, crash, SIGKILL) has its NIC reset at once.
+ * error reply; a client that hangs up (exit, crash, SIGKILL) has its NIC reset at once,
+ * and so has one whose DMA file shrinks under the model (dma_guard.c), which is then
+ * disconnected.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -575,7 +575,7 @@ void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 			passive_open(s, l, ip, sport, dport, &sg);
 		} else if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_ACK &&
 			   (c = tcp_syncookie_check(s, l, ip->dst, dport, ip->src, sport, sg.seq,
-						    sg.ack)) != NULL) {
+						    sg.ack, &sg.o)) != NULL) {
 			c->st.segs_in++;
 			established_input(c, p, ip, th, &sg);
 			return;

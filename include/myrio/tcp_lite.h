@@ -99,6 +99,7 @@ struct myrio_stack_conf {
 	bool sack;		      /* offer/accept SACK (true) */
 	bool timestamps;	      /* offer/accept RFC 7323 timestamps (true) */
 	bool window_scale;	      /* (true) */
+	bool syncookies_always;	      /* SYN cookies even below the backlog (false; tests) */
 	uint64_t seed;		      /* ISN secret and ephemeral ports; 0 = getrandom() */
 	enum myrio_tcp_cc cc;	      /* congestion control (NewReno) */
 

@@ -42,9 +42,10 @@ static void passive_open(struct myrio_stack *s, struct myrio_tcp_listener *l,
 			 const struct ip_rx *ip, uint16_t sport, uint16_t dport,
 			 const struct seg *sg)
 {
-	if (l->pending >= l->backlog) {
+	if (l->pending >= l->backlog || s->conf.syncookies_always) {
 		/* Counted as before (the backlog overflowed), but answered with a cookie. */
-		s->st.drop_tcp_syn_backlog++;
+		if (l->pending >= l->backlog)
+			s->st.drop_tcp_syn_backlog++;
 		tcp_syncookie_send(s, l, ip->dst, dport, ip->src, sport, sg->seq, &sg->o);
 		return;
 	}

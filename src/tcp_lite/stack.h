@@ -185,8 +185,12 @@ struct myrio_tcp_conn {
 	bool fin_rcvd, ack_now;
 	uint32_t delack_segs;
 
+	/* keepalive (tcp_timers.c): off while ka_idle_ms is 0 */
+	uint32_t ka_idle_ms, ka_interval_ms, ka_probes, ka_sent;
+	uint64_t last_rcv_ms, ka_probe_ms; /* last segment from the peer, last probe */
+
 	/* timers, absolute ms; 0 = off */
-	uint64_t t_rtx, t_delack, t_2msl;
+	uint64_t t_rtx, t_delack, t_2msl, t_keep;
 	bool persist;
 	uint32_t persist_backoff;
 

@@ -243,7 +243,7 @@ void tcp_conn_finish(struct myrio_tcp_conn *c, int error)
 	/* TIME_WAIT already told the application (CLOSED on entry). */
 	bool was_open = c->state != MYRIO_TCP_CLOSED && c->state != MYRIO_TCP_TIME_WAIT;
 	c->state = MYRIO_TCP_CLOSED;
-	c->t_rtx = c->t_delack = c->t_2msl = 0;
+	c->t_rtx = c->t_delack = c->t_2msl = c->t_keep = 0;
 	drop_send_queue(c);
 	free_chain(c->ooo);
 	c->ooo = NULL;

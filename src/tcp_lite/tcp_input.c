@@ -423,6 +423,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 	struct myrio_stack *s = c->s;
 	uint32_t seglen =
 	    sg->len + ((sg->flags & TH_SYN) ? 1u : 0u) + ((sg->flags & TH_FIN) ? 1u : 0u);
+	c->last_rcv_ms = s->now_ms; /* the peer is alive (keepalive) */
 	/* PAWS (RFC 7323 §5.3) */
 	if (c->ts_ok && sg->o.ts_ok && !(sg->flags & TH_RST) && seq_lt(sg->o.tsval, c->ts_recent)) {
 		s->st.tcp_paws_drops++;

@@ -46,8 +46,10 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p)
 		goto drop;
 	}
 	if (get_be16(ip + 6) & 0x3fff) { /* MF or a fragment offset */
-		s->st.drop_ip_frag++;
-		goto drop;
+		struct myrio_pkt *whole = ipv4_reass(s, p, ip, ihl, tot);
+		if (whole)
+			ipv4_input(s, whole); /* no fragment bits any more: one level deep */
+		return;
 	}
 	/* A source that is ours, multicast or broadcast gets no answer from us. */
 	if (src == s->conf.ip || (src >> 28) == 0xe || src == 0xffffffffu) {

@@ -140,12 +140,17 @@ int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port)
 	return 0;
 }
 
+uint32_t myrio_udp_max_payload(const struct myrio_stack *s)
+{
+	return s->mtu - IP_HLEN - UDP_HLEN;
+}
+
 int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip, uint16_t port)
 {
 	struct myrio_stack *s = u->s;
 	if (!ip || !port)
 		return -EDESTADDRREQ;
-	if (p->len > s->mtu - IP_HLEN - UDP_HLEN)
+	if (p->len > myrio_udp_max_payload(s))
 		return -EMSGSIZE;
 	if (p->data_off < UDP_HLEN + IP_HLEN + ETH_HLEN)
 		return -ENOSPC;

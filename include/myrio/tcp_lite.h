@@ -254,6 +254,7 @@ struct myrio_stack_stats {
 	/* fragments taken for reassembly, datagrams completed, datagrams given up (timeout,
 	 * overlap, slot needed for a newer one) */
 	uint64_t ip_frags_rx, ip_reassembled, ip_reass_drops;
+	uint64_t ip_frags_tx; /* fragments sent (echo replies longer than the MTU) */
 	/* ICMP */
 	uint64_t icmp_rx, icmp_echo_replies, icmp_unreach_sent, drop_icmp;
 	/* UDP */

@@ -33,6 +33,7 @@
 	F(ip_frags_rx)                                                                             \
 	F(ip_reassembled)                                                                          \
 	F(ip_reass_drops)                                                                          \
+	F(ip_frags_tx)                                                                             \
 	F(icmp_rx)                                                                                 \
 	F(icmp_echo_replies)                                                                       \
 	F(icmp_unreach_sent)                                                                       \

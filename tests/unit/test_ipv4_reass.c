@@ -34,13 +34,13 @@ static uint32_t make_dg(uint32_t n, uint8_t seed)
 
 /* One fragment of dg as a frame: IP id, MF unless it ends at total; opt bytes of IP
  * options (NOPs, a multiple of 4). */
-static void send_frag_opts(struct raw *r, uint16_t id, struct frag f, uint32_t total,
-			   unsigned opt)
+static void send_frag_proto(struct raw *r, uint8_t proto, uint16_t id, struct frag f,
+			    uint32_t total, unsigned opt)
 {
 	uint8_t fr[2048];
 	uint32_t n = build_eth(fr, r->smac, 0x0800);
 	uint8_t *ip = fr + n;
-	build_ip(ip, 17, PEER_IP, STACK_IP, (uint16_t)(f.len + opt));
+	build_ip(ip, proto, PEER_IP, STACK_IP, (uint16_t)(f.len + opt));
 	ip[0] = (uint8_t)(0x40 | (20 + opt) / 4);
 	memset(ip + 20, 1, opt);
 	ip += opt; /* the payload follows the options: shift the view, fields stay put */
@@ -55,9 +55,15 @@ static void send_frag_opts(struct raw *r, uint16_t id, struct frag f, uint32_t t
 	raw_poll(r);
 }
 
+static void send_frag_opts(struct raw *r, uint16_t id, struct frag f, uint32_t total,
+			   unsigned opt)
+{
+	send_frag_proto(r, 17, id, f, total, opt);
+}
+
 static void send_frag(struct raw *r, uint16_t id, struct frag f, uint32_t total)
 {
-	send_frag_opts(r, id, f, total, 0);
+	send_frag_proto(r, 17, id, f, total, 0);
 }
 
 static void send_frags(struct raw *r, uint16_t id, const struct frag *f, unsigned nf,
@@ -255,6 +261,52 @@ static void bad_checksum_after_reassembly(void **state)
 	raw_close(&r);
 }
 
+/* An echo request that came in fragments is answered in fragments: same ID, offsets in
+ * 8-byte units, MF on all but the last, together the request with type 0. */
+static void echo_reply_in_fragments(void **state)
+{
+	(void)state;
+	struct raw r;
+	assert_int_equal(raw_open(&r, "fr10", NULL, NULL, true), 0);
+	const uint32_t total = 3008; /* ICMP header + 3000 bytes */
+	memset(dg, 0, 8);
+	dg[0] = 8; /* echo request */
+	put_be16(dg + 4, 0x77);
+	for (uint32_t i = 8; i < total; i++)
+		dg[i] = (uint8_t)(i * 5);
+	put_be16(dg + 2, csum_finish(csum_add(0, dg, total)));
+	raw_drop_captured(&r);
+	for (uint32_t off = 0; off < total; off += 1480)
+		send_frag_proto(&r, 1, 60, (struct frag){off, total - off < 1480 ? total - off : 1480},
+				total, 0);
+	assert_int_equal(r.ncap, 3);
+	static uint8_t back[4096];
+	uint32_t got = 0;
+	uint16_t id = 0;
+	for (unsigned i = 0; i < r.ncap; i++) {
+		const uint8_t *ip = myrio_pkt_data(r.cap[i]) + 14;
+		uint16_t tot = get_be16(ip + 2), frag = get_be16(ip + 6);
+		assert_int_equal(csum_fold(csum_add(0, ip, 20)), 0xffff);
+		assert_int_equal(ip[9], 1);
+		if (i == 0)
+			id = get_be16(ip + 4);
+		assert_int_equal(get_be16(ip + 4), id);
+		assert_int_equal((frag & 0x1fff) * 8u, got);
+		assert_int_equal(!!(frag & 0x2000), i + 1 < r.ncap);
+		assert_true(tot <= 1500);
+		memcpy(back + got, ip + 20, tot - 20u);
+		got += tot - 20u;
+	}
+	assert_int_equal(got, total);
+	assert_int_equal(back[0], 0); /* echo reply */
+	assert_int_equal(csum_fold(csum_add(0, back, total)), 0xffff);
+	assert_memory_equal(back + 4, dg + 4, total - 4);
+	struct myrio_stack_stats st = stats(&r);
+	assert_int_equal(st.ip_frags_tx, 3);
+	assert_int_equal(st.icmp_echo_replies, 1);
+	raw_close(&r);
+}
+
 static void no_slots(struct myrio_stack_conf *c)
 {
 	c->reass_slots = 0;
@@ -284,6 +336,7 @@ int main(void)
 		cmocka_unit_test(impossible_fragments),
 		cmocka_unit_test(header_makes_it_too_long),
 		cmocka_unit_test(bad_checksum_after_reassembly),
+		cmocka_unit_test(echo_reply_in_fragments),
 		cmocka_unit_test(reassembly_off),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

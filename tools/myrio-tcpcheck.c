@@ -162,17 +162,7 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 	}
 }
 
-/* FNV-1a: the digest a datagram too long to echo is answered with. */
-static uint32_t fnv1a(const uint8_t *d, uint32_t n)
-{
-	uint32_t h = 2166136261u;
-	for (uint32_t i = 0; i < n; i++)
-		h = (h ^ d[i]) * 16777619u;
-	return h;
-}
-
-/* Echoes each datagram; one longer than a frame can carry back (it came in fragments) is
- * answered with its length and FNV-1a hash, 4 bytes each in network order. */
+/* Echoes each datagram, also those that came in fragments (sent back in fragments). */
 static void on_udp(void *arg, struct myrio_udp_sock *u)
 {
 	struct app *a = arg;
@@ -180,25 +170,8 @@ static void on_udp(void *arg, struct myrio_udp_sock *u)
 	uint32_t ip;
 	uint16_t port;
 	while ((p = myrio_udp_recv(u, &ip, &port)) != NULL) {
-		struct myrio_pkt *e = myrio_stack_pkt_alloc(a->s);
-		if (e) {
-			if (p->len <= myrio_udp_max_payload(a->s)) {
-				memcpy(myrio_pkt_data(e), myrio_pkt_data(p), p->len);
-				e->len = p->len;
-			} else {
-				uint8_t *d = myrio_pkt_data(e);
-				uint32_t h = fnv1a(myrio_pkt_data(p), p->len);
-				for (int i = 0; i < 4; i++) {
-					d[i] = (uint8_t)(p->len >> (24 - 8 * i));
-					d[4 + i] = (uint8_t)(h >> (24 - 8 * i));
-				}
-				e->len = 8;
-			}
-			if (myrio_udp_sendto(u, e, ip, port) == 0)
-				a->udp_echoed++;
-			else
-				myrio_pkt_free(e);
-		}
+		if (myrio_udp_sendto_copy(u, myrio_pkt_data(p), p->len, ip, port) == 0)
+			a->udp_echoed++;
 		myrio_pkt_free(p);
 	}
 }

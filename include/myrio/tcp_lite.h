@@ -231,10 +231,15 @@ int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip,
 /* Next datagram (payload at myrio_pkt_data, p->len bytes, in one buffer) or NULL; free with
  * myrio_pkt_free. ip/port may be NULL. */
 struct myrio_pkt *myrio_udp_recv(struct myrio_udp_sock *u, uint32_t *ip, uint16_t *port);
-/* The longest payload one datagram can send (MTU - 28: no fragmentation on output).
- * Received datagrams can be longer, up to 65507 bytes: IPv4 fragments are reassembled
- * (conf.reass_slots) into one buffer. */
+/* The longest payload a zero-copy send takes: one frame, MTU - 28. Received datagrams can
+ * be longer, up to 65507 bytes: IPv4 fragments are reassembled (conf.reass_slots) into one
+ * buffer. */
 uint32_t myrio_udp_max_payload(const struct myrio_stack *s);
+/* Copying send of up to 65507 bytes: one frame when it fits (zero-copy path, offloads),
+ * else IPv4 fragments with the checksum computed in software. 0, -EMSGSIZE, -ENOBUFS
+ * (nothing sent: not enough transmit buffers for every fragment), -ENETUNREACH. */
+int myrio_udp_sendto_copy(struct myrio_udp_sock *u, const void *buf, size_t len, uint32_t ip,
+			  uint16_t port);
 uint16_t myrio_udp_port(const struct myrio_udp_sock *u);
 void *myrio_udp_user(const struct myrio_udp_sock *u);
 void myrio_udp_close(struct myrio_udp_sock *u);

@@ -196,20 +196,42 @@ int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint3
 	return ip_send(s, p, dst);
 }
 
-int ipv4_output_frags(struct myrio_stack *s, uint8_t proto, uint32_t dst, const uint8_t *msg,
-		      uint32_t len)
+/* n bytes from offset off of the concatenation hdr (hlen bytes) + body. */
+static void copy_span(uint8_t *dst, uint32_t off, uint32_t n, const uint8_t *hdr, uint32_t hlen,
+		      const uint8_t *body)
+{
+	if (off < hlen) {
+		uint32_t k = hlen - off < n ? hlen - off : n;
+		memcpy(dst, hdr + off, k);
+		dst += k;
+		off += k;
+		n -= k;
+	}
+	if (n)
+		memcpy(dst, body + (off - hlen), n);
+}
+
+int ipv4_output_frags(struct myrio_stack *s, uint8_t proto, uint32_t dst, const uint8_t *hdr,
+		      uint32_t hlen, const uint8_t *body, uint32_t blen)
 {
 	const uint32_t max = (s->mtu - IP_HLEN) & ~7u; /* offsets count in 8 bytes */
+	const uint32_t len = hlen + blen;
 	if (len > REASS_LIMIT)
 		return -EMSGSIZE;
+	/* All buffers or none: a datagram sent in part is only lost on the way. */
+	uint32_t frames = (len + max - 1) / max;
+	if (myrio_pool_free_count(s->pool) < frames + s->ctl_reserve) {
+		s->st.tx_pool_empty++;
+		return -ENOBUFS;
+	}
 	uint16_t id = s->ip_id++;
 	uint32_t off = 0;
 	do {
 		uint32_t n = len - off < max ? len - off : max;
 		struct myrio_pkt *p = stack_alloc(s);
 		if (!p)
-			return -ENOBUFS; /* the rest is lost: the peer's reassembly times out */
-		memcpy(myrio_pkt_data(p), msg + off, n);
+			return -ENOBUFS;
+		copy_span(myrio_pkt_data(p), off, n, hdr, hlen, body);
 		p->len = n;
 		uint16_t frag = (uint16_t)((off + n < len ? 0x2000 : 0) | off / 8);
 		if (!ip_header(s, p, proto, s->conf.ip, dst, 0, id, frag))

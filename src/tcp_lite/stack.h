@@ -290,10 +290,11 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p);
  * ownership of p. */
 int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
 		uint32_t dst, uint8_t tos, bool df);
-/* msg (a whole transport message, checksum set) copied into transmit buffers, in fragments
- * when longer than the MTU allows (RFC 791 §3.2); for ICMP echo replies. */
-int ipv4_output_frags(struct myrio_stack *s, uint8_t proto, uint32_t dst, const uint8_t *msg,
-		      uint32_t len);
+/* A whole transport message, its header (hlen bytes, checksum set) and body, copied into
+ * transmit buffers, in fragments when longer than the MTU allows (RFC 791 §3.2): ICMP echo
+ * replies, UDP's copying send. -ENOBUFS, sending nothing, without buffers for all. */
+int ipv4_output_frags(struct myrio_stack *s, uint8_t proto, uint32_t dst, const uint8_t *hdr,
+		      uint32_t hlen, const uint8_t *body, uint32_t blen);
 bool ipv4_l4_csum_ok(struct myrio_stack *s, const struct myrio_pkt *p, const struct ip_rx *ip,
 		     uint8_t proto);
 uint32_t ipv4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len);

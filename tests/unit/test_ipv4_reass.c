@@ -261,6 +261,28 @@ static void bad_checksum_after_reassembly(void **state)
 	raw_close(&r);
 }
 
+/* The captured fragments of one datagram put together; returns its IP payload length. */
+static uint32_t gather(struct raw *r, uint8_t proto, uint8_t *out)
+{
+	uint32_t got = 0;
+	uint16_t id = 0;
+	for (unsigned i = 0; i < r->ncap; i++) {
+		const uint8_t *ip = myrio_pkt_data(r->cap[i]) + 14;
+		uint16_t tot = get_be16(ip + 2), frag = get_be16(ip + 6);
+		assert_int_equal(csum_fold(csum_add(0, ip, 20)), 0xffff);
+		assert_int_equal(ip[9], proto);
+		if (i == 0)
+			id = get_be16(ip + 4);
+		assert_int_equal(get_be16(ip + 4), id);
+		assert_int_equal((frag & 0x1fff) * 8u, got);
+		assert_int_equal(!!(frag & 0x2000), i + 1 < r->ncap);
+		assert_true(tot <= 1500);
+		memcpy(out + got, ip + 20, tot - 20u);
+		got += tot - 20u;
+	}
+	return got;
+}
+
 /* An echo request that came in fragments is answered in fragments: same ID, offsets in
  * 8-byte units, MF on all but the last, together the request with type 0. */
 static void echo_reply_in_fragments(void **state)
@@ -281,22 +303,7 @@ static void echo_reply_in_fragments(void **state)
 				total, 0);
 	assert_int_equal(r.ncap, 3);
 	static uint8_t back[4096];
-	uint32_t got = 0;
-	uint16_t id = 0;
-	for (unsigned i = 0; i < r.ncap; i++) {
-		const uint8_t *ip = myrio_pkt_data(r.cap[i]) + 14;
-		uint16_t tot = get_be16(ip + 2), frag = get_be16(ip + 6);
-		assert_int_equal(csum_fold(csum_add(0, ip, 20)), 0xffff);
-		assert_int_equal(ip[9], 1);
-		if (i == 0)
-			id = get_be16(ip + 4);
-		assert_int_equal(get_be16(ip + 4), id);
-		assert_int_equal((frag & 0x1fff) * 8u, got);
-		assert_int_equal(!!(frag & 0x2000), i + 1 < r.ncap);
-		assert_true(tot <= 1500);
-		memcpy(back + got, ip + 20, tot - 20u);
-		got += tot - 20u;
-	}
+	uint32_t got = gather(&r, 1, back);
 	assert_int_equal(got, total);
 	assert_int_equal(back[0], 0); /* echo reply */
 	assert_int_equal(csum_fold(csum_add(0, back, total)), 0xffff);
@@ -304,6 +311,36 @@ static void echo_reply_in_fragments(void **state)
 	struct myrio_stack_stats st = stats(&r);
 	assert_int_equal(st.ip_frags_tx, 3);
 	assert_int_equal(st.icmp_echo_replies, 1);
+	raw_close(&r);
+}
+
+/* A copying UDP send longer than a frame goes out in fragments, checksum over the whole. */
+static void udp_send_in_fragments(void **state)
+{
+	(void)state;
+	struct raw r;
+	struct myrio_udp_sock *u = open_udp(&r, "fr11", NULL);
+	static uint8_t msg[65508], back[65536];
+	for (uint32_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 3 + 1);
+	raw_drop_captured(&r);
+	assert_int_equal(myrio_udp_sendto_copy(u, msg, 5001, PEER_IP, 9999), 0);
+	raw_poll(&r);
+	assert_int_equal(r.ncap, 4);
+	uint32_t n = gather(&r, 17, back);
+	assert_int_equal(n, 8 + 5001);
+	assert_int_equal(get_be16(back + 4), 8 + 5001);
+	assert_int_equal(get_be16(back + 2), 9999);
+	assert_int_equal(l4_csum(STACK_IP, PEER_IP, 17, back, (uint16_t)n), 0);
+	assert_memory_equal(back + 8, msg, 5001);
+	/* one frame's worth: no fragments */
+	raw_drop_captured(&r);
+	assert_int_equal(myrio_udp_sendto_copy(u, msg, 1472, PEER_IP, 9999), 0);
+	raw_poll(&r);
+	assert_int_equal(r.ncap, 1);
+	assert_int_equal(get_be16(myrio_pkt_data(r.cap[0]) + 20), 0); /* no MF, no offset */
+	assert_int_equal(myrio_udp_sendto_copy(u, msg, 65508, PEER_IP, 9999), -EMSGSIZE);
+	assert_int_equal(stats(&r).ip_frags_tx, 4);
 	raw_close(&r);
 }
 
@@ -337,6 +374,7 @@ int main(void)
 		cmocka_unit_test(header_makes_it_too_long),
 		cmocka_unit_test(bad_checksum_after_reassembly),
 		cmocka_unit_test(echo_reply_in_fragments),
+		cmocka_unit_test(udp_send_in_fragments),
 		cmocka_unit_test(reassembly_off),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -162,6 +162,7 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 	}
 }
 
+/* Echoes each datagram, also those that came in fragments (sent back in fragments). */
 static void on_udp(void *arg, struct myrio_udp_sock *u)
 {
 	struct app *a = arg;
@@ -169,15 +170,8 @@ static void on_udp(void *arg, struct myrio_udp_sock *u)
 	uint32_t ip;
 	uint16_t port;
 	while ((p = myrio_udp_recv(u, &ip, &port)) != NULL) {
-		struct myrio_pkt *e = myrio_stack_pkt_alloc(a->s);
-		if (e) {
-			memcpy(myrio_pkt_data(e), myrio_pkt_data(p), p->len);
-			e->len = p->len;
-			if (myrio_udp_sendto(u, e, ip, port) == 0)
-				a->udp_echoed++;
-			else
-				myrio_pkt_free(e);
-		}
+		if (myrio_udp_sendto_copy(u, myrio_pkt_data(p), p->len, ip, port) == 0)
+			a->udp_echoed++;
 		myrio_pkt_free(p);
 	}
 }
@@ -295,7 +289,8 @@ static void usage(void)
 		"       [--send IP:PORT:BYTES] [--expect-refused IP:PORT]\n"
 		"       [--ready FILE] [--go FILE] [--timeout SECONDS] [--stats] [--via sim|pair]\n"
 		"       [--sim SPEC]   model options, e.g. loss=0.01,reorder=0.01,dup=0.01,seed=1\n"
-		"       [--cubic]      CUBIC congestion control instead of NewReno\n");
+		"       [--cubic]      CUBIC congestion control instead of NewReno\n"
+		"       [--syncookies] answer every SYN with a SYN cookie\n");
 }
 
 int main(int argc, char **argv)
@@ -305,7 +300,7 @@ int main(int argc, char **argv)
 	const char *tap = NULL, *ready = NULL, *go = NULL, *sim_spec = NULL;
 	uint32_t ip = 0, mask = 0, gw = 0;
 	int listen_port = 0, udp_port = 0, timeout = 120;
-	bool stats = false, via_pair = false, cubic = false;
+	bool stats = false, via_pair = false, cubic = false, cookies = false;
 	static const struct option opts[] = {
 	    {"tap", 1, 0, 't'},		 {"ip", 1, 0, 'i'},
 	    {"gw", 1, 0, 'g'},		 {"listen", 1, 0, 'l'},
@@ -314,7 +309,8 @@ int main(int argc, char **argv)
 	    {"ready", 1, 0, 'R'},	 {"go", 1, 0, 'G'},
 	    {"timeout", 1, 0, 'T'},	 {"stats", 0, 0, 'S'},
 	    {"via", 1, 0, 'V'},		 {"sim", 1, 0, 'M'},
-	    {"cubic", 0, 0, 'C'},	 {0, 0, 0, 0},
+	    {"cubic", 0, 0, 'C'},	 {"syncookies", 0, 0, 'K'},
+	    {0, 0, 0, 0},
 	};
 	int o;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -379,6 +375,9 @@ int main(int argc, char **argv)
 		case 'C':
 			cubic = true;
 			break;
+		case 'K':
+			cookies = true;
+			break;
 		case 'V':
 			if (strcmp(optarg, "pair") && strcmp(optarg, "sim")) {
 				usage();
@@ -435,6 +434,7 @@ int main(int argc, char **argv)
 	conf.time_wait_ms = 2000;
 	if (cubic)
 		conf.cc = MYRIO_TCP_CC_CUBIC;
+	conf.syncookies_always = cookies;
 	if ((rc = myrio_stack_create(&a.s, a.port, &conf)) < 0)
 		return 1;
 	struct myrio_tcp_listener *l = NULL;

@@ -30,6 +30,10 @@
 	F(drop_ip_frag)                                                                            \
 	F(drop_ip_proto)                                                                           \
 	F(ip_no_route)                                                                             \
+	F(ip_frags_rx)                                                                             \
+	F(ip_reassembled)                                                                          \
+	F(ip_reass_drops)                                                                          \
+	F(ip_frags_tx)                                                                             \
 	F(icmp_rx)                                                                                 \
 	F(icmp_echo_replies)                                                                       \
 	F(icmp_unreach_sent)                                                                       \
@@ -76,6 +80,8 @@
 	F(tcp_syncookies_ok)                                                                       \
 	F(tcp_syncookies_failed)                                                                   \
 	F(tcp_orphan_resets)                                                                       \
+	F(tcp_keepalive_probes)                                                                    \
+	F(tcp_keepalive_timeouts)                                                                  \
 	F(tcp_tso_requests)                                                                        \
 	F(tcp_tso_segs)
 

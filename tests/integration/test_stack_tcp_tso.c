@@ -118,10 +118,11 @@ static void transfer(struct run *r)
 	sim_nic_get_stats(sim_world_nic(m.w, 0), &r->na);
 	sim_nic_get_stats(sim_world_nic(m.w, 1), &r->nb);
 	assert_int_equal(myrio_port_stats(m.pa, &r->pa), 0);
-	printf("# %s, MTU %u, TSO %s: %llu bytes; A: %llu segments out in %llu TSO requests "
+	printf("# %s, MTU %u, TSO %s: %llu bytes in %.3f ms of model time; A: %llu segments out in %llu TSO requests "
 	       "(%llu segments), %llu retransmits; NIC: %llu frames, %llu cut from TSO, %llu "
 	       "chains refused\n",
 	       r->what, r->mtu, r->tso ? "on" : "off", (unsigned long long)r->bytes,
+	       (double)sim_world_now(m.w) / 1e6,
 	       (unsigned long long)r->sa.tcp_segs_out, (unsigned long long)r->sa.tcp_tso_requests,
 	       (unsigned long long)r->sa.tcp_tso_segs, (unsigned long long)r->sa.tcp_retransmits,
 	       (unsigned long long)r->na.tx_frames, (unsigned long long)r->na.tx_tso_segments,

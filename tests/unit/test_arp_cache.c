@@ -72,18 +72,25 @@ static void request_for_us_is_answered_and_learned(void **state)
 	raw_close(&r);
 }
 
+/* Sends n 10-byte datagrams from u to ip:2000, datagram i filled with 'a' + i; the stack
+ * must take each (queueing it while the address is unresolved). */
+static void send_datagrams(struct raw *r, struct myrio_udp_sock *u, int n, uint32_t ip)
+{
+	for (int i = 0; i < n; i++) {
+		struct myrio_pkt *p = myrio_stack_pkt_alloc(r->s);
+		memset(myrio_pkt_data(p), 'a' + i, 10);
+		p->len = 10;
+		assert_int_equal(myrio_udp_sendto(u, p, ip, 2000), 0);
+	}
+}
+
 static void frames_wait_for_resolution(void **state)
 {
 	struct raw r;
 	assert_int_equal(raw_open(&r, "arp2", NULL, NULL, false), 0);
 	struct myrio_udp_sock *u;
 	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
-	for (int i = 0; i < 3; i++) {
-		struct myrio_pkt *p = myrio_stack_pkt_alloc(r.s);
-		memset(myrio_pkt_data(p), 'a' + i, 10);
-		p->len = 10;
-		assert_int_equal(myrio_udp_sendto(u, p, PEER_IP, 2000), 0);
-	}
+	send_datagrams(&r, u, 3, PEER_IP);
 	raw_poll(&r);
 	/* One request, no UDP yet. */
 	const uint8_t *a = cap_arp(&r, 0);
@@ -104,8 +111,7 @@ static void frames_wait_for_resolution(void **state)
 		assert_memory_equal(e, peer_mac, 6);
 		assert_int_equal(e[42], 'a' + i);
 	}
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.arp_queued, 3);
 	raw_close(&r);
 }
@@ -116,11 +122,7 @@ static void unresolved_gives_up_and_counts(void **state)
 	assert_int_equal(raw_open(&r, "arp3", NULL, NULL, false), 0);
 	struct myrio_udp_sock *u;
 	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
-	for (int i = 0; i < 10; i++) { /* the queue holds 8 */
-		struct myrio_pkt *p = myrio_stack_pkt_alloc(r.s);
-		p->len = 10;
-		assert_int_equal(myrio_udp_sendto(u, p, 0x0a000063u, 2000), 0);
-	}
+	send_datagrams(&r, u, 10, 0x0a000063u); /* the queue holds 8 */
 	raw_poll(&r);
 	int requests = cap_arp(&r, 0) ? 1 : 0;
 	for (int i = 0; i < 5; i++) {
@@ -129,8 +131,7 @@ static void unresolved_gives_up_and_counts(void **state)
 		requests += cap_arp(&r, 0) ? 1 : 0;
 	}
 	assert_int_equal(requests, 3);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.arp_queue_drop, 2);
 	assert_int_equal(st.arp_unresolved_drop, 8);
 	raw_poll(&r);

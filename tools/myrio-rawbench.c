@@ -115,8 +115,11 @@ static void teardown(struct bench *bn, struct myrio_pkt **out, unsigned pending)
 {
 	myrio_pkt_free_bulk(out, pending);
 	/* The pool must outlive the NIC's reads of it: wait for the last completions. */
+	/* b keeps receiving: a full receive ring would hold a with pause frames. */
+	struct myrio_pkt *in[BURST];
 	for (int i = 0; i < 50000 && myrio_pool_free_count(bn->pool) < bn->pool->count; i++) {
 		myrio_tx_burst(bn->a, out, 0);
+		myrio_pkt_free_bulk(in, myrio_rx_burst(bn->b, in, BURST));
 		if (bn->stepped)
 			myrio_sim_step(bn->sim, 16);
 		else

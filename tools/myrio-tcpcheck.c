@@ -295,7 +295,8 @@ static void usage(void)
 		"       [--send IP:PORT:BYTES] [--expect-refused IP:PORT]\n"
 		"       [--ready FILE] [--go FILE] [--timeout SECONDS] [--stats] [--via sim|pair]\n"
 		"       [--sim SPEC]   model options, e.g. loss=0.01,reorder=0.01,dup=0.01,seed=1\n"
-		"       [--cubic]      CUBIC congestion control instead of NewReno\n");
+		"       [--cubic]      CUBIC congestion control instead of NewReno\n"
+		"       [--syncookies] answer every SYN with a SYN cookie\n");
 }
 
 int main(int argc, char **argv)
@@ -305,7 +306,7 @@ int main(int argc, char **argv)
 	const char *tap = NULL, *ready = NULL, *go = NULL, *sim_spec = NULL;
 	uint32_t ip = 0, mask = 0, gw = 0;
 	int listen_port = 0, udp_port = 0, timeout = 120;
-	bool stats = false, via_pair = false, cubic = false;
+	bool stats = false, via_pair = false, cubic = false, cookies = false;
 	static const struct option opts[] = {
 	    {"tap", 1, 0, 't'},		 {"ip", 1, 0, 'i'},
 	    {"gw", 1, 0, 'g'},		 {"listen", 1, 0, 'l'},
@@ -314,7 +315,8 @@ int main(int argc, char **argv)
 	    {"ready", 1, 0, 'R'},	 {"go", 1, 0, 'G'},
 	    {"timeout", 1, 0, 'T'},	 {"stats", 0, 0, 'S'},
 	    {"via", 1, 0, 'V'},		 {"sim", 1, 0, 'M'},
-	    {"cubic", 0, 0, 'C'},	 {0, 0, 0, 0},
+	    {"cubic", 0, 0, 'C'},	 {"syncookies", 0, 0, 'K'},
+	    {0, 0, 0, 0},
 	};
 	int o;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -379,6 +381,9 @@ int main(int argc, char **argv)
 		case 'C':
 			cubic = true;
 			break;
+		case 'K':
+			cookies = true;
+			break;
 		case 'V':
 			if (strcmp(optarg, "pair") && strcmp(optarg, "sim")) {
 				usage();
@@ -435,6 +440,7 @@ int main(int argc, char **argv)
 	conf.time_wait_ms = 2000;
 	if (cubic)
 		conf.cc = MYRIO_TCP_CC_CUBIC;
+	conf.syncookies_always = cookies;
 	if ((rc = myrio_stack_create(&a.s, a.port, &conf)) < 0)
 		return 1;
 	struct myrio_tcp_listener *l = NULL;

@@ -73,7 +73,8 @@ struct myrio_port_stats {
 	uint32_t dropped_runt, dropped_overrun, dropped_no_small_buffer, dropped_no_big_buffer;
 	uint32_t rdma_tags_available;
 	uint32_t link_up;
-	uint64_t watchdog_resets; /* recoveries after a NIC reboot (§8.5) */
+	uint64_t watchdog_resets; /* NIC resets by the watchdog: reboot, stall, rings (§8.5) */
+	uint64_t rx_csum_mismatch; /* buffers not holding what the NIC reported (rx_verify) */
 };
 
 void myrio_port_conf_init(struct myrio_port_conf *conf);
@@ -86,6 +87,15 @@ uint16_t myrio_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16
 /* Queues up to n packets for transmission and takes ownership of the ones it queued
  * (it frees them when the NIC has read them); returns how many it took. */
 uint16_t myrio_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n);
+
+/* For a received frame that failed a check of its own (a transport checksum): sums the
+ * frame in software and compares with the checksum the NIC reported (§4.6). p as received:
+ * data at the Ethernet header, len the frame's length. Returns 1 when they agree (the frame
+ * was damaged before the NIC: drop it), 0 when the NIC reported no checksum, -EIO when they
+ * differ: the buffer does not hold what the NIC wrote, a misbehaving NIC whose receive
+ * rings are out of step with the driver's; the port resets it (counted in watchdog_resets
+ * and rx_csum_mismatch). */
+int myrio_rx_verify(struct myrio_port *port, const struct myrio_pkt *p);
 
 /* Transmit buffers: a pool whose memory the port's device can reach. */
 int myrio_port_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,

@@ -99,6 +99,7 @@ struct myrio_stack_conf {
 	bool sack;		      /* offer/accept SACK (true) */
 	bool timestamps;	      /* offer/accept RFC 7323 timestamps (true) */
 	bool window_scale;	      /* (true) */
+	bool syncookies_always;	      /* SYN cookies even below the backlog (false; tests) */
 	uint64_t seed;		      /* ISN secret and ephemeral ports; 0 = getrandom() */
 	enum myrio_tcp_cc cc;	      /* congestion control (NewReno) */
 
@@ -179,6 +180,13 @@ ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len);
 /* Segments that can still be queued. */
 uint32_t myrio_tcp_send_space(const struct myrio_tcp_conn *c);
 uint16_t myrio_tcp_mss(const struct myrio_tcp_conn *c);
+/* Keepalive (RFC 1122 §4.2.3.6, as SO_KEEPALIVE with TCP_KEEPIDLE/INTVL/CNT): after idle_ms
+ * without a segment from the peer, an empty probe every interval_ms; when probes of them
+ * go unanswered, the connection is reset and ends with -ETIMEDOUT. Probes wait while data
+ * is outstanding (retransmission bounds that). idle_ms 0 turns it off; interval_ms 0 means
+ * 75 s, probes 0 means 9 (Linux's defaults). */
+int myrio_tcp_keepalive(struct myrio_tcp_conn *c, uint32_t idle_ms, uint32_t interval_ms,
+			uint32_t probes);
 /* Bytes queued and not yet acknowledged. */
 uint64_t myrio_tcp_unacked(const struct myrio_tcp_conn *c);
 
@@ -253,6 +261,8 @@ struct myrio_stack_stats {
 	/* SYN cookies (backlog full: SYN-ACKs sent statelessly, returning ACKs that carried a
 	 * valid / an invalid cookie) and orphans reset after their FIN retries ran out */
 	uint64_t tcp_syncookies_sent, tcp_syncookies_ok, tcp_syncookies_failed, tcp_orphan_resets;
+	/* keepalive probes sent, connections ended for lack of an answer */
+	uint64_t tcp_keepalive_probes, tcp_keepalive_timeouts;
 };
 
 struct myrio_tcp_conn_stats {

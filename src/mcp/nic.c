@@ -313,6 +313,7 @@ int myri_nic_open(struct myri_nic *nic)
 		}
 	}
 	memset(r, 0, sizeof(*r));
+	r->watchdog_countdown = &nic->wd.countdown;
 	rc = reset_sequence(nic);
 	if (rc < 0)
 		return rc;
@@ -407,28 +408,33 @@ static void release_buffers(struct myri_nic *nic)
 	nic->small_pool = nic->big_pool = NULL;
 }
 
+int myri_nic_down(struct myri_nic *nic)
+{
+	if (!nic->up)
+		return 0;
+	struct myri_rings *r = &nic->rings;
+	uint32_t downs = r->link_down_events;
+	int rc = cmd(nic, MCP_CMD_ETHERNET_DOWN, 0, 0, 0, NULL);
+	/* Wait for the "down" status update (§6.3), handling updates meanwhile. */
+	unsigned waited = 0;
+	while (rc == 0 && r->link_down_events == downs && waited < DOWN_WAIT_US) {
+		if (!status_handle(r)) {
+			nic->bus->ops->delay_us(nic->bus, 100);
+			waited += 100;
+		}
+	}
+	if (rc == 0 && r->link_down_events == downs) {
+		log_warn("%s: no down status update within 1 s after ETHERNET_DOWN",
+			 nic->bus->name);
+		rc = -ETIMEDOUT;
+	}
+	nic->up = false;
+	return rc;
+}
+
 int myri_nic_close(struct myri_nic *nic)
 {
-	int rc = 0;
-	if (nic->up) {
-		struct myri_rings *r = &nic->rings;
-		uint32_t downs = r->link_down_events;
-		rc = cmd(nic, MCP_CMD_ETHERNET_DOWN, 0, 0, 0, NULL);
-		/* Wait for the "down" status update (§6.3), handling updates meanwhile. */
-		unsigned waited = 0;
-		while (rc == 0 && r->link_down_events == downs && waited < DOWN_WAIT_US) {
-			if (!status_handle(r)) {
-				nic->bus->ops->delay_us(nic->bus, 100);
-				waited += 100;
-			}
-		}
-		if (rc == 0 && r->link_down_events == downs) {
-			log_warn("%s: no down status update within 1 s after ETHERNET_DOWN",
-				 nic->bus->name);
-			rc = -ETIMEDOUT;
-		}
-		nic->up = false;
-	}
+	int rc = myri_nic_down(nic);
 	release_buffers(nic);
 	return rc;
 }

@@ -15,6 +15,16 @@
 struct myrio_bus;
 struct myrio_sim;
 
+/* Why the watchdog resets the NIC (§8.5). */
+enum myri_wd_reason {
+	WD_NONE,
+	WD_REBOOTED,	   /* bus master cleared: the NIC rebooted itself (§2.5) */
+	WD_TX_STUCK,	   /* send ring made no progress for a period, no pause frames */
+	WD_BAD_COMPLETION, /* completion with an impossible length: rings may be out of step */
+	WD_RX_MISMATCH,	   /* a buffer does not hold what its completion described */
+	WD_GONE,	   /* config space reads all ones: the NIC left the bus */
+};
+
 /* Watchdog state (§8.5, watchdog.c). The data path only decrements countdown; the clock is
  * looked at when it reaches 0. */
 struct myri_watchdog {
@@ -25,7 +35,12 @@ struct myri_watchdog {
 	struct myrio_sim *sim; /* in-process model: its clock is the time base */
 	uint32_t last_tx_done, last_pause;
 	uint64_t last_rx_packets;
-	bool stall_warned;
+	uint64_t last_bad_completion;
+	bool stall_warned; /* pause frames hold the send ring: said once */
+	enum myri_wd_reason request; /* reset asked for by the data path, done at the next call */
+	bool gone;		     /* the NIC does not answer config reads */
+	uint64_t last_reset_ns;
+	uint64_t rx_mismatches; /* myrio_rx_verify found a buffer not as described */
 	uint64_t resets;   /* recoveries completed */
 	uint64_t failures; /* recovery attempts that failed */
 };
@@ -70,6 +85,8 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 int myri_nic_open(struct myri_nic *nic);
 /* ETHERNET_DOWN and the wait for its status update (§8.4); releases all buffers. */
 int myri_nic_close(struct myri_nic *nic);
+/* ETHERNET_DOWN and the wait only: the NIC stops touching the rings, buffers stay. */
+int myri_nic_down(struct myri_nic *nic);
 /* Frees the DMA memory (the bus stays open). */
 void myri_nic_release(struct myri_nic *nic);
 
@@ -87,8 +104,10 @@ void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms, struct myrio_s
 /* Slow path, called when wd.countdown reaches 0: checks the NIC once per period and
  * recovers it after a reboot. Returns 0 when the NIC is up, -ENETDOWN otherwise. */
 int myri_watchdog_tick(struct myri_nic *nic);
-/* Recovery after a self-reboot (§2.5, §8.5): reload, reset, open on the same pools. */
-int myri_watchdog_recover(struct myri_nic *nic);
+/* Recovery (§8.5): close if the NIC still runs, reload, reset, open on the same pools. */
+int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why);
+/* Asks for a reset at the next data-path call (the receive rings are out of step). */
+void myri_watchdog_request(struct myri_nic *nic, enum myri_wd_reason why);
 
 /* Firmware loading (fw_load.c) */
 int mcp_fw_load_file(struct myri_nic *nic, const char *path);

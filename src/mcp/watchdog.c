@@ -1,13 +1,21 @@
-/* Watchdog (§8.5): notices a firmware self-reboot (§2.5) and brings the NIC back.
+/* Watchdog (§8.5): notices a NIC that needs a reset and brings it back.
  *
  * The driver is polled, so the watchdog runs from the data path: rx_burst and tx_burst
  * decrement a countdown and call myri_watchdog_tick when it reaches 0, which looks at the
- * clock and, once per period, at the rings. When the send ring made no progress with work
- * outstanding (and dropped_pause did not move: pause frames explain a stall), or when the
- * port is idle, it reads the bus-master bit; 0 means the NIC rebooted and lost everything
- * the driver configured. Recovery keeps the DMA memory and the pools (the application may
- * hold receive buffers), drops the buffers posted to the dead NIC and the pending sends
- * (frames in flight are lost; TCP retransmits), then redoes firmware, reset and open. */
+ * clock and, once per period, at the rings. Reasons for a reset, as the Linux driver's:
+ * the send ring made no progress with work outstanding (and dropped_pause did not move:
+ * pause frames explain a stall), or, when stuck or idle, the bus-master bit reads 0 (the
+ * NIC rebooted and lost everything the driver configured). And two of the receive side,
+ * since nothing from the device is trusted (§4.6): a completion with an impossible length
+ * (the driver cannot know which ring the NIC took a buffer from), and a buffer found not
+ * to hold what its completion described (myrio_rx_verify: the rings are out of step).
+ * A NIC whose config space reads all ones left the bus: the port goes down until it
+ * answers again.
+ *
+ * Recovery keeps the DMA memory and the pools (the application may hold receive buffers),
+ * stops a NIC that still runs (ETHERNET_DOWN), drops the buffers posted to it and the
+ * pending sends (frames in flight are lost; TCP retransmits), then redoes firmware, reset
+ * and open. Resets asked for by the data path come at most every 100 ms. */
 #include <errno.h>
 #include <string.h>
 #include <time.h>
@@ -30,6 +38,7 @@
 #define REBOOT_STATUS_ADDR 0xfffffff0u
 #define WD_CALLS 256u /* data-path calls between looks at the clock */
 #define WD_PERIOD_MS_DEFAULT 1000u
+#define WD_RESET_GAP_NS 100000000ull /* resets the data path asks for: at most 10 per second */
 
 static uint64_t wd_now(const struct myri_watchdog *wd)
 {
@@ -47,6 +56,7 @@ static void wd_snapshot(struct myri_nic *nic)
 	wd->last_tx_done = r->tx.pkt_done;
 	wd->last_pause = r->snap.dropped_pause;
 	wd->last_rx_packets = r->rx_packets;
+	wd->last_bad_completion = r->rx_bad_completion;
 }
 
 void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms, struct myrio_sim *sim)
@@ -125,24 +135,42 @@ static void restore_counters(struct myri_rings *r, const struct kept_counters *k
 	r->big.refill_failed = k->big_refill_failed;
 }
 
-int myri_watchdog_recover(struct myri_nic *nic)
+static const char *reason_text(enum myri_wd_reason why)
+{
+	switch (why) {
+	case WD_REBOOTED:
+		return "the NIC rebooted itself";
+	case WD_TX_STUCK:
+		return "the send ring made no progress with frames pending";
+	case WD_BAD_COMPLETION:
+		return "a completion entry had an impossible length";
+	case WD_RX_MISMATCH:
+		return "a receive buffer does not hold what its completion described";
+	case WD_GONE:
+		return "the NIC answers on the bus again";
+	default:
+		return "reset";
+	}
+}
+
+int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why)
 {
 	struct myrio_bus *bus = nic->bus;
 	struct myri_rings *r = &nic->rings;
+	struct myri_watchdog *wd = &nic->wd;
 	struct kept_counters k;
 	keep_counters(r, &k);
-	if (nic->up) {
-		uint32_t st = 0;
-		if (reboot_status(bus, &st) == 0)
-			log_warn(
-			    "%s: the NIC rebooted itself (reboot status 0x%08x): reloading and "
-			    "reopening it; frames in flight are lost",
-			    bus->name, st);
-		else
-			log_warn("%s: the NIC rebooted itself: reloading and reopening it",
-				 bus->name);
-	}
-	/* No ETHERNET_DOWN: the NIC forgot everything (§8.4). */
+	uint32_t st = 0;
+	if (why == WD_REBOOTED && nic->up && reboot_status(bus, &st) == 0)
+		log_warn("%s: the NIC rebooted itself (reboot status 0x%08x): reloading and "
+			 "reopening it; frames in flight are lost",
+			 bus->name, st);
+	else if (nic->up || why == WD_GONE)
+		log_warn("%s: %s: reloading and reopening the NIC; frames in flight are lost",
+			 bus->name, reason_text(why));
+	/* A NIC that still runs stops first (§8.4); a rebooted one forgot everything. */
+	if (why != WD_REBOOTED && why != WD_GONE)
+		myri_nic_down(nic);
 	nic->up = false;
 	nic->dummy_rdma_on = false;
 	myri_nic_drop_buffers(nic);
@@ -162,69 +190,118 @@ int myri_watchdog_recover(struct myri_nic *nic)
 	}
 	restore_counters(r, &k);
 	/* The next period starts now: recovery itself can take seconds (command timeouts). */
-	if (nic->wd.period_ns)
-		nic->wd.next_ns = wd_now(&nic->wd) + nic->wd.period_ns;
+	wd->request = WD_NONE;
+	if (wd->period_ns) {
+		wd->next_ns = wd_now(wd) + wd->period_ns;
+		wd->last_reset_ns = wd_now(wd);
+	}
 	if (rc < 0) {
 		/* Possibly a new reboot while recovering: leave the port down, retry later. */
 		nic->up = false;
 		myri_nic_drop_buffers(nic);
 		r->link_up = 0;
-		nic->wd.failures++;
-		nic->wd.countdown = 1;
-		log_err("%s: recovery after a NIC reboot failed (%s); the port stays down and the "
-			"watchdog retries in %llu ms",
-			bus->name, strerror(-rc),
-			(unsigned long long)(nic->wd.period_ns / 1000000));
+		wd->failures++;
+		wd->countdown = 1;
+		log_err("%s: recovery failed (%s); the port stays down and the watchdog retries "
+			"in %llu ms",
+			bus->name, strerror(-rc), (unsigned long long)(wd->period_ns / 1000000));
 		return -ENETDOWN;
 	}
-	nic->wd.resets++;
-	nic->wd.countdown = nic->wd.calls;
-	nic->wd.stall_warned = false;
+	wd->resets++;
+	wd->countdown = wd->calls;
+	wd->stall_warned = false;
 	wd_snapshot(nic);
-	log_info("%s: recovered after a NIC reboot (%llu so far)", bus->name,
-		 (unsigned long long)nic->wd.resets);
+	log_info("%s: recovered (%llu resets so far)", bus->name, (unsigned long long)wd->resets);
 	return 0;
+}
+
+void myri_watchdog_request(struct myri_nic *nic, enum myri_wd_reason why)
+{
+	struct myri_watchdog *wd = &nic->wd;
+	if (!wd->period_ns || !nic->up || wd->request)
+		return;
+	wd->request = why;
+	wd->countdown = 1;
+}
+
+/* Config space reads all ones (or fail): the NIC is not on the bus (surprise removal, a
+ * dead link). */
+static bool nic_gone(struct myrio_bus *bus, uint32_t *cmdreg)
+{
+	return bus->ops->cfg_read(bus, PCI_COMMAND, 2, cmdreg) < 0 || *cmdreg == 0xffff;
+}
+
+/* The port stays down, buffers posted, until the NIC answers again. */
+static int mark_gone(struct myri_nic *nic)
+{
+	log_err("%s: the NIC does not answer config reads (gone from the bus?): the port is down "
+		"until it answers again",
+		nic->bus->name);
+	nic->wd.gone = true;
+	nic->up = false;
+	nic->rings.link_up = 0;
+	nic->wd.countdown = 1;
+	return -ENETDOWN;
+}
+
+/* A reset the data path asked for (or a new impossible completion): now, unless the last
+ * reset was less than WD_RESET_GAP_NS ago (a NIC that keeps misbehaving is not reset on
+ * every burst). */
+static int requested_reset(struct myri_nic *nic, uint64_t now)
+{
+	struct myri_watchdog *wd = &nic->wd;
+	if (wd->last_reset_ns && now - wd->last_reset_ns < WD_RESET_GAP_NS) {
+		wd->countdown = wd->calls;
+		return 0;
+	}
+	return myri_watchdog_recover(nic, wd->request);
 }
 
 int myri_watchdog_tick(struct myri_nic *nic)
 {
 	struct myri_watchdog *wd = &nic->wd;
+	struct myri_rings *r = &nic->rings;
+	struct myrio_bus *bus = nic->bus;
 	wd->countdown = nic->up ? wd->calls : 1;
 	if (!wd->period_ns)
 		return nic->up ? 0 : -ENETDOWN;
 	uint64_t now = wd_now(wd);
+	if (nic->up && !wd->request && r->rx_bad_completion != wd->last_bad_completion)
+		wd->request = WD_BAD_COMPLETION;
+	if (nic->up && wd->request)
+		return requested_reset(nic, now);
 	if (now < wd->next_ns)
 		return nic->up ? 0 : -ENETDOWN;
 	wd->next_ns = now + wd->period_ns;
-	if (!nic->up)
-		return myri_watchdog_recover(nic);
+	uint32_t cmdreg;
+	if (!nic->up) {
+		if (!wd->gone)
+			return myri_watchdog_recover(nic, WD_REBOOTED); /* retry a failed one */
+		if (nic_gone(bus, &cmdreg))
+			return -ENETDOWN;
+		wd->gone = false;
+		return myri_watchdog_recover(nic, WD_GONE);
+	}
 
-	struct myri_rings *r = &nic->rings;
 	status_poll(r);
 	bool pending = r->tx.pkt_req != r->tx.pkt_done;
 	bool tx_moved = r->tx.pkt_done != wd->last_tx_done;
-	bool stuck = pending && !tx_moved && r->snap.dropped_pause == wd->last_pause;
+	bool paused = r->snap.dropped_pause != wd->last_pause;
+	bool stuck = pending && !tx_moved && !paused;
 	bool idle = !pending && !tx_moved && r->rx_packets == wd->last_rx_packets;
 	wd_snapshot(nic);
-	if (!stuck && !idle) {
+	if (tx_moved)
 		wd->stall_warned = false;
-		return 0;
-	}
-	struct myrio_bus *bus = nic->bus;
-	uint32_t cmdreg;
-	if (bus->ops->cfg_read(bus, PCI_COMMAND, 2, &cmdreg) < 0 || cmdreg == 0xffff) {
-		if (!wd->stall_warned)
-			log_err("%s: the NIC does not answer config reads: gone from the bus?",
-				bus->name);
+	if (pending && !tx_moved && paused && !wd->stall_warned) {
+		log_warn("%s: the send ring is held by pause frames: check the link partner",
+			 bus->name);
 		wd->stall_warned = true;
-		return 0;
 	}
+	if (!stuck && !idle)
+		return 0;
+	if (nic_gone(bus, &cmdreg))
+		return mark_gone(nic);
 	if (!(cmdreg & PCI_COMMAND_MASTER))
-		return myri_watchdog_recover(nic);
-	if (stuck && !wd->stall_warned) {
-		log_warn("%s: the send ring made no progress for %llu ms with frames pending",
-			 bus->name, (unsigned long long)(wd->period_ns / 1000000));
-		wd->stall_warned = true;
-	}
-	return 0;
+		return myri_watchdog_recover(nic, WD_REBOOTED);
+	return stuck ? myri_watchdog_recover(nic, WD_TX_STUCK) : 0;
 }

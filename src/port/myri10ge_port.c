@@ -114,6 +114,7 @@ static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
 	s->rdma_tags_available = d->rdma_tags_available;
 	s->link_up = nic->up ? r->link_up : 0;
 	s->watchdog_resets = nic->wd.resets;
+	s->rx_csum_mismatch = nic->wd.rx_mismatches;
 	return 0;
 }
 
@@ -125,12 +126,13 @@ static int m_irq_fd(struct myrio_port *port)
 
 /* Before sleeping on the fd: handle any pending update (which re-arms with claim1) and give
  * the receive token back if the completion ring is empty, so the NIC interrupts on the next
- * frame (§6.5). */
+ * frame (§6.5). A rebooted NIC raises no interrupt: the watchdog looks at the clock here
+ * too, so a program that sleeps with a timeout of at most its period notices. */
 static int m_irq_arm(struct myrio_port *port)
 {
 	struct myri_nic *nic = &mp(port)->nic;
 	struct myri_rings *r = &nic->rings;
-	if (!nic->up)
+	if (myri_watchdog_tick(nic) < 0)
 		return 0;
 	status_poll(r);
 	uint32_t e = *(volatile uint32_t *)&r->rx_done[r->rx_done_idx & r->rx_done_mask];
@@ -149,6 +151,13 @@ static void m_close(struct myrio_port *port)
 	free(p);
 }
 
+static void m_rx_mismatch(struct myrio_port *port)
+{
+	struct myri_nic *nic = &mp(port)->nic;
+	nic->wd.rx_mismatches++;
+	myri_watchdog_request(nic, WD_RX_MISMATCH);
+}
+
 static const struct myrio_port_ops myri10ge_ops = {
     .rx_burst = m_rx_burst,
     .tx_burst = m_tx_burst,
@@ -158,6 +167,7 @@ static const struct myrio_port_ops myri10ge_ops = {
     .stats = m_stats,
     .irq_fd = m_irq_fd,
     .irq_arm = m_irq_arm,
+    .rx_mismatch = m_rx_mismatch,
     .close = m_close,
 };
 

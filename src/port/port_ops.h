@@ -18,6 +18,8 @@ struct myrio_port_ops {
 	int (*stats)(struct myrio_port *port, struct myrio_port_stats *stats);
 	int (*irq_fd)(struct myrio_port *port);
 	int (*irq_arm)(struct myrio_port *port);
+	/* optional: a received buffer did not hold what the NIC reported (myrio_rx_verify) */
+	void (*rx_mismatch)(struct myrio_port *port);
 	void (*close)(struct myrio_port *port);
 };
 

@@ -76,6 +76,9 @@ struct myri_rings {
 	uint32_t link_up;		   /* last reported link_up (§6.1), 3 = unknown */
 	uint32_t link_down_events;
 	struct mcp_irq_data snap; /* counters of the last stats update, host order */
+	/* the watchdog's countdown (nic.h), set to 1 by a bad completion so that the next burst
+	 * resets the NIC; NULL outside a NIC */
+	uint32_t *watchdog_countdown;
 	/* driver counters */
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t rx_bad_completion, tx_ring_full, tx_dropped_bad, link_changes;

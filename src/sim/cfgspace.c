@@ -114,6 +114,10 @@ int sim_nic_cfg_read(struct sim_nic *nic, unsigned off, unsigned size, uint32_t 
 			nic->name, size, off);
 		return -EINVAL;
 	}
+	if (atomic_load_explicit(&nic->removed, memory_order_relaxed)) {
+		*val = size == 4 ? 0xffffffffu : (1u << (8 * size)) - 1; /* no device answers */
+		return 0;
+	}
 	if (off >= CAP_VS + 0x14 && off < CAP_VS + 0x18) { /* data register */
 		uint32_t v = 0;
 		if (nic->vs_mode == VS_MODE_READ32)
@@ -147,6 +151,8 @@ int sim_nic_cfg_write(struct sim_nic *nic, unsigned off, unsigned size, uint32_t
 			nic->name, size, off);
 		return -EINVAL;
 	}
+	if (atomic_load_explicit(&nic->removed, memory_order_relaxed))
+		return 0; /* lost, as on a real bus */
 	for (unsigned i = 0; i < size; i++) {
 		unsigned o = off + i;
 		uint8_t b = (uint8_t)(val >> (8 * i));

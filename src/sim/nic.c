@@ -108,6 +108,7 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->tso_mode = 0;
 	nic->throttle = 0;
 	nic->tx_boundary = nic->fw.unaligned ? 2048 : 4096;
+	nic->fault_tx_hang = false;
 	nic->small = (struct sim_rxring){SIM_SMALL_RING_OFF, nic->rx_entries - 1, 0};
 	nic->big = (struct sim_rxring){SIM_BIG_RING_OFF, nic->rx_entries - 1, 0};
 	nic->tx_cons = 0;
@@ -156,12 +157,13 @@ static unsigned send_go_stop(struct sim_nic *nic)
 
 unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
 {
-	if (atomic_load_explicit(&nic->halted, memory_order_acquire))
+	if (atomic_load_explicit(&nic->halted, memory_order_acquire) ||
+	    __builtin_expect(atomic_load_explicit(&nic->removed, memory_order_relaxed), 0))
 		return 0;
 	unsigned work = sim_cmd_poll(nic, now) + sim_handoff_poll(nic);
 	if (__builtin_expect(nic->multi_tx, 0))
 		work += send_go_stop(nic);
-	if (nic->running && (!nic->multi_tx || nic->tx_active))
+	if (nic->running && (!nic->multi_tx || nic->tx_active) && !nic->fault_tx_hang)
 		work += sim_tx_poll(nic, now);
 	if (nic->stats_set)
 		work += sim_irq_poll(nic, now);
@@ -255,6 +257,19 @@ int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg)
 		break;
 	case SIM_FAULT_UNALIGNED:
 		nic->fault_unaligned = arg != 0;
+		break;
+	case SIM_FAULT_TX_HANG:
+		log_info("%s: injected fault: send engine hangs", nic->name);
+		nic->fault_tx_hang = true;
+		break;
+	case SIM_FAULT_REMOVED:
+		log_info("%s: injected fault: %s the bus", nic->name, arg ? "off" : "back on");
+		if (!arg) { /* a card inserted again starts from power-on */
+			sim_nic_power_on(nic);
+			if (nic->cable)
+				nic->link_state = nic->cable->up;
+		}
+		atomic_store(&nic->removed, arg != 0);
 		break;
 	default:
 		rc = -EINVAL;

@@ -223,6 +223,7 @@ struct sim_nic {
 	/* transmit pacing and 802.3x pause from the peer */
 	uint64_t tx_idle_at;
 	uint64_t paused_since, pause_gave_up_at;
+	uint64_t pause_frame_at; /* the last PAUSE frame counted while held */
 	bool paused;
 	/* i2c (SFP+ EEPROM) */
 	uint64_t i2c_busy_until;
@@ -235,6 +236,8 @@ struct sim_nic {
 	bool fault_bad_completion;
 	uint32_t fault_bad_completion_len;
 	bool fault_unaligned;
+	bool fault_tx_hang; /* send engine stopped until CMD_RESET */
+	_Atomic bool removed; /* off the bus: nothing runs, config space reads all ones */
 
 	struct sim_nic_stats st;
 	uint8_t *scratch;	/* 64 KiB + headers: gather buffer for TSO and endpoints */

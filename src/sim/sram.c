@@ -2,6 +2,7 @@
  * contents (an adoptable EEPROM firmware, §2.3, and the EEPROM strings, §1.6), and the
  * poisoned trigger words of the write-only doorbell areas (docs/device-model.md). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,7 +17,7 @@ int sim_sram_create(struct sim_nic *nic)
 {
 	char name[48];
 	snprintf(name, sizeof(name), "myrio-sim-%s-bar0", nic->name);
-	int fd = memfd_create(name, MFD_CLOEXEC);
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0) {
 		int rc = -errno;
 		log_err("%s: cannot create BAR0 memory: memfd_create: %s", nic->name,
@@ -29,6 +30,11 @@ int sim_sram_create(struct sim_nic *nic)
 		close(fd);
 		return rc;
 	}
+	/* The daemon hands this fd to its client: sealed at 16 MiB, so that no client can
+	 * pull BAR0 from under the model (SIGBUS on its next poll). */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+		log_warn("%s: cannot seal BAR0 memory against resizing: %s", nic->name,
+			 strerror(errno));
 	void *p = mmap(NULL, SIM_BAR0_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		int rc = -errno;

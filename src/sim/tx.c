@@ -17,6 +17,7 @@
 #define TX_BUDGET 256u /* chains per loop iteration */
 #define TX_PARSE_MAX 128u
 #define PAUSE_MAX_NS 2000000000ull /* [I] 2 s: only a host that stopped refilling */
+#define PAUSE_REFRESH_NS 1000000ull /* [I] a held peer sends a new PAUSE frame every 1 ms */
 
 /* Ones'-complement sum of frame bytes [from, len) over a gather list (not folded). */
 uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
@@ -129,9 +130,13 @@ static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uin
 	}
 	if (!nic->paused) {
 		nic->paused = true;
-		nic->paused_since = now;
+		nic->paused_since = nic->pause_frame_at = now;
 		nic->ctr.dropped_pause++; /* the peer's PAUSE frame, consumed by our MAC */
 		return false;
+	}
+	if (now - nic->pause_frame_at >= PAUSE_REFRESH_NS) { /* the peer renews the pause */
+		nic->pause_frame_at = now;
+		nic->ctr.dropped_pause++;
 	}
 	if (now - nic->paused_since < PAUSE_MAX_NS)
 		return false;

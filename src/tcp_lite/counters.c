@@ -75,7 +75,9 @@
 	F(tcp_syncookies_sent)                                                                     \
 	F(tcp_syncookies_ok)                                                                       \
 	F(tcp_syncookies_failed)                                                                   \
-	F(tcp_orphan_resets)
+	F(tcp_orphan_resets)                                                                       \
+	F(tcp_keepalive_probes)                                                                    \
+	F(tcp_keepalive_timeouts)
 
 void myrio_stack_stats(const struct myrio_stack *s, struct myrio_stack_stats *out)
 {

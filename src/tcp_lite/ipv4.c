@@ -26,16 +26,16 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p)
 	unsigned ihl = (ip[0] & 0x0f) * 4u;
 	if ((ip[0] >> 4) != 4) {
 		s->st.drop_ip_version++;
-		goto drop;
+		goto malformed;
 	}
 	uint16_t tot = get_be16(ip + 2);
 	if (ihl < IP_HLEN || tot < ihl || ETH_HLEN + (uint32_t)tot > p->len) {
 		s->st.drop_ip_len++;
-		goto drop;
+		goto malformed;
 	}
 	if (csum_fold(csum_add(0, ip, ihl)) != 0xffff) {
 		s->st.drop_ip_hdr_csum++;
-		goto drop;
+		goto malformed;
 	}
 	uint32_t dst = get_be32(ip + 16);
 	uint32_t src = get_be32(ip + 12);
@@ -75,6 +75,11 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p)
 		return;
 	}
 	s->st.drop_ip_proto++;
+	goto drop;
+malformed:
+	/* Damaged before the NIC, or a buffer that does not hold what the NIC described: the
+	 * port tells (myrio_rx_verify) and resets a misbehaving NIC. */
+	myrio_rx_verify(s->port, p);
 drop:
 	myrio_pkt_free(p);
 }
@@ -96,7 +101,10 @@ bool ipv4_l4_csum_ok(struct myrio_stack *s, const struct myrio_pkt *p, const str
 				pad = (uint16_t)(pad << 8 | pad >> 8);
 			sum = csum16_sub(sum, pad);
 		}
-		return csum16_add(sum, pseudo) == 0xffff;
+		if (csum16_add(sum, pseudo) == 0xffff)
+			return true;
+		myrio_rx_verify(s->port, p); /* as for a malformed IP header, ipv4_input */
+		return false;
 	}
 	if (proto == IPPROTO_TCP_)
 		s->st.tcp_csum_sw++;

@@ -152,6 +152,7 @@ struct myrio_tcp_conn {
 	uint16_t mss; /* payload bytes per segment we send */
 	uint8_t snd_wscale, rcv_wscale;
 	bool ws_ok, ts_ok, sack_ok;
+	bool cookie; /* a SYN cookie's throw-away record: options go in the TSval */
 	bool fin_queued, want_writable;
 	struct myrio_pkt *sndq, *sndq_tail, *snd_next; /* snd_next: first not yet sent */
 	uint32_t sndq_segs;
@@ -184,8 +185,12 @@ struct myrio_tcp_conn {
 	bool fin_rcvd, ack_now;
 	uint32_t delack_segs;
 
+	/* keepalive (tcp_timers.c): off while ka_idle_ms is 0 */
+	uint32_t ka_idle_ms, ka_interval_ms, ka_probes, ka_sent;
+	uint64_t last_rcv_ms, ka_probe_ms; /* last segment from the peer, last probe */
+
 	/* timers, absolute ms; 0 = off */
-	uint64_t t_rtx, t_delack, t_2msl;
+	uint64_t t_rtx, t_delack, t_2msl, t_keep;
 	bool persist;
 	uint32_t persist_backoff;
 
@@ -303,6 +308,8 @@ void tcp_event(struct myrio_tcp_conn *c, enum myrio_tcp_event ev);
 void tcp_conn_finish(struct myrio_tcp_conn *c, int error);
 void tcp_reap(struct myrio_stack *s);
 void tcp_conn_free(struct myrio_tcp_conn *c); /* immediately; not while listed */
+/* The window scale we offer: the smallest that lets rcv_buf be advertised (RFC 7323). */
+uint8_t tcp_rcv_wscale(const struct myrio_stack *s);
 uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip, uint16_t rport);
 void tcp_mark_output(struct myrio_tcp_conn *c);
 void tcp_run_output(struct myrio_stack *s);
@@ -315,7 +322,10 @@ void tcp_syncookie_send(struct myrio_stack *s, struct myrio_tcp_listener *l, uin
  * connection it stands for (SYN_RCVD, not counted in the backlog), else NULL. */
 struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_tcp_listener *l,
 					   uint32_t lip, uint16_t lport, uint32_t rip,
-					   uint16_t rport, uint32_t seq, uint32_t ack);
+					   uint16_t rport, uint32_t seq, uint32_t ack,
+					   const struct tcp_opts *o);
+/* The TSval of a cookie's SYN-ACK: the clock with the peer's options in its low bits. */
+uint32_t tcp_syncookie_tsval(const struct myrio_tcp_conn *c);
 
 /* tcp_input.c */
 void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);

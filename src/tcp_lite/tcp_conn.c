@@ -173,10 +173,17 @@ struct myrio_tcp_conn *tcp_conn_alloc(struct myrio_stack *s, uint32_t lip, uint1
 	c->mss = s->mss;
 	c->rto_ms = s->conf.rto_initial_ms;
 	if (s->conf.window_scale)
-		while (c->rcv_wscale < 14 && (s->conf.rcv_buf >> c->rcv_wscale) > 65535)
-			c->rcv_wscale++;
+		c->rcv_wscale = tcp_rcv_wscale(s);
 	cc_init(c);
 	return c;
+}
+
+uint8_t tcp_rcv_wscale(const struct myrio_stack *s)
+{
+	uint8_t ws = 0;
+	while (ws < 14 && (s->conf.rcv_buf >> ws) > 65535)
+		ws++;
+	return ws;
 }
 
 void tcp_fini(struct myrio_stack *s)
@@ -236,7 +243,7 @@ void tcp_conn_finish(struct myrio_tcp_conn *c, int error)
 	/* TIME_WAIT already told the application (CLOSED on entry). */
 	bool was_open = c->state != MYRIO_TCP_CLOSED && c->state != MYRIO_TCP_TIME_WAIT;
 	c->state = MYRIO_TCP_CLOSED;
-	c->t_rtx = c->t_delack = c->t_2msl = 0;
+	c->t_rtx = c->t_delack = c->t_2msl = c->t_keep = 0;
 	drop_send_queue(c);
 	free_chain(c->ooo);
 	c->ooo = NULL;

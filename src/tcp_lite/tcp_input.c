@@ -42,9 +42,10 @@ static void passive_open(struct myrio_stack *s, struct myrio_tcp_listener *l,
 			 const struct ip_rx *ip, uint16_t sport, uint16_t dport,
 			 const struct seg *sg)
 {
-	if (l->pending >= l->backlog) {
+	if (l->pending >= l->backlog || s->conf.syncookies_always) {
 		/* Counted as before (the backlog overflowed), but answered with a cookie. */
-		s->st.drop_tcp_syn_backlog++;
+		if (l->pending >= l->backlog)
+			s->st.drop_tcp_syn_backlog++;
 		tcp_syncookie_send(s, l, ip->dst, dport, ip->src, sport, sg->seq, &sg->o);
 		return;
 	}
@@ -422,6 +423,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 	struct myrio_stack *s = c->s;
 	uint32_t seglen =
 	    sg->len + ((sg->flags & TH_SYN) ? 1u : 0u) + ((sg->flags & TH_FIN) ? 1u : 0u);
+	c->last_rcv_ms = s->now_ms; /* the peer is alive (keepalive) */
 	/* PAWS (RFC 7323 §5.3) */
 	if (c->ts_ok && sg->o.ts_ok && !(sg->flags & TH_RST) && seq_lt(sg->o.tsval, c->ts_recent)) {
 		s->st.tcp_paws_drops++;
@@ -575,7 +577,7 @@ void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 			passive_open(s, l, ip, sport, dport, &sg);
 		} else if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_ACK &&
 			   (c = tcp_syncookie_check(s, l, ip->dst, dport, ip->src, sport, sg.seq,
-						    sg.ack)) != NULL) {
+						    sg.ack, &sg.o)) != NULL) {
 			c->st.segs_in++;
 			established_input(c, p, ip, th, &sg);
 			return;

@@ -105,7 +105,7 @@ unsigned tcp_opts_write_syn(struct myrio_tcp_conn *c, uint8_t *opt, bool synack)
 		}
 		opt[n++] = OPT_TS;
 		opt[n++] = 10;
-		put_be32(opt + n, ts_now(c));
+		put_be32(opt + n, c->cookie ? tcp_syncookie_tsval(c) : ts_now(c));
 		put_be32(opt + n + 4, synack ? c->ts_recent : 0);
 		n += 8;
 	}

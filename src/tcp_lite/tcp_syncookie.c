@@ -10,14 +10,26 @@
  * matches and t is at most two ticks old; it then becomes a connection as if it had
  * waited in SYN_RCVD. A forged ACK needs the hash: one chance in 2^24 per try.
  *
- * Options: the SYN-ACK offers only MSS. Window scaling, SACK and timestamps are not
- * offered, so the peer will not use them; nothing has to be remembered or encoded in a
- * timestamp, at the price of a 64 KiB window for connections made during a flood. */
+ * Options: when the SYN offers timestamps (and we use them), the SYN-ACK answers the
+ * peer's timestamps, window scaling and SACK as a normal SYN-ACK would, and its TSval
+ * carries what the connection must remember of them, as Linux does:
+ *
+ *   TSval = clock with bits 5-0 replaced (and 64 ms earlier if that put it ahead):
+ *   bits 3-0  the peer's window scale (0-14), 15 when it offered none
+ *   bit 4     the peer offered SACK
+ *
+ * The returning ACK echoes it in TSecr (RFC 7323 requires timestamps on every segment
+ * once both sides offered them). Without timestamps the SYN-ACK offers only MSS: no
+ * window scaling, so such a connection has a 64 KiB window. The option bits are not
+ * covered by the hash: a peer can only change what applies to its own connection. */
 #include "tcp_lite/stack.h"
 
 #define COOKIE_TICK_SHIFT 16 /* ms */
 #define COOKIE_MAX_AGE 2     /* ticks */
 #define COOKIE_HASH_MASK 0xffffffu
+#define TS_OPT_BITS 0x3fu
+#define TS_WS_NONE 0xfu
+#define TS_SACK 0x10u
 
 static const uint16_t mss_table[] = {536, 1220, 1440, 1460, 4036, 8960};
 #define MSS_TABLE_LEN (sizeof(mss_table) / sizeof(mss_table[0]))
@@ -53,9 +65,19 @@ void tcp_syncookie_send(struct myrio_stack *s, struct myrio_tcp_listener *l, uin
 	uint32_t cookie = (t & 0x1f) << 27 | mssi << 24 |
 			  cookie_hash(s, lip, lport, rip, rport, peer_isn, t, mssi);
 
-	/* A throw-away connection record only to build the SYN-ACK: no options but MSS. */
+	/* A throw-away connection record only to build the SYN-ACK. */
 	struct myrio_tcp_conn tmp = {0};
 	tmp.s = s;
+	const struct myrio_stack_conf *cf = &s->conf;
+	if (cf->timestamps && o->ts_ok && s->now_ms > TS_OPT_BITS) {
+		tmp.cookie = true;
+		tmp.ts_ok = true;
+		tmp.ts_recent = o->tsval;
+		tmp.sack_ok = cf->sack && o->sack_ok;
+		tmp.ws_ok = cf->window_scale && o->ws_ok;
+		tmp.snd_wscale = tmp.ws_ok ? (o->wscale > 14 ? 14 : o->wscale) : 0;
+		tmp.rcv_wscale = tmp.ws_ok ? tcp_rcv_wscale(s) : 0;
+	}
 	tmp.lip = lip;
 	tmp.lport = lport;
 	tmp.rip = rip;
@@ -69,9 +91,43 @@ void tcp_syncookie_send(struct myrio_stack *s, struct myrio_tcp_listener *l, uin
 		s->st.tcp_syncookies_sent++;
 }
 
+uint32_t tcp_syncookie_tsval(const struct myrio_tcp_conn *c)
+{
+	uint32_t now = (uint32_t)c->s->now_ms;
+	uint32_t bits = (c->ws_ok ? c->snd_wscale : TS_WS_NONE) | (c->sack_ok ? TS_SACK : 0);
+	uint32_t tsval = (now & ~TS_OPT_BITS) | bits;
+	return tsval > now ? tsval - (TS_OPT_BITS + 1) : tsval;
+}
+
+/* The options a cookie's SYN-ACK agreed to, read back from the TSecr of the returning
+ * ACK into c (not yet listed anywhere): false when that echo cannot be ours (from the
+ * future, older than a cookie may be, or a window scale beyond 14). */
+static bool cookie_opts(const struct myrio_stack *s, const struct tcp_opts *o,
+			struct myrio_tcp_conn *c)
+{
+	*c = (struct myrio_tcp_conn){0};
+	if (!o->ts_ok || !s->conf.timestamps)
+		return true; /* the SYN-ACK offered MSS only */
+	uint32_t age = (uint32_t)s->now_ms - o->tsecr;
+	uint32_t ws = o->tsecr & TS_WS_NONE;
+	if (age > ((uint32_t)COOKIE_MAX_AGE + 1) << COOKIE_TICK_SHIFT ||
+	    (ws > 14 && ws != TS_WS_NONE))
+		return false;
+	c->ts_ok = true;
+	c->ts_recent = o->tsval;
+	c->sack_ok = s->conf.sack && (o->tsecr & TS_SACK);
+	c->ws_ok = s->conf.window_scale && ws != TS_WS_NONE;
+	if (c->ws_ok) {
+		c->snd_wscale = (uint8_t)ws;
+		c->rcv_wscale = tcp_rcv_wscale(s);
+	}
+	return true;
+}
+
 struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_tcp_listener *l,
 					   uint32_t lip, uint16_t lport, uint32_t rip,
-					   uint16_t rport, uint32_t seq, uint32_t ack)
+					   uint16_t rport, uint32_t seq, uint32_t ack,
+					   const struct tcp_opts *o)
 {
 	if (!l->cookies_until_ms || s->now_ms > l->cookies_until_ms)
 		return NULL; /* no cookie sent lately: not worth a hash */
@@ -79,9 +135,11 @@ struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_t
 	uint32_t now = cookie_tick(s);
 	uint32_t t = now - ((now - (cookie >> 27)) & 0x1f);
 	uint32_t mssi = (cookie >> 24) & 7;
+	struct myrio_tcp_conn opts;
 	if (now - t > COOKIE_MAX_AGE || mssi >= MSS_TABLE_LEN ||
 	    (cookie & COOKIE_HASH_MASK) !=
-		cookie_hash(s, lip, lport, rip, rport, peer_isn, t, mssi)) {
+		cookie_hash(s, lip, lport, rip, rport, peer_isn, t, mssi) ||
+	    !cookie_opts(s, o, &opts)) {
 		s->st.tcp_syncookies_failed++;
 		return NULL;
 	}
@@ -94,9 +152,15 @@ struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_t
 	c->user = l->user;
 	c->irs = peer_isn;
 	c->rcv_nxt = c->rcv_adv = seq;
-	c->ws_ok = c->ts_ok = c->sack_ok = false;
-	c->snd_wscale = c->rcv_wscale = 0;
+	c->ts_ok = opts.ts_ok;
+	c->ts_recent = opts.ts_recent;
+	c->sack_ok = opts.sack_ok;
+	c->ws_ok = opts.ws_ok;
+	c->snd_wscale = opts.snd_wscale;
+	c->rcv_wscale = opts.rcv_wscale;
 	uint32_t mss = mss_table[mssi] < s->mss ? mss_table[mssi] : s->mss;
+	if (c->ts_ok)
+		mss -= 12; /* every segment carries the timestamp option */
 	c->mss = (uint16_t)mss;
 	cc_init(c);
 	c->iss = cookie;

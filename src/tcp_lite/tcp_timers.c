@@ -1,5 +1,5 @@
 /* TCP timers: retransmission (RFC 6298, exponential backoff), SYN retries, zero-window
- * persist probes, delayed ACKs, TIME_WAIT and orphan FIN_WAIT. Deadlines are absolute
+ * persist probes, delayed ACKs, TIME_WAIT and orphan FIN_WAIT, keepalive. Deadlines are absolute
  * milliseconds of the stack clock; poll only walks the connections when the earliest
  * one is due. */
 #include <errno.h>
@@ -159,6 +159,65 @@ static void orphan_deadline(struct myrio_tcp_conn *c)
 	tcp_conn_finish(c, 0);
 }
 
+#define KA_INTERVAL_MS_DEFAULT 75000u
+#define KA_PROBES_DEFAULT 9u
+
+int myrio_tcp_keepalive(struct myrio_tcp_conn *c, uint32_t idle_ms, uint32_t interval_ms,
+			uint32_t probes)
+{
+	if (c->state == MYRIO_TCP_CLOSED)
+		return -ENOTCONN;
+	c->ka_idle_ms = idle_ms;
+	c->ka_interval_ms = interval_ms ? interval_ms : KA_INTERVAL_MS_DEFAULT;
+	c->ka_probes = probes ? probes : KA_PROBES_DEFAULT;
+	c->ka_sent = 0;
+	c->last_rcv_ms = c->s->now_ms;
+	c->t_keep = idle_ms ? c->s->now_ms + idle_ms : 0;
+	if (c->t_keep)
+		stack_arm_timer(c->s, c->t_keep);
+	return 0;
+}
+
+/* The keepalive deadline passed: probe the peer, or give up on it, or look again later
+ * (segments came meanwhile, data is outstanding, not yet established). As Linux, only
+ * synchronized states that wait on the peer are probed; the probe is an empty segment one
+ * below snd_una, which any live peer answers with an ACK. */
+static void keepalive_timeout(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	uint64_t now = s->now_ms;
+	bool probed = c->ka_sent && c->last_rcv_ms < c->ka_probe_ms; /* and unanswered */
+	if (!probed)
+		c->ka_sent = 0;
+	if (c->state != MYRIO_TCP_ESTABLISHED && c->state != MYRIO_TCP_CLOSE_WAIT &&
+	    c->state != MYRIO_TCP_FIN_WAIT_2) {
+		if (c->state < MYRIO_TCP_ESTABLISHED) /* handshake: look again later */
+			c->t_keep = now + c->ka_idle_ms;
+		return;
+	}
+	if (c->snd_una != c->snd_max) { /* retransmission watches the peer */
+		c->ka_sent = 0;
+		c->t_keep = now + c->ka_idle_ms;
+		return;
+	}
+	if (!probed && now - c->last_rcv_ms < c->ka_idle_ms) {
+		c->t_keep = c->last_rcv_ms + c->ka_idle_ms;
+		return;
+	}
+	if (c->ka_sent >= c->ka_probes) {
+		s->st.tcp_keepalive_timeouts++;
+		s->st.tcp_resets_sent++;
+		tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_max);
+		tcp_conn_finish(c, -ETIMEDOUT);
+		return;
+	}
+	tcp_send_ctl(c, TH_ACK, c->snd_una - 1);
+	s->st.tcp_keepalive_probes++;
+	c->ka_sent++;
+	c->ka_probe_ms = now;
+	c->t_keep = now + c->ka_interval_ms;
+}
+
 void tcp_timers_run(struct myrio_stack *s)
 {
 	uint64_t now = s->now_ms, next = 0;
@@ -181,10 +240,14 @@ void tcp_timers_run(struct myrio_stack *s)
 			else
 				orphan_deadline(c);
 		}
+		if (c->t_keep && now >= c->t_keep && c->state != MYRIO_TCP_CLOSED) {
+			c->t_keep = 0;
+			keepalive_timeout(c);
+		}
 		if (c->state == MYRIO_TCP_CLOSED)
 			continue;
-		uint64_t t[3] = {c->t_delack, c->t_rtx, c->t_2msl};
-		for (int i = 0; i < 3; i++)
+		uint64_t t[4] = {c->t_delack, c->t_rtx, c->t_2msl, c->t_keep};
+		for (int i = 0; i < 4; i++)
 			if (t[i] && (!next || t[i] < next))
 				next = t[i];
 	}

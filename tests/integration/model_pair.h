@@ -202,6 +202,12 @@ static inline int mp_w_stats(struct myrio_port *p, struct myrio_port_stats *st)
 	return mp_inner(p)->ops->stats(mp_inner(p), st);
 }
 
+static inline void mp_w_rx_mismatch(struct myrio_port *p)
+{
+	if (mp_inner(p)->ops->rx_mismatch)
+		mp_inner(p)->ops->rx_mismatch(mp_inner(p));
+}
+
 static const struct myrio_port_ops mp_wrap_ops = {
 	.rx_burst = mp_w_rx,
 	.tx_burst = mp_w_tx,
@@ -209,6 +215,7 @@ static const struct myrio_port_ops mp_wrap_ops = {
 	.link = mp_w_link,
 	.info = mp_w_info,
 	.stats = mp_w_stats,
+	.rx_mismatch = mp_w_rx_mismatch,
 };
 
 static inline struct myrio_port *mp_wrap_port(struct mp_wrap *w, struct myrio_port *inner,

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -54,6 +55,26 @@ static bool a_recovered(struct env *e)
 static bool a_link_up(struct env *e)
 {
 	return myrio_port_link(e->a) == MYRIO_LINK_UP;
+}
+
+/* After a recovery: the link comes back, then n frames each way arrive byte-exact. */
+static void frames_flow_again(struct env *e, uint32_t n)
+{
+	poll_for(e, 3000000000ull, a_link_up);
+	assert_int_equal(myrio_port_link(e->a), MYRIO_LINK_UP);
+	poll_for(e, 10000000ull, NULL); /* anything still in flight */
+	assert_int_equal(env_transfer(e, 0, n, len_300), n);
+	assert_int_equal(env_transfer(e, 1, n, len_300), n);
+}
+
+/* A port that is down takes no frame. */
+static void assert_tx_refused(struct env *e)
+{
+	struct myrio_pkt *p = myrio_pkt_alloc(e->pool_a);
+	assert_non_null(p);
+	p->len = 60;
+	assert_int_equal(myrio_tx_burst(e->a, &p, 1), 0);
+	myrio_pkt_free(p);
 }
 
 static void up_env(struct env *e)
@@ -138,11 +159,7 @@ static void reboot_recovers_by_itself(void **state)
 		assert_true(env_check(held[i], 100, 1000 + i, e.ia.mac, e.ib.mac));
 	myrio_pkt_free_bulk(held, HELD);
 
-	poll_for(&e, 3000000000ull, a_link_up);
-	assert_int_equal(myrio_port_link(e.a), MYRIO_LINK_UP);
-	poll_for(&e, 10000000ull, NULL); /* anything still in flight */
-	assert_int_equal(env_transfer(&e, 0, 2000, len_300), 2000);
-	assert_int_equal(env_transfer(&e, 1, 2000, len_300), 2000);
+	frames_flow_again(&e, 2000);
 
 	/* The driver's counters carry over the recovery. */
 	struct myrio_port_stats after;
@@ -177,11 +194,7 @@ static void failed_recovery_leaves_port_down_and_retries(void **state)
 	assert_int_equal(s.link_up, 0);
 	assert_int_equal(s.watchdog_resets, 0);
 	assert_int_equal(myrio_port_link(e.a), MYRIO_LINK_DOWN);
-	struct myrio_pkt *p = myrio_pkt_alloc(e.pool_a);
-	assert_non_null(p);
-	p->len = 60;
-	assert_int_equal(myrio_tx_burst(e.a, &p, 1), 0);
-	myrio_pkt_free(p);
+	assert_tx_refused(&e);
 	assert_int_equal(myrio_pool_free_count(e.pool_a), e.pool_a->count);
 
 	/* Another reboot while down changes nothing: the retry reloads from scratch. */
@@ -189,11 +202,7 @@ static void failed_recovery_leaves_port_down_and_retries(void **state)
 	uint64_t took = poll_for(&e, 5000000000ull, a_recovered);
 	assert_int_equal(resets(e.a), 1);
 	assert_true(took <= 1100000000ull);
-	poll_for(&e, 3000000000ull, a_link_up);
-	assert_int_equal(myrio_port_link(e.a), MYRIO_LINK_UP);
-	poll_for(&e, 10000000ull, NULL);
-	assert_int_equal(env_transfer(&e, 0, 1000, len_300), 1000);
-	assert_int_equal(env_transfer(&e, 1, 1000, len_300), 1000);
+	frames_flow_again(&e, 1000);
 	env_destroy(&e);
 }
 
@@ -279,10 +288,7 @@ static void loaded_image_is_reloaded(void **state)
 	myrio_port_info(e.a, &in);
 	assert_string_equal(in.fw_version, e.ia.fw_version);
 	assert_int_equal(in.tx_boundary, 4096);
-	poll_for(&e, 3000000000ull, a_link_up);
-	poll_for(&e, 10000000ull, NULL);
-	assert_int_equal(env_transfer(&e, 0, 1000, len_300), 1000);
-	assert_int_equal(env_transfer(&e, 1, 1000, len_300), 1000);
+	frames_flow_again(&e, 1000);
 	env_destroy(&e);
 }
 
@@ -322,6 +328,129 @@ static void held_buffers_beyond_spare_partial_rings(void **state)
 	env_destroy(&e);
 }
 
+/* The send engine hangs while the NIC still answers (bus master on, commands work): a
+ * period without progress and without pause frames, and the port resets the NIC itself,
+ * as the Linux driver does (§8.5); the frames stuck in the ring go back to their pool. */
+static void stuck_send_ring_is_reset(void **state)
+{
+	(void)state;
+	struct env e;
+	up_env(&e);
+	assert_int_equal(sim_nic_inject(sim_nic_find(e.sim, "sim0"), SIM_FAULT_TX_HANG, 0), 0);
+	queue_tx(&e, 40);
+	uint64_t took = poll_for(&e, 5000000000ull, a_recovered);
+	assert_int_equal(resets(e.a), 1);
+	assert_true(took <= 2100000000ull);
+	assert_int_equal(resets(e.b), 0);
+	assert_int_equal(myrio_pool_free_count(e.pool_a), e.pool_a->count);
+	frames_flow_again(&e, 2000);
+	env_destroy(&e);
+}
+
+static bool a_link_down(struct env *e)
+{
+	return myrio_port_link(e->a) == MYRIO_LINK_DOWN;
+}
+
+/* The NIC leaves the bus (config space reads all ones): the port goes down and takes no
+ * frames, without trying to reload a NIC that is not there; when the NIC answers again
+ * (as at power-on), the watchdog brings it back. */
+static void nic_gone_then_back(void **state)
+{
+	(void)state;
+	struct env e;
+	up_env(&e);
+	struct sim_nic *nic = sim_nic_find(e.sim, "sim0");
+	assert_int_equal(sim_nic_inject(nic, SIM_FAULT_REMOVED, 1), 0);
+	queue_tx(&e, 10);
+	uint64_t took = poll_for(&e, 5000000000ull, a_link_down);
+	assert_true(took <= 2100000000ull);
+	assert_int_equal(myrio_port_link(e.a), MYRIO_LINK_DOWN);
+	assert_tx_refused(&e);
+	poll_for(&e, 3000000000ull, NULL); /* still gone: no recovery attempts */
+	struct myrio_port_stats s;
+	myrio_port_stats(e.a, &s);
+	assert_int_equal(s.watchdog_resets, 0);
+	assert_int_equal(s.link_up, 0);
+
+	assert_int_equal(sim_nic_inject(nic, SIM_FAULT_REMOVED, 0), 0);
+	took = poll_for(&e, 5000000000ull, a_recovered);
+	assert_int_equal(resets(e.a), 1);
+	assert_true(took <= 1100000000ull);
+	assert_int_equal(myrio_pool_free_count(e.pool_a), e.pool_a->count);
+	frames_flow_again(&e, 1000);
+	env_destroy(&e);
+}
+
+/* A program asleep on the interrupt fd with a timeout of one watchdog period: a rebooted
+ * NIC raises no interrupt, but myrio_port_irq_arm gives the watchdog its look, so the port
+ * recovers after a few wake-ups, with far fewer bursts than the countdown needs. */
+static void sleeper_notices_reboot(void **state)
+{
+	(void)state;
+	struct env e;
+	assert_int_equal(env_world(&e, "nics=2,link=10g"), 0); /* threaded: real time */
+	struct myrio_port_conf conf;
+	myrio_port_conf_init(&conf);
+	conf.sim = e.sim;
+	conf.watchdog_ms = 50;
+	assert_int_equal(myrio_port_open(&e.a, "sim:sim0", &conf), 0);
+	int fd = myrio_port_irq_fd(e.a);
+	assert_true(fd >= 0);
+	assert_int_equal(env_link(&e, e.a, MYRIO_LINK_UP), MYRIO_LINK_UP);
+	assert_int_equal(sim_nic_inject(sim_nic_find(e.sim, "sim0"), SIM_FAULT_REBOOT, 0), 0);
+	unsigned wakeups = 0;
+	struct myrio_pkt *in[8];
+	while (resets(e.a) == 0 && wakeups < 100) {
+		myrio_port_irq_arm(e.a);
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		if (poll(&pfd, 1, 50) == 1) {
+			uint64_t v;
+			(void)!read(fd, &v, sizeof(v));
+		}
+		wakeups++;
+		myrio_pkt_free_bulk(in, myrio_rx_burst(e.a, in, 8));
+	}
+	assert_int_equal(resets(e.a), 1);
+	assert_true(wakeups <= 10);
+	myrio_port_close(e.a);
+	e.a = NULL;
+	env_destroy(&e);
+}
+
+/* b stops receiving: its ring fills and, with flow control on, b's NIC holds a's
+ * transmitter with pause frames (§7.4). A send ring held that way for more than a period
+ * is explained by dropped_pause and is not reset; once b reads again, frames flow. */
+static void pause_held_ring_is_not_reset(void **state)
+{
+	(void)state;
+	struct env e;
+	up_env(&e);
+	struct myrio_port_info info;
+	myrio_port_info(e.b, &info);
+	unsigned queued = 0;
+	uint64_t t0 = sim_world_now(e.sim);
+	struct myrio_pkt *none[1];
+	while (sim_world_now(e.sim) - t0 < 1500000000ull) { /* 1.5 periods, only a polled */
+		if (queued < 2 * info.rx_ring_entries + 64) {
+			queue_tx(&e, 32);
+			queued += 32;
+		}
+		myrio_sim_step(e.sim, STEPS);
+		myrio_tx_burst(e.a, none, 0);
+	}
+	struct myrio_port_stats s;
+	myrio_port_stats(e.a, &s);
+	assert_true(s.dropped_pause > 1); /* renewed while held */
+	assert_int_equal(s.watchdog_resets, 0);
+	assert_true(myrio_pool_free_count(e.pool_a) < e.pool_a->count); /* still held */
+	poll_for(&e, 100000000ull, NULL); /* b reads again: the ring drains */
+	assert_int_equal(myrio_pool_free_count(e.pool_a), e.pool_a->count);
+	assert_int_equal(resets(e.a), 0);
+	frames_flow_again(&e, 1000);
+	env_destroy(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +459,10 @@ int main(void)
 		cmocka_unit_test(period_is_configurable),
 		cmocka_unit_test(loaded_image_is_reloaded),
 		cmocka_unit_test(held_buffers_beyond_spare_partial_rings),
+		cmocka_unit_test(stuck_send_ring_is_reset),
+		cmocka_unit_test(nic_gone_then_back),
+		cmocka_unit_test(sleeper_notices_reboot),
+		cmocka_unit_test(pause_held_ring_is_not_reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,8 +54,15 @@ static void check_intact(struct model_pair *m, struct mp_stream *tx)
 	assert_int_equal(rx->bad, 0);
 }
 
+/* How the driver notices a bad completion entry; either way the NIC is reset once. */
+enum noticed {
+	IMPOSSIBLE, /* length no frame can have: counted in rx_bad_completion */
+	MISMATCH,   /* the frame fails the stack's checks and myrio_rx_verify finds the buffer
+		     * not as described (rx_csum_mismatch) */
+};
+
 /* One bad completion entry on the receiver while data flows. */
-static void bad_completion(uint32_t len, bool impossible)
+static void bad_completion(uint32_t len, enum noticed noticed)
 {
 	struct model_pair m;
 	assert_int_equal(mp_open(&m, "link=10g", 4, NULL, NULL), 0);
@@ -67,45 +74,47 @@ static void bad_completion(uint32_t len, bool impossible)
 	check_intact(&m, tx);
 	struct myrio_port_stats ps;
 	assert_int_equal(myrio_port_stats(m.pb, &ps), 0);
-	if (impossible)
-		assert_int_equal(ps.rx_bad_completion, 1);
+	assert_int_equal(ps.rx_bad_completion, noticed == IMPOSSIBLE);
+	assert_int_equal(ps.watchdog_resets, 1);
+	if (noticed == MISMATCH)
+		assert_true(ps.rx_csum_mismatch >= 1);
+	else
+		assert_int_equal(ps.rx_csum_mismatch, 0);
 	mp_close(&m);
 }
 
-/* Longer than any frame the MTU allows: detected, dropped, counted; TCP retransmits. */
+/* Longer than any frame the MTU allows: detected, dropped, counted; the driver cannot know
+ * which ring the NIC took a buffer from, so the NIC is reset; TCP retransmits. */
 static void completion_length_ffff(void **state)
 {
 	(void)state;
-	bad_completion(0xffff, true);
+	bad_completion(0xffff, IMPOSSIBLE);
 }
 
 static void completion_length_above_mtu(void **state)
 {
 	(void)state;
-	bad_completion(1519, true);
+	bad_completion(1519, IMPOSSIBLE);
 }
 
 /* Plausible but wrong (shorter than the frame, same ring): the frame is cut, IPv4 sees a
- * total length beyond the frame and drops it. */
+ * total length beyond the frame; the NIC's checksum covers the whole frame, so the cut
+ * buffer is not what the completion described either. */
 static void completion_length_truncated(void **state)
 {
 	(void)state;
-	bad_completion(1000, false);
+	bad_completion(1000, MISMATCH);
 }
 
 /* Plausible length of the other ring: a big frame reported as 60 bytes. The driver infers
  * the ring from the length (§4.6), so it takes a small buffer the NIC did not use; from
- * then on, unless the driver notices, each ring hands out the wrong buffers. TCP must
- * still deliver every byte intact (checksums reject stale or foreign buffers). */
+ * then on each ring hands out the wrong buffers: the big ring a frame's predecessor with
+ * the frame's checksum. The stack's transport checksum fails, myrio_rx_verify finds the
+ * buffer's sum different from the NIC's, and the port resets the NIC. */
 static void completion_length_other_ring(void **state)
 {
 	(void)state;
-	/* Known limitation (docs/reliability.md): the rings stay out of step and the transfer
-	 * stalls; the stale buffers are rejected by the checksum, so nothing wrong is
-	 * delivered, but nothing resynchronizes the rings short of a reset. */
-	if (!getenv("MYRIO_TEST_KNOWN_BUGS"))
-		skip();
-	bad_completion(60, false);
+	bad_completion(60, MISMATCH);
 }
 
 /* Application holds every received buffer: the receive pool runs dry, the NIC drops

@@ -6,9 +6,9 @@
  *
  * MYRIO_SOAK_SECONDS (wall clock; default 3 in the suite, scripts/soak.sh runs 600),
  * MYRIO_SOAK_SEED (default 1), MYRIO_SOAK_CONNS (concurrent, default 32),
- * MYRIO_SOAK_BAD_COMPLETIONS=1 to inject completion entries with impossible lengths too:
- * off by default because the driver cannot tell which ring such an entry used, guesses,
- * and a wrong guess leaves the rings out of step for good (docs/reliability.md, bug 2). */
+ * MYRIO_SOAK_BAD_COMPLETIONS=0 to leave out completion entries with wrong lengths
+ * (impossible ones, and plausible ones of the other ring, which put the driver's rings out
+ * of step until myrio_rx_verify notices and the port resets the NIC). */
 #include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -101,7 +101,7 @@ static void soak(void **state)
 	(void)state;
 	unsigned secs = env_u("MYRIO_SOAK_SECONDS", 3);
 	unsigned nconns = env_u("MYRIO_SOAK_CONNS", 32);
-	bool bad_completions = env_u("MYRIO_SOAK_BAD_COMPLETIONS", 0) != 0;
+	bool bad_completions = env_u("MYRIO_SOAK_BAD_COMPLETIONS", 1) != 0;
 	rng_state = env_u("MYRIO_SOAK_SEED", 1) * 0x9E3779B97F4A7C15ULL + 1;
 	/* slots [0, nconns) are the clients; accepted streams are appended after them and
 	 * recycled through a free list of their own */
@@ -149,9 +149,9 @@ static void soak(void **state)
 				link_back = round + 50 + rnd() % 1500; /* 1..30 ms */
 				st.flaps++;
 			} else if (r < 0.35 && bad_completions) {
-				static const uint32_t bad[] = {0xffff, 9001, 1519, 4000};
+				static const uint32_t bad[] = {0xffff, 9001, 1519, 60, 1000, 1514};
 				sim_nic_inject(rnd() & 1 ? nic0 : nic1, SIM_FAULT_BAD_COMPLETION,
-					       bad[rnd() % 4]);
+					       bad[rnd() % 6]);
 				st.bad_completions++;
 			}
 		}
@@ -243,6 +243,10 @@ static void soak(void **state)
 				       "%u\n",
 				       k, nics[k]->small.cons, dn->rings.small.done, nics[k]->big.cons,
 				       dn->rings.big.done);
+				printf("  nic %d: %lu resets, the last at %.3f s; reset pending: %s; "
+				       "port %s\n",
+				       k, (unsigned long)dn->wd.resets, dn->wd.last_reset_ns / 1e9,
+				       dn->wd.request ? "yes" : "no", dn->up ? "up" : "down");
 			}
 			fail_msg("a connection failed at %.3f s model time", sim_world_now(m.w) / 1e9);
 		}
@@ -254,11 +258,14 @@ static void soak(void **state)
 	myrio_port_stats(m.pa, &pa);
 	myrio_port_stats(m.pb, &pb);
 	printf("  %.0f s wall, %.2f s model: %lu streams done, %.1f MiB verified, %lu weather "
-	       "changes, %lu link flaps, %lu bad completions (driver dropped %lu)\n",
+	       "changes, %lu link flaps, %lu bad completions (impossible %lu, buffers not as "
+	       "described %lu, NIC resets %lu)\n",
 	       now_s() - t0, sim_world_now(m.w) / 1e9, (unsigned long)st.streams_done,
 	       st.bytes / 1048576.0, (unsigned long)st.fault_changes, (unsigned long)st.flaps,
 	       (unsigned long)st.bad_completions,
-	       (unsigned long)(pa.rx_bad_completion + pb.rx_bad_completion));
+	       (unsigned long)(pa.rx_bad_completion + pb.rx_bad_completion),
+	       (unsigned long)(pa.rx_csum_mismatch + pb.rx_csum_mismatch),
+	       (unsigned long)(pa.watchdog_resets + pb.watchdog_resets));
 	printf("  retransmits %lu, errors %lu, heap %+ld bytes\n",
 	       (unsigned long)sa.tcp_retransmits, (unsigned long)m.errors, (long)(heap1 - heap0));
 	assert_int_equal(m.errors, 0);

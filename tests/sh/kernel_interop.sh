@@ -7,7 +7,9 @@
 # The stack runs on a NIC of the in-process device model (the real driver) whose cable ends
 # in the TAP device; MYRIO_KERNEL_VIA=pair uses the in-memory pair port instead, and
 # MYRIO_KERNEL_FAULTS=loss=0.01,... makes the model's cable lose, reorder and duplicate;
-# MYRIO_KERNEL_CUBIC=1 runs our side with CUBIC.
+# MYRIO_KERNEL_CUBIC=1 runs our side with CUBIC; MYRIO_KERNEL_COOKIES=1 makes our listener
+# answer every SYN with a SYN cookie, and the kernel's client checks that timestamps, SACK
+# and window scaling were negotiated all the same.
 #
 # usage: kernel_interop.sh BUILD_DIR    (MYRIO_KERNEL_BYTES sets the stream size, default 100M)
 # exit 77 (skipped) without root, network namespaces or /dev/net/tun.
@@ -63,8 +65,19 @@ def server(port, n):
     print(f"kernel server: {got} bytes from tcp_lite in {dt:.2f} s, pattern {'WRONG' if bad else 'intact'}")
     return 0 if got == n and not bad else 1
 
+def negotiated(c):
+    """Options of an established socket, from TCP_INFO: tcpi_options, tcpi_{snd,rcv}_wscale."""
+    i = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    return {'ts': bool(i[5] & 1), 'sack': bool(i[5] & 2), 'ws': bool(i[5] & 4),
+            'snd_wscale': i[6] & 15, 'rcv_wscale': i[6] >> 4}
+
 def client(ip, port, n):
     c = socket.create_connection((ip, port), timeout=60); sent = 0; t0 = time.time()
+    opts = negotiated(c)
+    print(f"kernel client: options with tcp_lite {opts}")
+    if os.environ.get('MYRIO_KERNEL_COOKIES') and not (opts['ts'] and opts['sack'] and opts['ws']
+                                                       and opts['snd_wscale'] > 0):
+        print("kernel client: a SYN cookie lost options"); return 1
     while sent < n:
         o = sent % 251; k = min(n - sent, 1 << 16)
         sent += c.send(BLK[o:o + k])
@@ -95,7 +108,8 @@ def csum(b):
     return ~s & 0xffff
 
 def ping(ip, n, need):
-    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); s.settimeout(2)
+    # 5 s per echo: a loaded machine can delay the first one (ARP, scheduling) that long
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); s.settimeout(5)
     ok = 0
     for seq in range(n):
         payload = os.urandom(56)
@@ -103,7 +117,7 @@ def ping(ip, n, need):
         pkt = struct.pack('!BBHHH', 8, 0, csum(h + payload), 0x4d59, seq) + payload
         s.sendto(pkt, (ip, 0))
         t = time.time()
-        while time.time() - t < 2:
+        while time.time() - t < 5:
             try: d, a = s.recvfrom(2048)
             except socket.timeout: break
             ihl = (d[0] & 15) * 4; r = d[ihl:]
@@ -138,7 +152,7 @@ spid=$!; pids+=($spid)
 for _ in $(seq 400); do [ -e $tmp/listening ] && break; sleep 0.05; done
 # tcp_lite: TCP sink on 5001, UDP echo on 7; sends to the kernel once told to go; expects
 # the kernel's RST from port 5003 where nothing listens.
-inns "$tool" ${MYRIO_KERNEL_CUBIC:+--cubic} --via $via ${faults:+--sim "$faults" --stats} --tap mkt0 --ip $ours/24 --listen 5001 --expect-conns 1 --udp-echo 7 \
+inns "$tool" ${MYRIO_KERNEL_CUBIC:+--cubic} ${MYRIO_KERNEL_COOKIES:+--syncookies --stats} --via $via ${faults:+--sim "$faults" --stats} --tap mkt0 --ip $ours/24 --listen 5001 --expect-conns 1 --udp-echo 7 \
 	--send $kern:5002:"$bytes" --expect-refused $kern:5003 --ready $tmp/ready --go $tmp/go \
 	--timeout 300 > $tmp/tool.out 2>&1 &
 tpid=$!; pids+=($tpid)
@@ -163,6 +177,10 @@ wait $spid || status=1
 cat $tmp/server.out
 wait $tpid || status=1
 cat $tmp/tool.out
+if [ -n "${MYRIO_KERNEL_COOKIES:-}" ] && ! grep -Eq '^ *tcp_syncookies_ok +[1-9]' $tmp/tool.out; then
+	echo "FAIL: no connection came through a SYN cookie"
+	status=1
+fi
 pids=()
 [ $status = 0 ] && echo "PASS: tcp_lite and the Linux stack agree" || echo "FAIL"
 exit $status

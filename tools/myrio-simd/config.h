@@ -10,6 +10,7 @@
 #include "myrio/sim.h"
 
 #define SIMD_MAX_NICS 32
+#define SIMD_MAX_CLIENTS 64 /* connections */
 #define SIMD_CABLE_MAX 64
 
 struct simd_nic_conf {

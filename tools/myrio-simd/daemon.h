@@ -8,13 +8,12 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "dma_guard.h"
 
 struct sim_nic;
 struct sim_endpoint;
 struct myrio_sim;
 struct simd_client;
-
-#define SIMD_MAX_CLIENTS 64
 
 struct simd_nic {
 	struct sim_nic *nic;
@@ -28,6 +27,7 @@ struct simd_nic {
 struct simd_region {
 	uint64_t iova, len;
 	void *va;
+	int guard; /* its slot in the SIGBUS guard */
 };
 
 struct simd_client {
@@ -39,6 +39,9 @@ struct simd_client {
 	unsigned nregions;
 	uint64_t mapped_bytes;
 	uint64_t requests, errors;
+	/* The first region whose file shrank under the model: the client is to be dropped. */
+	bool shrank;
+	uint64_t shrank_iova, shrank_len, shrank_off;
 };
 
 struct simd_daemon {
@@ -50,6 +53,8 @@ struct simd_daemon {
 	int signal_fd;
 	struct simd_client *clients[SIMD_MAX_CLIENTS];
 	uint64_t bad_requests; /* refused requests, all clients */
+	uint64_t shrink_drops; /* clients dropped for shrinking their DMA memory */
+	struct simd_guard guard;
 };
 
 /* world.c: the model world the configuration describes, started. */

@@ -159,10 +159,17 @@ int main(int argc, char **argv)
 		log_err("cannot set up signal handling: %s", strerror(-d.signal_fd));
 		return 1;
 	}
-	int rc = simd_world_build(&d);
+	/* Before the model thread exists: it is the one that would take the SIGBUS. */
+	int rc = simd_guard_install(&d.guard);
+	if (rc < 0) {
+		log_err("cannot install the SIGBUS guard over client memory: %s", strerror(-rc));
+		return 1;
+	}
+	rc = simd_world_build(&d);
 	if (rc == 0)
 		rc = simd_serve(&d);
 	simd_world_destroy(&d);
+	simd_guard_uninstall(&d.guard);
 	close(d.signal_fd);
 	return rc < 0 ? 1 : 0;
 }

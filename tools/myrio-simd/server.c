@@ -1,7 +1,9 @@
 /* myrio-simd's socket side: accepts applications, attaches them to NICs, passes BAR0 and
  * the interrupt eventfd, registers their DMA memory with the model (the IOMMU's job) and
  * relays config space. Every request is checked before use and every refusal is a clear
- * error reply; a client that hangs up (exit, crash, SIGKILL) has its NIC reset at once.
+ * error reply; a client that hangs up (exit, crash, SIGKILL) has its NIC reset at once,
+ * and so has one whose DMA file shrinks under the model (dma_guard.c), which is then
+ * disconnected.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,14 +58,38 @@ static int refuse(struct simd_daemon *d, struct simd_client *c, const struct sim
 	return status;
 }
 
+static void note_shrink(struct simd_client *c, const struct simd_region *r, uintptr_t fault)
+{
+	if (c->shrank)
+		return;
+	c->shrank = true;
+	c->shrank_iova = r->iova;
+	c->shrank_len = r->len;
+	c->shrank_off = fault - (uintptr_t)r->va;
+}
+
 /* DMA regions: unregister from the model first, so that it stops touching the memory,
- * then unmap it here. */
-static void drop_region(struct simd_client *c, unsigned i)
+ * then take it off the guard and unmap it here. */
+static void drop_region(struct simd_daemon *d, struct simd_client *c, unsigned i)
 {
 	struct simd_region *r = &c->regions[i];
+	uintptr_t fault = simd_guard_remove(&d->guard, r->guard);
+	if (fault)
+		note_shrink(c, r, fault);
 	munmap(r->va, r->len);
 	c->mapped_bytes -= r->len;
 	c->regions[i] = c->regions[--c->nregions];
+}
+
+/* Did the model fault in one of the client's regions (its file shrank)? */
+static bool client_shrank(struct simd_daemon *d, struct simd_client *c)
+{
+	for (unsigned i = 0; i < c->nregions && !c->shrank; i++) {
+		uintptr_t fault = simd_guard_fault(&d->guard, c->regions[i].guard);
+		if (fault)
+			note_shrink(c, &c->regions[i], fault);
+	}
+	return c->shrank;
 }
 
 static void detach(struct simd_daemon *d, struct simd_client *c, const char *why)
@@ -73,7 +99,7 @@ static void detach(struct simd_daemon *d, struct simd_client *c, const char *why
 	/* Detach resets the NIC and forgets every DMA region before it returns. */
 	sim_nic_detach(c->nic->nic);
 	while (c->nregions)
-		drop_region(c, c->nregions - 1);
+		drop_region(d, c, c->nregions - 1);
 	log_info("pid %d detached from %s (%s); %s is free", (int)c->pid, c->nic->conf->name, why,
 		 c->nic->conf->name);
 	c->nic->owner = NULL;
@@ -146,12 +172,20 @@ static int do_dma_map(struct simd_daemon *d, struct simd_client *c, const struct
 	void *va = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (va == MAP_FAILED)
 		return refuse(d, c, &m->h, -errno, "cannot map the DMA region's file");
+	/* Guarded before the model can touch it: the file may shrink at any time. */
+	int guard = simd_guard_add(&d->guard, va, len);
+	if (guard < 0) {
+		munmap(va, len);
+		return refuse(d, c, &m->h, guard, "no room left in the SIGBUS guard");
+	}
 	rc = sim_nic_dma_map(c->nic->nic, iova, va, len);
 	if (rc < 0) {
+		simd_guard_remove(&d->guard, guard);
 		munmap(va, len);
 		return refuse(d, c, &m->h, rc, "the model refused the DMA region");
 	}
-	c->regions[c->nregions++] = (struct simd_region){.iova = iova, .len = len, .va = va};
+	c->regions[c->nregions++] =
+	    (struct simd_region){.iova = iova, .len = len, .va = va, .guard = guard};
 	c->mapped_bytes += len;
 	log_debug("pid %d: %s: DMA region 0x%llx+%llu", (int)c->pid, c->nic->conf->name,
 		  (unsigned long long)iova, (unsigned long long)len);
@@ -167,7 +201,7 @@ static int do_dma_unmap(struct simd_daemon *d, struct simd_client *c, const stru
 	int rc = sim_nic_dma_unmap(c->nic->nic, m->u.dma.iova, m->u.dma.len);
 	if (rc < 0)
 		return refuse(d, c, &m->h, rc, "the model refused to unregister the region");
-	drop_region(c, (unsigned)i);
+	drop_region(d, c, (unsigned)i);
 	reply(c, &m->h, 0, NULL, 0, NULL, 0);
 	return 0;
 }
@@ -272,13 +306,45 @@ static int serve_one(struct simd_daemon *d, struct simd_client *c)
 	return 0;
 }
 
+/* The client's DMA file shrank under the model, which now reads and writes zero-filled
+ * memory there (dma_guard.c): it is dropped as if it had crashed, with this said. */
+static void report_shrink(struct simd_daemon *d, const struct simd_client *c, const char *nic)
+{
+	log_err("pid %d: %s: DMA region at IOVA 0x%llx (%llu bytes) has no memory behind it any "
+		"more (SIGBUS at offset 0x%llx): its file was truncated, or hugetlbfs had no "
+		"page left for it. The device now sees zeros there; dropping the client. "
+		"Register memory that cannot shrink (a memfd made with MFD_ALLOW_SEALING, "
+		"which the daemon seals) and populated (MAP_POPULATE)",
+		(int)c->pid, nic, (unsigned long long)c->shrank_iova,
+		(unsigned long long)c->shrank_len, (unsigned long long)c->shrank_off);
+	d->shrink_drops++;
+}
+
 static void drop_client(struct simd_daemon *d, unsigned slot, const char *why)
 {
 	struct simd_client *c = d->clients[slot];
+	const char *nic = c->nic ? c->nic->conf->name : "no NIC";
+	bool shrank = client_shrank(d, c);
+	if (shrank) {
+		report_shrink(d, c, nic);
+		why = "its DMA memory shrank";
+	}
 	detach(d, c, why);
+	if (!shrank && c->shrank) /* faulted while it was being dropped */
+		report_shrink(d, c, nic);
 	close(c->fd);
 	free(c);
 	d->clients[slot] = NULL;
+}
+
+static void drop_all_shrunk(struct simd_daemon *d)
+{
+	uint64_t n;
+	if (read(d->guard.event_fd, &n, sizeof(n)) != sizeof(n))
+		return;
+	for (unsigned i = 0; i < SIMD_MAX_CLIENTS; i++)
+		if (d->clients[i] && client_shrank(d, d->clients[i]))
+			drop_client(d, i, "its DMA memory shrank");
 }
 
 static void accept_client(struct simd_daemon *d)
@@ -360,12 +426,14 @@ fail:;
 
 static int serve_loop(struct simd_daemon *d)
 {
-	struct pollfd pfd[2 + SIMD_MAX_CLIENTS];
-	unsigned slot_of[2 + SIMD_MAX_CLIENTS];
+	enum { SIGNALS, LISTEN, GUARD, CLIENTS };
+	struct pollfd pfd[CLIENTS + SIMD_MAX_CLIENTS];
+	unsigned slot_of[CLIENTS + SIMD_MAX_CLIENTS];
 	for (;;) {
-		unsigned n = 0;
-		pfd[n++] = (struct pollfd){.fd = d->signal_fd, .events = POLLIN};
-		pfd[n++] = (struct pollfd){.fd = d->listen_fd, .events = POLLIN};
+		unsigned n = CLIENTS;
+		pfd[SIGNALS] = (struct pollfd){.fd = d->signal_fd, .events = POLLIN};
+		pfd[LISTEN] = (struct pollfd){.fd = d->listen_fd, .events = POLLIN};
+		pfd[GUARD] = (struct pollfd){.fd = d->guard.event_fd, .events = POLLIN};
 		for (unsigned i = 0; i < SIMD_MAX_CLIENTS; i++) {
 			if (!d->clients[i])
 				continue;
@@ -377,24 +445,29 @@ static int serve_loop(struct simd_daemon *d)
 				continue;
 			return -errno;
 		}
-		if (pfd[0].revents) {
+		if (pfd[SIGNALS].revents) {
 			struct signalfd_siginfo si;
 			if (read(d->signal_fd, &si, sizeof(si)) == sizeof(si))
 				log_info("signal %u: shutting down", si.ssi_signo);
 			return 0;
 		}
-		for (unsigned k = 2; k < n; k++) {
+		if (pfd[GUARD].revents & POLLIN)
+			drop_all_shrunk(d);
+		for (unsigned k = CLIENTS; k < n; k++) {
 			unsigned slot = slot_of[k];
-			if (!pfd[k].revents)
+			if (!pfd[k].revents || !d->clients[slot])
 				continue;
 			int rc = (pfd[k].revents & POLLIN) ? serve_one(d, d->clients[slot])
 							   : -ECONNRESET;
-			if (rc < 0)
+			/* A fault noted while serving (an unmap took the region off the guard) */
+			if (rc == 0 && d->clients[slot]->shrank)
+				drop_client(d, slot, "its DMA memory shrank");
+			else if (rc < 0)
 				drop_client(d, slot,
 					    rc == -ECONNRESET ? "connection closed"
 							      : strerror(-rc));
 		}
-		if (pfd[1].revents & POLLIN)
+		if (pfd[LISTEN].revents & POLLIN)
 			accept_client(d);
 	}
 }

@@ -37,8 +37,11 @@ int simd_status_report(struct simd_daemon *d, char *buf, size_t cap)
 		attached += d->nics[i].owner != NULL;
 	put(&o, "myrio-simd pid %d, socket %s, model %s\n", (int)getpid(), d->conf.socket_path,
 	    d->conf.model_spec[0] ? d->conf.model_spec : "defaults (link=10g)");
-	put(&o, "%u NICs, %u attached, %llu requests refused\n\n", d->nnics, attached,
-	    (unsigned long long)d->bad_requests);
+	put(&o,
+	    "%u NICs, %u attached, %llu requests refused, %llu clients dropped for shrinking "
+	    "their DMA memory\n\n",
+	    d->nnics, attached, (unsigned long long)d->bad_requests,
+	    (unsigned long long)d->shrink_drops);
 	put(&o, "%-10s %-17s %-16s %-9s %-8s %s\n", "NIC", "MAC", "CABLE", "ATTACHED", "DMA",
 	    "ATTACHES/REFUSED");
 	for (unsigned i = 0; i < d->nnics; i++) {

@@ -32,6 +32,15 @@ static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 static const uint8_t zero6[6];
 
 /* The i-th captured ARP frame, or NULL. */
+/* The peer sends an ARP packet (op 1: request, 2: reply) and the stack takes it in. */
+static void arp_in(struct raw *r, const uint8_t *dst, uint16_t op, const uint8_t *sha,
+		   uint32_t spa, const uint8_t *tha, uint32_t tpa)
+{
+	uint8_t f[64];
+	raw_send(r, f, build_arp(f, dst, op, sha, spa, tha, tpa));
+	raw_poll(r);
+}
+
 static const uint8_t *cap_arp(struct raw *r, unsigned i)
 {
 	unsigned k = 0;
@@ -47,10 +56,7 @@ static void request_for_us_is_answered_and_learned(void **state)
 {
 	struct raw r;
 	assert_int_equal(raw_open(&r, "arp1", NULL, NULL, false), 0);
-	uint8_t f[64];
-	build_arp(f, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
 	const uint8_t *a = cap_arp(&r, 0);
 	assert_non_null(a);
 	assert_memory_equal(a, peer_mac, 6);
@@ -64,9 +70,7 @@ static void request_for_us_is_answered_and_learned(void **state)
 	assert_memory_equal(mac, peer_mac, 6);
 	/* A request for someone else: no answer, nothing learned. */
 	const uint8_t other[6] = {2, 9, 9, 9, 9, 9};
-	build_arp(f, bcast, 1, other, 0x0a000007u, zero6, 0x0a000008u);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, bcast, 1, other, 0x0a000007u, zero6, 0x0a000008u);
 	assert_null(cap_arp(&r, 0));
 	assert_int_equal(myrio_arp_lookup(r.s, 0x0a000007u, mac), -ENOENT);
 	raw_close(&r);
@@ -100,10 +104,7 @@ static void frames_wait_for_resolution(void **state)
 	assert_int_equal(get_be32(a + 38), PEER_IP);
 	assert_null(cap_arp(&r, 1));
 	assert_int_equal(r.ncap, 1);
-	uint8_t f[64];
-	build_arp(f, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
 	/* The three datagrams leave, in order, to the learned MAC. */
 	assert_int_equal(r.ncap, 3);
 	for (int i = 0; i < 3; i++) {
@@ -162,21 +163,14 @@ static void static_entries_and_gratuitous_arp(void **state)
 	assert_memory_equal(myrio_pkt_data(r.cap[0]), smac, 6);
 	/* A gratuitous ARP cannot move a static entry... */
 	const uint8_t evil[6] = {2, 6, 6, 6, 6, 6};
-	uint8_t f[64];
-	build_arp(f, bcast, 1, evil, 0x0a000005u, zero6, 0x0a000005u);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, bcast, 1, evil, 0x0a000005u, zero6, 0x0a000005u);
 	uint8_t mac[6];
 	assert_int_equal(myrio_arp_lookup(r.s, 0x0a000005u, mac), 0);
 	assert_memory_equal(mac, smac, 6);
 	/* ...but updates a learned one (the peer moved to a new MAC). */
-	build_arp(f, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
 	const uint8_t moved[6] = {2, 7, 7, 7, 7, 7};
-	build_arp(f, bcast, 1, moved, PEER_IP, zero6, PEER_IP);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, bcast, 1, moved, PEER_IP, zero6, PEER_IP);
 	assert_null(cap_arp(&r, 0)); /* gratuitous: never answered */
 	assert_int_equal(myrio_arp_lookup(r.s, PEER_IP, mac), 0);
 	assert_memory_equal(mac, moved, 6);
@@ -194,10 +188,7 @@ static void expired_entry_is_refreshed(void **state)
 {
 	struct raw r;
 	assert_int_equal(raw_open(&r, "arp5", NULL, NULL, false), 0);
-	uint8_t f[64];
-	build_arp(f, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
 	struct myrio_udp_sock *u;
 	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
 	raw_advance_ms(&r, 60001); /* past arp_timeout_ms */
@@ -214,9 +205,7 @@ static void expired_entry_is_refreshed(void **state)
 	raw_poll(&r);
 	assert_non_null(cap_arp(&r, 0));
 	assert_int_equal(r.ncap, 1);
-	build_arp(f, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
 	assert_int_equal(r.ncap, 1); /* the queued datagram */
 	assert_int_equal(get_be16(myrio_pkt_data(r.cap[0]) + 12), 0x0800);
 	raw_close(&r);

@@ -512,6 +512,7 @@ static int harness_open(struct harness *h, uint8_t cfg)
 	c.rcv_buf = 8192;
 	c.ooo_max_segs = 8;
 	c.udp_rx_queue = 4;
+	c.reass_slots = 2; /* reassembly reachable, with eviction, at little set-up cost */
 	c.sack = !(cfg & 2);
 	c.timestamps = !(cfg & 4);
 	c.window_scale = !(cfg & 8);

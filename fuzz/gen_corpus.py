@@ -183,6 +183,18 @@ def gen_net():
     write(t, "arp-reply-resolves", b"\x00" + raw(arp_rep) + op_time(10))
     write(t, "icmp-echo", b"\x80" + raw(echo) + raw(ip_opts) + raw(bytes(frag), fix=True))
     write(t, "udp-dns", b"\x80" + raw(dns) + raw(udp(1, 9, b"x" * 1000)))
+    # A UDP datagram of 2000 bytes in two IPv4 fragments, the second first.
+    big = udp(5353, 53, bytes(range(256)) * 7 + bytes(200))[14:]  # IP header + datagram
+    hdr, dgram = bytearray(big[:20]), big[20:]
+    frags = []
+    for off, n, more in ((1480, len(dgram) - 1480, 0), (0, 1480, 1)):
+        h = bytearray(hdr)
+        struct.pack_into(">HH", h, 2, 20 + n, 1)
+        struct.pack_into(">H", h, 6, (0x2000 if more else 0) | off // 8)
+        struct.pack_into(">H", h, 10, 0)
+        struct.pack_into(">H", h, 10, csum(bytes(h)))
+        frags.append(raw(eth(0x0800, bytes(h) + dgram[off:off + n])))
+    write(t, "udp-fragments", b"\x80" + b"".join(frags))
     write(t, "tcp-raw-syn", b"\x80" + raw(syn) + raw(tcp(40000, 81, 5, 0, 0x02)))
     # Passive open on port 80 with every option, data both ways, orderly close.
     hs = (op_tcp(5, 0x02, opts=SYN_OPTS) + op_tcp(5, 0x10) + op_tcp(5, 0x18, paylen=100)

@@ -162,6 +162,7 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 	}
 }
 
+/* Echoes each datagram, also those that came in fragments (sent back in fragments). */
 static void on_udp(void *arg, struct myrio_udp_sock *u)
 {
 	struct app *a = arg;
@@ -169,15 +170,8 @@ static void on_udp(void *arg, struct myrio_udp_sock *u)
 	uint32_t ip;
 	uint16_t port;
 	while ((p = myrio_udp_recv(u, &ip, &port)) != NULL) {
-		struct myrio_pkt *e = myrio_stack_pkt_alloc(a->s);
-		if (e) {
-			memcpy(myrio_pkt_data(e), myrio_pkt_data(p), p->len);
-			e->len = p->len;
-			if (myrio_udp_sendto(u, e, ip, port) == 0)
-				a->udp_echoed++;
-			else
-				myrio_pkt_free(e);
-		}
+		if (myrio_udp_sendto_copy(u, myrio_pkt_data(p), p->len, ip, port) == 0)
+			a->udp_echoed++;
 		myrio_pkt_free(p);
 	}
 }

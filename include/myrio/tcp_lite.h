@@ -84,11 +84,14 @@ struct myrio_stack_conf {
 	uint32_t rcv_buf;	 /* per connection receive window in bytes (256 KiB) */
 	uint32_t ooo_max_segs;	 /* per connection out-of-order segments held (256) */
 	uint32_t udp_rx_queue;	 /* per socket datagrams waiting to be read (256) */
+	uint32_t reass_slots;	 /* IPv4 datagrams reassembled at once, 64 KiB each; 0 = fragments
+				  * dropped (4) */
 
 	/* Behaviour. */
 	uint32_t arp_timeout_ms;      /* entry lifetime before re-resolution (60000) */
 	uint32_t delayed_ack_ms;      /* 0 = acknowledge every segment at once (40) */
 	uint32_t time_wait_ms;	      /* TIME_WAIT duration, 2*MSL (60000) */
+	uint32_t reass_timeout_ms;    /* a datagram's fragments must all arrive within (30000) */
 	uint32_t rto_min_ms;	      /* (200) */
 	uint32_t rto_initial_ms;      /* RFC 6298 initial RTO (1000) */
 	uint32_t rto_max_ms;	      /* (60000) */
@@ -225,9 +228,18 @@ int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port);
 /* Zero-copy: on success the stack owns p (freed when the NIC is done). */
 int myrio_udp_send(struct myrio_udp_sock *u, struct myrio_pkt *p);
 int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip, uint16_t port);
-/* Next datagram (payload at myrio_pkt_data, p->len bytes) or NULL; free with myrio_pkt_free.
- * ip/port may be NULL. */
+/* Next datagram (payload at myrio_pkt_data, p->len bytes, in one buffer) or NULL; free with
+ * myrio_pkt_free. ip/port may be NULL. */
 struct myrio_pkt *myrio_udp_recv(struct myrio_udp_sock *u, uint32_t *ip, uint16_t *port);
+/* The longest payload a zero-copy send takes: one frame, MTU - 28. Received datagrams can
+ * be longer, up to 65507 bytes: IPv4 fragments are reassembled (conf.reass_slots) into one
+ * buffer. */
+uint32_t myrio_udp_max_payload(const struct myrio_stack *s);
+/* Copying send of up to 65507 bytes: one frame when it fits (zero-copy path, offloads),
+ * else IPv4 fragments with the checksum computed in software. 0, -EMSGSIZE, -ENOBUFS
+ * (nothing sent: not enough transmit buffers for every fragment), -ENETUNREACH. */
+int myrio_udp_sendto_copy(struct myrio_udp_sock *u, const void *buf, size_t len, uint32_t ip,
+			  uint16_t port);
 uint16_t myrio_udp_port(const struct myrio_udp_sock *u);
 void *myrio_udp_user(const struct myrio_udp_sock *u);
 void myrio_udp_close(struct myrio_udp_sock *u);
@@ -244,6 +256,10 @@ struct myrio_stack_stats {
 	/* IPv4 */
 	uint64_t ip_rx, ip_tx, drop_ip_short, drop_ip_version, drop_ip_hdr_csum, drop_ip_len,
 	    drop_ip_not_for_us, drop_ip_frag, drop_ip_proto, ip_no_route;
+	/* fragments taken for reassembly, datagrams completed, datagrams given up (timeout,
+	 * overlap, slot needed for a newer one) */
+	uint64_t ip_frags_rx, ip_reassembled, ip_reass_drops;
+	uint64_t ip_frags_tx; /* fragments sent (echo replies longer than the MTU) */
 	/* ICMP */
 	uint64_t icmp_rx, icmp_echo_replies, icmp_unreach_sent, drop_icmp;
 	/* UDP */

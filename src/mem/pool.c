@@ -9,7 +9,7 @@
 #include "util/log.h"
 
 #define POOL_MAX_COUNT (1u << 22)
-#define POOL_MAX_BUF (64u * 1024)
+#define POOL_MAX_BUF (128u * 1024) /* a whole IPv4 datagram and its headers fit */
 
 int myrio_pool_create_in(struct myrio_bus *bus, uint32_t count, uint32_t buf_len,
 			 struct myrio_pool **out)

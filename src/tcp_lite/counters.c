@@ -30,6 +30,10 @@
 	F(drop_ip_frag)                                                                            \
 	F(drop_ip_proto)                                                                           \
 	F(ip_no_route)                                                                             \
+	F(ip_frags_rx)                                                                             \
+	F(ip_reassembled)                                                                          \
+	F(ip_reass_drops)                                                                          \
+	F(ip_frags_tx)                                                                             \
 	F(icmp_rx)                                                                                 \
 	F(icmp_echo_replies)                                                                       \
 	F(icmp_unreach_sent)                                                                       \

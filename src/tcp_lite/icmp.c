@@ -1,4 +1,5 @@
-/* ICMP (RFC 792): echo replies and port unreachable. */
+/* ICMP (RFC 792): echo replies (in fragments when the request came in fragments) and port
+ * unreachable. */
 #include <string.h>
 
 #include "tcp_lite/stack.h"
@@ -19,9 +20,16 @@ void icmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 	}
 	if (ip->l4[0] != ICMP_ECHO || ip->bcast)
 		goto out; /* errors and replies are not for a stack without raw sockets */
-	uint32_t room = myrio_stack_pkt_room(s);
-	if (ip->l4_len > room || ip->l4_len > s->mtu - IP_HLEN) {
-		s->st.drop_icmp++;
+	if (ip->l4_len > s->mtu - IP_HLEN) {
+		/* A request that came in fragments: the reply, made in place in the
+		 * reassembled buffer, goes out in fragments too. */
+		uint8_t *m = ip->l4;
+		m[0] = ICMP_ECHO_REPLY;
+		m[1] = 0;
+		put_be16(m + 2, 0);
+		put_be16(m + 2, csum_finish(csum_add(0, m, ip->l4_len)));
+		if (ipv4_output_frags(s, IPPROTO_ICMP_, ip->src, m, ip->l4_len, NULL, 0) == 0)
+			s->st.icmp_echo_replies++;
 		goto out;
 	}
 	struct myrio_pkt *r = stack_alloc(s);

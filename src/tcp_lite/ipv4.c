@@ -9,6 +9,7 @@
 #include "util/csum.h"
 
 #define IP_TTL 64
+#define REASS_LIMIT (65535u - IP_HLEN) /* the longest IPv4 payload */
 
 uint32_t ipv4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len)
 {
@@ -46,8 +47,10 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p)
 		goto drop;
 	}
 	if (get_be16(ip + 6) & 0x3fff) { /* MF or a fragment offset */
-		s->st.drop_ip_frag++;
-		goto drop;
+		struct myrio_pkt *whole = ipv4_reass(s, p, ip, ihl, tot);
+		if (whole)
+			ipv4_input(s, whole); /* no fragment bits any more: one level deep */
+		return;
 	}
 	/* A source that is ours, multicast or broadcast gets no answer from us. */
 	if (src == s->conf.ip || (src >> 28) == 0xe || src == 0xffffffffu) {
@@ -111,48 +114,33 @@ bool ipv4_l4_csum_ok(struct myrio_stack *s, const struct myrio_pkt *p, const str
 	return csum_fold(csum_add(pseudo, ip->l4, ip->l4_len)) == 0xffff;
 }
 
-int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
-		uint32_t dst, uint8_t tos, bool df)
+/* Puts the IP header in front of p's l4_len bytes; NULL (p freed) without headroom. */
+static uint8_t *ip_header(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
+			  uint32_t dst, uint8_t tos, uint16_t id, uint16_t frag)
 {
 	uint16_t l4_len = (uint16_t)p->len;
 	uint8_t *ip = myrio_pkt_prepend(p, IP_HLEN);
 	if (!ip) {
 		myrio_pkt_free(p);
-		return -ENOSPC;
+		return NULL;
 	}
 	ip[0] = 0x45;
 	ip[1] = tos;
 	put_be16(ip + 2, (uint16_t)(IP_HLEN + l4_len));
-	put_be16(ip + 4, s->ip_id++);
-	put_be16(ip + 6, df ? 0x4000 : 0);
+	put_be16(ip + 4, id);
+	put_be16(ip + 6, frag);
 	ip[8] = IP_TTL;
 	ip[9] = proto;
 	put_be16(ip + 10, 0);
 	put_be32(ip + 12, src);
 	put_be32(ip + 16, dst);
 	put_be16(ip + 10, csum_finish(csum_add(0, ip, IP_HLEN)));
+	return ip;
+}
 
-	if (proto == IPPROTO_TCP_ || proto == IPPROTO_UDP_) {
-		unsigned field = proto == IPPROTO_TCP_ ? 16 : 6;
-		uint8_t *l4 = ip + IP_HLEN;
-		uint32_t pseudo = ipv4_pseudo_sum(src, dst, proto, l4_len);
-		if (s->caps & MYRIO_CAP_TX_CSUM) {
-			/* The NIC sums [csum_start, end) and stores the inverse (§5.5). */
-			put_be16(l4 + field, csum_fold(pseudo));
-			p->ol_flags |= MYRIO_PKT_TX_CSUM;
-			p->csum_start = ETH_HLEN + IP_HLEN;
-			p->csum_field = (uint16_t)(ETH_HLEN + IP_HLEN + field);
-			if (proto == IPPROTO_TCP_)
-				s->st.tcp_csum_offload++;
-		} else {
-			put_be16(l4 + field, 0);
-			uint16_t c = csum_finish(csum_add(pseudo, l4, l4_len));
-			if (c == 0 && proto == IPPROTO_UDP_)
-				c = 0xffff;
-			put_be16(l4 + field, c);
-			p->ol_flags &= (uint16_t)~MYRIO_PKT_TX_CSUM;
-		}
-	}
+/* Ethernet header, next hop (on-link, the gateway, broadcast) and out. */
+static int ip_send(struct myrio_stack *s, struct myrio_pkt *p, uint32_t dst)
+{
 	if (!eth_prepend(s, p, ETHERTYPE_IPV4)) {
 		myrio_pkt_free(p);
 		return -ENOSPC;
@@ -174,5 +162,86 @@ int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint3
 		return 0;
 	}
 	arp_output(s, p, nh);
+	return 0;
+}
+
+int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
+		uint32_t dst, uint8_t tos, bool df)
+{
+	uint16_t l4_len = (uint16_t)p->len;
+	uint8_t *ip = ip_header(s, p, proto, src, dst, tos, s->ip_id++, df ? 0x4000 : 0);
+	if (!ip)
+		return -ENOSPC;
+	if (proto == IPPROTO_TCP_ || proto == IPPROTO_UDP_) {
+		unsigned field = proto == IPPROTO_TCP_ ? 16 : 6;
+		uint8_t *l4 = ip + IP_HLEN;
+		uint32_t pseudo = ipv4_pseudo_sum(src, dst, proto, l4_len);
+		if (s->caps & MYRIO_CAP_TX_CSUM) {
+			/* The NIC sums [csum_start, end) and stores the inverse (§5.5). */
+			put_be16(l4 + field, csum_fold(pseudo));
+			p->ol_flags |= MYRIO_PKT_TX_CSUM;
+			p->csum_start = ETH_HLEN + IP_HLEN;
+			p->csum_field = (uint16_t)(ETH_HLEN + IP_HLEN + field);
+			if (proto == IPPROTO_TCP_)
+				s->st.tcp_csum_offload++;
+		} else {
+			put_be16(l4 + field, 0);
+			uint16_t c = csum_finish(csum_add(pseudo, l4, l4_len));
+			if (c == 0 && proto == IPPROTO_UDP_)
+				c = 0xffff;
+			put_be16(l4 + field, c);
+			p->ol_flags &= (uint16_t)~MYRIO_PKT_TX_CSUM;
+		}
+	}
+	return ip_send(s, p, dst);
+}
+
+/* n bytes from offset off of the concatenation hdr (hlen bytes) + body. */
+static void copy_span(uint8_t *dst, uint32_t off, uint32_t n, const uint8_t *hdr, uint32_t hlen,
+		      const uint8_t *body)
+{
+	if (off < hlen) {
+		uint32_t k = hlen - off < n ? hlen - off : n;
+		memcpy(dst, hdr + off, k);
+		dst += k;
+		off += k;
+		n -= k;
+	}
+	if (n)
+		memcpy(dst, body + (off - hlen), n);
+}
+
+int ipv4_output_frags(struct myrio_stack *s, uint8_t proto, uint32_t dst, const uint8_t *hdr,
+		      uint32_t hlen, const uint8_t *body, uint32_t blen)
+{
+	const uint32_t max = (s->mtu - IP_HLEN) & ~7u; /* offsets count in 8 bytes */
+	const uint32_t len = hlen + blen;
+	if (len > REASS_LIMIT)
+		return -EMSGSIZE;
+	/* All buffers or none: a datagram sent in part is only lost on the way. */
+	uint32_t frames = (len + max - 1) / max;
+	if (myrio_pool_free_count(s->pool) < frames + s->ctl_reserve) {
+		s->st.tx_pool_empty++;
+		return -ENOBUFS;
+	}
+	uint16_t id = s->ip_id++;
+	uint32_t off = 0;
+	do {
+		uint32_t n = len - off < max ? len - off : max;
+		struct myrio_pkt *p = stack_alloc(s);
+		if (!p)
+			return -ENOBUFS;
+		copy_span(myrio_pkt_data(p), off, n, hdr, hlen, body);
+		p->len = n;
+		uint16_t frag = (uint16_t)((off + n < len ? 0x2000 : 0) | off / 8);
+		if (!ip_header(s, p, proto, s->conf.ip, dst, 0, id, frag))
+			return -ENOSPC;
+		if (frag & 0x3fff)
+			s->st.ip_frags_tx++;
+		int rc = ip_send(s, p, dst);
+		if (rc < 0)
+			return rc;
+		off += n;
+	} while (off < len);
 	return 0;
 }

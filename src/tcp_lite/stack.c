@@ -20,6 +20,8 @@ void myrio_stack_conf_init(struct myrio_stack_conf *conf)
 	conf->rcv_buf = 256 * 1024;
 	conf->ooo_max_segs = 256;
 	conf->udp_rx_queue = 256;
+	conf->reass_slots = 4;
+	conf->reass_timeout_ms = 30000;
 	conf->arp_timeout_ms = 60000;
 	conf->delayed_ack_ms = 40;
 	conf->time_wait_ms = 60000;
@@ -78,9 +80,10 @@ static int check_conf(const struct myrio_stack_conf *c)
 	if (c->max_tcp_conns == 0 || c->max_tcp_conns > (1u << 20) || c->arp_entries == 0 ||
 	    c->arp_entries > (1u << 16) || c->tx_pool_size < 64 || c->snd_queue_segs == 0 ||
 	    c->rcv_buf < 4096 || c->rcv_buf > (1u << 30) || c->max_listeners == 0 ||
-	    c->max_udp_socks == 0) {
+	    c->max_udp_socks == 0 || c->reass_slots > 1024) {
 		log_err("tcp_lite: table sizes out of range (conns 1..2^20, arp 1..65536, "
-			"tx_pool >= 64, rcv_buf 4 KiB..1 GiB, listeners and udp sockets >= 1)");
+			"tx_pool >= 64, rcv_buf 4 KiB..1 GiB, listeners and udp sockets >= 1, "
+			"reass_slots <= 1024)");
 		return -EINVAL;
 	}
 	return 0;
@@ -154,6 +157,8 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		rc = udp_init(s);
 	if (rc == 0)
 		rc = tcp_init(s);
+	if (rc == 0)
+		rc = ipv4_reass_init(s);
 	if (rc < 0) {
 		log_err("tcp_lite: cannot allocate the stack's tables and buffers (%d); reduce "
 			"max_tcp_conns or tx_pool_size",
@@ -177,6 +182,7 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	stack_flush(s);
 	myrio_pkt_free_bulk(s->txb, s->ntx); /* what the NIC would not take */
 	s->ntx = 0;
+	ipv4_reass_fini(s);
 	udp_fini(s);
 	arp_fini(s);
 	if (s->pool) {

@@ -235,6 +235,8 @@ struct myrio_stack {
 	uint64_t next_timer;
 	struct myrio_tcp_listener *listeners;
 	struct myrio_udp_sock *udps;
+	struct ip_reass *reass; /* conf.reass_slots datagrams being reassembled */
+	struct myrio_pool *reass_pool;
 
 	uint16_t ip_id;
 	uint16_t eph_next;
@@ -245,6 +247,14 @@ struct myrio_stack {
 
 	struct myrio_stack_stats st;
 };
+
+/* ipv4_reass.c: fragments in, whole datagrams out */
+int ipv4_reass_init(struct myrio_stack *s);
+void ipv4_reass_fini(struct myrio_stack *s);
+/* Takes the fragment p (ip: its IP header of ihl bytes, tot its total length); returns the
+ * whole datagram as one frame once every fragment arrived, else NULL. */
+struct myrio_pkt *ipv4_reass(struct myrio_stack *s, struct myrio_pkt *p, const uint8_t *ip,
+			     unsigned ihl, unsigned tot);
 
 /* stack.c */
 void stack_update_clock(struct myrio_stack *s);
@@ -280,6 +290,11 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p);
  * ownership of p. */
 int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
 		uint32_t dst, uint8_t tos, bool df);
+/* A whole transport message, its header (hlen bytes, checksum set) and body, copied into
+ * transmit buffers, in fragments when longer than the MTU allows (RFC 791 §3.2): ICMP echo
+ * replies, UDP's copying send. -ENOBUFS, sending nothing, without buffers for all. */
+int ipv4_output_frags(struct myrio_stack *s, uint8_t proto, uint32_t dst, const uint8_t *hdr,
+		      uint32_t hlen, const uint8_t *body, uint32_t blen);
 bool ipv4_l4_csum_ok(struct myrio_stack *s, const struct myrio_pkt *p, const struct ip_rx *ip,
 		     uint8_t proto);
 uint32_t ipv4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len);

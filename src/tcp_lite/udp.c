@@ -6,6 +6,7 @@
 
 #include "tcp_lite/stack.h"
 #include "util/byteorder.h"
+#include "util/csum.h"
 #include "util/log.h"
 
 int udp_init(struct myrio_stack *s)
@@ -140,12 +141,17 @@ int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port)
 	return 0;
 }
 
+uint32_t myrio_udp_max_payload(const struct myrio_stack *s)
+{
+	return s->mtu - IP_HLEN - UDP_HLEN;
+}
+
 int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip, uint16_t port)
 {
 	struct myrio_stack *s = u->s;
 	if (!ip || !port)
 		return -EDESTADDRREQ;
-	if (p->len > s->mtu - IP_HLEN - UDP_HLEN)
+	if (p->len > myrio_udp_max_payload(s))
 		return -EMSGSIZE;
 	if (p->data_off < UDP_HLEN + IP_HLEN + ETH_HLEN)
 		return -ENOSPC;
@@ -161,6 +167,44 @@ int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip,
 	stack_update_clock(s); /* ARP ages entries by it; calls come between polls */
 	ipv4_output(s, p, IPPROTO_UDP_, s->conf.ip, ip, 0, false); /* cannot fail now */
 	return 0;
+}
+
+int myrio_udp_sendto_copy(struct myrio_udp_sock *u, const void *buf, size_t len, uint32_t ip,
+			  uint16_t port)
+{
+	struct myrio_stack *s = u->s;
+	if (!ip || !port)
+		return -EDESTADDRREQ;
+	if (len > 65535 - IP_HLEN - UDP_HLEN)
+		return -EMSGSIZE;
+	if (len <= myrio_udp_max_payload(s)) { /* one frame: the zero-copy path, offloads */
+		struct myrio_pkt *p = myrio_stack_pkt_alloc(s);
+		if (!p)
+			return -ENOBUFS;
+		memcpy(myrio_pkt_data(p), buf, len);
+		p->len = (uint32_t)len;
+		int rc = myrio_udp_sendto(u, p, ip, port);
+		if (rc < 0)
+			myrio_pkt_free(p);
+		return rc;
+	}
+	if (s->conf.netmask && !s->conf.gateway &&
+	    (ip & s->conf.netmask) != (s->conf.ip & s->conf.netmask))
+		return -ENETUNREACH;
+	uint8_t uh[UDP_HLEN];
+	uint16_t ulen = (uint16_t)(UDP_HLEN + len);
+	put_be16(uh, u->lport);
+	put_be16(uh + 2, port);
+	put_be16(uh + 4, ulen);
+	put_be16(uh + 6, 0);
+	uint64_t sum = csum_add(ipv4_pseudo_sum(s->conf.ip, ip, IPPROTO_UDP_, ulen), uh, UDP_HLEN);
+	uint16_t c = csum_finish(csum_add(sum, buf, len)); /* even offset: sums add up */
+	put_be16(uh + 6, c ? c : 0xffff);
+	stack_update_clock(s);
+	int rc = ipv4_output_frags(s, IPPROTO_UDP_, ip, uh, UDP_HLEN, buf, (uint32_t)len);
+	if (rc == 0)
+		s->st.udp_tx++;
+	return rc;
 }
 
 int myrio_udp_send(struct myrio_udp_sock *u, struct myrio_pkt *p)

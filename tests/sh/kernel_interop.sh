@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tcp_lite against the Linux stack: our stack's link ends in a TAP device inside a private
-# network namespace, and the kernel pings us, exchanges UDP with us, sends us a stream,
-# receives one from us, and gets a RST from a closed port (and gives us one).
+# network namespace, and the kernel pings us, exchanges UDP with us (also datagrams that
+# travel in IPv4 fragments), sends us a stream, receives one from us, and gets a RST from a
+# closed port (and gives us one).
 # The Linux stack is the reference: when it and tcp_lite disagree, tcp_lite is wrong.
 #
 # The stack runs on a NIC of the in-process device model (the real driver) whose cable ends
@@ -108,22 +109,41 @@ def csum(b):
     return ~s & 0xffff
 
 def ping(ip, n, need):
-    # 5 s per echo: a loaded machine can delay the first one (ARP, scheduling) that long
+    # 5 s per echo: a loaded machine can delay the first one (ARP, scheduling) that long.
+    # Sizes beyond the MTU travel in fragments both ways (reassembly, fragmented replies).
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); s.settimeout(5)
     ok = 0
+    sizes = [56, 1472, 4000, 20000, 56]
     for seq in range(n):
-        payload = os.urandom(56)
+        payload = os.urandom(sizes[seq % len(sizes)])
         h = struct.pack('!BBHHH', 8, 0, 0, 0x4d59, seq)
         pkt = struct.pack('!BBHHH', 8, 0, csum(h + payload), 0x4d59, seq) + payload
         s.sendto(pkt, (ip, 0))
         t = time.time()
         while time.time() - t < 5:
-            try: d, a = s.recvfrom(2048)
+            try: d, a = s.recvfrom(65535)
             except socket.timeout: break
             ihl = (d[0] & 15) * 4; r = d[ihl:]
             if a[0] == ip and r[0] == 0 and r[4:8] == pkt[4:8] and r[8:] == payload and csum(r) == 0:
                 ok += 1; break
-    print(f"kernel ping: {ok}/{n} echo replies from tcp_lite (need {need})")
+    print(f"kernel ping: {ok}/{n} echo replies of 56..20000 bytes from tcp_lite (need {need})")
+    return 0 if ok >= need else 1
+
+def udp_big(ip, port, need):
+    """Datagrams of up to 65507 bytes travel in IPv4 fragments both ways: tcp_lite
+    reassembles them and echoes them back in fragments."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
+    sizes = [1473, 2000, 2961, 8000, 30000, 65507]; ok = 0
+    for n in sizes:
+        msg = bytes((n + j * 7) % 256 for j in range(n))
+        s.sendto(msg, (ip, port))
+        try:
+            while True:
+                d, a = s.recvfrom(65535)
+                if d == msg and a == (ip, port): ok += 1; break
+        except socket.timeout:
+            pass
+    print(f"kernel udp: {ok}/{len(sizes)} datagrams of 1473..65507 bytes echoed intact in fragments (need {need})")
     return 0 if ok >= need else 1
 
 def refused(ip, port):
@@ -139,6 +159,7 @@ cmd = sys.argv[1]
 if cmd == 'server': sys.exit(server(int(sys.argv[2]), size(sys.argv[3])))
 if cmd == 'client': sys.exit(client(sys.argv[2], int(sys.argv[3]), size(sys.argv[4])))
 if cmd == 'udp': sys.exit(udp(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])))
+if cmd == 'udpbig': sys.exit(udp_big(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
 if cmd == 'ping': sys.exit(ping(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
 if cmd == 'refused': sys.exit(refused(sys.argv[2], int(sys.argv[3])))
 PY
@@ -171,6 +192,7 @@ status=0
 # Ping and UDP have no recovery: on a faulty cable most, not all, make the round trip.
 inns $py $tmp/peer.py ping $ours 5 $([ -n "$faults" ] && echo 3 || echo 5) || status=1
 inns $py $tmp/peer.py udp $ours 7 200 $([ -n "$faults" ] && echo 150 || echo 200) || status=1
+inns $py $tmp/peer.py udpbig $ours 7 $([ -n "$faults" ] && echo 2 || echo 6) || status=1
 inns $py $tmp/peer.py refused $ours 5999 || status=1
 inns $py $tmp/peer.py client $ours 5001 "$bytes" || status=1
 wait $spid || status=1

@@ -16,9 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "myrio/myrio.h"
 
 #define IP_A 0x0a000001u /* 10.0.0.1 */
@@ -30,13 +30,6 @@ struct side {
 	struct myrio_stack *stack;
 	struct myrio_tcp_conn *conn; /* client: connected; server: accepted */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void pin(int cpu)
 {
@@ -211,43 +204,20 @@ static int tcp_pingpong(struct side *a, struct side *b, unsigned size, unsigned 
 	return rc;
 }
 
-static void usage(void)
-{
-	fprintf(stderr, "usage: latency_loopback [-n ITERS] [-s SIZE] [--mtu 1500|9000] "
-			"[--sim SPEC] [--pcap FILE] [DEV_A DEV_B]\n");
-}
+static const char usage[] = "usage: latency_loopback [-n ITERS] [-s SIZE] [--mtu 1500|9000] "
+			    "[--sim SPEC] [--pcap FILE] [DEV_A DEV_B]\n";
 
 int main(int argc, char **argv)
 {
 	unsigned iters = 100000, size = 32, mtu = 1500;
 	const char *sim_spec = "spin", *pcap = NULL;
-	static const struct option opts[] = {
-	    {"iters", 1, 0, 'n'}, {"size", 1, 0, 's'}, {"mtu", 1, 0, 'm'}, {"sim", 1, 0, 'S'},
-	    {"pcap", 1, 0, 'p'},  {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-	for (int o; (o = getopt_long(argc, argv, "n:s:h", opts, NULL)) != -1;) {
-		switch (o) {
-		case 'n':
-			iters = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 's':
-			size = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 'm':
-			mtu = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 'S':
-			sim_spec = optarg;
-			break;
-		case 'p':
-			pcap = optarg;
-			break;
-		default:
-			usage();
-			return 2;
-		}
-	}
+	const struct cli_opt opts[] = {{"iters", 'n', .num = &iters}, {"size", 's', .num = &size},
+				       {"mtu", 0, .num = &mtu},	      {"sim", 0, .str = &sim_spec},
+				       {"pcap", 0, .str = &pcap},     {0}};
+	if (cli_parse(argc, argv, opts, usage) < 0)
+		return 2;
 	if (iters < 10 || size < 1 || size > mtu - 28 || (optind != argc && optind + 2 != argc)) {
-		usage();
+		fputs(usage, stderr);
 		return 2;
 	}
 	const char *dev_a = optind < argc ? argv[optind] : "sim:sim0";

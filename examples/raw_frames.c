@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "myrio/myrio.h"
 
 #define BURST 32
@@ -56,29 +57,17 @@ static int check(const struct myrio_pkt *p, uint32_t size, uint32_t seq, const u
 
 int main(int argc, char **argv)
 {
-	uint32_t count = 100000, size = 64, mtu = 1500;
+	unsigned count = 100000, size = 64, mtu = 1500;
 	const char *link = "10g";
-	int c;
-	while ((c = getopt(argc, argv, "n:s:m:l:h")) != -1) {
-		switch (c) {
-		case 'n':
-			count = (uint32_t)strtoul(optarg, NULL, 0);
-			break;
-		case 's':
-			size = (uint32_t)strtoul(optarg, NULL, 0);
-			break;
-		case 'm':
-			mtu = (uint32_t)strtoul(optarg, NULL, 0);
-			break;
-		case 'l':
-			link = optarg;
-			break;
-		default:
-			fprintf(stderr, "usage: raw_frames [-n COUNT] [-s SIZE] [-m MTU] "
-					"[-l 10g|1g|unlimited] [DEVICE_A DEVICE_B]\n");
-			return 2;
-		}
-	}
+	const struct cli_opt opts[] = {{NULL, 'n', .num = &count},
+				       {NULL, 's', .num = &size},
+				       {NULL, 'm', .num = &mtu},
+				       {NULL, 'l', .str = &link},
+				       {0}};
+	if (cli_parse(argc, argv, opts,
+		      "usage: raw_frames [-n COUNT] [-s SIZE] [-m MTU] [-l 10g|1g|unlimited] "
+		      "[DEVICE_A DEVICE_B]\n") < 0)
+		return 2;
 	if (size < 60 || size > mtu + 14) {
 		fprintf(stderr, "raw_frames: size must be 60..%u (MTU + 14)\n", mtu + 14);
 		return 2;

@@ -12,31 +12,18 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common.h"
 #include "myrio/myrio.h"
-
-#define PATTERN_LEN 251 /* must match stream_recv */
-#define PATTERN_MAX (PATTERN_LEN + 9216)
-
-static volatile sig_atomic_t stop;
 
 struct tx {
 	struct myrio_tcp_conn *conn;
 	bool connected, failed, closed;
 	uint8_t pattern[PATTERN_MAX];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 {
@@ -49,72 +36,36 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 		tx->closed = true;
 }
 
-static void on_signal(int sig)
-{
-	stop = 1;
-}
-
 int main(int argc, char **argv)
 {
 	unsigned mtu = 1500, duration = 10, size = 0, port_no = 5001;
 	bool udp = false;
 	const char *ip_str = "10.0.0.1", *peer_str = "10.0.0.2", *pcap = NULL;
-	static const struct option opts[] = {
-	    {"udp", 0, 0, 'u'},	 {"size", 1, 0, 's'}, {"mtu", 1, 0, 'm'},  {"duration", 1, 0, 'd'},
-	    {"ip", 1, 0, 'i'},	 {"peer", 1, 0, 'r'}, {"port", 1, 0, 'P'}, {"pcap", 1, 0, 'p'},
-	    {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-	for (int o; (o = getopt_long(argc, argv, "us:m:d:h", opts, NULL)) != -1;) {
-		switch (o) {
-		case 'u':
-			udp = true;
-			break;
-		case 's':
-			size = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 'm':
-			mtu = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 'd':
-			duration = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 'i':
-			ip_str = optarg;
-			break;
-		case 'r':
-			peer_str = optarg;
-			break;
-		case 'P':
-			port_no = (unsigned)strtoul(optarg, NULL, 0);
-			break;
-		case 'p':
-			pcap = optarg;
-			break;
-		default:
-			fprintf(stderr, "usage: stream_send [--udp] [-s SIZE] [--mtu N] "
-					"[--duration S] [--ip A] [--peer B] [--port N] "
-					"[--pcap FILE] DEVICE\n");
-			return 2;
-		}
-	}
+	const struct cli_opt opts[] = {{"udp", 'u', .flag = &udp},
+				       {"size", 's', .num = &size},
+				       {"mtu", 'm', .num = &mtu},
+				       {"duration", 'd', .num = &duration},
+				       {"ip", 0, .str = &ip_str},
+				       {"peer", 0, .str = &peer_str},
+				       {"port", 0, .num = &port_no},
+				       {"pcap", 0, .str = &pcap},
+				       {0}};
+	if (cli_parse(argc, argv, opts,
+		      "usage: stream_send [--udp] [-s SIZE] [--mtu N] [--duration S] [--ip A] "
+		      "[--peer B] [--port N] [--pcap FILE] DEVICE\n") < 0)
+		return 2;
 	struct in_addr ip, peer;
 	if (optind + 1 != argc || inet_pton(AF_INET, ip_str, &ip) != 1 ||
 	    inet_pton(AF_INET, peer_str, &peer) != 1) {
 		fprintf(stderr, "stream_send: give one DEVICE and valid --ip/--peer\n");
 		return 2;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	stop_on_signals();
 	static struct tx tx;
-	for (unsigned i = 0; i < PATTERN_MAX; i++)
-		tx.pattern[i] = (uint8_t)(i % PATTERN_LEN);
+	pattern_fill(tx.pattern);
 
-	struct myrio_port_conf pc;
-	myrio_port_conf_init(&pc);
-	pc.mtu = mtu;
 	struct myrio_port *port;
-	if (myrio_port_open(&port, argv[optind], &pc) < 0)
-		return 1;
-	if (pcap && myrio_port_capture_start(port, pcap) < 0)
+	if (open_port(&port, argv[optind], mtu, pcap) < 0)
 		return 1;
 	struct myrio_port_info info;
 	myrio_port_info(port, &info);

@@ -28,6 +28,21 @@ static struct myrio_sim *stepped(const char *extra)
 	return myrio_sim_create(&w, &sc) == 0 ? w : NULL;
 }
 
+/* Writes the model's "eth" firmware image to a new temporary file named from path (a
+ * mkstemp template); handoff_major, unless 0, replaces its handoff_id_major. */
+static void write_image(char *path, uint8_t handoff_major)
+{
+	static uint8_t img[256 * 1024];
+	size_t len;
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(sim_fw_image_build(img, sizeof(img), "eth", &len), 0);
+	if (handoff_major)
+		img[FW_HEADER_OFF + 165] = handoff_major;
+	assert_int_equal(write(fd, img, len), (ssize_t)len);
+	close(fd);
+}
+
 static unsigned exchange(struct myrio_sim *w, struct myrio_port *a, struct myrio_port *b,
 			 struct myrio_pool *pool, unsigned n, uint32_t len)
 {
@@ -75,13 +90,7 @@ static void load_image_and_exchange(void **state)
 	struct myrio_sim *w = stepped(NULL);
 	assert_non_null(w);
 	char path[] = "/tmp/myrio-fw-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	static uint8_t img[256 * 1024];
-	size_t len;
-	assert_int_equal(sim_fw_image_build(img, sizeof(img), "eth", &len), 0);
-	assert_int_equal(write(fd, img, len), (ssize_t)len);
-	close(fd);
+	write_image(path, 0);
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.sim = w;
@@ -141,13 +150,7 @@ static void refused_image_fails_open(void **state)
 	struct myrio_sim *w = stepped(NULL);
 	assert_non_null(w);
 	char path[] = "/tmp/myrio-fw-XXXXXX";
-	int fd = mkstemp(path);
-	static uint8_t img[256 * 1024];
-	size_t len;
-	assert_int_equal(sim_fw_image_build(img, sizeof(img), "eth", &len), 0);
-	img[FW_HEADER_OFF + 165] = 9; /* handoff_id_major differs */
-	assert_int_equal(write(fd, img, len), (ssize_t)len);
-	close(fd);
+	write_image(path, 9); /* handoff_id_major differs */
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.sim = w;

@@ -8,34 +8,18 @@
 
 #include "../unit/sim_harness.h"
 
-static const uint8_t src_mac[6] = {0x00, 0x60, 0xdd, 0x11, 0x22, 0x33};
-
-struct pair {
-	struct myrio_sim *w;
-	struct hnic a, b;
-};
-
-static int pair_open(struct pair *p, const char *spec)
+/* A pair on a world made from spec, up: a sends, b has 512 small buffers posted. */
+static int pair_open(struct hpair *p, const char *spec)
 {
-	memset(p, 0, sizeof(*p));
-	p->w = h_world(spec);
-	if (!p->w || h_init(&p->a, p->w, 0) || h_init(&p->b, p->w, 1))
-		return -1;
-	if (h_bringup(&p->a, 126, 2048, 0) || h_bringup(&p->b, 126, 2048, 512))
+	if (h_pair_open(p, spec) || h_bringup(&p->a, 126, 2048, 0) ||
+	    h_bringup(&p->b, 126, 2048, 512))
 		return -1;
 	return 0;
 }
 
-static void pair_close(struct pair *p)
-{
-	h_fini(&p->a);
-	h_fini(&p->b);
-	myrio_sim_destroy(p->w);
-}
-
 /* Receives everything pending on b, reposting one buffer per frame; returns the count
  * and records the first payload word of each frame. */
-static unsigned drain(struct pair *p, uint32_t *seqs, unsigned cap, unsigned have)
+static unsigned drain(struct hpair *p, uint32_t *seqs, unsigned cap, unsigned have)
 {
 	unsigned n = 0;
 	uint32_t len;
@@ -53,17 +37,17 @@ static unsigned drain(struct pair *p, uint32_t *seqs, unsigned cap, unsigned hav
 	return n;
 }
 
-static void send_seq(struct pair *p, uint32_t len, uint32_t seq)
+static void send_seq(struct hpair *p, uint32_t len, uint32_t seq)
 {
 	uint8_t f[1600];
-	h_frame(f, p->b.nic->eeprom_mac, src_mac, 0x88b5, len, 0);
+	h_frame(f, p->b.nic->eeprom_mac, h_src_mac, 0x88b5, len, 0);
 	put_be32(f + 14, seq);
 	h_send(&p->a, f, (uint16_t)len);
 }
 
 /* Keeps a's send ring busy with frames of len bytes for `warm` + `window` µs of virtual
  * time; returns the frame rate measured over the window. */
-static double blast(struct pair *p, uint32_t len, unsigned warm, unsigned window)
+static double blast(struct hpair *p, uint32_t len, unsigned warm, unsigned window)
 {
 	uint32_t sent = 0, done = 0, got = 0;
 	uint64_t t0 = 0;
@@ -88,19 +72,19 @@ static double blast(struct pair *p, uint32_t len, unsigned warm, unsigned window
 static void ten_gig_timing(void **state)
 {
 	(void)state;
-	struct pair p;
+	struct hpair p;
 	assert_int_equal(pair_open(&p, "link=10g"), 0);
 	/* 1514 + FCS = 1518-byte frames: 10e9 / ((1518 + 20) * 8) = 812,744 frames/s */
 	double fps = blast(&p, 1514, 10000, 50000); /* 50 ms of virtual time */
 	print_message("1518-byte frames: %.0f/s\n", fps);
 	assert_true(fps > 812744 * 0.99 && fps < 812744 * 1.01);
-	pair_close(&p);
+	h_pair_close(&p);
 	/* 64-byte frames: 14.88 Mpps */
 	assert_int_equal(pair_open(&p, "link=10g"), 0);
 	fps = blast(&p, 60, 1000, 5000);
 	print_message("64-byte frames: %.0f/s\n", fps);
 	assert_true(fps > 14880952 * 0.99 && fps < 14880952 * 1.01);
-	pair_close(&p);
+	h_pair_close(&p);
 	/* SET_THROTTLE_FACTOR 4096: 256 x 16 Gb/s / 4096 = 1 Gb/s of frame bytes (x8 link) */
 	assert_int_equal(pair_open(&p, "link=unlimited"), 0);
 	assert_int_equal(h_cmd(&p.a, 53, 8192, 0, 0, NULL), 2); /* "p" firmware: up to 8191 */
@@ -108,17 +92,17 @@ static void ten_gig_timing(void **state)
 	fps = blast(&p, 1514, 10000, 20000);
 	print_message("throttled 1514-byte frames: %.0f/s\n", fps);
 	assert_true(fps > 1e9 / (1514 * 8) * 0.99 && fps < 1e9 / (1514 * 8) * 1.01);
-	pair_close(&p);
+	h_pair_close(&p);
 	/* 1 Gb/s */
 	assert_int_equal(pair_open(&p, "link=1g"), 0);
 	fps = blast(&p, 1514, 10000, 20000);
 	assert_true(fps > 81274 * 0.99 && fps < 81274 * 1.01);
-	pair_close(&p);
+	h_pair_close(&p);
 }
 
 static unsigned run_faults(const char *spec, uint32_t *seqs, unsigned cap, struct sim_counters *k)
 {
-	struct pair p;
+	struct hpair p;
 	if (pair_open(&p, spec))
 		return 0;
 	unsigned have = 0;
@@ -133,7 +117,7 @@ static unsigned run_faults(const char *spec, uint32_t *seqs, unsigned cap, struc
 	myrio_sim_step(p.w, 2000); /* a held-back frame is released after 1 ms */
 	have += drain(&p, seqs, cap, have);
 	sim_nic_get_counters(p.b.nic, k);
-	pair_close(&p);
+	h_pair_close(&p);
 	return have;
 }
 
@@ -175,7 +159,7 @@ static void faults_repeat_with_a_seed(void **state)
 static void flaps(void **state)
 {
 	(void)state;
-	struct pair p;
+	struct hpair p;
 	assert_int_equal(pair_open(&p, "link=10g,flap=2/1"), 0);
 	unsigned downs = 0, ups = 0;
 	uint32_t last = 1;
@@ -192,7 +176,7 @@ static void flaps(void **state)
 	}
 	assert_true(downs >= 4 && downs <= 5);
 	assert_true(ups >= 4 && ups <= 5);
-	pair_close(&p);
+	h_pair_close(&p);
 }
 
 int main(void)

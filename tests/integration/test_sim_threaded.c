@@ -9,34 +9,33 @@
 
 #include "../unit/sim_harness.h"
 
-static const uint8_t src_mac[6] = {0x00, 0x60, 0xdd, 0x11, 0x22, 0x33};
-
-static struct myrio_sim *threaded_world(const char *spec)
+/* A world from spec with the model on its own thread, both NICs up: a sends, b has 512
+ * small buffers posted. */
+static struct myrio_sim *threaded_pair(const char *spec, struct hnic *a, struct hnic *b)
 {
 	struct myrio_sim_conf c;
 	myrio_sim_conf_init(&c);
-	if (myrio_sim_conf_parse(&c, spec) < 0)
-		return NULL;
+	assert_int_equal(myrio_sim_conf_parse(&c, spec), 0);
 	struct myrio_sim *w;
-	return myrio_sim_create(&w, &c) == 0 ? w : NULL;
+	assert_int_equal(myrio_sim_create(&w, &c), 0);
+	assert_int_equal(h_init(a, w, 0), 0);
+	assert_int_equal(h_init(b, w, 1), 0);
+	assert_int_equal(h_bringup(a, 126, 2048, 0), 0);
+	assert_int_equal(h_bringup(b, 126, 2048, 512), 0);
+	return w;
 }
 
 static void traffic_in_order_without_loss(void **state)
 {
 	(void)state;
-	struct myrio_sim *w = threaded_world("link=unlimited");
-	assert_non_null(w);
 	static struct hnic a, b;
-	assert_int_equal(h_init(&a, w, 0), 0);
-	assert_int_equal(h_init(&b, w, 1), 0);
-	assert_int_equal(h_bringup(&a, 126, 2048, 0), 0);
-	assert_int_equal(h_bringup(&b, 126, 2048, 512), 0);
+	struct myrio_sim *w = threaded_pair("link=unlimited", &a, &b);
 	assert_int_equal(h_cmd(&a, 23, 0, 0, 0, NULL), 0); /* flow control both ends */
 	assert_int_equal(h_cmd(&b, 23, 0, 0, 0, NULL), 0);
 	const uint32_t total = 200000;
 	uint32_t sent = 0, done = 0, got = 0;
 	uint8_t f[64];
-	h_frame(f, b.nic->eeprom_mac, src_mac, 0x88b5, 64, 0);
+	h_frame(f, b.nic->eeprom_mac, h_src_mac, 0x88b5, 64, 0);
 	unsigned idle = 0; /* yields without progress: ~10 s even on a loaded machine */
 	while (got < total && idle < 2000000) {
 		uint32_t v;
@@ -72,8 +71,7 @@ static void traffic_in_order_without_loss(void **state)
 		    a.nic->tx_cons, a.nic->send_done, a.nic->paused, a.mem[H_STATS + 63],
 		    b.nic->small.cons, b.small_prod, b.nic->running);
 	assert_int_equal(got, total);
-	struct sim_counters k;
-	sim_nic_get_counters(b.nic, &k);
+	struct sim_counters k = h_nic_counters(b.nic);
 	assert_int_equal(k.dropped_no_small_buffer, 0);
 	h_fini(&a);
 	h_fini(&b);
@@ -83,15 +81,10 @@ static void traffic_in_order_without_loss(void **state)
 static void detach_and_remap_under_traffic(void **state)
 {
 	(void)state;
-	struct myrio_sim *w = threaded_world("link=10g");
-	assert_non_null(w);
 	static struct hnic a, b;
-	assert_int_equal(h_init(&a, w, 0), 0);
-	assert_int_equal(h_init(&b, w, 1), 0);
-	assert_int_equal(h_bringup(&a, 126, 2048, 0), 0);
-	assert_int_equal(h_bringup(&b, 126, 2048, 512), 0);
+	struct myrio_sim *w = threaded_pair("link=10g", &a, &b);
 	uint8_t f[64];
-	h_frame(f, b.nic->eeprom_mac, src_mac, 0x88b5, 64, 0);
+	h_frame(f, b.nic->eeprom_mac, h_src_mac, 0x88b5, 64, 0);
 	for (unsigned round = 0; round < 20; round++) {
 		for (unsigned i = 0; i < 200; i++)
 			h_send(&a, f, 64);

@@ -85,6 +85,13 @@ static inline void raw_advance_ms(struct raw *r, uint64_t ms)
 	r->now_ns += ms * 1000000ull;
 }
 
+/* Lets ms of fake time pass, then polls. */
+static inline void raw_wait_ms(struct raw *r, uint64_t ms)
+{
+	raw_advance_ms(r, ms);
+	raw_poll(r);
+}
+
 static inline int raw_open(struct raw *r, const char *name, const char *opts,
 			   void (*tweak)(struct myrio_stack_conf *), bool static_arp)
 {
@@ -124,6 +131,13 @@ static inline int raw_open(struct raw *r, const char *name, const char *opts,
 	raw_poll(r); /* swallow the gratuitous ARP */
 	raw_drop_captured(r);
 	return 0;
+}
+
+static inline struct myrio_stack_stats raw_stats(struct raw *r)
+{
+	struct myrio_stack_stats st;
+	myrio_stack_stats(r->s, &st);
+	return st;
 }
 
 static inline void raw_close(struct raw *r)
@@ -229,6 +243,13 @@ static inline void raw_send_tcp(struct raw *r, const struct tcpf *t)
 	if (n < 60)
 		memset(f + n, 0, 60 - n); /* Ethernet padding */
 	raw_send(r, f, n < 60 ? 60 : n);
+}
+
+/* Sends t to the stack and polls it: its answers are captured. */
+static inline void raw_send_tcp_poll(struct raw *r, const struct tcpf *t)
+{
+	raw_send_tcp(r, t);
+	raw_poll(r);
 }
 
 /* ---- parsing what the stack sent ---- */
@@ -349,6 +370,20 @@ static inline void peer_send(struct raw *r, struct peer *p, uint8_t flags, const
 	t.opts = o;
 	raw_send_tcp(r, &t);
 	p->snd_nxt += len + ((flags & F_FIN) ? 1u : 0u);
+}
+
+static inline void peer_send_poll(struct raw *r, struct peer *p, uint8_t flags, const void *data,
+				  uint16_t len)
+{
+	peer_send(r, p, flags, data, len);
+	raw_poll(r);
+}
+
+/* The peer sends a bare ACK (of p->rcv_nxt, offering p->win) and the stack takes it in. */
+static inline void peer_ack(struct raw *r, struct peer *p)
+{
+	peer_send(r, p, F_ACK, NULL, 0);
+	raw_poll(r);
 }
 
 /* Passive open on the stack's port dport (must be listening): SYN with MSS 1460,

@@ -37,7 +37,8 @@ static inline struct fix *fix_new(uint32_t rx_entries, uint32_t tx_entries, uint
 	x->done = calloc(2 * rx_entries, sizeof(struct mcp_slot));
 	x->claims = (uint32_t *)(x->sram + FIX_CLAIM_OFF);
 	if (myrio_pool_create_in(NULL, rx_entries + pool_extra, 448, &x->small_pool) ||
-	    myrio_pool_create_in(NULL, rx_entries + pool_extra, 128 + 2 + max_frame, &x->big_pool) ||
+	    myrio_pool_create_in(NULL, rx_entries + pool_extra, 128 + 2 + max_frame,
+				 &x->big_pool) ||
 	    myrio_pool_create_in(NULL, 4 * tx_entries, 2048, &x->tx_pool))
 		abort();
 	struct myri_rings *r = &x->r;
@@ -107,6 +108,15 @@ static inline void fix_nic_complete(struct fix *x, uint16_t len, uint16_t csum)
 	struct mcp_slot *s = &x->done[x->nic_done_idx++ & x->r.rx_done_mask];
 	s->checksum = be16(csum);
 	s->length = be16(len);
+}
+
+/* The NIC receives a frame of len bytes into the next buffer of a ring and completes it;
+ * returns the buffer's address, 0 if none was posted (the entry is written anyway). */
+static inline uint64_t fix_nic_receive(struct fix *x, bool big, uint16_t len, uint16_t csum)
+{
+	uint64_t a = fix_nic_take(x, big);
+	fix_nic_complete(x, len, csum);
+	return a;
 }
 
 static inline uint32_t fix_claim(struct fix *x, int n)

@@ -127,28 +127,29 @@ static inline int h_cmd(struct hnic *h, uint32_t op, uint32_t d0, uint32_t d1, u
 	return -1;
 }
 
-static inline void h_post_small(struct hnic *h, uint32_t n)
+/* Posts n receive buffers (§4.3) on the ring at BAR0 offset ring_off; buffers are in host
+ * memory at buf_off, stride bytes apart, one per slot. */
+static inline void h_post(struct hnic *h, uint32_t ring_off, uint32_t *prod, uint32_t buf_off,
+			  uint32_t stride, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t slot = h->small_prod & (h->rx_entries - 1);
-		uint64_t a = h_iova(h, H_SMALL + slot * H_SMALL_STRIDE);
-		h_w32(h, h->small_off + slot * 8, (uint32_t)(a >> 32));
+		uint32_t slot = *prod & (h->rx_entries - 1);
+		uint64_t a = h_iova(h, buf_off + slot * stride);
+		h_w32(h, ring_off + slot * 8, (uint32_t)(a >> 32));
 		__atomic_thread_fence(__ATOMIC_RELEASE);
-		h_w32(h, h->small_off + slot * 8 + 4, (uint32_t)a);
-		h->small_prod++;
+		h_w32(h, ring_off + slot * 8 + 4, (uint32_t)a);
+		(*prod)++;
 	}
+}
+
+static inline void h_post_small(struct hnic *h, uint32_t n)
+{
+	h_post(h, h->small_off, &h->small_prod, H_SMALL, H_SMALL_STRIDE, n);
 }
 
 static inline void h_post_big(struct hnic *h, uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t slot = h->big_prod & (h->rx_entries - 1);
-		uint64_t a = h_iova(h, H_BIG + slot * H_BIG_STRIDE);
-		h_w32(h, h->big_off + slot * 8, (uint32_t)(a >> 32));
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		h_w32(h, h->big_off + slot * 8 + 4, (uint32_t)a);
-		h->big_prod++;
-	}
+	h_post(h, h->big_off, &h->big_prod, H_BIG, H_BIG_STRIDE, n);
 }
 
 static inline uint8_t *h_small_buf(struct hnic *h, uint32_t slot)
@@ -306,6 +307,21 @@ static inline uint32_t h_send_done(struct hnic *h, uint32_t want)
 	return sd;
 }
 
+/* The model's own counters, for the test to compare with what the host saw. */
+static inline struct sim_nic_stats h_nic_stats(const struct sim_nic *nic)
+{
+	struct sim_nic_stats st;
+	sim_nic_get_stats(nic, &st);
+	return st;
+}
+
+static inline struct sim_counters h_nic_counters(const struct sim_nic *nic)
+{
+	struct sim_counters k;
+	sim_nic_get_counters(nic, &k);
+	return k;
+}
+
 static inline void h_frame(uint8_t *f, const uint8_t dst[6], const uint8_t src[6], uint16_t type,
 			   uint32_t len, uint8_t seed)
 {
@@ -328,6 +344,84 @@ static inline struct myrio_sim *h_world(const char *spec)
 	if (myrio_sim_create(&w, &c) < 0)
 		return NULL;
 	return w;
+}
+
+/* ---- fixtures: each test gets a world of its own ---- */
+
+/* The source address of the frames tests send. */
+static const uint8_t h_src_mac[6] = {0x00, 0x60, 0xdd, 0x11, 0x22, 0x33};
+
+/* A new stepped world (spec as for h_world) with its NIC 0 attached to h; 0 or -1.
+ * The world is h->w: h_close destroys it. */
+static inline int h_open(struct hnic *h, const char *spec)
+{
+	struct myrio_sim *w = h_world(spec);
+	if (!w)
+		return -1;
+	return h_init(h, w, 0);
+}
+
+static inline void h_close(struct hnic *h)
+{
+	struct myrio_sim *w = h->w;
+	h_fini(h);
+	myrio_sim_destroy(w);
+}
+
+/* cmocka set-up and teardown of a test whose state is one NIC: NIC 0 of a default world. */
+static inline int h_setup(void **state)
+{
+	struct hnic *h = malloc(sizeof(*h));
+	if (!h || h_open(h, NULL) < 0)
+		return -1;
+	*state = h;
+	return 0;
+}
+
+static inline int h_teardown(void **state)
+{
+	h_close(*state);
+	free(*state);
+	return 0;
+}
+
+/* Two NICs of one world joined by its cable: in most tests a sends and b receives. */
+struct hpair {
+	struct myrio_sim *w;
+	struct hnic a, b;
+};
+
+static inline int h_pair_open(struct hpair *p, const char *spec)
+{
+	memset(p, 0, sizeof(*p));
+	p->w = h_world(spec);
+	if (!p->w || h_init(&p->a, p->w, 0) || h_init(&p->b, p->w, 1))
+		return -1;
+	return 0;
+}
+
+static inline void h_pair_close(struct hpair *p)
+{
+	h_fini(&p->a);
+	h_fini(&p->b);
+	myrio_sim_destroy(p->w);
+}
+
+/* For cmocka set-ups: a pair on the heap, or NULL. */
+static inline struct hpair *h_pair_new(const char *spec)
+{
+	struct hpair *p = malloc(sizeof(*p));
+	if (p && h_pair_open(p, spec) < 0)
+		return NULL;
+	return p;
+}
+
+/* cmocka teardown of a test whose state is from h_pair_new. */
+static inline int h_pair_teardown(void **state)
+{
+	h_pair_close(*state);
+	free(*state);
+	return 0;
 }
 
 #endif

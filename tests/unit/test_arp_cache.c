@@ -32,6 +32,15 @@ static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 static const uint8_t zero6[6];
 
 /* The i-th captured ARP frame, or NULL. */
+/* The peer sends an ARP packet (op 1: request, 2: reply) and the stack takes it in. */
+static void arp_in(struct raw *r, const uint8_t *dst, uint16_t op, const uint8_t *sha,
+		   uint32_t spa, const uint8_t *tha, uint32_t tpa)
+{
+	uint8_t f[64];
+	raw_send(r, f, build_arp(f, dst, op, sha, spa, tha, tpa));
+	raw_poll(r);
+}
+
 static const uint8_t *cap_arp(struct raw *r, unsigned i)
 {
 	unsigned k = 0;
@@ -47,10 +56,7 @@ static void request_for_us_is_answered_and_learned(void **state)
 {
 	struct raw r;
 	assert_int_equal(raw_open(&r, "arp1", NULL, NULL, false), 0);
-	uint8_t f[64];
-	build_arp(f, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
 	const uint8_t *a = cap_arp(&r, 0);
 	assert_non_null(a);
 	assert_memory_equal(a, peer_mac, 6);
@@ -64,12 +70,22 @@ static void request_for_us_is_answered_and_learned(void **state)
 	assert_memory_equal(mac, peer_mac, 6);
 	/* A request for someone else: no answer, nothing learned. */
 	const uint8_t other[6] = {2, 9, 9, 9, 9, 9};
-	build_arp(f, bcast, 1, other, 0x0a000007u, zero6, 0x0a000008u);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, bcast, 1, other, 0x0a000007u, zero6, 0x0a000008u);
 	assert_null(cap_arp(&r, 0));
 	assert_int_equal(myrio_arp_lookup(r.s, 0x0a000007u, mac), -ENOENT);
 	raw_close(&r);
+}
+
+/* Sends n 10-byte datagrams from u to ip:2000, datagram i filled with 'a' + i; the stack
+ * must take each (queueing it while the address is unresolved). */
+static void send_datagrams(struct raw *r, struct myrio_udp_sock *u, int n, uint32_t ip)
+{
+	for (int i = 0; i < n; i++) {
+		struct myrio_pkt *p = myrio_stack_pkt_alloc(r->s);
+		memset(myrio_pkt_data(p), 'a' + i, 10);
+		p->len = 10;
+		assert_int_equal(myrio_udp_sendto(u, p, ip, 2000), 0);
+	}
 }
 
 static void frames_wait_for_resolution(void **state)
@@ -78,12 +94,7 @@ static void frames_wait_for_resolution(void **state)
 	assert_int_equal(raw_open(&r, "arp2", NULL, NULL, false), 0);
 	struct myrio_udp_sock *u;
 	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
-	for (int i = 0; i < 3; i++) {
-		struct myrio_pkt *p = myrio_stack_pkt_alloc(r.s);
-		memset(myrio_pkt_data(p), 'a' + i, 10);
-		p->len = 10;
-		assert_int_equal(myrio_udp_sendto(u, p, PEER_IP, 2000), 0);
-	}
+	send_datagrams(&r, u, 3, PEER_IP);
 	raw_poll(&r);
 	/* One request, no UDP yet. */
 	const uint8_t *a = cap_arp(&r, 0);
@@ -93,10 +104,7 @@ static void frames_wait_for_resolution(void **state)
 	assert_int_equal(get_be32(a + 38), PEER_IP);
 	assert_null(cap_arp(&r, 1));
 	assert_int_equal(r.ncap, 1);
-	uint8_t f[64];
-	build_arp(f, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
 	/* The three datagrams leave, in order, to the learned MAC. */
 	assert_int_equal(r.ncap, 3);
 	for (int i = 0; i < 3; i++) {
@@ -104,8 +112,7 @@ static void frames_wait_for_resolution(void **state)
 		assert_memory_equal(e, peer_mac, 6);
 		assert_int_equal(e[42], 'a' + i);
 	}
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.arp_queued, 3);
 	raw_close(&r);
 }
@@ -116,11 +123,7 @@ static void unresolved_gives_up_and_counts(void **state)
 	assert_int_equal(raw_open(&r, "arp3", NULL, NULL, false), 0);
 	struct myrio_udp_sock *u;
 	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
-	for (int i = 0; i < 10; i++) { /* the queue holds 8 */
-		struct myrio_pkt *p = myrio_stack_pkt_alloc(r.s);
-		p->len = 10;
-		assert_int_equal(myrio_udp_sendto(u, p, 0x0a000063u, 2000), 0);
-	}
+	send_datagrams(&r, u, 10, 0x0a000063u); /* the queue holds 8 */
 	raw_poll(&r);
 	int requests = cap_arp(&r, 0) ? 1 : 0;
 	for (int i = 0; i < 5; i++) {
@@ -129,8 +132,7 @@ static void unresolved_gives_up_and_counts(void **state)
 		requests += cap_arp(&r, 0) ? 1 : 0;
 	}
 	assert_int_equal(requests, 3);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.arp_queue_drop, 2);
 	assert_int_equal(st.arp_unresolved_drop, 8);
 	raw_poll(&r);
@@ -161,21 +163,14 @@ static void static_entries_and_gratuitous_arp(void **state)
 	assert_memory_equal(myrio_pkt_data(r.cap[0]), smac, 6);
 	/* A gratuitous ARP cannot move a static entry... */
 	const uint8_t evil[6] = {2, 6, 6, 6, 6, 6};
-	uint8_t f[64];
-	build_arp(f, bcast, 1, evil, 0x0a000005u, zero6, 0x0a000005u);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, bcast, 1, evil, 0x0a000005u, zero6, 0x0a000005u);
 	uint8_t mac[6];
 	assert_int_equal(myrio_arp_lookup(r.s, 0x0a000005u, mac), 0);
 	assert_memory_equal(mac, smac, 6);
 	/* ...but updates a learned one (the peer moved to a new MAC). */
-	build_arp(f, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
 	const uint8_t moved[6] = {2, 7, 7, 7, 7, 7};
-	build_arp(f, bcast, 1, moved, PEER_IP, zero6, PEER_IP);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, bcast, 1, moved, PEER_IP, zero6, PEER_IP);
 	assert_null(cap_arp(&r, 0)); /* gratuitous: never answered */
 	assert_int_equal(myrio_arp_lookup(r.s, PEER_IP, mac), 0);
 	assert_memory_equal(mac, moved, 6);
@@ -193,10 +188,7 @@ static void expired_entry_is_refreshed(void **state)
 {
 	struct raw r;
 	assert_int_equal(raw_open(&r, "arp5", NULL, NULL, false), 0);
-	uint8_t f[64];
-	build_arp(f, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
 	struct myrio_udp_sock *u;
 	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
 	raw_advance_ms(&r, 60001); /* past arp_timeout_ms */
@@ -213,9 +205,7 @@ static void expired_entry_is_refreshed(void **state)
 	raw_poll(&r);
 	assert_non_null(cap_arp(&r, 0));
 	assert_int_equal(r.ncap, 1);
-	build_arp(f, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
-	raw_send(&r, f, 60);
-	raw_poll(&r);
+	arp_in(&r, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
 	assert_int_equal(r.ncap, 1); /* the queued datagram */
 	assert_int_equal(get_be16(myrio_pkt_data(r.cap[0]) + 12), 0x0800);
 	raw_close(&r);

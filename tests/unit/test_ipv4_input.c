@@ -61,8 +61,7 @@ static void echo_request_gets_reply(void **state)
 	assert_int_equal(get_be16(m + 6), 7);
 	assert_memory_equal(m + 8, f + 14 + 20 + 8, 1000);
 	assert_int_equal(csum_fold(csum_add(0, m, 1008)), 0xffff);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.icmp_echo_replies, 1);
 	raw_close(&r);
 }
@@ -70,11 +69,10 @@ static void echo_request_gets_reply(void **state)
 #define expect_counter(r, f, n, off) expect_counter_at(r, f, n, off, __LINE__)
 static void expect_counter_at(struct raw *r, const uint8_t *f, uint32_t n, size_t off, int line)
 {
-	struct myrio_stack_stats before, after;
-	myrio_stack_stats(r->s, &before);
+	struct myrio_stack_stats before = raw_stats(r);
 	raw_send(r, f, n);
 	raw_poll(r);
-	myrio_stack_stats(r->s, &after);
+	struct myrio_stack_stats after = raw_stats(r);
 	uint64_t b, a;
 	memcpy(&b, (const uint8_t *)&before + off, 8);
 	memcpy(&a, (const uint8_t *)&after + off, 8);
@@ -86,6 +84,13 @@ static void expect_counter_at(struct raw *r, const uint8_t *f, uint32_t n, size_
 }
 
 #define COUNTER(name) offsetof(struct myrio_stack_stats, name)
+
+/* Recomputes the IPv4 header checksum of frame g after an edit of its header. */
+static void ip_resum(uint8_t *g)
+{
+	put_be16(g + 24, 0);
+	put_be16(g + 24, csum_finish(csum_add(0, g + 14, 20)));
+}
 
 static void malformed_ip_is_dropped_and_counted(void **state)
 {
@@ -108,8 +113,7 @@ static void malformed_ip_is_dropped_and_counted(void **state)
 	/* total length beyond the frame */
 	memcpy(g, f, n);
 	put_be16(g + 16, (uint16_t)(n));
-	put_be16(g + 24, 0);
-	put_be16(g + 24, csum_finish(csum_add(0, g + 14, 20)));
+	ip_resum(g);
 	expect_counter(&r, g, n, COUNTER(drop_ip_len));
 	/* header checksum wrong */
 	memcpy(g, f, n);
@@ -118,25 +122,21 @@ static void malformed_ip_is_dropped_and_counted(void **state)
 	/* not our address */
 	memcpy(g, f, n);
 	put_be32(g + 30, 0x0a000009u);
-	put_be16(g + 24, 0);
-	put_be16(g + 24, csum_finish(csum_add(0, g + 14, 20)));
+	ip_resum(g);
 	expect_counter(&r, g, n, COUNTER(drop_ip_not_for_us));
 	/* a fragment (MF set) whose length is not a multiple of 8: impossible; a last
 	 * fragment (offset): taken for reassembly (test_ipv4_reass); nothing answered */
 	memcpy(g, f, n);
 	put_be16(g + 20, 0x2000);
-	put_be16(g + 24, 0);
-	put_be16(g + 24, csum_finish(csum_add(0, g + 14, 20)));
+	ip_resum(g);
 	expect_counter(&r, g, n, COUNTER(drop_ip_frag));
 	put_be16(g + 20, 0x0010);
-	put_be16(g + 24, 0);
-	put_be16(g + 24, csum_finish(csum_add(0, g + 14, 20)));
+	ip_resum(g);
 	expect_counter(&r, g, n, COUNTER(ip_frags_rx));
 	/* unknown protocol */
 	memcpy(g, f, n);
 	g[23] = 47;
-	put_be16(g + 24, 0);
-	put_be16(g + 24, csum_finish(csum_add(0, g + 14, 20)));
+	ip_resum(g);
 	expect_counter(&r, g, n, COUNTER(drop_ip_proto));
 	/* ICMP checksum wrong */
 	memcpy(g, f, n);
@@ -147,8 +147,7 @@ static void malformed_ip_is_dropped_and_counted(void **state)
 	memcpy(myrio_pkt_data(runt), f, 10);
 	runt->len = 10;
 	eth_input(r.s, runt);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.drop_eth_short, 1);
 	memcpy(g, f, n);
 	put_be16(g + 12, 0x86dd);
@@ -185,20 +184,17 @@ static void malformed_tcp_and_udp(struct raw *r)
 	/* TCP header cut short by the IP length */
 	memcpy(g, f, n);
 	put_be16(g + 16, 20 + 12);
-	put_be16(g + 24, 0);
-	put_be16(g + 24, csum_finish(csum_add(0, g + 14, 20)));
+	ip_resum(g);
 	expect_counter(r, g, 14 + 32, COUNTER(drop_tcp_short));
 	/* Ethernet padding after the IP packet is fine (and not summed), even when it is
 	 * not zero and starts at an odd offset (odd IP length). */
 	memcpy(g, f, n);
 	memset(g + n, 0xee, 20);
 	g[n + 1] = 0x17;
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r->s, &st);
+	struct myrio_stack_stats st = raw_stats(r);
 	raw_send(r, g, n + 20);
 	raw_poll(r);
-	struct myrio_stack_stats st2;
-	myrio_stack_stats(r->s, &st2);
+	struct myrio_stack_stats st2 = raw_stats(r);
 	assert_int_equal(st2.drop_tcp_csum, st.drop_tcp_csum);
 	assert_int_equal(st2.drop_tcp_no_conn, st.drop_tcp_no_conn + 1); /* reached TCP */
 	t.len = 7; /* odd: the padding starts at an odd distance from byte 14 */
@@ -208,14 +204,14 @@ static void malformed_tcp_and_udp(struct raw *r)
 		g[i] = (uint8_t)(i * 13 + 1);
 	raw_send(r, g, n7 + 25);
 	raw_poll(r);
-	myrio_stack_stats(r->s, &st);
+	st = raw_stats(r);
 	assert_int_equal(st.drop_tcp_csum, st2.drop_tcp_csum);
 	assert_int_equal(st.drop_tcp_no_conn, st2.drop_tcp_no_conn + 1);
 	/* ...and a wrong checksum behind padding is still caught. */
 	g[n7 - 1] ^= 0x40;
 	raw_send(r, g, n7 + 25);
 	raw_poll(r);
-	myrio_stack_stats(r->s, &st2);
+	st2 = raw_stats(r);
 	assert_int_equal(st2.drop_tcp_csum, st.drop_tcp_csum + 1);
 
 	/* UDP: length field beyond the IP payload, below 8, bad checksum */
@@ -240,8 +236,7 @@ static void malformed_tcp_and_udp(struct raw *r)
 	/* UDP header cut short by the IP length */
 	memcpy(g, f, m);
 	put_be16(g + 16, 20 + 4);
-	put_be16(g + 24, 0);
-	put_be16(g + 24, csum_finish(csum_add(0, g + 14, 20)));
+	ip_resum(g);
 	expect_counter(r, g, 60, COUNTER(drop_udp_short));
 }
 
@@ -258,8 +253,7 @@ static void malformed_l4_dropped_without_offload(void **state)
 	struct raw r;
 	assert_int_equal(raw_open(&r, "ip4", "?nocsum", NULL, true), 0);
 	malformed_tcp_and_udp(&r);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_true(st.tcp_csum_sw > 0);
 	raw_close(&r);
 }

@@ -19,9 +19,10 @@
 #include "pci/iommu_group.h"
 #include "pci/vfio.h"
 
+#include "fake_sysfs.h"
+
 struct fake {
-	char root[256];
-	char sys[300], dev[300];
+	struct fake_tree t;
 	struct myrio_vfio_paths paths;
 	char log[8192];
 };
@@ -33,78 +34,12 @@ static void capture(enum myrio_log_level level, const char *msg, void *arg)
 	snprintf(f->log + n, sizeof(f->log) - n, "%s\n", msg);
 }
 
-static void mkdirs(const char *fmt, ...)
-{
-	char path[512], cmd[600];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(path, sizeof(path), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
-	assert_int_equal(system(cmd), 0);
-}
-
-static void put(const char *text, const char *fmt, ...)
-{
-	char path[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(path, sizeof(path), fmt, ap);
-	va_end(ap);
-	FILE *fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs(text, fp);
-	fclose(fp);
-}
-
-static void link_to(const char *target, const char *fmt, ...)
-{
-	char path[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(path, sizeof(path), fmt, ap);
-	va_end(ap);
-	unlink(path);
-	assert_int_equal(symlink(target, path), 0);
-}
-
-/* A device in sysfs: ids, and optionally a driver. */
-static void add_device(struct fake *f, const char *addr, const char *vendor, const char *device,
-		       const char *driver)
-{
-	mkdirs("%s/bus/pci/devices/%s", f->sys, addr);
-	put(vendor, "%s/bus/pci/devices/%s/vendor", f->sys, addr);
-	put(device, "%s/bus/pci/devices/%s/device", f->sys, addr);
-	if (driver) {
-		mkdirs("%s/bus/pci/drivers/%s", f->sys, driver);
-		char target[128];
-		snprintf(target, sizeof(target), "../../../../bus/pci/drivers/%s", driver);
-		link_to(target, "%s/bus/pci/devices/%s/driver", f->sys, addr);
-	}
-}
-
-static void add_to_group(struct fake *f, const char *addr, int group)
-{
-	char target[128];
-	mkdirs("%s/kernel/iommu_groups/%d/devices", f->sys, group);
-	snprintf(target, sizeof(target), "../../../../kernel/iommu_groups/%d", group);
-	link_to(target, "%s/bus/pci/devices/%s/iommu_group", f->sys, addr);
-	snprintf(target, sizeof(target), "../../../../bus/pci/devices/%s", addr);
-	link_to(target, "%s/kernel/iommu_groups/%d/devices/%s", f->sys, group, addr);
-}
-
 static int setup(void **state)
 {
 	struct fake *f = calloc(1, sizeof(*f));
-	strcpy(f->root, "/tmp/myrio-fake-sysfs-XXXXXX");
-	assert_non_null(mkdtemp(f->root));
-	snprintf(f->sys, sizeof(f->sys), "%s/sys", f->root);
-	snprintf(f->dev, sizeof(f->dev), "%s/dev", f->root);
-	mkdirs("%s/bus/pci/devices", f->sys);
-	mkdirs("%s/kernel/iommu_groups", f->sys);
-	mkdirs("%s", f->dev);
-	f->paths.sysfs = f->sys;
-	f->paths.dev = f->dev;
+	ft_create(&f->t, "sysfs");
+	f->paths.sysfs = f->t.sys;
+	f->paths.dev = f->t.dev;
 	myrio_log_set(capture, f, MYRIO_LOG_DEBUG);
 	*state = f;
 	return 0;
@@ -113,10 +48,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fake *f = *state;
-	char cmd[400];
 	myrio_log_set(NULL, NULL, MYRIO_LOG_WARN);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->root);
-	assert_int_equal(system(cmd), 0);
+	ft_remove(&f->t);
 	free(f);
 	return 0;
 }
@@ -124,8 +57,7 @@ static int teardown(void **state)
 /* A host that is ready up to the VFIO character devices. */
 static void ready_host(struct fake *f)
 {
-	add_device(f, "0000:03:00.0", "0x14c1", "0x0008", "vfio-pci");
-	add_to_group(f, "0000:03:00.0", 7);
+	ft_add_device(&f->t, "0000:03:00.0", "0x14c1", "0x0008", "vfio-pci", 7);
 }
 
 static int open_myri(struct fake *f, const char *addr)
@@ -155,7 +87,7 @@ static void rejects_a_missing_device(void **state)
 static void rejects_a_device_that_is_not_a_myri10ge(void **state)
 {
 	struct fake *f = *state;
-	add_device(f, "0000:05:00.0", "0x8086", "0x10d3", "e1000e");
+	ft_add_device(&f->t, "0000:05:00.0", "0x8086", "0x10d3", "e1000e", -1);
 	assert_int_equal(open_myri(f, "05:00.0"), -ENODEV);
 	assert_non_null(strstr(f->log, "8086:10d3, not a Myri-10G"));
 }
@@ -163,7 +95,7 @@ static void rejects_a_device_that_is_not_a_myri10ge(void **state)
 static void explains_how_to_turn_the_iommu_on(void **state)
 {
 	struct fake *f = *state;
-	add_device(f, "0000:03:00.0", "0x14c1", "0x0009", "myri10ge");
+	ft_add_device(&f->t, "0000:03:00.0", "0x14c1", "0x0009", "myri10ge", -1);
 	assert_int_equal(open_myri(f, "0000:03:00.0"), -ENODEV);
 	assert_non_null(strstr(f->log, "IOMMU is off"));
 	assert_non_null(strstr(f->log, "intel_iommu=on"));
@@ -174,7 +106,7 @@ static void explains_a_device_outside_any_group(void **state)
 {
 	struct fake *f = *state;
 	ready_host(f);
-	add_device(f, "0000:06:00.0", "0x14c1", "0x0008", "vfio-pci");
+	ft_add_device(&f->t, "0000:06:00.0", "0x14c1", "0x0008", "vfio-pci", -1);
 	assert_int_equal(open_myri(f, "0000:06:00.0"), -ENODEV);
 	assert_non_null(strstr(f->log, "in no IOMMU group although the IOMMU is on"));
 }
@@ -182,8 +114,7 @@ static void explains_a_device_outside_any_group(void **state)
 static void asks_to_load_vfio_pci(void **state)
 {
 	struct fake *f = *state;
-	add_device(f, "0000:03:00.0", "0x14c1", "0x0008", "myri10ge");
-	add_to_group(f, "0000:03:00.0", 7);
+	ft_add_device(&f->t, "0000:03:00.0", "0x14c1", "0x0008", "myri10ge", 7);
 	assert_int_equal(open_myri(f, "0000:03:00.0"), -ENODEV);
 	assert_non_null(strstr(f->log, "modprobe vfio-pci"));
 }
@@ -191,9 +122,8 @@ static void asks_to_load_vfio_pci(void **state)
 static void names_the_driver_holding_the_device(void **state)
 {
 	struct fake *f = *state;
-	mkdirs("%s/bus/pci/drivers/vfio-pci", f->sys);
-	add_device(f, "0000:03:00.0", "0x14c1", "0x0008", "myri10ge");
-	add_to_group(f, "0000:03:00.0", 7);
+	ft_mkdirs("%s/bus/pci/drivers/vfio-pci", f->t.sys);
+	ft_add_device(&f->t, "0000:03:00.0", "0x14c1", "0x0008", "myri10ge", 7);
 	assert_int_equal(open_myri(f, "0000:03:00.0"), -EBUSY);
 	assert_non_null(strstr(f->log, "bound to myri10ge, not vfio-pci"));
 	assert_non_null(strstr(f->log, "myrio-setup bind 0000:03:00.0"));
@@ -202,9 +132,8 @@ static void names_the_driver_holding_the_device(void **state)
 static void asks_to_bind_an_unbound_device(void **state)
 {
 	struct fake *f = *state;
-	mkdirs("%s/bus/pci/drivers/vfio-pci", f->sys);
-	add_device(f, "0000:03:00.0", "0x14c1", "0x0008", NULL);
-	add_to_group(f, "0000:03:00.0", 7);
+	ft_mkdirs("%s/bus/pci/drivers/vfio-pci", f->t.sys);
+	ft_add_device(&f->t, "0000:03:00.0", "0x14c1", "0x0008", NULL, 7);
 	assert_int_equal(open_myri(f, "0000:03:00.0"), -EBUSY);
 	assert_non_null(strstr(f->log, "bound to no driver"));
 	assert_non_null(strstr(f->log, "myrio-setup bind 0000:03:00.0"));
@@ -214,10 +143,8 @@ static void names_the_group_member_that_blocks(void **state)
 {
 	struct fake *f = *state;
 	ready_host(f);
-	add_device(f, "0000:03:00.1", "0x8086", "0x1533", "igb");
-	add_to_group(f, "0000:03:00.1", 7);
-	add_device(f, "0000:00:01.0", "0x8086", "0x1901", "pcieport");
-	add_to_group(f, "0000:00:01.0", 7);
+	ft_add_device(&f->t, "0000:03:00.1", "0x8086", "0x1533", "igb", 7);
+	ft_add_device(&f->t, "0000:00:01.0", "0x8086", "0x1901", "pcieport", 7);
 	assert_int_equal(open_myri(f, "0000:03:00.0"), -EBUSY);
 	assert_non_null(strstr(f->log, "shares IOMMU group 7 with 0000:03:00.1, which is bound "
 				       "to igb"));
@@ -247,8 +174,8 @@ static void refuses_something_that_is_not_vfio(void **state)
 {
 	struct fake *f = *state;
 	ready_host(f);
-	mkdirs("%s/vfio", f->dev);
-	put("", "%s/vfio/vfio", f->dev); /* a plain file: every ioctl fails */
+	ft_mkdirs("%s/vfio", f->t.dev);
+	ft_put("", "%s/vfio/vfio", f->t.dev); /* a plain file: every ioctl fails */
 	assert_int_equal(open_myri(f, "0000:03:00.0"), -ENOTTY);
 	assert_non_null(strstr(f->log, "is not the VFIO container device"));
 }

@@ -9,11 +9,18 @@
 #include "mem/dma.h"
 #include "myrio/pkt.h"
 
+/* A pool of count buffers of at least size bytes in plain memory; it must be created. */
+static struct myrio_pool *new_pool(uint32_t count, uint32_t size)
+{
+	struct myrio_pool *pool = NULL;
+	assert_int_equal(myrio_pool_create_in(NULL, count, size, &pool), 0);
+	return pool;
+}
+
 static void pool_hands_out_every_buffer_once(void **state)
 {
 	(void)state;
-	struct myrio_pool *pool;
-	assert_int_equal(myrio_pool_create_in(NULL, 64, 1984, &pool), 0);
+	struct myrio_pool *pool = new_pool(64, 1984);
 	struct myrio_pkt *pkts[64];
 	for (int i = 0; i < 64; i++) {
 		pkts[i] = myrio_pkt_alloc(pool);
@@ -31,8 +38,7 @@ static void pool_hands_out_every_buffer_once(void **state)
 static void bulk_alloc_is_all_or_nothing(void **state)
 {
 	(void)state;
-	struct myrio_pool *pool;
-	assert_int_equal(myrio_pool_create_in(NULL, 40, 1984, &pool), 0);
+	struct myrio_pool *pool = new_pool(40, 1984);
 	struct myrio_pkt *pkts[32];
 	assert_int_equal(myrio_pkt_alloc_bulk(pool, pkts, 32), 32);
 	assert_int_equal(myrio_pkt_alloc_bulk(pool, pkts, 32), 0);
@@ -45,8 +51,7 @@ static void bulk_alloc_is_all_or_nothing(void **state)
 static void buffers_are_aligned_and_stay_inside_a_4k_page(void **state)
 {
 	(void)state;
-	struct myrio_pool *pool;
-	assert_int_equal(myrio_pool_create_in(NULL, 100, 1600, &pool), 0);
+	struct myrio_pool *pool = new_pool(100, 1600);
 	assert_int_equal(pool->elem_size, 2048);
 	for (int i = 0; i < 100; i++) {
 		struct myrio_pkt *p = myrio_pkt_alloc(pool);
@@ -63,8 +68,7 @@ static void buffers_are_aligned_and_stay_inside_a_4k_page(void **state)
 static void refcount_keeps_a_buffer_until_the_last_holder(void **state)
 {
 	(void)state;
-	struct myrio_pool *pool;
-	assert_int_equal(myrio_pool_create_in(NULL, 4, 512, &pool), 0);
+	struct myrio_pool *pool = new_pool(4, 512);
 	struct myrio_pkt *p = myrio_pkt_alloc(pool);
 	myrio_pkt_ref(p);
 	myrio_pkt_free(p);
@@ -77,8 +81,7 @@ static void refcount_keeps_a_buffer_until_the_last_holder(void **state)
 static void prepend_and_adj_respect_headroom(void **state)
 {
 	(void)state;
-	struct myrio_pool *pool;
-	assert_int_equal(myrio_pool_create_in(NULL, 1, 512, &pool), 0);
+	struct myrio_pool *pool = new_pool(1, 512);
 	struct myrio_pkt *p = myrio_pkt_alloc(pool);
 	p->len = 10;
 	assert_non_null(myrio_pkt_prepend(p, 54));

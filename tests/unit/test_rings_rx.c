@@ -4,9 +4,19 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 
 #include "rings_fixture.h"
+
+/* Rings of rx_entries slots, both filled; pool_extra spare buffers per pool. */
+static struct fix *fix_posted(uint32_t rx_entries, uint32_t pool_extra)
+{
+	struct fix *x = fix_new(rx_entries, 64, pool_extra, 1518);
+	rx_ring_refill(&x->r.small);
+	rx_ring_refill(&x->r.big);
+	return x;
+}
 
 static void refill_posts_whole_ring_in_groups(void **state)
 {
@@ -32,9 +42,7 @@ static void refill_posts_whole_ring_in_groups(void **state)
 static void frames_delivered_in_order_across_wraps(void **state)
 {
 	(void)state;
-	struct fix *x = fix_new(64, 64, 32, 1518);
-	rx_ring_refill(&x->r.small);
-	rx_ring_refill(&x->r.big);
+	struct fix *x = fix_posted(64, 32);
 	struct myrio_pkt *pkts[32];
 	uint64_t expect_addr[32];
 	unsigned total = 0;
@@ -44,9 +52,8 @@ static void frames_delivered_in_order_across_wraps(void **state)
 		unsigned n = 1 + round % 20;
 		for (unsigned i = 0; i < n; i++) {
 			uint16_t len = (uint16_t)((total + i) % 3 == 0 ? 1000 + i : 60 + i);
-			expect_addr[i] = fix_nic_take(x, len > 256);
+			expect_addr[i] = fix_nic_receive(x, len > 256, len, (uint16_t)(0x1234 + i));
 			assert_true(expect_addr[i] != 0);
-			fix_nic_complete(x, len, (uint16_t)(0x1234 + i));
 		}
 		uint16_t got = rings_rx_burst(&x->r, pkts, 32);
 		assert_int_equal(got, n);
@@ -76,12 +83,9 @@ static void frames_delivered_in_order_across_wraps(void **state)
 static void burst_limit_respected(void **state)
 {
 	(void)state;
-	struct fix *x = fix_new(64, 64, 32, 1518);
-	rx_ring_refill(&x->r.small);
-	rx_ring_refill(&x->r.big);
+	struct fix *x = fix_posted(64, 32);
 	for (int i = 0; i < 10; i++) {
-		fix_nic_take(x, false);
-		fix_nic_complete(x, 64, 0);
+		fix_nic_receive(x, false, 64, 0);
 	}
 	struct myrio_pkt *pkts[4];
 	assert_int_equal(rings_rx_burst(&x->r, pkts, 4), 4);
@@ -96,15 +100,11 @@ static void burst_limit_respected(void **state)
 static void impossible_lengths_are_counted_drops(void **state)
 {
 	(void)state;
-	struct fix *x = fix_new(64, 64, 0, 1518);
-	rx_ring_refill(&x->r.small);
-	rx_ring_refill(&x->r.big);
+	struct fix *x = fix_posted(64, 0);
 	struct myrio_pkt *pkts[64];
 	/* longer than the MTU allows */
-	fix_nic_take(x, true);
-	fix_nic_complete(x, 1519, 0);
-	fix_nic_take(x, true);
-	fix_nic_complete(x, 0xffff, 0);
+	fix_nic_receive(x, true, 1519, 0);
+	fix_nic_receive(x, true, 0xffff, 0);
 	assert_int_equal(rings_rx_burst(&x->r, pkts, 64), 0);
 	assert_int_equal(x->r.rx_bad_completion, 2);
 	/* buffers are not lost: all are in the ring or the pool */
@@ -113,9 +113,8 @@ static void impossible_lengths_are_counted_drops(void **state)
 	/* a big frame when no big buffer is posted: drain the pool by holding frames */
 	uint32_t held = 0;
 	while (x->r.big.posted != x->r.big.done) {
-		uint64_t a = fix_nic_take(x, true);
+		uint64_t a = fix_nic_receive(x, true, 1500, 0);
 		assert_true(a != 0);
-		fix_nic_complete(x, 1500, 0);
 		assert_int_equal(rings_rx_burst(&x->r, &pkts[held], 1), 1);
 		assert_int_equal(pkts[held]->iova + MYRIO_PKT_HEADROOM, a); /* still in step */
 		held++;
@@ -141,14 +140,11 @@ static void impossible_lengths_are_counted_drops(void **state)
 static void burst_beyond_posted_buffers(void **state)
 {
 	(void)state;
-	struct fix *x = fix_new(64, 64, 0, 1518);
-	rx_ring_refill(&x->r.small);
-	rx_ring_refill(&x->r.big);
+	struct fix *x = fix_posted(64, 0);
 	struct myrio_pkt *held[64], *pkts[32];
 	/* hold 58 big frames: the pool is empty, 6 big buffers stay posted */
 	for (int i = 0; i < 58; i++) {
-		assert_true(fix_nic_take(x, true) != 0);
-		fix_nic_complete(x, 1000, 0);
+		assert_true(fix_nic_receive(x, true, 1000, 0) != 0);
 		assert_int_equal(rings_rx_burst(&x->r, &held[i], 1), 1);
 	}
 	assert_int_equal(x->r.big.posted - x->r.big.done, 6);
@@ -157,21 +153,18 @@ static void burst_beyond_posted_buffers(void **state)
 	uint16_t lens[13];
 	unsigned k = 0;
 	for (int i = 0; i < 4; i++, k++) {
-		want[k] = fix_nic_take(x, false);
 		lens[k] = (uint16_t)(60 + i);
-		fix_nic_complete(x, lens[k], (uint16_t)(0x1000 + k));
+		want[k] = fix_nic_receive(x, false, lens[k], (uint16_t)(0x1000 + k));
 	}
 	for (int i = 0; i < 6; i++, k++) {
-		want[k] = fix_nic_take(x, true);
 		lens[k] = (uint16_t)(300 + i);
-		fix_nic_complete(x, lens[k], (uint16_t)(0x1000 + k));
+		want[k] = fix_nic_receive(x, true, lens[k], (uint16_t)(0x1000 + k));
 	}
 	fix_nic_complete(x, 1400, 0);
 	fix_nic_complete(x, 1401, 0);
 	for (int i = 0; i < 3; i++, k++) {
-		want[k] = fix_nic_take(x, false);
 		lens[k] = (uint16_t)(70 + i);
-		fix_nic_complete(x, lens[k], (uint16_t)(0x1000 + k));
+		want[k] = fix_nic_receive(x, false, lens[k], (uint16_t)(0x1000 + k));
 	}
 	assert_int_equal(rings_rx_burst(&x->r, pkts, 32), 13);
 	assert_int_equal(x->r.rx_bad_completion, 2);
@@ -194,9 +187,7 @@ static void burst_beyond_posted_buffers(void **state)
 static void dropped_entries_count_against_posted_buffers(void **state)
 {
 	(void)state;
-	struct fix *x = fix_new(16, 64, 0, 1518);
-	rx_ring_refill(&x->r.small);
-	rx_ring_refill(&x->r.big);
+	struct fix *x = fix_posted(16, 0);
 	for (int i = 0; i < 10; i++)
 		fix_nic_complete(x, 2000, 0); /* longer than the MTU: each drops a big buffer */
 	for (int i = 0; i < 16; i++)
@@ -217,19 +208,16 @@ static void dropped_entries_count_against_posted_buffers(void **state)
 static void rx_token_returned_when_ring_empty(void **state)
 {
 	(void)state;
-	struct fix *x = fix_new(64, 64, 32, 1518);
-	rx_ring_refill(&x->r.small);
-	rx_ring_refill(&x->r.big);
+	struct fix *x = fix_posted(64, 32);
 	struct myrio_pkt *pkts[8];
 	for (int i = 0; i < 4; i++) {
-		fix_nic_take(x, false);
-		fix_nic_complete(x, 100, 0);
+		fix_nic_receive(x, false, 100, 0);
 	}
 	/* the NIC hands over the rx token with a status update */
 	x->status->valid = MCP_VALID_RX;
 	assert_int_equal(rings_rx_burst(&x->r, pkts, 2), 2); /* not empty yet */
-	assert_int_equal(x->status->valid, 0);          /* host cleared valid (MSI style) */
-	assert_int_equal(fix_claim(x, 1), MCP_CLAIM_VALUE); /* re-armed */
+	assert_int_equal(x->status->valid, 0);		     /* host cleared valid (MSI style) */
+	assert_int_equal(fix_claim(x, 1), MCP_CLAIM_VALUE);  /* re-armed */
 	assert_int_equal(fix_claim(x, 0), 0);
 	assert_true(x->r.rx_token);
 	myrio_pkt_free_bulk(pkts, 2);
@@ -268,14 +256,14 @@ static void link_and_counters_from_stats_update(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(refill_posts_whole_ring_in_groups),
-		cmocka_unit_test(frames_delivered_in_order_across_wraps),
-		cmocka_unit_test(burst_limit_respected),
-		cmocka_unit_test(impossible_lengths_are_counted_drops),
-		cmocka_unit_test(burst_beyond_posted_buffers),
-		cmocka_unit_test(dropped_entries_count_against_posted_buffers),
-		cmocka_unit_test(rx_token_returned_when_ring_empty),
-		cmocka_unit_test(link_and_counters_from_stats_update),
+	    cmocka_unit_test(refill_posts_whole_ring_in_groups),
+	    cmocka_unit_test(frames_delivered_in_order_across_wraps),
+	    cmocka_unit_test(burst_limit_respected),
+	    cmocka_unit_test(impossible_lengths_are_counted_drops),
+	    cmocka_unit_test(burst_beyond_posted_buffers),
+	    cmocka_unit_test(dropped_entries_count_against_posted_buffers),
+	    cmocka_unit_test(rx_token_returned_when_ring_empty),
+	    cmocka_unit_test(link_and_counters_from_stats_update),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

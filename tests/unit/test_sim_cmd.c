@@ -8,34 +8,9 @@
 
 #include "sim_harness.h"
 
-struct ctx {
-	struct myrio_sim *w;
-	struct hnic h;
-};
-
-static int setup(void **state)
-{
-	struct ctx *c = calloc(1, sizeof(*c));
-	c->w = h_world(NULL);
-	if (!c->w || h_init(&c->h, c->w, 0) != 0)
-		return -1;
-	*state = c;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct ctx *c = *state;
-	h_fini(&c->h);
-	myrio_sim_destroy(c->w);
-	free(c);
-	return 0;
-}
-
 static void reset_and_sizes(void **state)
 {
-	struct ctx *c = *state;
-	struct hnic *h = &c->h;
+	struct hnic *h = *state;
 	uint32_t d = 0;
 	assert_int_equal(h_cmd(h, 1, 0, 0, 0, &d), 0);
 	assert_int_equal(d, 512 * 8);
@@ -50,8 +25,7 @@ static void reset_and_sizes(void **state)
 
 static void offsets_and_slice_checks(void **state)
 {
-	struct ctx *c = *state;
-	struct hnic *h = &c->h;
+	struct hnic *h = *state;
 	uint32_t d = 0;
 	h_cmd(h, 1, 0, 0, 0, NULL);
 	for (uint32_t op = 6; op <= 8; op++) {
@@ -68,8 +42,7 @@ static void offsets_and_slice_checks(void **state)
 
 static void intrq_size_rules(void **state)
 {
-	struct ctx *c = *state;
-	struct hnic *h = &c->h;
+	struct hnic *h = *state;
 	h_cmd(h, 1, 0, 0, 0, NULL);
 	assert_int_equal(h_cmd(h, 13, 2 * 512 * 4, 0, 0, NULL), 0);
 	assert_int_equal(h_cmd(h, 13, 512 * 4, 0, 0, NULL), 2);		     /* not 2 x entries */
@@ -79,8 +52,7 @@ static void intrq_size_rules(void **state)
 
 static void mtu_and_buffers(void **state)
 {
-	struct ctx *c = *state;
-	struct hnic *h = &c->h;
+	struct hnic *h = *state;
 	h_cmd(h, 1, 0, 0, 0, NULL);
 	assert_int_equal(h_cmd(h, 16, 9400, 0, 0, NULL), 0);
 	assert_int_equal(h_cmd(h, 16, 9401, 0, 0, NULL), 2);
@@ -104,8 +76,7 @@ static void mtu_and_buffers(void **state)
 
 static void up_needs_parameters(void **state)
 {
-	struct ctx *c = *state;
-	struct hnic *h = &c->h;
+	struct hnic *h = *state;
 	h_cmd(h, 1, 0, 0, 0, NULL);
 	assert_int_not_equal(h_cmd(h, 14, 0, 0, 0, NULL), 0);
 	h_cmd(h, 13, 2 * 512 * 4, 0, 0, NULL);
@@ -119,7 +90,7 @@ static void up_needs_parameters(void **state)
 	h_cmd(h, 4, 2048, 0, 0, NULL);
 	assert_int_equal(h_cmd(h, 14, 0, 0, 0, NULL), 0);
 	/* the stats update after UP reports the link */
-	myrio_sim_step(c->w, 2);
+	myrio_sim_step(h->w, 2);
 	volatile uint8_t *st = h->mem + H_STATS;
 	assert_int_not_equal(st[63], 0);
 	assert_int_not_equal(st[62], 0);
@@ -132,15 +103,14 @@ static void up_needs_parameters(void **state)
 
 static void down_reports_link_down(void **state)
 {
-	struct ctx *c = *state;
-	struct hnic *h = &c->h;
+	struct hnic *h = *state;
 	assert_int_equal(h_bringup(h, 126, 2048, 64), 0);
-	myrio_sim_step(c->w, 2);
+	myrio_sim_step(h->w, 2);
 	uint32_t link = 99;
 	assert_int_not_equal(h_status(h, NULL, &link), 0);
 	assert_int_equal(link, 1);
 	assert_int_equal(h_cmd(h, 15, 0, 0, 0, NULL), 0);
-	myrio_sim_step(c->w, 2);
+	myrio_sim_step(h->w, 2);
 	volatile uint8_t *st = h->mem + H_STATS;
 	assert_int_not_equal(st[63], 0);
 	assert_int_equal(st[61], 1); /* link_down */
@@ -149,8 +119,7 @@ static void down_reports_link_down(void **state)
 
 static void multicast_filter_capacity(void **state)
 {
-	struct ctx *c = *state;
-	struct hnic *h = &c->h;
+	struct hnic *h = *state;
 	h_cmd(h, 1, 0, 0, 0, NULL);
 	unsigned joined = 0;
 	for (unsigned i = 0; i < 100; i++) {
@@ -176,8 +145,7 @@ static void multicast_filter_capacity(void **state)
 
 static void dma_test_touches_page(void **state)
 {
-	struct ctx *c = *state;
-	struct hnic *h = &c->h;
+	struct hnic *h = *state;
 	h_cmd(h, 1, 0, 0, 0, NULL);
 	uint64_t a = h_iova(h, H_DMATEST);
 	memset(h->mem + H_DMATEST, 0, 4096);
@@ -195,18 +163,16 @@ static void dma_test_touches_page(void **state)
 	assert_int_equal(sim_nic_inject(h->nic, SIM_FAULT_UNALIGNED, 1), 0);
 	assert_int_equal(h_cmd(h, 32, (uint32_t)a, (uint32_t)(a >> 32), 4096 * 0x10001, &d), 10);
 	/* an unmapped page: refused, counted */
-	struct sim_nic_stats st;
-	sim_nic_get_stats(h->nic, &st);
+	struct sim_nic_stats st = h_nic_stats(h->nic);
 	uint64_t f0 = st.dma_faults;
 	assert_int_not_equal(h_cmd(h, 25, 0x1000, 0, 4096 * 0x10000, &d), 0);
-	sim_nic_get_stats(h->nic, &st);
+	st = h_nic_stats(h->nic);
 	assert_true(st.dma_faults > f0);
 }
 
 static void rss_and_tso6_depend_on_firmware(void **state)
 {
-	struct ctx *c = *state;
-	struct hnic *h = &c->h;
+	struct hnic *h = *state;
 	h_cmd(h, 1, 0, 0, 0, NULL);
 	/* the EEPROM firmware is not an rss image */
 	assert_int_equal(h_cmd(h, 35, 0, 0, 0, NULL), 1);
@@ -218,15 +184,14 @@ static void rss_and_tso6_depend_on_firmware(void **state)
 
 static void i2c_busy_then_byte(void **state)
 {
-	struct ctx *c = *state;
-	struct hnic *h = &c->h;
+	struct hnic *h = *state;
 	h_cmd(h, 1, 0, 0, 0, NULL);
 	uint32_t d = 0;
 	assert_int_equal(h_cmd(h, 48, 0, 3 | 0xA0 << 8, 0, NULL), 0);
 	assert_int_equal(h_cmd(h, 49, 3, 0, 0, &d), 3); /* BUSY */
 	int r = 3;
 	for (unsigned i = 0; i < 50 && r == 3; i++) {
-		myrio_sim_step(c->w, 1000);
+		myrio_sim_step(h->w, 1000);
 		r = h_cmd(h, 49, 3, 0, 0, &d);
 	}
 	assert_int_equal(r, 0);
@@ -236,8 +201,7 @@ static void i2c_busy_then_byte(void **state)
 
 static void injected_command_faults(void **state)
 {
-	struct ctx *c = *state;
-	struct hnic *h = &c->h;
+	struct hnic *h = *state;
 	assert_int_equal(sim_nic_inject(h->nic, SIM_FAULT_CMD_TIMEOUT, 0), 0);
 	assert_int_equal(h_cmd(h, 12, 0, 0, 0, NULL), -1);
 	assert_int_equal(h_cmd(h, 12, 0, 0, 0, NULL), 0); /* only the next one */
@@ -249,8 +213,7 @@ static void injected_command_faults(void **state)
 static void sixty_four_bit_stores(void **state)
 {
 	/* L copies the block with 64-bit stores (§3.1): the trigger still works. */
-	struct ctx *c = *state;
-	struct hnic *h = &c->h;
+	struct hnic *h = *state;
 	uint8_t blk[64];
 	memset(blk, 0, sizeof(blk));
 	uint64_t a = h_iova(h, H_RESP);
@@ -260,7 +223,7 @@ static void sixty_four_bit_stores(void **state)
 	put_be32(h->mem + H_RESP + 4, 0xFFFFFFFFu);
 	for (unsigned i = 0; i < 64; i += 8)
 		*(volatile uint64_t *)(h->bar + 0xF80000 + i) = *(uint64_t *)(blk + i);
-	myrio_sim_step(c->w, 1);
+	myrio_sim_step(h->w, 1);
 	assert_int_equal(get_be32(h->mem + H_RESP + 4), 0);
 	assert_int_equal(get_be32(h->mem + H_RESP), 512 * 8);
 }
@@ -268,18 +231,18 @@ static void sixty_four_bit_stores(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(reset_and_sizes, setup, teardown),
-	    cmocka_unit_test_setup_teardown(offsets_and_slice_checks, setup, teardown),
-	    cmocka_unit_test_setup_teardown(intrq_size_rules, setup, teardown),
-	    cmocka_unit_test_setup_teardown(mtu_and_buffers, setup, teardown),
-	    cmocka_unit_test_setup_teardown(up_needs_parameters, setup, teardown),
-	    cmocka_unit_test_setup_teardown(down_reports_link_down, setup, teardown),
-	    cmocka_unit_test_setup_teardown(multicast_filter_capacity, setup, teardown),
-	    cmocka_unit_test_setup_teardown(dma_test_touches_page, setup, teardown),
-	    cmocka_unit_test_setup_teardown(rss_and_tso6_depend_on_firmware, setup, teardown),
-	    cmocka_unit_test_setup_teardown(i2c_busy_then_byte, setup, teardown),
-	    cmocka_unit_test_setup_teardown(injected_command_faults, setup, teardown),
-	    cmocka_unit_test_setup_teardown(sixty_four_bit_stores, setup, teardown),
+	    cmocka_unit_test_setup_teardown(reset_and_sizes, h_setup, h_teardown),
+	    cmocka_unit_test_setup_teardown(offsets_and_slice_checks, h_setup, h_teardown),
+	    cmocka_unit_test_setup_teardown(intrq_size_rules, h_setup, h_teardown),
+	    cmocka_unit_test_setup_teardown(mtu_and_buffers, h_setup, h_teardown),
+	    cmocka_unit_test_setup_teardown(up_needs_parameters, h_setup, h_teardown),
+	    cmocka_unit_test_setup_teardown(down_reports_link_down, h_setup, h_teardown),
+	    cmocka_unit_test_setup_teardown(multicast_filter_capacity, h_setup, h_teardown),
+	    cmocka_unit_test_setup_teardown(dma_test_touches_page, h_setup, h_teardown),
+	    cmocka_unit_test_setup_teardown(rss_and_tso6_depend_on_firmware, h_setup, h_teardown),
+	    cmocka_unit_test_setup_teardown(i2c_busy_then_byte, h_setup, h_teardown),
+	    cmocka_unit_test_setup_teardown(injected_command_faults, h_setup, h_teardown),
+	    cmocka_unit_test_setup_teardown(sixty_four_bit_stores, h_setup, h_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

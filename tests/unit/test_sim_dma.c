@@ -11,8 +11,6 @@
 
 #include "sim_harness.h"
 
-static const uint8_t src_mac[6] = {0x00, 0x60, 0xdd, 0x11, 0x22, 0x33};
-
 static void map_rules(void **state)
 {
 	(void)state;
@@ -32,8 +30,7 @@ static void map_rules(void **state)
 	assert_null(sim_dma(nic, 0x13ff0, 32, "t"));
 	assert_null(sim_dma(nic, 0x10000, 4, "t"));
 	assert_null(sim_dma(nic, UINT64_MAX - 2, 8, "t")); /* wraps */
-	struct sim_nic_stats st;
-	sim_nic_get_stats(nic, &st);
+	struct sim_nic_stats st = h_nic_stats(nic);
 	assert_int_equal(st.dma_faults, 3);
 	myrio_sim_destroy(w);
 }
@@ -41,42 +38,38 @@ static void map_rules(void **state)
 static void unmapped_rx_buffer_refused(void **state)
 {
 	(void)state;
-	struct myrio_sim *w = h_world("link=unlimited");
-	struct hnic a, b;
-	assert_int_equal(h_init(&a, w, 0), 0);
-	assert_int_equal(h_init(&b, w, 1), 0);
-	assert_int_equal(h_bringup(&a, 126, 2048, 0), 0);
-	assert_int_equal(h_bringup(&b, 126, 2048, 0), 0);
+	struct hpair p;
+	assert_int_equal(h_pair_open(&p, "link=unlimited"), 0);
+	struct hnic *a = &p.a, *b = &p.b;
+	assert_int_equal(h_bringup(a, 126, 2048, 0), 0);
+	assert_int_equal(h_bringup(b, 126, 2048, 0), 0);
 	/* a small buffer at an IOVA nobody mapped */
-	h_w32(&b, b.small_off, 0x7);
-	h_w32(&b, b.small_off + 4, 0x1000);
+	h_w32(b, b->small_off, 0x7);
+	h_w32(b, b->small_off + 4, 0x1000);
 	uint8_t f[100];
-	h_frame(f, b.nic->eeprom_mac, src_mac, 0x0800, 64, 1);
-	h_send(&a, f, 64);
-	myrio_sim_step(w, 3);
-	assert_int_equal(h_completion(&b, NULL), 0);
-	struct sim_nic_stats st;
-	sim_nic_get_stats(b.nic, &st);
+	h_frame(f, b->nic->eeprom_mac, h_src_mac, 0x0800, 64, 1);
+	h_send(a, f, 64);
+	myrio_sim_step(p.w, 3);
+	assert_int_equal(h_completion(b, NULL), 0);
+	struct sim_nic_stats st = h_nic_stats(b->nic);
 	assert_int_equal(st.dma_faults, 1);
 	assert_int_equal(st.rx_frames, 0);
 	/* an unmapped tx buffer: refused, the chain still completes */
-	h_txd(&a, 0, 0x5000, 64, 0, 1, 0, 0x13, 1);
-	a.tx_prod++;
-	myrio_sim_step(w, 2);
-	sim_nic_get_stats(a.nic, &st);
+	h_txd(a, 0, 0x5000, 64, 0, 1, 0, 0x13, 1);
+	a->tx_prod++;
+	myrio_sim_step(p.w, 2);
+	st = h_nic_stats(a->nic);
 	assert_int_equal(st.dma_faults, 1);
-	assert_int_equal(h_send_done(&a, 2), 2);
+	assert_int_equal(h_send_done(a, 2), 2);
 	/* an unmapped completion ring: the frame is not delivered, the model survives */
 	uint64_t bogus = 0x7700000000ull;
-	assert_int_equal(h_cmd(&b, 3, (uint32_t)bogus, (uint32_t)(bogus >> 32), 0, NULL), 0);
-	h_post_small(&b, 8);
-	h_send(&a, f, 64);
-	myrio_sim_step(w, 3);
-	sim_nic_get_stats(b.nic, &st);
+	assert_int_equal(h_cmd(b, 3, (uint32_t)bogus, (uint32_t)(bogus >> 32), 0, NULL), 0);
+	h_post_small(b, 8);
+	h_send(a, f, 64);
+	myrio_sim_step(p.w, 3);
+	st = h_nic_stats(b->nic);
 	assert_true(st.dma_faults >= 2);
-	h_fini(&a);
-	h_fini(&b);
-	myrio_sim_destroy(w);
+	h_pair_close(&p);
 }
 
 static void map_while_thread_runs(void **state)

@@ -63,6 +63,7 @@ static void fe_destroy(struct sim_endpoint *ep)
 
 static const struct sim_endpoint_ops fe_ops = {fe_deliver, fe_poll, fe_fd, fe_destroy};
 
+/* A stepped world from spec with one NIC cabled to the fake endpoint fe. */
 static struct myrio_sim *world_with_ep(struct fake_ep *fe, const char *spec)
 {
 	struct myrio_sim_conf c;
@@ -82,15 +83,23 @@ static struct myrio_sim *world_with_ep(struct fake_ep *fe, const char *spec)
 	return w;
 }
 
+/* That world with its NIC brought up in h, post buffers on each receive ring. */
+static struct myrio_sim *nic_with_ep(struct fake_ep *fe, const char *spec, struct hnic *h,
+				     uint32_t post)
+{
+	struct myrio_sim *w = world_with_ep(fe, spec);
+	assert_non_null(w);
+	assert_int_equal(h_init(h, w, 0), 0);
+	assert_int_equal(h_bringup(h, 126, 2048, post), 0);
+	return w;
+}
+
 static void nic_to_endpoint(void **state)
 {
 	(void)state;
 	struct fake_ep fe;
-	struct myrio_sim *w = world_with_ep(&fe, "link=unlimited");
-	assert_non_null(w);
 	struct hnic h;
-	assert_int_equal(h_init(&h, w, 0), 0);
-	assert_int_equal(h_bringup(&h, 126, 2048, 16), 0);
+	struct myrio_sim *w = nic_with_ep(&fe, "link=unlimited", &h, 16);
 	/* a UDP frame with checksum offload: the endpoint gets the finished frame */
 	uint8_t f[200];
 	static const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 1};
@@ -123,11 +132,8 @@ static void endpoint_to_nic_padded_and_paced(void **state)
 {
 	(void)state;
 	struct fake_ep fe;
-	struct myrio_sim *w = world_with_ep(&fe, "link=1g");
-	assert_non_null(w);
 	struct hnic h;
-	assert_int_equal(h_init(&h, w, 0), 0);
-	assert_int_equal(h_bringup(&h, 126, 2048, 256), 0);
+	struct myrio_sim *w = nic_with_ep(&fe, "link=1g", &h, 256);
 	fe.emit_len = 42; /* an ARP request as the kernel hands it over */
 	fe.to_emit = 1;
 	myrio_sim_step(w, 20);

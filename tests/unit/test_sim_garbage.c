@@ -116,8 +116,7 @@ static void garbage(void **state)
 	while (h_completion(&b, NULL))
 		got++;
 	assert_true(got >= 4);
-	struct sim_nic_stats st;
-	sim_nic_get_stats(a.nic, &st);
+	struct sim_nic_stats st = h_nic_stats(a.nic);
 	print_message("garbage: %lu invalid chains, %lu DMA faults refused, %lu commands\n",
 		      (unsigned long)st.tx_invalid, (unsigned long)st.dma_faults,
 		      (unsigned long)st.cmds);

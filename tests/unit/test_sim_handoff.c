@@ -9,8 +9,7 @@
 #include "sim_harness.h"
 
 struct ctx {
-	struct myrio_sim *w;
-	struct hnic h;
+	struct hnic h; /* h.w: its world */
 	uint8_t img[256 * 1024];
 	size_t len;
 };
@@ -18,8 +17,7 @@ struct ctx {
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
-	c->w = h_world(NULL);
-	if (!c->w || h_init(&c->h, c->w, 0))
+	if (!c || h_open(&c->h, NULL) < 0)
 		return -1;
 	*state = c;
 	return 0;
@@ -28,8 +26,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct ctx *c = *state;
-	h_fini(&c->h);
-	myrio_sim_destroy(c->w);
+	h_close(&c->h);
 	free(c);
 	return 0;
 }
@@ -53,7 +50,7 @@ static bool handoff(struct ctx *c, const uint8_t *img, size_t len)
 	for (unsigned i = 0; i < 10000; i++) {
 		if (get_be32(h->mem + H_RESP) == 0xFFFFFFFFu)
 			return true;
-		myrio_sim_step(c->w, 1);
+		myrio_sim_step(c->h.w, 1);
 	}
 	return false;
 }
@@ -81,8 +78,7 @@ static void accepted_and_adopted(void **state)
 	/* aligned firmware: tx_boundary 4096, so a throttle of 8191 is out of range */
 	assert_int_equal(h_cmd(&c->h, 53, 8191, 0, 0, NULL), 2);
 	assert_int_equal(h_cmd(&c->h, 53, 4095, 0, 0, NULL), 0);
-	struct sim_nic_stats st;
-	sim_nic_get_stats(c->h.nic, &st);
+	struct sim_nic_stats st = h_nic_stats(c->h.nic);
 	assert_int_equal(st.handoffs, 1);
 }
 
@@ -119,19 +115,18 @@ static void send_go_stop(void **state)
 	static const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 9};
 	h_frame(f, dst, dst, 0x0800, 64, 1);
 	h_send(h, f, 64);
-	myrio_sim_step(c->w, 5);
-	struct sim_nic_stats st;
-	sim_nic_get_stats(h->nic, &st);
+	myrio_sim_step(c->h.w, 5);
+	struct sim_nic_stats st = h_nic_stats(h->nic);
 	assert_int_equal(st.tx_frames, 0); /* not started */
 	h_w32(h, 0x380000, 1);		   /* SEND_GO slice 0 */
-	myrio_sim_step(c->w, 2);
-	sim_nic_get_stats(h->nic, &st);
+	myrio_sim_step(c->h.w, 2);
+	st = h_nic_stats(h->nic);
 	assert_int_equal(st.tx_frames, 1);
 	h_w32(h, 0x3C0000, 1); /* SEND_STOP */
-	myrio_sim_step(c->w, 2);
+	myrio_sim_step(c->h.w, 2);
 	h_send(h, f, 64);
-	myrio_sim_step(c->w, 5);
-	sim_nic_get_stats(h->nic, &st);
+	myrio_sim_step(c->h.w, 5);
+	st = h_nic_stats(h->nic);
 	assert_int_equal(st.tx_frames, 1);
 	/* rss firmware older than 1.4.32 lacks multi-TX: bit 1 refused with ERROR_RANGE */
 	assert_int_equal(sim_fw_image_build(c->img, sizeof(c->img), "rss_eth@1.4.30", &c->len), 0);
@@ -172,8 +167,7 @@ static void refused_images(void **state)
 	put_be32(c->img + 0x3C, 0x7FFF0);
 	assert_false(handoff(c, c->img, c->len));
 	assert_string_equal(running_version(c), before);
-	struct sim_nic_stats st;
-	sim_nic_get_stats(c->h.nic, &st);
+	struct sim_nic_stats st = h_nic_stats(c->h.nic);
 	assert_int_equal(st.handoffs_refused, 5);
 	/* a good one still works after all that */
 	assert_int_equal(sim_fw_image_build(c->img, sizeof(c->img), "ethp", &c->len), 0);
@@ -190,17 +184,17 @@ static void dummy_rdma_confirms(void **state)
 			  (uint32_t)(a >> 32), (uint32_t)a, 1};
 	for (unsigned i = 0; i < 16; i++)
 		h_w32(h, 0xFC01C0 + 4 * i, w[i]);
-	myrio_sim_step(c->w, 1);
+	myrio_sim_step(c->h.w, 1);
 	assert_int_equal(get_be32(h->mem + H_RESP), 0xFFFFFFFFu);
-	myrio_sim_step(c->w, 3000); /* periodic reads of the target, about one per ms */
+	myrio_sim_step(c->h.w, 3000); /* periodic reads of the target, about one per ms */
 	assert_true(h->nic->dummy_rdma_reads >= 2 && h->nic->dummy_rdma_reads <= 4);
 	/* disable: no more reads */
 	w[5] = 0;
 	for (unsigned i = 0; i < 16; i++)
 		h_w32(h, 0xFC01C0 + 4 * i, w[i]);
-	myrio_sim_step(c->w, 1);
+	myrio_sim_step(c->h.w, 1);
 	uint64_t n = h->nic->dummy_rdma_reads;
-	myrio_sim_step(c->w, 3000);
+	myrio_sim_step(c->h.w, 3000);
 	assert_true(h->nic->dummy_rdma_reads == n);
 }
 
@@ -225,8 +219,7 @@ static void reboot_and_detach_restore_power_on(void **state)
 	assert_int_equal(sim_nic_attach(c->h.nic), 0);
 	assert_int_equal(sim_nic_attach(c->h.nic), -EBUSY);
 	assert_int_equal(h_cmd(&c->h, 1, 0, 0, 0, NULL), -1); /* response memory unmapped */
-	struct sim_nic_stats st;
-	sim_nic_get_stats(c->h.nic, &st);
+	struct sim_nic_stats st = h_nic_stats(c->h.nic);
 	assert_true(st.dma_faults >= 1);
 	assert_int_equal(sim_nic_dma_map(c->h.nic, c->h.iova, c->h.mem, H_MEM_LEN), 0);
 	assert_int_equal(h_cmd(&c->h, 1, 0, 0, 0, NULL), -1); /* bus master off again */

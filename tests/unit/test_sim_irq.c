@@ -10,20 +10,10 @@
 
 #include "sim_harness.h"
 
-struct ctx {
-	struct myrio_sim *w;
-	struct hnic a, b;
-};
-
-static const uint8_t src_mac[6] = {0x00, 0x60, 0xdd, 0x11, 0x22, 0x33};
-
 static int setup(void **state)
 {
-	struct ctx *c = calloc(1, sizeof(*c));
-	c->w = h_world("link=unlimited");
-	if (!c->w || h_init(&c->a, c->w, 0) || h_init(&c->b, c->w, 1))
-		return -1;
-	if (h_bringup(&c->a, 126, 2048, 64) || h_bringup(&c->b, 126, 2048, 64))
+	struct hpair *c = h_pair_new("link=unlimited");
+	if (!c || h_bringup(&c->a, 126, 2048, 64) || h_bringup(&c->b, 126, 2048, 64))
 		return -1;
 	myrio_sim_step(c->w, 2);
 	/* consume the post-UP stats update on both */
@@ -33,21 +23,11 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	struct ctx *c = *state;
-	h_fini(&c->a);
-	h_fini(&c->b);
-	myrio_sim_destroy(c->w);
-	free(c);
-	return 0;
-}
-
-static void send_frames(struct ctx *c, unsigned n)
+static void send_frames(struct hpair *c, unsigned n)
 {
 	uint8_t f[100];
 	for (unsigned i = 0; i < n; i++) {
-		h_frame(f, c->b.nic->eeprom_mac, src_mac, 0x0800, 64, (uint8_t)i);
+		h_frame(f, c->b.nic->eeprom_mac, h_src_mac, 0x0800, 64, (uint8_t)i);
 		h_send(&c->a, f, 64);
 	}
 }
@@ -59,7 +39,7 @@ static volatile uint8_t *valid_of(struct hnic *h)
 
 static void rx_token_and_claims(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	send_frames(c, 1);
 	myrio_sim_step(c->w, 2);
 	assert_int_equal(*valid_of(&c->b) & 1, 1); /* receive event, token to the host */
@@ -85,14 +65,13 @@ static void rx_token_and_claims(void **state)
 	h_w32(&c->b, c->b.claim_off, 3);
 	myrio_sim_step(c->w, 2);
 	assert_int_equal(*valid_of(&c->b) & 1, 1);
-	struct sim_nic_stats st;
-	sim_nic_get_stats(c->b.nic, &st);
+	struct sim_nic_stats st = h_nic_stats(c->b.nic);
 	assert_true(st.irqs >= 3);
 }
 
 static void msi_eventfd_only_when_enabled(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	int fd = sim_nic_irq_fd(c->b.nic);
 	uint64_t v = 0;
 	send_frames(c, 1);
@@ -113,7 +92,7 @@ static void msi_eventfd_only_when_enabled(void **state)
 
 static void coalescing_delay(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	h_w32(&c->b, c->b.coal_off, 50); /* µs */
 	send_frames(c, 1);
 	myrio_sim_step(c->w, 10);
@@ -125,7 +104,7 @@ static void coalescing_delay(void **state)
 
 static void link_changes_reported(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	assert_int_equal(myrio_sim_set_link(c->w, "sim1", false), 0);
 	myrio_sim_step(c->w, 2);
 	volatile uint8_t *st = c->b.mem + H_STATS;
@@ -149,7 +128,7 @@ static void link_changes_reported(void **state)
 static void short_host_structure(void **state)
 {
 	/* SET_STATS_DMA_V2 with a 40-byte structure: the NIC writes the tail, valid last */
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	uint64_t s = h_iova(&c->b, H_STATS);
 	memset(c->b.mem + H_STATS, 0xEE, 64);
 	assert_int_equal(h_cmd(&c->b, 31, (uint32_t)s, (uint32_t)(s >> 32), 40, NULL), 0);
@@ -164,7 +143,7 @@ static void short_host_structure(void **state)
 
 static void send_done_needs_handshake(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	send_frames(c, 5);
 	myrio_sim_step(c->w, 2);
 	assert_int_equal(get_be32(c->a.mem + H_STATS + 24), 5);
@@ -178,12 +157,12 @@ static void send_done_needs_handshake(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(rx_token_and_claims, setup, teardown),
-	    cmocka_unit_test_setup_teardown(msi_eventfd_only_when_enabled, setup, teardown),
-	    cmocka_unit_test_setup_teardown(coalescing_delay, setup, teardown),
-	    cmocka_unit_test_setup_teardown(link_changes_reported, setup, teardown),
-	    cmocka_unit_test_setup_teardown(short_host_structure, setup, teardown),
-	    cmocka_unit_test_setup_teardown(send_done_needs_handshake, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rx_token_and_claims, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(msi_eventfd_only_when_enabled, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(coalescing_delay, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(link_changes_reported, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(short_host_structure, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(send_done_needs_handshake, setup, h_pair_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,39 +9,19 @@
 #include "sim_harness.h"
 #include "util/csum.h"
 
-struct ctx {
-	struct myrio_sim *w;
-	struct hnic a, b;
-};
-
-static const uint8_t src_mac[6] = {0x00, 0x60, 0xdd, 0x11, 0x22, 0x33};
-
 static int setup(void **state)
 {
-	struct ctx *c = calloc(1, sizeof(*c));
-	c->w = h_world("link=unlimited");
-	if (!c->w || h_init(&c->a, c->w, 0) || h_init(&c->b, c->w, 1))
-		return -1;
-	if (h_bringup(&c->a, 126, 2048, 0) || h_bringup(&c->b, 126, 2048, 0))
+	struct hpair *c = h_pair_new("link=unlimited");
+	if (!c || h_bringup(&c->a, 126, 2048, 0) || h_bringup(&c->b, 126, 2048, 0))
 		return -1;
 	*state = c;
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	struct ctx *c = *state;
-	h_fini(&c->a);
-	h_fini(&c->b);
-	myrio_sim_destroy(c->w);
-	free(c);
-	return 0;
-}
-
-static void send_to_b(struct ctx *c, uint32_t len, uint8_t seed, uint8_t *copy)
+static void send_to_b(struct hpair *c, uint32_t len, uint8_t seed, uint8_t *copy)
 {
 	uint8_t f[9400];
-	h_frame(f, c->b.nic->eeprom_mac, src_mac, 0x0800, len, seed);
+	h_frame(f, c->b.nic->eeprom_mac, h_src_mac, 0x0800, len, seed);
 	if (copy)
 		memcpy(copy, f, len);
 	h_send(&c->a, f, (uint16_t)len);
@@ -55,7 +35,7 @@ static uint16_t sum14(const uint8_t *f, uint32_t len)
 
 static void small_ring_pad_and_checksum(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	h_post_small(&c->b, 8);
 	h_post_big(&c->b, 8);
 	uint8_t f[200];
@@ -78,7 +58,7 @@ static void small_ring_pad_and_checksum(void **state)
 
 static void big_frame_over_several_buffers(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	h_post_big(&c->b, 8);
 	static uint8_t f[9400];
 	send_to_b(c, 5000, 3, f); /* ceil(5002 / 2048) = 3 buffers */
@@ -104,7 +84,7 @@ static void big_frame_over_several_buffers(void **state)
 
 static void always_use_n(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	assert_int_equal(h_cmd(&c->b, 34, 4, 0, 0, NULL), 0);
 	h_post_big(&c->b, 16);
 	uint8_t f[3000];
@@ -118,14 +98,13 @@ static void always_use_n(void **state)
 	/* more than n x size: overrun */
 	static uint8_t g[9400];
 	send_to_b(c, 9000, 1, g);
-	struct sim_counters k;
-	sim_nic_get_counters(c->b.nic, &k);
+	struct sim_counters k = h_nic_counters(c->b.nic);
 	assert_int_equal(k.dropped_overrun, 1);
 }
 
 static void no_buffer_drops_never_partial(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	/* the receiver has no flow control, so frames are dropped, not held */
 	assert_int_equal(h_cmd(&c->b, 24, 0, 0, 0, NULL), 0);
 	h_post_small(&c->b, 2);
@@ -136,12 +115,11 @@ static void no_buffer_drops_never_partial(void **state)
 	assert_int_equal(h_completion(&c->b, NULL), 64);
 	assert_int_equal(h_completion(&c->b, NULL), 64);
 	assert_int_equal(h_completion(&c->b, NULL), 0);
-	struct sim_counters k;
-	sim_nic_get_counters(c->b.nic, &k);
+	struct sim_counters k = h_nic_counters(c->b.nic);
 	assert_int_equal(k.dropped_no_small_buffer, 1);
 	send_to_b(c, 5000, 1, f); /* needs 3 big buffers, 2 posted */
 	assert_int_equal(h_completion(&c->b, NULL), 0);
-	sim_nic_get_counters(c->b.nic, &k);
+	k = h_nic_counters(c->b.nic);
 	assert_int_equal(k.dropped_no_big_buffer, 1);
 	/* nothing was consumed: the slots are still valid */
 	assert_int_not_equal(h_r32(&c->b, c->b.big_off + 4), 0xFFFFFFFFu);
@@ -165,7 +143,7 @@ static void no_buffer_drops_never_partial(void **state)
 
 static void flow_control_holds_sender(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	h_cmd(&c->a, 23, 0, 0, 0, NULL);
 	h_cmd(&c->b, 23, 0, 0, 0, NULL);
 	h_post_small(&c->b, 2);
@@ -175,10 +153,9 @@ static void flow_control_holds_sender(void **state)
 	assert_int_equal(h_completion(&c->b, NULL), 64);
 	assert_int_equal(h_completion(&c->b, NULL), 64);
 	assert_int_equal(h_completion(&c->b, NULL), 0);
-	struct sim_counters k;
-	sim_nic_get_counters(c->b.nic, &k);
+	struct sim_counters k = h_nic_counters(c->b.nic);
 	assert_int_equal(k.dropped_no_small_buffer, 0);
-	sim_nic_get_counters(c->a.nic, &k);
+	k = h_nic_counters(c->a.nic);
 	assert_int_equal(k.dropped_pause, 1);
 	h_post_small(&c->b, 2);
 	myrio_sim_step(c->w, 3);
@@ -188,7 +165,7 @@ static void flow_control_holds_sender(void **state)
 
 static void filters(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	struct hnic *b = &c->b;
 	h_post_small(b, 64);
 	uint8_t f[100];
@@ -204,14 +181,13 @@ static void filters(void **state)
 	    {other, 0x0800}, {bcast, 0x0806}, {mc, 0x0800}, {lldp, 0x88cc}, {pause, 0x8808}};
 	assert_int_equal(h_cmd(b, 27, 0, 0, 0, NULL), 0); /* multicast filter on */
 	for (unsigned i = 0; i < 5; i++) {
-		h_frame(f, cases[i].dst, src_mac, cases[i].type, 64, 1);
+		h_frame(f, cases[i].dst, h_src_mac, cases[i].type, 64, 1);
 		h_send(&c->a, f, 64);
 	}
 	myrio_sim_step(c->w, 3);
 	assert_int_equal(h_completion(b, NULL), 64); /* only the broadcast */
 	assert_int_equal(h_completion(b, NULL), 0);
-	struct sim_counters k;
-	sim_nic_get_counters(b->nic, &k);
+	struct sim_counters k = h_nic_counters(b->nic);
 	assert_int_equal(k.dropped_unicast_filtered, 1);
 	assert_int_equal(k.dropped_multicast_filtered, 1);
 	assert_int_equal(k.dropped_link_error_or_filtered, 1);
@@ -220,7 +196,7 @@ static void filters(void **state)
 	assert_int_equal(h_cmd(b, 28, 0x01005e01, 0x02030000, 0, NULL), 0);
 	assert_int_equal(h_cmd(b, 20, 0, 0, 0, NULL), 0);
 	for (unsigned i = 0; i < 5; i++) {
-		h_frame(f, cases[i].dst, src_mac, cases[i].type, 64, 1);
+		h_frame(f, cases[i].dst, h_src_mac, cases[i].type, 64, 1);
 		h_send(&c->a, f, 64);
 	}
 	myrio_sim_step(c->w, 3);
@@ -231,7 +207,7 @@ static void filters(void **state)
 	/* SET_MAC_ADDRESS moves the unicast filter */
 	assert_int_equal(h_cmd(b, 21, 0, 0, 0, NULL), 0);
 	assert_int_equal(h_cmd(b, 22, 0x0060dd99, 0x9999, 0, NULL), 0);
-	h_frame(f, other, src_mac, 0x0800, 64, 1);
+	h_frame(f, other, h_src_mac, 0x0800, 64, 1);
 	h_send(&c->a, f, 64);
 	myrio_sim_step(c->w, 3);
 	assert_int_equal(h_completion(b, NULL), 64);
@@ -239,7 +215,7 @@ static void filters(void **state)
 
 static void mtu_and_runts(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	h_post_small(&c->b, 8);
 	h_post_big(&c->b, 8);
 	assert_int_equal(h_cmd(&c->b, 16, 1518, 0, 0, NULL), 0);
@@ -250,18 +226,16 @@ static void mtu_and_runts(void **state)
 	assert_int_equal(h_completion(&c->b, NULL), 0);
 	send_to_b(c, 42, 1, f); /* not padded by the sender's NIC */
 	assert_int_equal(h_completion(&c->b, NULL), 0);
-	struct sim_counters k;
-	sim_nic_get_counters(c->b.nic, &k);
+	struct sim_counters k = h_nic_counters(c->b.nic);
 	assert_int_equal(k.dropped_overrun, 1);
 	assert_int_equal(k.dropped_runt, 1);
-	struct sim_nic_stats st;
-	sim_nic_get_stats(c->a.nic, &st);
+	struct sim_nic_stats st = h_nic_stats(c->a.nic);
 	assert_int_equal(st.tx_runts, 1);
 }
 
 static void bad_completion_injected(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	h_post_small(&c->b, 8);
 	assert_int_equal(sim_nic_inject(c->b.nic, SIM_FAULT_BAD_COMPLETION, 0xFFFF), 0);
 	uint8_t f[100];
@@ -273,14 +247,13 @@ static void bad_completion_injected(void **state)
 
 static void down_nic_receives_nothing(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	h_post_small(&c->b, 8);
 	assert_int_equal(h_cmd(&c->b, 15, 0, 0, 0, NULL), 0);
 	uint8_t f[100];
 	send_to_b(c, 64, 1, f);
 	assert_int_equal(h_completion(&c->b, NULL), 0);
-	struct sim_nic_stats st;
-	sim_nic_get_stats(c->b.nic, &st);
+	struct sim_nic_stats st = h_nic_stats(c->b.nic);
 	assert_int_equal(st.rx_down, 1);
 }
 
@@ -289,43 +262,39 @@ static void down_nic_receives_nothing(void **state)
 static void single_posting_across_wraps(void **state)
 {
 	(void)state;
-	struct myrio_sim *w = h_world("link=unlimited,rx_ring=8");
-	struct hnic a, b;
-	assert_int_equal(h_init(&a, w, 0), 0);
-	assert_int_equal(h_init(&b, w, 1), 0);
-	assert_int_equal(h_bringup(&a, 126, 2048, 0), 0);
-	assert_int_equal(h_bringup(&b, 1516, 1516, 0), 0);
-	assert_int_equal(b.rx_entries, 8);
-	h_post_small(&b, 3); /* fewer than the ring holds */
+	struct hpair p;
+	assert_int_equal(h_pair_open(&p, "link=unlimited,rx_ring=8"), 0);
+	struct hnic *a = &p.a, *b = &p.b;
+	assert_int_equal(h_bringup(a, 126, 2048, 0), 0);
+	assert_int_equal(h_bringup(b, 1516, 1516, 0), 0);
+	assert_int_equal(b->rx_entries, 8);
+	h_post_small(b, 3); /* fewer than the ring holds */
 	uint8_t f[100];
 	for (uint32_t i = 0; i < 50; i++) {
-		h_frame(f, b.nic->eeprom_mac, src_mac, 0x0800, 64, (uint8_t)i);
-		h_send(&a, f, 64);
-		myrio_sim_step(w, 2);
-		assert_int_equal(h_completion(&b, NULL), 64);
-		assert_memory_equal(h_small_buf(&b, i) + 2, f, 64);
-		h_post_small(&b, 1);
+		h_frame(f, b->nic->eeprom_mac, h_src_mac, 0x0800, 64, (uint8_t)i);
+		h_send(a, f, 64);
+		myrio_sim_step(p.w, 2);
+		assert_int_equal(h_completion(b, NULL), 64);
+		assert_memory_equal(h_small_buf(b, i) + 2, f, 64);
+		h_post_small(b, 1);
 	}
-	struct sim_counters k;
-	sim_nic_get_counters(b.nic, &k);
+	struct sim_counters k = h_nic_counters(b->nic);
 	assert_int_equal(k.dropped_no_small_buffer, 0);
-	h_fini(&a);
-	h_fini(&b);
-	myrio_sim_destroy(w);
+	h_pair_close(&p);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(small_ring_pad_and_checksum, setup, teardown),
-	    cmocka_unit_test_setup_teardown(big_frame_over_several_buffers, setup, teardown),
-	    cmocka_unit_test_setup_teardown(always_use_n, setup, teardown),
-	    cmocka_unit_test_setup_teardown(no_buffer_drops_never_partial, setup, teardown),
-	    cmocka_unit_test_setup_teardown(flow_control_holds_sender, setup, teardown),
-	    cmocka_unit_test_setup_teardown(filters, setup, teardown),
-	    cmocka_unit_test_setup_teardown(mtu_and_runts, setup, teardown),
-	    cmocka_unit_test_setup_teardown(bad_completion_injected, setup, teardown),
-	    cmocka_unit_test_setup_teardown(down_nic_receives_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(small_ring_pad_and_checksum, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(big_frame_over_several_buffers, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(always_use_n, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(no_buffer_drops_never_partial, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(flow_control_holds_sender, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(filters, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(mtu_and_runts, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(bad_completion_injected, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(down_nic_receives_nothing, setup, h_pair_teardown),
 	    cmocka_unit_test(single_posting_across_wraps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,37 +9,17 @@
 #include "sim_harness.h"
 #include "util/csum.h"
 
-struct ctx {
-	struct myrio_sim *w;
-	struct hnic a, b;
-};
-
-static const uint8_t src_mac[6] = {0x00, 0x60, 0xdd, 0x11, 0x22, 0x33};
-
 static int setup(void **state)
 {
-	struct ctx *c = calloc(1, sizeof(*c));
-	c->w = h_world("link=unlimited,tx_ring=16");
-	if (!c->w || h_init(&c->a, c->w, 0) || h_init(&c->b, c->w, 1))
-		return -1;
-	if (h_bringup(&c->a, 126, 2048, 0) || h_bringup(&c->b, 1518, 4096, 256))
+	struct hpair *c = h_pair_new("link=unlimited,tx_ring=16");
+	if (!c || h_bringup(&c->a, 126, 2048, 0) || h_bringup(&c->b, 1518, 4096, 256))
 		return -1;
 	*state = c;
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	struct ctx *c = *state;
-	h_fini(&c->a);
-	h_fini(&c->b);
-	myrio_sim_destroy(c->w);
-	free(c);
-	return 0;
-}
-
 /* Sends a frame split into pieces of the given lengths, each its own buffer. */
-static void send_chain(struct ctx *c, const uint8_t *f, const uint16_t *pieces, unsigned n,
+static void send_chain(struct hpair *c, const uint8_t *f, const uint16_t *pieces, unsigned n,
 		       uint8_t extra_flags, uint8_t cko, uint16_t pho)
 {
 	struct hnic *a = &c->a;
@@ -65,13 +45,13 @@ static void send_chain(struct ctx *c, const uint8_t *f, const uint16_t *pieces, 
 
 static void chains_wrap_and_send_done(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	uint8_t f[1500];
 	uint16_t pieces[3] = {14, 500, 486};
 	unsigned chains = 0;
 	uint32_t done = 0;
 	for (unsigned k = 0; k < 20; k++) { /* 60 descriptors through a 16-slot ring */
-		h_frame(f, c->b.nic->eeprom_mac, src_mac, 0x0800, 1000, (uint8_t)k);
+		h_frame(f, c->b.nic->eeprom_mac, h_src_mac, 0x0800, 1000, (uint8_t)k);
 		send_chain(c, f, pieces, 3, 0x01, 0, 0);
 		chains++;
 		myrio_sim_step(c->w, 2);
@@ -84,17 +64,16 @@ static void chains_wrap_and_send_done(void **state)
 	/* every consumed slot has flags 0 */
 	for (unsigned i = 0; i < 16; i++)
 		assert_int_equal(h_r32(&c->a, c->a.send_off + i * 16 + 12) & 0xFF, 0);
-	struct sim_nic_stats st;
-	sim_nic_get_stats(c->a.nic, &st);
+	struct sim_nic_stats st = h_nic_stats(c->a.nic);
 	assert_int_equal(st.tx_frames, 20);
 	assert_int_equal(st.tx_invalid, 0);
 }
 
 static void received_bytes_match(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	uint8_t f[1500];
-	h_frame(f, c->b.nic->eeprom_mac, src_mac, 0x0800, 777, 5);
+	h_frame(f, c->b.nic->eeprom_mac, h_src_mac, 0x0800, 777, 5);
 	uint16_t pieces[4] = {1, 13, 300, 463};
 	send_chain(c, f, pieces, 4, 0x01, 0, 0);
 	myrio_sim_step(c->w, 2);
@@ -106,7 +85,7 @@ static void received_bytes_match(void **state)
 static uint32_t udp_frame(uint8_t *f, const uint8_t *dst, uint32_t payload)
 {
 	uint32_t len = 14 + 20 + 8 + payload;
-	h_frame(f, dst, src_mac, 0x0800, len, 7);
+	h_frame(f, dst, h_src_mac, 0x0800, len, 7);
 	uint8_t *ip = f + 14;
 	memset(ip, 0, 20);
 	ip[0] = 0x45;
@@ -136,7 +115,7 @@ static bool udp_ok(const uint8_t *f)
 
 static void checksum_offload(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	uint8_t f[1500];
 	uint32_t len = udp_frame(f, c->b.nic->eeprom_mac, 101);
 	uint16_t one[1] = {(uint16_t)len};
@@ -169,11 +148,10 @@ static void checksum_offload(void **state)
 
 static void broken_chains_dropped(void **state)
 {
-	struct ctx *c = *state;
-	struct sim_nic_stats st0, st;
-	sim_nic_get_stats(c->a.nic, &st0);
+	struct hpair *c = *state;
+	struct sim_nic_stats st0 = h_nic_stats(c->a.nic);
 	uint8_t f[1500];
-	h_frame(f, c->b.nic->eeprom_mac, src_mac, 0x0800, 1300, 1);
+	h_frame(f, c->b.nic->eeprom_mac, h_src_mac, 0x0800, 1300, 1);
 	uint16_t p13[13];
 	for (unsigned i = 0; i < 13; i++)
 		p13[i] = 100;
@@ -190,7 +168,7 @@ static void broken_chains_dropped(void **state)
 	send_chain(c, f, two, 2, 0x01, 0, 0);
 	h_w32(&c->a, c->a.send_off + ((c->a.tx_prod - 1) & 15) * 16 + 12, 1u << 16 | 0x19);
 	myrio_sim_step(c->w, 2);
-	sim_nic_get_stats(c->a.nic, &st);
+	struct sim_nic_stats st = h_nic_stats(c->a.nic);
 	assert_int_equal(st.tx_invalid - st0.tx_invalid, 3);
 	assert_int_equal(h_completion(&c->b, NULL), 0);
 	/* still counted as done: the host gets its buffers back */
@@ -199,25 +177,48 @@ static void broken_chains_dropped(void **state)
 
 static void runt_sent_as_given(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	uint8_t f[64];
-	h_frame(f, c->b.nic->eeprom_mac, src_mac, 0x0806, 42, 1);
+	h_frame(f, c->b.nic->eeprom_mac, h_src_mac, 0x0806, 42, 1);
 	uint16_t one[1] = {42};
 	send_chain(c, f, one, 1, 0x01, 0, 0);
 	myrio_sim_step(c->w, 2);
 	assert_int_equal(h_completion(&c->b, NULL), 0);
-	struct sim_counters k;
-	sim_nic_get_counters(c->b.nic, &k);
+	struct sim_counters k = h_nic_counters(c->b.nic);
 	assert_int_equal(k.dropped_runt, 1);
+}
+
+/* Posts the TSO request in req (§5.6): its hl header bytes in one buffer, the payload from
+ * a 2 KiB-aligned one, cut at 2 KiB; descriptor 0's flags last (§5.7). cko is the header
+ * descriptor's checksum offset; the payload descriptors carry it too for IPv6, 0 for IPv4
+ * (the offset counts down past the header there). */
+static void tso_post(struct hnic *a, const uint8_t *req, uint32_t hl, uint32_t payload,
+		     uint16_t mss, uint8_t cko, bool ipv6)
+{
+	uint8_t *hb = h_tx_buf(a, 0), *pb = h_tx_buf(a, 1);
+	memcpy(hb, req, hl);
+	memcpy(pb, req + hl, payload);
+	unsigned n = 1;
+	h_txd(a, 0, h_iova(a, (uint32_t)(hb - a->mem)), (uint16_t)hl, mss, 1, cko, 0x03, 0);
+	for (uint32_t off = 0; off < payload; off += 2048, n++) {
+		uint32_t l = payload - off < 2048 ? payload - off : 2048;
+		uint8_t fl = 0x20 | (off == 0 ? 0x02 : 0);
+		h_txd(a, n, h_iova(a, (uint32_t)(pb + off - a->mem)), (uint16_t)l, mss, 1,
+		      ipv6 ? cko : 0, fl, 1);
+	}
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	h_w32(a, a->send_off + (a->tx_prod & (a->tx_entries - 1)) * 16 + 12,
+	      1u << 16 | (uint32_t)cko << 8 | 0x03);
+	a->tx_prod += n;
 }
 
 /* A TCP/IPv4 request of `payload` bytes: header descriptor, then payload descriptors cut
  * at 2 KiB (§5.6). seed_ok = false puts a wrong checksum seed. */
-static uint32_t tso_send(struct ctx *c, uint32_t payload, uint16_t mss, bool seed_ok, uint8_t *req)
+static uint32_t tso_send(struct hpair *c, uint32_t payload, uint16_t mss, bool seed_ok,
+			 uint8_t *req)
 {
-	struct hnic *a = &c->a;
 	uint32_t hl = 14 + 20 + 20, total = hl + payload;
-	h_frame(req, c->b.nic->eeprom_mac, src_mac, 0x0800, total, 3);
+	h_frame(req, c->b.nic->eeprom_mac, h_src_mac, 0x0800, total, 3);
 	uint8_t *ip = req + 14, *t = ip + 20;
 	memset(ip, 0, 40);
 	ip[0] = 0x45;
@@ -234,29 +235,13 @@ static uint32_t tso_send(struct ctx *c, uint32_t payload, uint16_t mss, bool see
 	t[13] = 0x18; /* PSH|ACK */
 	uint64_t ph = csum_add(0, ip + 12, 8) + 6 + (total - 34);
 	put_be16(t + 16, (uint16_t)(csum_fold(ph) + (seed_ok ? 0 : 1)));
-	/* buffers: header in one page, payload from a 2 KiB-aligned address */
-	uint8_t *hb = h_tx_buf(a, 0);
-	uint8_t *pb = h_tx_buf(a, 1);
-	memcpy(hb, req, hl);
-	memcpy(pb, req + hl, payload);
-	unsigned n = 1;
-	h_txd(a, 0, h_iova(a, (uint32_t)(hb - a->mem)), (uint16_t)hl, mss, 1, 34, 0x03, 0);
-	for (uint32_t off = 0; off < payload; off += 2048, n++) {
-		uint32_t l = payload - off < 2048 ? payload - off : 2048;
-		uint8_t fl = 0x20 | (off == 0 ? 0x02 : 0);
-		h_txd(a, n, h_iova(a, (uint32_t)(pb + off - a->mem)), (uint16_t)l, mss, 1, 0, fl,
-		      1);
-	}
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	h_w32(a, a->send_off + (a->tx_prod & (a->tx_entries - 1)) * 16 + 12,
-	      1u << 16 | 34u << 8 | 0x03);
-	a->tx_prod += n;
+	tso_post(&c->a, req, hl, payload, mss, 34, false);
 	return total;
 }
 
 static void tso_segments(void **state)
 {
-	struct ctx *c = *state;
+	struct hpair *c = *state;
 	static uint8_t req[8192];
 	uint32_t payload = 5000;
 	tso_send(c, payload, 1448, true, req);
@@ -282,12 +267,11 @@ static void tso_segments(void **state)
 	assert_int_equal(h_completion(&c->b, NULL), 0);
 	assert_int_equal(h_send_done(&c->a, 1), 1); /* one TSO request, one send_done */
 	/* a wrong seed is diagnosed and the request dropped */
-	struct sim_nic_stats st0, st;
-	sim_nic_get_stats(c->a.nic, &st0);
+	struct sim_nic_stats st0 = h_nic_stats(c->a.nic);
 	tso_send(c, 3000, 1448, false, req);
 	myrio_sim_step(c->w, 3);
 	assert_int_equal(h_completion(&c->b, NULL), 0);
-	sim_nic_get_stats(c->a.nic, &st);
+	struct sim_nic_stats st = h_nic_stats(c->a.nic);
 	assert_int_equal(st.tx_invalid - st0.tx_invalid, 1);
 	assert_int_equal(st.tx_tso_segments, 4);
 }
@@ -295,12 +279,11 @@ static void tso_segments(void **state)
 /* IPv6 behind a VLAN tag (§5.6): cksum_offset is the TCP header length there. */
 static void tso_ipv6_vlan(void **state)
 {
-	struct ctx *c = *state;
-	struct hnic *a = &c->a;
+	struct hpair *c = *state;
 	static uint8_t req[8192];
 	uint32_t l3 = 18, hl = l3 + 40 + 20, payload = 3000, total = hl + payload;
 	uint16_t mss = 1400;
-	h_frame(req, c->b.nic->eeprom_mac, src_mac, 0x8100, total, 9);
+	h_frame(req, c->b.nic->eeprom_mac, h_src_mac, 0x8100, total, 9);
 	put_be16(req + 14, 5);	    /* TCI */
 	put_be16(req + 16, 0x86DD); /* inner type */
 	uint8_t *ip = req + l3, *t = ip + 40;
@@ -320,20 +303,7 @@ static void tso_ipv6_vlan(void **state)
 	t[13] = 0x19; /* FIN|PSH|ACK */
 	uint64_t ph = csum_add(0, ip + 8, 32) + 6 + (20 + payload);
 	put_be16(t + 16, csum_fold(ph));
-	uint8_t *hb = h_tx_buf(a, 0), *pb = h_tx_buf(a, 1);
-	memcpy(hb, req, hl);
-	memcpy(pb, req + hl, payload);
-	unsigned n = 1;
-	h_txd(a, 0, h_iova(a, (uint32_t)(hb - a->mem)), (uint16_t)hl, mss, 1, 20, 0x03, 0);
-	for (uint32_t off = 0; off < payload; off += 2048, n++) {
-		uint32_t l = payload - off < 2048 ? payload - off : 2048;
-		h_txd(a, n, h_iova(a, (uint32_t)(pb + off - a->mem)), (uint16_t)l, mss, 1, 20,
-		      (uint8_t)(0x20 | (off == 0 ? 0x02 : 0)), 1);
-	}
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	h_w32(a, a->send_off + (a->tx_prod & (a->tx_entries - 1)) * 16 + 12,
-	      1u << 16 | 20u << 8 | 0x03);
-	a->tx_prod += n;
+	tso_post(&c->a, req, hl, payload, mss, 20, true);
 	myrio_sim_step(c->w, 3);
 	uint32_t seq = 77;
 	for (unsigned k = 0; k < 3; k++) {
@@ -355,13 +325,13 @@ static void tso_ipv6_vlan(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(chains_wrap_and_send_done, setup, teardown),
-	    cmocka_unit_test_setup_teardown(received_bytes_match, setup, teardown),
-	    cmocka_unit_test_setup_teardown(checksum_offload, setup, teardown),
-	    cmocka_unit_test_setup_teardown(broken_chains_dropped, setup, teardown),
-	    cmocka_unit_test_setup_teardown(runt_sent_as_given, setup, teardown),
-	    cmocka_unit_test_setup_teardown(tso_segments, setup, teardown),
-	    cmocka_unit_test_setup_teardown(tso_ipv6_vlan, setup, teardown),
+	    cmocka_unit_test_setup_teardown(chains_wrap_and_send_done, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(received_bytes_match, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(checksum_offload, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(broken_chains_dropped, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(runt_sent_as_given, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(tso_segments, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(tso_ipv6_vlan, setup, h_pair_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

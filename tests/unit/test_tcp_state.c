@@ -18,6 +18,18 @@ static struct myrio_tcp_listener *listen80(struct raw *r)
 	return l;
 }
 
+/* A stack (its configuration changed by tweak unless NULL) on a fresh link called name,
+ * listening on port 80, and a peer connected to it from sport with initial sequence number
+ * isn, all options offered. */
+static void connected(struct raw *r, const char *name, void (*tweak)(struct myrio_stack_conf *),
+		      struct peer *p, uint16_t sport, uint32_t isn)
+{
+	assert_int_equal(raw_open(r, name, NULL, tweak, true), 0);
+	listen80(r);
+	peer_connect(r, p, sport, 80, isn, true);
+	assert_non_null(p->c);
+}
+
 static void passive_open_negotiates_options(void **state)
 {
 	struct raw r;
@@ -31,8 +43,7 @@ static void passive_open_negotiates_options(void **state)
 			 .win = 65535,
 			 .opts = o,
 			 .optlen = 20};
-	raw_send_tcp(&r, &t);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &t);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.flags, F_SYN | F_ACK);
@@ -53,8 +64,7 @@ static void passive_open_negotiates_options(void **state)
 	/* Final ACK completes the handshake. */
 	struct tcpf a = {
 	    .sport = 40000, .dport = 80, .seq = 101, .ack = v.seq + 1, .flags = F_ACK, .win = 1000};
-	raw_send_tcp(&r, &a);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &a);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 1);
 	struct myrio_tcp_conn *c = r.last_conn;
 	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
@@ -85,8 +95,7 @@ static void syn_without_options_gets_defaults(void **state)
 	assert_non_null(p.c);
 	assert_int_equal(myrio_tcp_mss(p.c), 536);
 	/* No option but... nothing: data segments carry no timestamps. */
-	peer_send(&r, &p, F_ACK | F_PSH, "hello", 5);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK | F_PSH, "hello", 5);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.optlen, 0);
@@ -97,13 +106,9 @@ static void syn_without_options_gets_defaults(void **state)
 static void data_is_delivered_and_acked(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st3", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 40002, 80, 5000, true);
-	assert_non_null(p.c);
-	peer_send(&r, &p, F_ACK | F_PSH, "abcdef", 6);
-	raw_poll(&r);
+	connected(&r, "st3", NULL, &p, 40002, 5000);
+	peer_send_poll(&r, &p, F_ACK | F_PSH, "abcdef", 6);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.ack, 5000 + 1 + 6);
@@ -123,8 +128,7 @@ static void data_is_delivered_and_acked(void **state)
 	assert_int_equal(v.seq, p.rcv_nxt);
 	assert_int_equal(myrio_tcp_unacked(p.c), 10);
 	p.rcv_nxt += 10;
-	peer_send(&r, &p, F_ACK, NULL, 0);
-	raw_poll(&r);
+	peer_ack(&r, &p);
 	assert_int_equal(myrio_tcp_unacked(p.c), 0);
 	raw_close(&r);
 }
@@ -132,34 +136,27 @@ static void data_is_delivered_and_acked(void **state)
 static void rst_with_wrong_sequence_gets_challenge_ack(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st4", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 40003, 80, 1000, true);
-	assert_non_null(p.c);
+	connected(&r, "st4", NULL, &p, 40003, 1000);
 	/* In the window but not exactly rcv_nxt: challenge ACK, connection survives. */
 	struct tcpf t = {.sport = 40003, .dport = 80, .seq = p.snd_nxt + 100, .flags = F_RST};
-	raw_send_tcp(&r, &t);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &t);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.flags, F_ACK);
 	assert_int_equal(v.ack, p.snd_nxt);
 	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_ESTABLISHED);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.tcp_challenge_acks, 1);
 	/* Outside the window: silently dropped. */
 	t.seq = p.snd_nxt + 0x40000000u;
-	raw_send_tcp(&r, &t);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &t);
 	assert_int_equal(cap_count_tcp(&r), 0);
 	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_ESTABLISHED);
 	/* SYN on an established connection: challenge ACK too (RFC 5961 §4). */
 	t.seq = p.snd_nxt + 5;
 	t.flags = F_SYN;
-	raw_send_tcp(&r, &t);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &t);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.flags, F_ACK);
 	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_ESTABLISHED);
@@ -170,16 +167,14 @@ static void rst_with_wrong_sequence_gets_challenge_ack(void **state)
 			 .ack = p.rcv_nxt + 5000,
 			 .flags = F_ACK,
 			 .win = 100};
-	raw_send_tcp(&r, &a);
-	raw_poll(&r);
-	myrio_stack_stats(r.s, &st);
+	raw_send_tcp_poll(&r, &a);
+	st = raw_stats(&r);
 	assert_int_equal(st.drop_tcp_bad_ack, 1);
 	assert_int_equal(st.tcp_challenge_acks, 3);
 	/* The exact sequence number resets it. */
 	t.seq = p.snd_nxt;
 	t.flags = F_RST;
-	raw_send_tcp(&r, &t);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &t);
 	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_CLOSED);
 	assert_int_equal(myrio_tcp_error(p.c), -ECONNRESET);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ERROR], 1);
@@ -205,8 +200,7 @@ static void challenge_acks_are_rate_limited(void **state)
 			raw_poll(&r);
 	}
 	raw_poll(&r);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.tcp_challenge_acks, 1000);
 	assert_int_equal(st.tcp_challenge_ack_limited, 500);
 	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_ESTABLISHED);
@@ -216,19 +210,13 @@ static void challenge_acks_are_rate_limited(void **state)
 static void paws_drops_old_timestamps(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st6", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 40005, 80, 1000, true);
-	assert_non_null(p.c);
+	connected(&r, "st6", NULL, &p, 40005, 1000);
 	p.tsval = 5000;
-	peer_send(&r, &p, F_ACK | F_PSH, "new", 3);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK | F_PSH, "new", 3);
 	p.tsval = 4000; /* older than ts_recent */
-	peer_send(&r, &p, F_ACK | F_PSH, "old", 3);
-	raw_poll(&r);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	peer_send_poll(&r, &p, F_ACK | F_PSH, "old", 3);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.tcp_paws_drops, 1);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v)); /* answered with an ACK for what it has */
@@ -242,19 +230,15 @@ static void paws_drops_old_timestamps(void **state)
 static void out_of_order_is_held_sacked_and_delivered_in_order(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st7", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 40006, 80, 0xfffffff0u, true); /* crosses the 2^32 wrap */
-	assert_non_null(p.c);
+	connected(&r, "st7", NULL, &p, 40006, 0xfffffff0u); /* crosses the 2^32 wrap */
 	uint32_t base = p.snd_nxt;
 	char seg[3][100];
 	for (int i = 0; i < 3; i++)
 		memset(seg[i], 'a' + i, 100);
 	/* Send 2nd and 3rd first. */
 	p.snd_nxt = base + 100;
-	peer_send(&r, &p, F_ACK, seg[1], 100);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK, seg[1], 100);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.ack, base); /* duplicate ACK */
@@ -263,8 +247,7 @@ static void out_of_order_is_held_sacked_and_delivered_in_order(void **state)
 	assert_int_equal(v.opts[k + 1], 10);
 	assert_int_equal(get_be32(v.opts + k + 2), base + 100);
 	assert_int_equal(get_be32(v.opts + k + 6), base + 200);
-	peer_send(&r, &p, F_ACK, seg[2], 100);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK, seg[2], 100);
 	assert_true(cap_tcp(&r, 0, &v));
 	k = find_opt(v.opts, v.optlen, 5);
 	assert_true(k >= 0);
@@ -273,8 +256,7 @@ static void out_of_order_is_held_sacked_and_delivered_in_order(void **state)
 	assert_null(myrio_tcp_recv(p.c));
 	/* The hole fills: everything comes out in order, one cumulative ACK. */
 	p.snd_nxt = base;
-	peer_send(&r, &p, F_ACK, seg[0], 100);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK, seg[0], 100);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.ack, base + 300);
 	assert_int_equal(find_opt(v.opts, v.optlen, 5), -1);
@@ -291,10 +273,8 @@ static void out_of_order_is_held_sacked_and_delivered_in_order(void **state)
 static void ooo_queue_is_bounded(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st8", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 40007, 80, 1, true);
+	connected(&r, "st8", NULL, &p, 40007, 1);
 	uint32_t base = p.snd_nxt;
 	char d[100] = {0};
 	for (int i = 1; i <= 300; i++) { /* a hole at base, 300 segments behind it */
@@ -304,8 +284,7 @@ static void ooo_queue_is_bounded(void **state)
 			raw_poll(&r);
 	}
 	raw_poll(&r);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.tcp_ooo_segs, 256); /* conf.ooo_max_segs */
 	assert_int_equal(st.drop_tcp_ooo_full, 44);
 	raw_close(&r);
@@ -314,12 +293,9 @@ static void ooo_queue_is_bounded(void **state)
 static void peer_close_then_local_close(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st9", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 40008, 80, 77, true);
-	peer_send(&r, &p, F_ACK | F_FIN, "bye", 3);
-	raw_poll(&r);
+	connected(&r, "st9", NULL, &p, 40008, 77);
+	peer_send_poll(&r, &p, F_ACK | F_FIN, "bye", 3);
 	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_CLOSE_WAIT);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
@@ -340,11 +316,9 @@ static void peer_close_then_local_close(void **state)
 	assert_true(v.flags & F_FIN);
 	assert_int_equal(v.seq, p.rcv_nxt);
 	p.rcv_nxt++;
-	peer_send(&r, &p, F_ACK, NULL, 0);
-	raw_poll(&r);
+	peer_ack(&r, &p);
 	/* LAST_ACK -> CLOSED; the slot is free again: a segment now gets a RST. */
-	peer_send(&r, &p, F_ACK, "x", 1);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK, "x", 1);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_true(v.flags & F_RST);
 	raw_close(&r);
@@ -353,10 +327,8 @@ static void peer_close_then_local_close(void **state)
 static void active_close_time_wait(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st10", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 40009, 80, 9, true);
+	connected(&r, "st10", NULL, &p, 40009, 9);
 	assert_int_equal(myrio_tcp_shutdown(p.c), 0);
 	raw_poll(&r);
 	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_FIN_WAIT_1);
@@ -364,33 +336,27 @@ static void active_close_time_wait(void **state)
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.flags, F_FIN | F_ACK);
 	p.rcv_nxt++;
-	peer_send(&r, &p, F_ACK, NULL, 0);
-	raw_poll(&r);
+	peer_ack(&r, &p);
 	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_FIN_WAIT_2);
 	/* Still receiving after our half-close. */
-	peer_send(&r, &p, F_ACK, "more", 4);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK, "more", 4);
 	char b[8];
 	assert_int_equal(myrio_tcp_read(p.c, b, 8), 4);
-	peer_send(&r, &p, F_ACK | F_FIN, NULL, 0);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK | F_FIN, NULL, 0);
 	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_TIME_WAIT);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_CLOSED], 1);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.ack, p.snd_nxt);
 	/* A retransmitted FIN in TIME_WAIT is acknowledged again. */
 	p.snd_nxt--;
-	peer_send(&r, &p, F_ACK | F_FIN, NULL, 0);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK | F_FIN, NULL, 0);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.ack, p.snd_nxt);
 	myrio_tcp_close(p.c);
-	raw_advance_ms(&r, 60001);
-	raw_poll(&r);
+	raw_wait_ms(&r, 60001);
 	raw_poll(&r);
 	/* Gone: the tuple is unknown now. */
-	peer_send(&r, &p, F_ACK, "x", 1);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK, "x", 1);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_true(v.flags & F_RST);
 	raw_close(&r);
@@ -399,10 +365,8 @@ static void active_close_time_wait(void **state)
 static void retransmission_timer_backs_off(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st11", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 40010, 80, 9, true);
+	connected(&r, "st11", NULL, &p, 40010, 9);
 	assert_int_equal(myrio_tcp_write(p.c, "data", 4), 4);
 	raw_poll(&r);
 	assert_int_equal(cap_count_tcp(&r), 1);
@@ -411,11 +375,9 @@ static void retransmission_timer_backs_off(void **state)
 	 * 800, 1600. */
 	uint64_t expect[] = {42, 200, 400, 800, 1600};
 	for (int i = 0; i < 5; i++) {
-		raw_advance_ms(&r, expect[i] - 1);
-		raw_poll(&r);
+		raw_wait_ms(&r, expect[i] - 1);
 		assert_int_equal(cap_count_tcp(&r), 0);
-		raw_advance_ms(&r, 1);
-		raw_poll(&r);
+		raw_wait_ms(&r, 1);
 		struct tcpv v;
 		assert_true(cap_tcp(&r, 0, &v));
 		assert_int_equal(v.len, 4);
@@ -425,15 +387,12 @@ static void retransmission_timer_backs_off(void **state)
 	myrio_tcp_conn_stats(p.c, &cs);
 	assert_int_equal(cs.rto_expired, 4);
 	assert_int_equal(cs.rto_ms, 3200);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.tcp_tail_loss_probes, 1);
 	/* An ACK stops it and resets the backoff. */
 	p.rcv_nxt += 4;
-	peer_send(&r, &p, F_ACK, NULL, 0);
-	raw_poll(&r);
-	raw_advance_ms(&r, 10000);
-	raw_poll(&r);
+	peer_ack(&r, &p);
+	raw_wait_ms(&r, 10000);
 	assert_int_equal(cap_count_tcp(&r), 0);
 	assert_int_equal(myrio_tcp_unacked(p.c), 0);
 	raw_close(&r);
@@ -447,14 +406,11 @@ static void short_conf(struct myrio_stack_conf *c)
 static void retries_exhausted_is_timeout(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st12", NULL, short_conf, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 40011, 80, 9, true);
+	connected(&r, "st12", short_conf, &p, 40011, 9);
 	assert_int_equal(myrio_tcp_write(p.c, "x", 1), 1);
 	for (int i = 0; i < 100; i++) {
-		raw_advance_ms(&r, 1000);
-		raw_poll(&r);
+		raw_wait_ms(&r, 1000);
 	}
 	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_CLOSED);
 	assert_int_equal(myrio_tcp_error(p.c), -ETIMEDOUT);
@@ -473,8 +429,7 @@ static void orphan_conf(struct myrio_stack_conf *c)
 static void run_ms(struct raw *r, unsigned ms, unsigned *fins, unsigned *rsts)
 {
 	for (unsigned t = 0; t < ms; t += 10) {
-		raw_advance_ms(r, 10);
-		raw_poll(r);
+		raw_wait_ms(r, 10);
 		struct tcpv v;
 		for (unsigned i = 0; cap_tcp(r, i, &v); i++) {
 			*fins += (v.flags & F_FIN) != 0;
@@ -489,10 +444,8 @@ static void run_ms(struct raw *r, unsigned ms, unsigned *fins, unsigned *rsts)
 static void orphan_deadline_spares_a_retransmitted_fin(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st30", NULL, orphan_conf, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 40030, 80, 9, true);
+	connected(&r, "st30", orphan_conf, &p, 40030, 9);
 	myrio_tcp_close(p.c); /* orphan: the application let go */
 	raw_poll(&r);
 	unsigned fins = 0, rsts = 0;
@@ -503,14 +456,12 @@ static void orphan_deadline_spares_a_retransmitted_fin(void **state)
 	assert_int_equal(rsts, 0);
 	/* The peer finally ACKs our FIN and sends its own: a clean close, no RST. */
 	p.rcv_nxt++;
-	peer_send(&r, &p, F_ACK | F_FIN, NULL, 0);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK | F_FIN, NULL, 0);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.flags, F_ACK);
 	assert_int_equal(v.ack, p.snd_nxt);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.tcp_orphan_resets, 0);
 	assert_int_equal(st.tcp_resets_sent, 0);
 
@@ -525,7 +476,7 @@ static void orphan_deadline_spares_a_retransmitted_fin(void **state)
 	run_ms(&r, 60000, &fins, &rsts);
 	assert_int_equal(fins, 5); /* a tail loss probe, then max_retries RTOs */
 	assert_int_equal(rsts, 1);
-	myrio_stack_stats(r.s, &st);
+	st = raw_stats(&r);
 	assert_int_equal(st.tcp_orphan_resets, 1);
 
 	/* FIN acknowledged but the peer never closes: FIN_WAIT_2 times out after
@@ -536,18 +487,16 @@ static void orphan_deadline_spares_a_retransmitted_fin(void **state)
 	raw_poll(&r);
 	run_ms(&r, 400, &fins, &rsts); /* FIN lost once */
 	w.rcv_nxt++;
-	peer_send(&r, &w, F_ACK, NULL, 0);
-	raw_poll(&r);
+	peer_ack(&r, &w);
 	rsts = 0;
 	run_ms(&r, 450, &fins, &rsts);
 	assert_int_equal(rsts, 0);
 	run_ms(&r, 100, &fins, &rsts);
 	assert_int_equal(rsts, 1);
-	myrio_stack_stats(r.s, &st);
+	st = raw_stats(&r);
 	assert_int_equal(st.tcp_orphan_resets, 2);
 	/* Gone: anything for the tuple is answered with RST. */
-	peer_send(&r, &w, F_ACK, "x", 1);
-	raw_poll(&r);
+	peer_send_poll(&r, &w, F_ACK, "x", 1);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_true(v.flags & F_RST);
 	raw_close(&r);
@@ -556,28 +505,22 @@ static void orphan_deadline_spares_a_retransmitted_fin(void **state)
 static void zero_window_is_probed(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st13", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 40012, 80, 9, true);
+	connected(&r, "st13", NULL, &p, 40012, 9);
 	p.win = 0;
-	peer_send(&r, &p, F_ACK, NULL, 0); /* window closes */
-	raw_poll(&r);
+	peer_ack(&r, &p); /* window closes */
 	assert_int_equal(myrio_tcp_write(p.c, "blocked", 7), 7);
 	raw_poll(&r);
 	assert_int_equal(cap_count_tcp(&r), 0); /* nothing may go */
-	raw_advance_ms(&r, 500);
-	raw_poll(&r);
+	raw_wait_ms(&r, 500);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v)); /* window probe: old sequence number, no data */
 	assert_int_equal(v.len, 0);
 	assert_int_equal(v.seq, p.rcv_nxt - 1);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.tcp_zero_window_probes, 1);
 	p.win = 1000; /* opens */
-	peer_send(&r, &p, F_ACK, NULL, 0);
-	raw_poll(&r);
+	peer_ack(&r, &p);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.len, 7);
 	raw_close(&r);
@@ -599,14 +542,12 @@ static void syn_flood_keeps_memory_bounded(void **state)
 			raw_poll(&r);
 	}
 	raw_poll(&r);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.tcp_passive_opens, 4);
 	assert_int_equal(st.drop_tcp_syn_backlog, 4996);
 	/* The half-open ones give up after their SYN-ACK retries; memory comes back. */
 	for (int i = 0; i < 200; i++) {
-		raw_advance_ms(&r, 1000);
-		raw_poll(&r);
+		raw_wait_ms(&r, 1000);
 	}
 	raw_poll(&r);
 	assert_int_equal(myrio_pool_free_count(r.s->pool), r.s->pool->count);
@@ -634,8 +575,7 @@ static void syn_and_answer(struct raw *r, uint16_t sport, uint32_t isn, struct t
 			 .win = 65535,
 			 .opts = o,
 			 .optlen = 20};
-	raw_send_tcp(r, &t);
-	raw_poll(r);
+	raw_send_tcp_poll(r, &t);
 	assert_true(cap_tcp(r, 0, v));
 	assert_int_equal(v->flags, F_SYN | F_ACK);
 	assert_int_equal(v->ack, isn + 1);
@@ -651,14 +591,13 @@ static void full_backlog_answers_with_syn_cookies(void **state)
 	struct tcpv v;
 	for (uint16_t i = 0; i < 4; i++)
 		syn_and_answer(&r, (uint16_t)(2000 + i), 1000u * i, &v);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.tcp_syncookies_sent, 0);
 	syn_and_answer(&r, 3000, 77777, &v);
 	uint32_t cookie = v.seq;
 	assert_true(find_opt(v.opts, v.optlen, 2) >= 0);
 	assert_int_equal(get_be16(v.opts + find_opt(v.opts, v.optlen, 2) + 2), 1460);
-	myrio_stack_stats(r.s, &st);
+	st = raw_stats(&r);
 	assert_int_equal(st.tcp_syncookies_sent, 1);
 	assert_int_equal(st.tcp_passive_opens, 4);
 	/* A forged cookie: RST, no connection. */
@@ -668,24 +607,21 @@ static void full_backlog_answers_with_syn_cookies(void **state)
 			 .ack = cookie + 2,
 			 .flags = F_ACK,
 			 .win = 1000};
-	raw_send_tcp(&r, &a);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &a);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_true(v.flags & F_RST);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 0);
 	/* The same cookie from another port does not match either. */
 	a.ack = cookie + 1;
 	a.sport = 3001;
-	raw_send_tcp(&r, &a);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &a);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 0);
 	/* The real one, with data: accepted, established, data delivered. */
 	a.sport = 3000;
 	a.flags = F_ACK | F_PSH;
 	a.data = (const uint8_t *)"hi";
 	a.len = 2;
-	raw_send_tcp(&r, &a);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &a);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 1);
 	struct myrio_tcp_conn *c = r.last_conn;
 	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
@@ -693,14 +629,13 @@ static void full_backlog_answers_with_syn_cookies(void **state)
 	char b[4];
 	assert_int_equal(myrio_tcp_read(c, b, sizeof(b)), 2);
 	assert_memory_equal(b, "hi", 2);
-	myrio_stack_stats(r.s, &st);
+	st = raw_stats(&r);
 	assert_int_equal(st.tcp_syncookies_ok, 1);
 	assert_int_equal(st.tcp_syncookies_failed, 2);
 	/* A cookie older than two ticks of 65.5 s is refused. */
 	syn_and_answer(&r, 3002, 5555, &v);
 	cookie = v.seq;
-	raw_advance_ms(&r, 3 * 65536);
-	raw_poll(&r);
+	raw_wait_ms(&r, 3 * 65536);
 	raw_drop_captured(&r);
 	struct tcpf old = {.sport = 3002,
 			   .dport = 80,
@@ -708,8 +643,7 @@ static void full_backlog_answers_with_syn_cookies(void **state)
 			   .ack = cookie + 1,
 			   .flags = F_ACK,
 			   .win = 1000};
-	raw_send_tcp(&r, &old);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &old);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 1);
 	myrio_tcp_close(c);
 	raw_close(&r);
@@ -720,8 +654,7 @@ static void closed_port_answers_rst(void **state)
 	struct raw r;
 	assert_int_equal(raw_open(&r, "st15", NULL, NULL, true), 0);
 	struct tcpf t = {.sport = 1234, .dport = 81, .seq = 555, .flags = F_SYN, .win = 1000};
-	raw_send_tcp(&r, &t);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &t);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.flags, F_RST | F_ACK);
@@ -730,15 +663,13 @@ static void closed_port_answers_rst(void **state)
 	/* An ACK segment gets RST with seq = its ack, no ACK flag. */
 	t.flags = F_ACK;
 	t.ack = 0xabcdef;
-	raw_send_tcp(&r, &t);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &t);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.flags, F_RST);
 	assert_int_equal(v.seq, 0xabcdef);
 	/* A RST gets nothing. */
 	t.flags = F_RST;
-	raw_send_tcp(&r, &t);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &t);
 	assert_int_equal(cap_count_tcp(&r), 0);
 	raw_close(&r);
 }
@@ -764,14 +695,12 @@ static void active_open_from_the_stack(void **state)
 			 .flags = F_SYN | F_ACK,
 			 .win = 8192};
 	uint32_t iss = v.seq;
-	raw_send_tcp(&r, &t);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &t);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.flags, F_RST);
 	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_SYN_SENT);
 	t.ack = iss + 1;
-	raw_send_tcp(&r, &t);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &t);
 	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_CONNECTED], 1);
 	assert_true(cap_tcp(&r, 0, &v));
@@ -794,14 +723,12 @@ static void sending_across_the_sequence_wrap(void **state)
 	/* Learn the ISN for this tuple, then move the clock so the next one lands just
 	 * below 2^32 (ISN = keyed hash + 4 us clock, RFC 6528). */
 	struct tcpf t = {.sport = 41000, .dport = 80, .seq = 1, .flags = F_SYN, .win = 65535};
-	raw_send_tcp(&r, &t);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &t);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
 	uint32_t delta = 0xfffff000u - v.seq;
 	struct tcpf rst = {.sport = 41000, .dport = 80, .seq = 2, .flags = F_RST};
-	raw_send_tcp(&r, &rst);
-	raw_poll(&r);
+	raw_send_tcp_poll(&r, &rst);
 	r.now_ns += (uint64_t)delta * 4000;
 	struct peer p;
 	peer_connect(&r, &p, 41000, 80, 1, true);
@@ -822,24 +749,20 @@ static void sending_across_the_sequence_wrap(void **state)
 	}
 	/* Ack the first 5 (past the wrap): 3 remain, then their retransmission. */
 	p.rcv_nxt = 0xfffff001u + 5000;
-	peer_send(&r, &p, F_ACK, NULL, 0);
-	raw_poll(&r);
+	peer_ack(&r, &p);
 	assert_int_equal(myrio_tcp_unacked(p.c), 3000);
 	/* No more ACKs: first a tail loss probe (the last segment), then the RTO (the
 	 * first unacknowledged one). */
-	raw_advance_ms(&r, 2);
-	raw_poll(&r);
+	raw_wait_ms(&r, 2);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.seq, 0xfffff001u + 7000);
 	assert_int_equal(v.data[0], 'H');
-	raw_advance_ms(&r, 200);
-	raw_poll(&r);
+	raw_wait_ms(&r, 200);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.seq, 0xfffff001u + 5000);
 	assert_int_equal(v.data[0], 'F');
 	p.rcv_nxt = 0xfffff001u + 8000;
-	peer_send(&r, &p, F_ACK, NULL, 0);
-	raw_poll(&r);
+	peer_ack(&r, &p);
 	assert_int_equal(myrio_tcp_unacked(p.c), 0);
 	raw_close(&r);
 }
@@ -852,45 +775,34 @@ static void delack_conf(struct myrio_stack_conf *c)
 static void delayed_ack_waits_for_a_second_segment_or_the_timer(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st18", NULL, delack_conf, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 42000, 80, 1, true);
-	assert_non_null(p.c);
-	peer_send(&r, &p, F_ACK, "one", 3);
-	raw_poll(&r);
+	connected(&r, "st18", delack_conf, &p, 42000, 1);
+	peer_send_poll(&r, &p, F_ACK, "one", 3);
 	assert_int_equal(cap_count_tcp(&r), 0); /* held back */
-	raw_advance_ms(&r, 39);
-	raw_poll(&r);
+	raw_wait_ms(&r, 39);
 	assert_int_equal(cap_count_tcp(&r), 0);
-	raw_advance_ms(&r, 1);
-	raw_poll(&r);
+	raw_wait_ms(&r, 1);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v)); /* the timer sent it */
 	assert_int_equal(v.ack, p.snd_nxt);
 	/* Two segments in one burst: acknowledged at once. */
 	peer_send(&r, &p, F_ACK, "two", 3);
-	peer_send(&r, &p, F_ACK, "three", 5);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK, "three", 5);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.ack, p.snd_nxt);
 	assert_int_equal(cap_count_tcp(&r), 1);
 	/* Data going out carries the ACK: no separate one later. */
-	peer_send(&r, &p, F_ACK, "four", 4);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK, "four", 4);
 	assert_int_equal(myrio_tcp_write(p.c, "reply", 5), 5);
 	raw_poll(&r);
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.len, 5);
 	assert_int_equal(v.ack, p.snd_nxt);
-	raw_advance_ms(&r, 30);
-	raw_poll(&r);
+	raw_wait_ms(&r, 30);
 	assert_int_equal(cap_count_tcp(&r), 0);
 	p.rcv_nxt += 5;
-	peer_send(&r, &p, F_ACK, NULL, 0);
-	raw_poll(&r);
-	raw_advance_ms(&r, 100);
-	raw_poll(&r);
+	peer_ack(&r, &p);
+	raw_wait_ms(&r, 100);
 	assert_int_equal(cap_count_tcp(&r), 0);
 	raw_close(&r);
 }
@@ -898,14 +810,10 @@ static void delayed_ack_waits_for_a_second_segment_or_the_timer(void **state)
 static void window_is_scaled_and_follows_the_reader(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st19", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 42001, 80, 1, true);
-	assert_non_null(p.c);
+	connected(&r, "st19", NULL, &p, 42001, 1);
 	/* rcv_buf 256 KiB with shift 3: the field says 32768. */
-	peer_send(&r, &p, F_ACK, "x", 1);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK, "x", 1);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
 	uint32_t w0 = (uint32_t)v.win << 3;
@@ -914,8 +822,7 @@ static void window_is_scaled_and_follows_the_reader(void **state)
 	char d[1448];
 	memset(d, 7, sizeof(d));
 	for (int i = 0; i < 20; i++)
-		peer_send(&r, &p, F_ACK, d, sizeof(d));
-	raw_poll(&r);
+		peer_send_poll(&r, &p, F_ACK, d, sizeof(d));
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.ack, p.snd_nxt);
 	uint32_t w1 = (uint32_t)v.win << 3;
@@ -940,15 +847,12 @@ static void window_is_scaled_and_follows_the_reader(void **state)
 static void new_syn_takes_over_time_wait(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st20", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 42002, 80, 1, true);
+	connected(&r, "st20", NULL, &p, 42002, 1);
 	myrio_tcp_close(p.c); /* we close first: we end in TIME_WAIT */
 	raw_poll(&r);
 	p.rcv_nxt++;
-	peer_send(&r, &p, F_ACK | F_FIN, NULL, 0);
-	raw_poll(&r);
+	peer_send_poll(&r, &p, F_ACK | F_FIN, NULL, 0);
 	struct myrio_tcp_conn *old = p.c;
 	assert_int_equal(myrio_tcp_state(old), MYRIO_TCP_TIME_WAIT);
 	/* Same tuple, higher sequence number: a new connection at once. */
@@ -963,10 +867,8 @@ static void new_syn_takes_over_time_wait(void **state)
 static void retransmission_while_the_nic_holds_the_frame_copies(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st21", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 42003, 80, 1, true);
+	connected(&r, "st21", NULL, &p, 42003, 1);
 	assert_int_equal(myrio_tcp_write(p.c, "zero-copy payload", 17), 17);
 	/* Poll the stack only: the frame stays on the link, i.e. the "NIC" still reads
 	 * the buffer (the pair port holds a reference until the peer takes it). */
@@ -981,8 +883,7 @@ static void retransmission_while_the_nic_holds_the_frame_copies(void **state)
 	myrio_stack_poll(r.s);
 	r.now_ns += 300 * 1000000ull;
 	myrio_stack_poll(r.s);
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_true(st.tcp_tx_copy_nic_busy >= 1);
 	/* The held frame was not touched: same bytes as when it was handed over. */
 	assert_int_equal(seg->len, flen);
@@ -1000,9 +901,8 @@ static void retransmission_while_the_nic_holds_the_frame_copies(void **state)
 	}
 	/* Once the NIC let go, the next retransmission reuses the buffer in place. */
 	uint64_t copies = st.tcp_tx_copy_nic_busy;
-	raw_advance_ms(&r, 2000);
-	raw_poll(&r);
-	myrio_stack_stats(r.s, &st);
+	raw_wait_ms(&r, 2000);
+	st = raw_stats(&r);
 	assert_int_equal(st.tcp_tx_copy_nic_busy, copies);
 	assert_int_equal(cap_count_tcp(&r), 1);
 	raw_close(&r);
@@ -1016,10 +916,8 @@ static void nagle_conf(struct myrio_stack_conf *c)
 static void nagle_holds_small_segments_while_data_is_unacked(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st22", NULL, nagle_conf, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 42004, 80, 1, true);
+	connected(&r, "st22", nagle_conf, &p, 42004, 1);
 	assert_int_equal(myrio_tcp_write(p.c, "a", 1), 1);
 	raw_poll(&r);
 	assert_int_equal(cap_count_tcp(&r), 1); /* nothing in flight: goes at once */
@@ -1027,8 +925,7 @@ static void nagle_holds_small_segments_while_data_is_unacked(void **state)
 	raw_poll(&r);
 	assert_int_equal(cap_count_tcp(&r), 0); /* small, and "a" is unacknowledged */
 	p.rcv_nxt += 1;
-	peer_send(&r, &p, F_ACK, NULL, 0);
-	raw_poll(&r);
+	peer_ack(&r, &p);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.len, 1);
@@ -1044,10 +941,8 @@ static void small_queue_conf(struct myrio_stack_conf *c)
 static void full_send_queue_refuses_then_signals_writable(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st23", NULL, small_queue_conf, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 42005, 80, 1, true);
+	connected(&r, "st23", small_queue_conf, &p, 42005, 1);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(myrio_tcp_write(p.c, "1234567890", 10), 10);
 	assert_int_equal(myrio_tcp_send_space(p.c), 0);
@@ -1061,8 +956,7 @@ static void full_send_queue_refuses_then_signals_writable(void **state)
 	raw_poll(&r);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_WRITABLE], 0);
 	p.rcv_nxt += 20; /* two of four acknowledged */
-	peer_send(&r, &p, F_ACK, NULL, 0);
-	raw_poll(&r);
+	peer_ack(&r, &p);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_WRITABLE], 1);
 	assert_int_equal(myrio_tcp_send_space(p.c), 2);
 	assert_int_equal(myrio_tcp_unacked(p.c), 20);
@@ -1098,10 +992,8 @@ static void peer_sack(struct raw *r, struct peer *p, uint32_t l, uint32_t rr)
 static void sack_recovery_and_a_lost_retransmission(void **state)
 {
 	struct raw r;
-	assert_int_equal(raw_open(&r, "st24", NULL, NULL, true), 0);
-	listen80(&r);
 	struct peer p;
-	peer_connect(&r, &p, 42006, 80, 1, true);
+	connected(&r, "st24", NULL, &p, 42006, 1);
 	char d[1000];
 	for (int i = 0; i < 6; i++) {
 		memset(d, 'a' + i, sizeof(d));
@@ -1115,27 +1007,24 @@ static void sack_recovery_and_a_lost_retransmission(void **state)
 		peer_sack(&r, &p, base + 1000, base + 1000 + 1000 * (uint32_t)i);
 		raw_poll(&r);
 	}
-	struct myrio_stack_stats st;
-	myrio_stack_stats(r.s, &st);
+	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.tcp_fast_retransmits, 1);
 	/* The retransmission is lost too and nothing else is left to ACK: the stack must
 	 * notice after about a round trip, not after the 200 ms RTO. */
 	unsigned resent = 0;
 	for (int ms = 0; ms < 20 && !resent; ms++) {
-		raw_advance_ms(&r, 1);
-		raw_poll(&r);
+		raw_wait_ms(&r, 1);
 		struct tcpv v;
 		if (cap_tcp(&r, 0, &v) && v.seq == base && v.len == 1000 && v.data[0] == 'a')
 			resent = 1;
 	}
 	assert_true(resent);
-	myrio_stack_stats(r.s, &st);
+	st = raw_stats(&r);
 	assert_int_equal(st.tcp_lost_retransmits, 1);
 	assert_int_equal(st.tcp_rto_expired, 0);
 	/* The hole fills: everything acknowledged at once, recovery over. */
 	p.rcv_nxt = base + 6000;
-	peer_send(&r, &p, F_ACK, NULL, 0);
-	raw_poll(&r);
+	peer_ack(&r, &p);
 	assert_int_equal(myrio_tcp_unacked(p.c), 0);
 	struct myrio_tcp_conn_stats cs;
 	myrio_tcp_conn_stats(p.c, &cs);

@@ -1,0 +1,125 @@
+/* What the example programs share: command-line options, a clock, stopping on Ctrl-C,
+ * opening a port with the common --mtu and --pcap options, and the payload pattern of the
+ * two stream programs. Header-only: every example is one program built from one .c file. */
+#ifndef EXAMPLES_COMMON_H
+#define EXAMPLES_COMMON_H
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "myrio/myrio.h"
+
+/* One command-line option: --name (unless NULL) and -key (unless 0). Exactly one of flag,
+ * num and str is set: the option sets *flag, or stores its argument as a number in *num,
+ * or as a string in *str. */
+struct cli_opt {
+	const char *name;
+	char key;
+	bool *flag;
+	unsigned *num;
+	const char **str;
+};
+
+/* The value getopt_long reports for opts[i]. */
+static inline int cli_opt_val(const struct cli_opt *opts, unsigned i)
+{
+	return opts[i].key ? opts[i].key : 256 + (int)i;
+}
+
+/* Parses the options in argv (opts ends with an entry of all zeros); -h, --help and
+ * anything unknown print usage. Returns the index of the first argument after the
+ * options, or -1 after usage. */
+static inline int cli_parse(int argc, char **argv, const struct cli_opt *opts, const char *usage)
+{
+	unsigned n = 0;
+	while (opts[n].flag || opts[n].num || opts[n].str)
+		n++;
+	struct option lo[n + 2];
+	char shorts[2 * n + 2];
+	unsigned nl = 0, ns = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (opts[i].name)
+			lo[nl++] = (struct option){opts[i].name, !opts[i].flag, NULL,
+						   cli_opt_val(opts, i)};
+		if (opts[i].key) {
+			shorts[ns++] = opts[i].key;
+			if (!opts[i].flag)
+				shorts[ns++] = ':';
+		}
+	}
+	lo[nl++] = (struct option){"help", 0, NULL, 'h'};
+	lo[nl] = (struct option){NULL, 0, NULL, 0};
+	shorts[ns++] = 'h';
+	shorts[ns] = '\0';
+	for (int o; (o = getopt_long(argc, argv, shorts, lo, NULL)) != -1;) {
+		unsigned i = 0;
+		while (i < n && cli_opt_val(opts, i) != o)
+			i++;
+		if (i == n) {
+			fputs(usage, stderr);
+			return -1;
+		}
+		if (opts[i].flag)
+			*opts[i].flag = true;
+		else if (opts[i].num)
+			*opts[i].num = (unsigned)strtoul(optarg, NULL, 0);
+		else
+			*opts[i].str = optarg;
+	}
+	return optind;
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Set by SIGINT and SIGTERM once stop_on_signals() ran: the main loop ends cleanly. */
+static volatile sig_atomic_t stop;
+
+static inline void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static inline void stop_on_signals(void)
+{
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+}
+
+/* Opens the port on dev (sim:NAME, simd:NAME, a PCI address) with the given MTU and, if pcap
+ * is not NULL, records every frame it sends and receives into that pcap file. */
+static inline int open_port(struct myrio_port **port, const char *dev, unsigned mtu,
+			    const char *pcap)
+{
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.mtu = mtu;
+	int rc = myrio_port_open(port, dev, &pc);
+	if (rc < 0 || !pcap)
+		return rc;
+	return myrio_port_capture_start(*port, pcap);
+}
+
+/* stream_send and stream_recv: byte i of a TCP stream is pattern[i % PATTERN_LEN]; a UDP
+ * datagram holds a sequence number, then the pattern from offset 8. PATTERN_LEN is a prime,
+ * so the pattern does not line up with segment sizes; PATTERN_MAX leaves room to copy a
+ * whole jumbo frame from any offset. */
+#define PATTERN_LEN 251
+#define PATTERN_MAX (PATTERN_LEN + 9216)
+
+static inline void pattern_fill(uint8_t pattern[PATTERN_MAX])
+{
+	for (unsigned i = 0; i < PATTERN_MAX; i++)
+		pattern[i] = (uint8_t)(i % PATTERN_LEN);
+}
+
+#endif

@@ -109,6 +109,7 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->throttle = 0;
 	nic->tx_boundary = nic->fw.unaligned ? 2048 : 4096;
 	nic->fault_tx_hang = false;
+	nic->tso.active = false;
 	nic->small = (struct sim_rxring){SIM_SMALL_RING_OFF, nic->rx_entries - 1, 0};
 	nic->big = (struct sim_rxring){SIM_BIG_RING_OFF, nic->rx_entries - 1, 0};
 	nic->tx_cons = 0;

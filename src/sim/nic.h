@@ -241,6 +241,16 @@ struct sim_nic {
 
 	struct sim_nic_stats st;
 	uint8_t *scratch;	/* 64 KiB + headers: gather buffer for TSO and endpoints */
+	/* The TSO request being put on the wire, one segment at a time (tx_tso.c): gathered
+	 * into scratch; next < segs while segments are left. */
+	struct sim_tso {
+		bool active;
+		bool v6;
+		uint32_t idx; /* its first descriptor */
+		uint32_t l3, l4, hdr, payload, mss, segs, next, seq0;
+		uint16_t id0;
+		uint8_t flags0;
+	} tso;
 	unsigned log_budget[4]; /* rate-limits diagnostics, per enum sim_diag */
 };
 

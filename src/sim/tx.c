@@ -147,6 +147,30 @@ static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uin
 	return true;
 }
 
+/* Link-rate pacing: a frame of len bytes starts when the wire is free, but not before the
+ * ring was last seen empty; it is handed over when its last bit is out: false while that
+ * is still ahead of now. SET_THROTTLE_FACTOR caps the rate at 256 x 16 Gb/s / factor
+ * (§3.3 #53). Without a rate, always true. */
+static bool wire_slot(struct sim_nic *nic, struct sim_cable *c, uint32_t len, uint64_t now_ps)
+{
+	if (!c || !(c->link_bps || nic->throttle) || !c->up)
+		return true;
+	uint64_t start = nic->tx_idle_at * 1000;
+	if (nic->out->t_free > start)
+		start = nic->out->t_free;
+	uint32_t wire_len = len < 60 ? 60 : len;
+	uint64_t t = sim_wire_ps(c, wire_len);
+	if (nic->throttle) { /* bits / (4.096e12 / factor bit/s), in ps */
+		uint64_t th = (uint64_t)wire_len * nic->throttle * 15625 / 8000;
+		t = th > t ? th : t;
+	}
+	uint64_t end = start + t;
+	if (end > now_ps)
+		return false;
+	nic->out->t_free = end;
+	return true;
+}
+
 unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 {
 	struct sim_txd d[TX_PARSE_MAX];
@@ -184,31 +208,19 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 			if (!pause_ok(nic, nic->out->dst_nic, flen, frames, now))
 				break;
 		}
-		/* Link-rate pacing: the frame starts when the wire is free, but not before
-		 * the ring was last seen empty; it is handed over when its last bit is out.
-		 * SET_THROTTLE_FACTOR caps the rate at 256 x 16 Gb/s / factor (§3.3 #53). */
-		if (c && (c->link_bps || nic->throttle) && c->up) {
-			uint64_t start = nic->tx_idle_at * 1000;
-			if (nic->out->t_free > start)
-				start = nic->out->t_free;
-			uint32_t wire_len = total < 60 ? 60 : total;
-			if (!(f0 & TXF_NO_TSO))
-				wire_len = sim_tso_wire_len(d, n, total);
-			uint64_t t = sim_wire_ps(c, wire_len);
-			if (nic->throttle) { /* bits / (4.096e12 / factor bit/s), in ps */
-				uint64_t th = (uint64_t)wire_len * nic->throttle * 15625 / 8000;
-				t = th > t ? th : t;
-			}
-			uint64_t end = start + t;
-			if (end > now_ps)
-				break;
-			nic->out->t_free = end;
-		}
-		bool ok;
+		bool ok, tso = (f0 & TXF_FIRST) && !(f0 & TXF_NO_TSO);
+		if (!tso && !wire_slot(nic, c, total, now_ps))
+			break;
 		if (!(f0 & TXF_FIRST)) {
 			ok = bad(nic, idx, "chain does not start with a FIRST descriptor (§5.7)");
-		} else if (!(f0 & TXF_NO_TSO)) {
-			ok = sim_tx_tso(nic, idx, d, n, total, now) == 0;
+		} else if (tso) {
+			/* A request in progress carries on; a new one is checked first. */
+			ok = (nic->tso.active && nic->tso.idx == idx) ||
+			     sim_tso_begin(nic, idx, d, n, total) == 0;
+			while (ok && nic->tso.active && wire_slot(nic, c, sim_tso_next_len(nic), now_ps))
+				sim_tso_send_next(nic, now);
+			if (ok && nic->tso.active)
+				break; /* the rest when the wire has room: the chain stays posted */
 		} else if ((ok = validate(nic, idx, d, n, total))) {
 			for (unsigned i = 0; i < n; i++) {
 				fr[i].p = sim_dma(nic, d[i].addr, d[i].len, "tx buffer");

@@ -23,13 +23,15 @@ struct sim_txd {
 };
 
 uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from);
-/* Validates and segments a TSO chain (§5.6); 0 if sent, else the chain is dropped. */
-int sim_tx_tso(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, unsigned n,
-	       uint32_t total, uint64_t now);
+/* TSO (§5.6). begin validates the chain at idx and gathers it (0, else it is dropped);
+ * then the segments go out one at a time, each when the wire has room for it: next_len is
+ * the next one's length, send_next sends it. */
+int sim_tso_begin(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, unsigned n,
+		  uint32_t total);
+uint32_t sim_tso_next_len(const struct sim_nic *nic);
+void sim_tso_send_next(struct sim_nic *nic, uint64_t now);
 
 /* Segments of a TSO request and the length of a full one (headers + MSS). */
 uint32_t sim_tso_segments(const struct sim_txd *d, unsigned n, uint32_t total, uint32_t *seg_len);
-/* Bytes on the wire for a TSO request: every segment repeats the headers. */
-uint32_t sim_tso_wire_len(const struct sim_txd *d, unsigned n, uint32_t total);
 
 #endif

@@ -3,7 +3,9 @@
  * cksum_offset = TCP header offset for IPv4), the headers are parsed (Ethernet [+VLAN],
  * IPv4 or IPv6, TCP), the mode-0 seed is checked (pseudo-header sum over the whole
  * request's TCP length), and segments of at most MSS payload bytes are sent with IP length,
- * IPv4 ID and header checksum, TCP sequence number, flags and checksum rewritten. */
+ * IPv4 ID and header checksum, TCP sequence number, flags and checksum rewritten: one at a
+ * time, each when the wire has room for it, as a NIC puts them on the wire (so the far
+ * side receives them spaced at the link rate, not all at once). */
 #include <errno.h>
 #include <string.h>
 
@@ -79,20 +81,10 @@ uint32_t sim_tso_segments(const struct sim_txd *d, unsigned n, uint32_t total, u
 	return (total - hdr + mss - 1) / mss;
 }
 
-uint32_t sim_tso_wire_len(const struct sim_txd *d, unsigned n, uint32_t total)
+int sim_tso_begin(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, unsigned n,
+		  uint32_t total)
 {
-	uint32_t hdr = 0, mss = d[0].pho;
-	for (unsigned i = 0; i < n && !(d[i].flags & TXF_TSO_PLD); i++)
-		hdr += d[i].len;
-	if (!mss || total <= hdr)
-		return total;
-	uint32_t segs = (total - hdr + mss - 1) / mss;
-	return total + (segs - 1) * (hdr + 24);
-}
-
-int sim_tx_tso(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, unsigned n,
-	       uint32_t total, uint64_t now)
-{
+	nic->tso.active = false;
 	if (n > TSO_MAX_DESC)
 		return bad(nic, idx, "more than 64 descriptors");
 	if (total > TSO_MAX_LEN)
@@ -145,44 +137,69 @@ int sim_tx_tso(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, unsig
 				   "the whole request's TCP length (mode 0)");
 	}
 	uint32_t payload = total - hdr;
-	uint32_t segs = payload ? (payload + mss - 1) / mss : 1;
-	uint8_t *seg = f + TSO_MAX_LEN; /* scratch is 128 KiB: request, then one segment */
-	uint32_t seq0 = get_be32(f + h.l4 + 4);
-	uint16_t id0 = h.v6 ? 0 : get_be16(f + h.l3 + 4);
-	uint8_t flags0 = f[h.l4 + 13];
-	uint32_t tcp_hlen = hdr - h.l4;
-	for (uint32_t k = 0; k < segs; k++) {
-		uint32_t plen = payload - k * mss < mss ? payload - k * mss : mss;
-		memcpy(seg, f, hdr);
-		memcpy(seg + hdr, f + hdr + k * mss, plen);
-		uint32_t seglen = hdr + plen;
-		if (h.v6) {
-			put_be16(seg + h.l3 + 4, (uint16_t)(seglen - h.l3 - 40));
-		} else {
-			put_be16(seg + h.l3 + 2, (uint16_t)(seglen - h.l3));
-			put_be16(seg + h.l3 + 4, (uint16_t)(id0 + k));
-			put_be16(seg + h.l3 + 10, 0);
-			uint16_t ic = csum_finish(csum_add(0, seg + h.l3, h.l4 - h.l3));
-			put_be16(seg + h.l3 + 10, ic); /* never -0 (fw 1.4.11): ~sum of non-0 */
-		}
-		uint8_t *t = seg + h.l4;
-		put_be32(t + 4, seq0 + k * mss);
-		uint8_t fl = flags0;
-		if (k + 1 < segs)
-			fl &= (uint8_t)~0x09; /* FIN, PSH only on the last segment */
-		if (k > 0)
-			fl &= (uint8_t)~0x80; /* CWR only on the first */
-		t[13] = fl;
-		put_be16(t + 16, 0);
-		uint64_t s = pseudo(seg, &h, tcp_hlen + plen);
-		s += sim_csum16(t, tcp_hlen + plen); /* the data path's sum, as for plain frames */
-		put_be16(t + 16, csum_finish(s));
-		struct sim_frag fr = {seg, seglen};
-		struct sim_frame fm = {.frags = &fr, .nfrags = 1, .len = seglen, .patch_off = -1};
-		nic->st.tx_frames++;
-		nic->st.tx_bytes += seglen;
-		nic->st.tx_tso_segments++;
-		sim_wire_send(nic, &fm, now);
-	}
+	nic->tso = (struct sim_tso){.active = true,
+				   .v6 = h.v6,
+				   .idx = idx,
+				   .l3 = h.l3,
+				   .l4 = h.l4,
+				   .hdr = hdr,
+				   .payload = payload,
+				   .mss = mss,
+				   .segs = payload ? (payload + mss - 1) / mss : 1,
+				   .seq0 = get_be32(f + h.l4 + 4),
+				   .id0 = h.v6 ? 0 : get_be16(f + h.l3 + 4),
+				   .flags0 = f[h.l4 + 13]};
 	return 0;
+}
+
+static uint32_t seg_payload(const struct sim_tso *t, uint32_t k)
+{
+	return t->payload - k * t->mss < t->mss ? t->payload - k * t->mss : t->mss;
+}
+
+uint32_t sim_tso_next_len(const struct sim_nic *nic)
+{
+	return nic->tso.hdr + seg_payload(&nic->tso, nic->tso.next);
+}
+
+void sim_tso_send_next(struct sim_nic *nic, uint64_t now)
+{
+	struct sim_tso *t = &nic->tso;
+	const uint8_t *f = nic->scratch;
+	uint8_t *seg = nic->scratch + TSO_MAX_LEN; /* scratch is 128 KiB: request, then one segment */
+	struct tso_hdrs h = {.l3 = t->l3, .l4 = t->l4, .hlen = t->hdr, .v6 = t->v6};
+	uint32_t k = t->next++, hdr = t->hdr, plen = seg_payload(t, k);
+	memcpy(seg, f, hdr);
+	memcpy(seg + hdr, f + hdr + k * t->mss, plen);
+	uint32_t seglen = hdr + plen;
+	if (h.v6) {
+		put_be16(seg + h.l3 + 4, (uint16_t)(seglen - h.l3 - 40));
+	} else {
+		put_be16(seg + h.l3 + 2, (uint16_t)(seglen - h.l3));
+		put_be16(seg + h.l3 + 4, (uint16_t)(t->id0 + k));
+		put_be16(seg + h.l3 + 10, 0);
+		uint16_t ic = csum_finish(csum_add(0, seg + h.l3, h.l4 - h.l3));
+		put_be16(seg + h.l3 + 10, ic); /* never -0 (fw 1.4.11): ~sum of non-0 */
+	}
+	uint8_t *tcp = seg + h.l4;
+	uint32_t tcp_hlen = hdr - h.l4;
+	put_be32(tcp + 4, t->seq0 + k * t->mss);
+	uint8_t fl = t->flags0;
+	if (k + 1 < t->segs)
+		fl &= (uint8_t)~0x09; /* FIN, PSH only on the last segment */
+	if (k > 0)
+		fl &= (uint8_t)~0x80; /* CWR only on the first */
+	tcp[13] = fl;
+	put_be16(tcp + 16, 0);
+	uint64_t s = pseudo(seg, &h, tcp_hlen + plen);
+	s += sim_csum16(tcp, tcp_hlen + plen); /* the data path's sum, as for plain frames */
+	put_be16(tcp + 16, csum_finish(s));
+	struct sim_frag fr = {seg, seglen};
+	struct sim_frame fm = {.frags = &fr, .nfrags = 1, .len = seglen, .patch_off = -1};
+	nic->st.tx_frames++;
+	nic->st.tx_bytes += seglen;
+	nic->st.tx_tso_segments++;
+	sim_wire_send(nic, &fm, now);
+	if (t->next == t->segs)
+		t->active = false;
 }

@@ -241,8 +241,9 @@ struct sim_nic {
 
 	struct sim_nic_stats st;
 	uint8_t *scratch;	/* 64 KiB + headers: gather buffer for TSO and endpoints */
-	/* The TSO request being put on the wire, one segment at a time (tx_tso.c): gathered
-	 * into scratch; next < segs while segments are left. */
+	/* The TSO request being put on the wire, one segment at a time (tx_tso.c): headers
+	 * gathered into scratch, payload read where the host put it (pl, from cursor pl_i,
+	 * pl_off); next < segs while segments are left. */
 	struct sim_tso {
 		bool active;
 		bool v6;
@@ -250,6 +251,9 @@ struct sim_nic {
 		uint32_t l3, l4, hdr, payload, mss, segs, next, seq0;
 		uint16_t id0;
 		uint8_t flags0;
+		struct sim_frag pl[64];
+		unsigned npl, pl_i;
+		uint32_t pl_off;
 	} tso;
 	unsigned log_budget[4]; /* rate-limits diagnostics, per enum sim_diag */
 };

@@ -111,18 +111,24 @@ int sim_tso_begin(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, un
 		else
 			hdr += d[i].len;
 	}
-	/* gather (the NIC reads the whole request) */
+	/* The NIC reads the whole request: headers into scratch, payload where it is. */
 	uint8_t *f = nic->scratch;
 	uint32_t at = 0;
+	struct sim_tso *t = &nic->tso;
+	t->npl = 0;
 	for (unsigned i = 0; i < n; i++) {
 		const uint8_t *p = sim_dma(nic, d[i].addr, d[i].len, "tx buffer (TSO)");
 		if (!p)
 			return -EFAULT;
-		memcpy(f + at, p, d[i].len);
-		at += d[i].len;
+		if (d[i].flags & TXF_TSO_PLD) {
+			t->pl[t->npl++] = (struct sim_frag){p, d[i].len};
+		} else {
+			memcpy(f + at, p, d[i].len);
+			at += d[i].len;
+		}
 	}
 	struct tso_hdrs h;
-	if (parse(f, total, &h) < 0)
+	if (parse(f, hdr, &h) < 0)
 		return bad(nic, idx, "headers are not Ethernet + IPv4/IPv6 + TCP");
 	if (h.hlen != hdr)
 		return bad(nic, idx, "header descriptors do not end exactly after the TCP header");
@@ -137,18 +143,21 @@ int sim_tso_begin(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, un
 				   "the whole request's TCP length (mode 0)");
 	}
 	uint32_t payload = total - hdr;
-	nic->tso = (struct sim_tso){.active = true,
-				   .v6 = h.v6,
-				   .idx = idx,
-				   .l3 = h.l3,
-				   .l4 = h.l4,
-				   .hdr = hdr,
-				   .payload = payload,
-				   .mss = mss,
-				   .segs = payload ? (payload + mss - 1) / mss : 1,
-				   .seq0 = get_be32(f + h.l4 + 4),
-				   .id0 = h.v6 ? 0 : get_be16(f + h.l3 + 4),
-				   .flags0 = f[h.l4 + 13]};
+	t->v6 = h.v6;
+	t->idx = idx;
+	t->l3 = h.l3;
+	t->l4 = h.l4;
+	t->hdr = hdr;
+	t->payload = payload;
+	t->mss = mss;
+	t->segs = payload ? (payload + mss - 1) / mss : 1;
+	t->next = 0;
+	t->seq0 = get_be32(f + h.l4 + 4);
+	t->id0 = h.v6 ? 0 : get_be16(f + h.l3 + 4);
+	t->flags0 = f[h.l4 + 13];
+	t->pl_i = 0;
+	t->pl_off = 0;
+	t->active = true;
 	return 0;
 }
 
@@ -166,12 +175,26 @@ void sim_tso_send_next(struct sim_nic *nic, uint64_t now)
 {
 	struct sim_tso *t = &nic->tso;
 	const uint8_t *f = nic->scratch;
-	uint8_t *seg = nic->scratch + TSO_MAX_LEN; /* scratch is 128 KiB: request, then one segment */
+	uint8_t *seg = nic->scratch + TSO_MAX_LEN; /* scratch is 128 KiB: request, then headers */
 	struct tso_hdrs h = {.l3 = t->l3, .l4 = t->l4, .hlen = t->hdr, .v6 = t->v6};
 	uint32_t k = t->next++, hdr = t->hdr, plen = seg_payload(t, k);
 	memcpy(seg, f, hdr);
-	memcpy(seg + hdr, f + hdr + k * t->mss, plen);
 	uint32_t seglen = hdr + plen;
+	/* The segment's payload: the next plen bytes of the payload descriptors. */
+	struct sim_frag fr[1 + 64];
+	unsigned nf = 1;
+	fr[0] = (struct sim_frag){seg, hdr};
+	for (uint32_t got = 0; got < plen; nf++) {
+		const struct sim_frag *d = &t->pl[t->pl_i];
+		uint32_t take = d->len - t->pl_off < plen - got ? d->len - t->pl_off : plen - got;
+		fr[nf] = (struct sim_frag){d->p + t->pl_off, take};
+		got += take;
+		t->pl_off += take;
+		if (t->pl_off == d->len) {
+			t->pl_i++;
+			t->pl_off = 0;
+		}
+	}
 	if (h.v6) {
 		put_be16(seg + h.l3 + 4, (uint16_t)(seglen - h.l3 - 40));
 	} else {
@@ -191,11 +214,18 @@ void sim_tso_send_next(struct sim_nic *nic, uint64_t now)
 		fl &= (uint8_t)~0x80; /* CWR only on the first */
 	tcp[13] = fl;
 	put_be16(tcp + 16, 0);
+	/* the data path's sum, as for plain frames: over the header and each piece of the
+	 * payload, which starts at an even offset (the TCP header's length is) */
 	uint64_t s = pseudo(seg, &h, tcp_hlen + plen);
-	s += sim_csum16(tcp, tcp_hlen + plen); /* the data path's sum, as for plain frames */
+	s += sim_csum16(tcp, tcp_hlen);
+	uint32_t at = 0;
+	for (unsigned i = 1; i < nf; i++) {
+		uint16_t part = sim_csum16(fr[i].p, fr[i].len);
+		s += at & 1 ? (uint16_t)(part << 8 | part >> 8) : part; /* odd start: swapped */
+		at += fr[i].len;
+	}
 	put_be16(tcp + 16, csum_finish(s));
-	struct sim_frag fr = {seg, seglen};
-	struct sim_frame fm = {.frags = &fr, .nfrags = 1, .len = seglen, .patch_off = -1};
+	struct sim_frame fm = {.frags = fr, .nfrags = nf, .len = seglen, .patch_off = -1};
 	nic->st.tx_frames++;
 	nic->st.tx_bytes += seglen;
 	nic->st.tx_tso_segments++;

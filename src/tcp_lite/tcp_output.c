@@ -161,6 +161,19 @@ static uint32_t tso_group(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_
 	return n;
 }
 
+/* Whether to wait with a short TSO request (as Linux's tso_should_defer, for a sender
+ * whose queue is full): the application waits for room, which each ACK makes, a segment
+ * or two at a time; sending what it writes at once makes a trickle of small requests, one
+ * per ACK. While data is in flight an ACK is coming, so the request waits until it is as
+ * large as a request can be. Not when loss is being repaired, nor while the queue has room
+ * for a whole request (a request/response exchange sends at once). */
+static bool tso_defer(const struct myrio_tcp_conn *c, uint32_t n, uint32_t flight)
+{
+	const uint32_t max = tso_max_segs(c);
+	return flight > 0 && !c->in_recovery && !c->dupacks && n < max &&
+	       c->sndq_segs + max > c->s->conf.snd_queue_segs; /* less room than a request */
+}
+
 /* Sends n queued segments from p (p as tso_group chose them) as one TSO request. */
 static int tcp_xmit_tso(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t n)
 {
@@ -385,8 +398,11 @@ void tcp_output(struct myrio_tcp_conn *c)
 		bool retx = seq_lt(seq, c->snd_max);
 		struct myrio_pkt *last = p;
 		uint32_t nseg = 1;
-		if (s->tso && !retx && len == c->mss && p->next && p->refcnt == 1)
+		if (s->tso && !retx && len == c->mss && p->next && p->refcnt == 1) {
 			nseg = tso_group(c, p, flight, cwnd, &last, &sp);
+			if (tso_defer(c, nseg, flight))
+				break;
+		}
 		if (nseg > 1) {
 			tcp_xmit_tso(c, p, nseg);
 		} else if (tcp_xmit_seg(c, p, retx) < 0) {

@@ -155,11 +155,14 @@ static const struct myrio_port_ops w_ops = {
 
 static bool tso_on = true;
 static bool nagle_on;
+static uint32_t queue_segs; /* 0: the default */
 
 static void conf_tweak(struct myrio_stack_conf *c)
 {
 	c->tso = tso_on;
 	c->nagle = nagle_on;
+	if (queue_segs)
+		c->snd_queue_segs = queue_segs;
 }
 
 /* raw_open with the stack on the TSO port. */
@@ -406,6 +409,41 @@ static void switched_off(void **state)
 	close_tso(&r, &w);
 }
 
+/* A sender whose queue is full (the application waits for room): an ACK that frees two
+ * segments would let a short request go; it waits while data is in flight, and goes when
+ * nothing is (or when it is as large as a request can be). */
+static void full_queue_defers_short_requests(void **state)
+{
+	(void)state;
+	struct raw r;
+	static struct tso_port w;
+	queue_segs = 48;
+	open_tso(&r, &w, "tso5");
+	queue_segs = 0;
+	struct peer pe;
+	struct myrio_tcp_conn *c = connected(&r, &pe);
+	uint16_t mss = myrio_tcp_mss(c);
+	write_bytes(c, 0, 40u * mss);
+	write_bytes(c, 40u * mss, 8u * mss); /* the queue is full */
+	raw_poll(&r);
+	assert_int_equal(w.nreq, 1); /* the initial window */
+	assert_int_equal(w.req[0].npkts, 10);
+	uint32_t seq = pe.rcv_nxt;
+	pe.rcv_nxt += 2u * mss; /* two of ten acknowledged: cwnd 12, 8 in flight */
+	peer_send(&r, &pe, F_ACK, NULL, 0);
+	raw_poll(&r);
+	write_bytes(c, 48u * mss, 2u * mss); /* the application fills the room */
+	raw_poll(&r);
+	assert_int_equal(w.nreq, 1); /* four would fit: they wait for the next ACK */
+	pe.rcv_nxt = seq + 10u * mss; /* everything: nothing in flight */
+	peer_send(&r, &pe, F_ACK, NULL, 0);
+	raw_poll(&r);
+	assert_int_equal(w.nreq, 2);
+	assert_int_equal(w.req[1].npkts, 20); /* cwnd 20 after 10 acknowledged */
+	assert_int_equal(w.req[1].seq, seq + 10u * mss);
+	close_tso(&r, &w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -413,6 +451,7 @@ int main(void)
 	    cmocka_unit_test(window_and_short_tail),
 	    cmocka_unit_test(retransmission_alone),
 	    cmocka_unit_test(switched_off),
+	    cmocka_unit_test(full_queue_defers_short_requests),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -393,6 +393,24 @@ static bool can_send(const struct myrio_tcp_conn *c)
 	return c->state == MYRIO_TCP_ESTABLISHED || c->state == MYRIO_TCP_CLOSE_WAIT;
 }
 
+/* Puts p at the end of the send queue: len bytes of data, or the FIN (one sequence number,
+ * no data); the next to go if nothing is waiting. */
+static void sndq_append(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t len,
+			uint32_t flags)
+{
+	seg_set(p, c->snd_end, len, 0, flags);
+	c->snd_end += (flags & SEG_FIN) ? 1 : len;
+	p->next = NULL;
+	if (c->sndq_tail)
+		c->sndq_tail->next = p;
+	else
+		c->sndq = p;
+	c->sndq_tail = p;
+	c->sndq_segs++;
+	if (!c->snd_next)
+		c->snd_next = p;
+}
+
 int myrio_tcp_send(struct myrio_tcp_conn *c, struct myrio_pkt *p)
 {
 	if (c->error)
@@ -411,17 +429,7 @@ int myrio_tcp_send(struct myrio_tcp_conn *c, struct myrio_pkt *p)
 		c->want_writable = true;
 		return -EAGAIN;
 	}
-	seg_set(p, c->snd_end, p->len, 0, 0);
-	c->snd_end += p->len;
-	p->next = NULL;
-	if (c->sndq_tail)
-		c->sndq_tail->next = p;
-	else
-		c->sndq = p;
-	c->sndq_tail = p;
-	c->sndq_segs++;
-	if (!c->snd_next)
-		c->snd_next = p;
+	sndq_append(c, p, p->len, 0);
 	/* With TSO, output waits for the poll (which hands frames to the NIC only then
 	 * anyway), so that what the application writes meanwhile goes out in one request. */
 	if (c->s->tso)
@@ -572,17 +580,7 @@ int myrio_tcp_shutdown(struct myrio_tcp_conn *c)
 		return -ENOBUFS;
 	/* The FIN is a segment of its own in the send queue, so it is retransmitted like
 	 * data. */
-	seg_set(p, c->snd_end, 0, 0, SEG_FIN);
-	c->snd_end += 1;
-	p->next = NULL;
-	if (c->sndq_tail)
-		c->sndq_tail->next = p;
-	else
-		c->sndq = p;
-	c->sndq_tail = p;
-	c->sndq_segs++;
-	if (!c->snd_next)
-		c->snd_next = p;
+	sndq_append(c, p, 0, SEG_FIN);
 	c->fin_queued = true;
 	if (c->state == MYRIO_TCP_ESTABLISHED)
 		c->state = MYRIO_TCP_FIN_WAIT_1;

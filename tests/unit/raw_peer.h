@@ -92,6 +92,38 @@ static inline void raw_wait_ms(struct raw *r, uint64_t ms)
 	raw_poll(r);
 }
 
+/* The stack on r->sp (already open, as r->pp and r->pool): the test's clock and events,
+ * our addresses, the peer's MAC static or not; the gratuitous ARP swallowed. */
+static inline int raw_stack_up(struct raw *r, void (*tweak)(struct myrio_stack_conf *),
+			       bool static_arp)
+{
+	struct myrio_stack_conf conf;
+	myrio_stack_conf_init(&conf);
+	conf.ip = STACK_IP;
+	conf.netmask = 0xffffff00u;
+	conf.clock = raw_clock;
+	conf.clock_arg = r;
+	conf.tcp_event = raw_tcp_event;
+	conf.udp_event = raw_udp_event;
+	conf.event_arg = r;
+	conf.delayed_ack_ms = 0;
+	conf.seed = 1;
+	if (tweak)
+		tweak(&conf);
+	int rc = myrio_stack_create(&r->s, r->sp, &conf);
+	if (rc < 0)
+		return rc;
+	struct myrio_port_info info;
+	memset(&info, 0, sizeof(info));
+	r->sp->ops->info(r->sp, &info);
+	memcpy(r->smac, info.mac, 6);
+	if (static_arp)
+		myrio_arp_add_static(r->s, PEER_IP, peer_mac);
+	raw_poll(r); /* swallow the gratuitous ARP */
+	raw_drop_captured(r);
+	return 0;
+}
+
 static inline int raw_open(struct raw *r, const char *name, const char *opts,
 			   void (*tweak)(struct myrio_stack_conf *), bool static_arp)
 {
@@ -107,30 +139,7 @@ static inline int raw_open(struct raw *r, const char *name, const char *opts,
 		return rc;
 	if ((rc = myrio_pool_create_in(NULL, 512, 1984, &r->pool)) < 0)
 		return rc;
-	struct myrio_stack_conf conf;
-	myrio_stack_conf_init(&conf);
-	conf.ip = STACK_IP;
-	conf.netmask = 0xffffff00u;
-	conf.clock = raw_clock;
-	conf.clock_arg = r;
-	conf.tcp_event = raw_tcp_event;
-	conf.udp_event = raw_udp_event;
-	conf.event_arg = r;
-	conf.delayed_ack_ms = 0;
-	conf.seed = 1;
-	if (tweak)
-		tweak(&conf);
-	if ((rc = myrio_stack_create(&r->s, r->sp, &conf)) < 0)
-		return rc;
-	struct myrio_port_info info;
-	memset(&info, 0, sizeof(info));
-	r->sp->ops->info(r->sp, &info);
-	memcpy(r->smac, info.mac, 6);
-	if (static_arp)
-		myrio_arp_add_static(r->s, PEER_IP, peer_mac);
-	raw_poll(r); /* swallow the gratuitous ARP */
-	raw_drop_captured(r);
-	return 0;
+	return raw_stack_up(r, tweak, static_arp);
 }
 
 static inline struct myrio_stack_stats raw_stats(struct raw *r)

@@ -181,25 +181,7 @@ static void open_tso(struct raw *r, struct tso_port *w, const char *name)
 	w->port.ops = &w_ops;
 	snprintf(w->port.device, sizeof(w->port.device), "tso:%s", name);
 	r->sp = &w->port;
-	struct myrio_stack_conf conf;
-	myrio_stack_conf_init(&conf);
-	conf.ip = STACK_IP;
-	conf.netmask = 0xffffff00u;
-	conf.clock = raw_clock;
-	conf.clock_arg = r;
-	conf.tcp_event = raw_tcp_event;
-	conf.udp_event = raw_udp_event;
-	conf.event_arg = r;
-	conf.delayed_ack_ms = 0;
-	conf.seed = 1;
-	conf_tweak(&conf);
-	assert_int_equal(myrio_stack_create(&r->s, r->sp, &conf), 0);
-	struct myrio_port_info info;
-	w_info(r->sp, &info);
-	memcpy(r->smac, info.mac, 6);
-	myrio_arp_add_static(r->s, PEER_IP, peer_mac);
-	raw_poll(r);
-	raw_drop_captured(r);
+	assert_int_equal(raw_stack_up(r, conf_tweak, true), 0);
 }
 
 static void close_tso(struct raw *r, struct tso_port *w)

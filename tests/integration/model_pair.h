@@ -51,6 +51,7 @@ struct model_pair {
 	struct mp_stream *streams; /* indexed by myrio_tcp_user - 1 */
 	unsigned nstreams, max_streams;
 	uint64_t accepted, connected, errors, closed;
+	uint64_t want; /* bytes of the transfer mp_transfer started */
 };
 
 static inline uint8_t mp_pattern(uint64_t i)
@@ -310,6 +311,49 @@ static inline bool mp_run_until(struct model_pair *m, bool (*done)(struct model_
 		mp_round(m);
 	}
 	return done(m);
+}
+
+/* One transfer from a to b: a listener on b's port, a connection from a with bytes to
+ * send; b's accepted stream is the pair's second (mp_receiver once it exists). */
+static inline struct mp_stream *mp_transfer(struct model_pair *m, uint16_t port, uint64_t bytes)
+{
+	struct myrio_tcp_listener *l;
+	assert_int_equal(myrio_tcp_listen(m->b, port, 16, NULL, &l), 0);
+	struct myrio_tcp_conn *c;
+	assert_int_equal(myrio_tcp_connect(m->a, MP_IP_B, port, NULL, &c), 0);
+	struct mp_stream *s = mp_stream_new(m, c);
+	s->to_send = bytes;
+	m->want = bytes;
+	return s;
+}
+
+static inline struct mp_stream *mp_receiver(struct model_pair *m)
+{
+	return m->nstreams >= 2 ? &m->streams[1] : NULL;
+}
+
+/* mp_run_until conditions for the transfer (or any error). */
+static inline bool mp_quarter_received(struct model_pair *m)
+{
+	struct mp_stream *r = mp_receiver(m);
+	return (r && r->rcvd >= m->want / 4) || m->errors;
+}
+
+static inline bool mp_all_received(struct model_pair *m)
+{
+	struct mp_stream *r = mp_receiver(m);
+	return (r && r->rcvd >= m->want) || m->errors || m->streams[0].error;
+}
+
+/* Every byte sent and received once, in order, uncorrupted; no connection failed. */
+static inline void mp_check_intact(struct model_pair *m, struct mp_stream *tx)
+{
+	struct mp_stream *rx = mp_receiver(m);
+	assert_non_null(rx);
+	assert_int_equal(m->errors, 0);
+	assert_int_equal(tx->sent, m->want);
+	assert_int_equal(rx->rcvd, m->want); /* nothing lost, nothing duplicated */
+	assert_int_equal(rx->bad, 0);	      /* in order, uncorrupted */
 }
 
 /* Resets what is still open and lets the RSTs go out while the model still runs. */

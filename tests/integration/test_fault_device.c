@@ -13,47 +13,6 @@
 
 #define PORT 5002
 
-static uint64_t want_bytes;
-
-static struct mp_stream *start_transfer(struct model_pair *m, uint64_t bytes)
-{
-	struct myrio_tcp_listener *l;
-	assert_int_equal(myrio_tcp_listen(m->b, PORT, 16, NULL, &l), 0);
-	struct myrio_tcp_conn *c;
-	assert_int_equal(myrio_tcp_connect(m->a, MP_IP_B, PORT, NULL, &c), 0);
-	struct mp_stream *s = mp_stream_new(m, c);
-	s->to_send = bytes;
-	want_bytes = bytes;
-	return s;
-}
-
-static struct mp_stream *receiver(struct model_pair *m)
-{
-	return m->nstreams >= 2 ? &m->streams[1] : NULL;
-}
-
-static bool all_received(struct model_pair *m)
-{
-	struct mp_stream *r = receiver(m);
-	return (r && r->rcvd >= want_bytes) || m->errors;
-}
-
-static bool got_quarter(struct model_pair *m)
-{
-	struct mp_stream *r = receiver(m);
-	return (r && r->rcvd >= want_bytes / 4) || m->errors;
-}
-
-static void check_intact(struct model_pair *m, struct mp_stream *tx)
-{
-	struct mp_stream *rx = receiver(m);
-	assert_non_null(rx);
-	assert_int_equal(m->errors, 0);
-	assert_int_equal(tx->sent, want_bytes);
-	assert_int_equal(rx->rcvd, want_bytes);
-	assert_int_equal(rx->bad, 0);
-}
-
 /* How the driver notices a bad completion entry; either way the NIC is reset once. */
 enum noticed {
 	IMPOSSIBLE, /* length no frame can have: counted in rx_bad_completion */
@@ -66,12 +25,12 @@ static void bad_completion(uint32_t len, enum noticed noticed)
 {
 	struct model_pair m;
 	assert_int_equal(mp_open(&m, "link=10g", 4, NULL, NULL), 0);
-	struct mp_stream *tx = start_transfer(&m, 2u << 20);
-	assert_true(mp_run_until(&m, got_quarter, 500000));
+	struct mp_stream *tx = mp_transfer(&m, PORT, 2u << 20);
+	assert_true(mp_run_until(&m, mp_quarter_received, 500000));
 	struct sim_nic *nic = sim_nic_find(m.w, "sim1");
 	assert_int_equal(sim_nic_inject(nic, SIM_FAULT_BAD_COMPLETION, len), 0);
-	assert_true(mp_run_until(&m, all_received, 2000000));
-	check_intact(&m, tx);
+	assert_true(mp_run_until(&m, mp_all_received, 2000000));
+	mp_check_intact(&m, tx);
 	struct myrio_port_stats ps;
 	assert_int_equal(myrio_port_stats(m.pb, &ps), 0);
 	assert_int_equal(ps.rx_bad_completion, noticed == IMPOSSIBLE);
@@ -137,12 +96,12 @@ static void rx_pool_exhausted_then_recovers(void **state)
 	myrio_port_conf_init(&pc);
 	pc.rx_pool_size = 64; /* buffers beyond the ring */
 	assert_int_equal(mp_open(&m, "link=10g,rx_ring=128", 4, hold_tweak, &pc), 0);
-	struct mp_stream *tx = start_transfer(&m, 4u << 20);
+	struct mp_stream *tx = mp_transfer(&m, PORT, 4u << 20);
 	/* Run until the receiving connection exists, then stop reading (hold buffers). */
-	for (int i = 0; i < 10000 && !receiver(&m); i++)
+	for (int i = 0; i < 10000 && !mp_receiver(&m); i++)
 		mp_round(&m);
-	assert_non_null(receiver(&m));
-	hold_rx = receiver(&m);
+	assert_non_null(mp_receiver(&m));
+	hold_rx = mp_receiver(&m);
 	struct myrio_tcp_conn *rc = hold_rx->c;
 	/* detach the reader: the event handler only reads streams it knows */
 	myrio_tcp_set_user(rc, NULL);
@@ -171,8 +130,8 @@ static void rx_pool_exhausted_then_recovers(void **state)
 	}
 	myrio_tcp_set_user(rc, (void *)(uintptr_t)2);
 	mp_read(hold_rx);
-	assert_true(mp_run_until(&m, all_received, 3000000));
-	check_intact(&m, tx);
+	assert_true(mp_run_until(&m, mp_all_received, 3000000));
+	mp_check_intact(&m, tx);
 	mp_close(&m);
 }
 
@@ -189,9 +148,9 @@ static void tx_pool_exhausted(void **state)
 	(void)state;
 	struct model_pair m;
 	assert_int_equal(mp_open(&m, "link=10g", 4, small_tx_tweak, NULL), 0);
-	struct mp_stream *tx = start_transfer(&m, 4u << 20);
-	assert_true(mp_run_until(&m, all_received, 3000000));
-	check_intact(&m, tx);
+	struct mp_stream *tx = mp_transfer(&m, PORT, 4u << 20);
+	assert_true(mp_run_until(&m, mp_all_received, 3000000));
+	mp_check_intact(&m, tx);
 	mp_close(&m);
 }
 

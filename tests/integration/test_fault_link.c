@@ -12,50 +12,17 @@
 
 #define PORT 5001
 
-static struct mp_stream *start_transfer(struct model_pair *m, uint64_t bytes)
-{
-	struct myrio_tcp_listener *l;
-	assert_int_equal(myrio_tcp_listen(m->b, PORT, 16, NULL, &l), 0);
-	struct myrio_tcp_conn *c;
-	assert_int_equal(myrio_tcp_connect(m->a, MP_IP_B, PORT, NULL, &c), 0);
-	struct mp_stream *s = mp_stream_new(m, c);
-	s->to_send = bytes;
-	return s;
-}
-
-static struct mp_stream *receiver(struct model_pair *m)
-{
-	return m->nstreams >= 2 ? &m->streams[1] : NULL;
-}
-
-static uint64_t want_bytes;
-
-static bool all_received(struct model_pair *m)
-{
-	struct mp_stream *r = receiver(m);
-	return (r && r->rcvd >= want_bytes) || m->errors;
-}
-
-static bool got_some(struct model_pair *m)
-{
-	struct mp_stream *r = receiver(m);
-	return (r && r->rcvd >= want_bytes / 4) || m->errors;
-}
-
+/* Intact, then the orderly close: FIN from the sender reaches the receiver after the last
+ * byte. */
 static void check_complete(struct model_pair *m, struct mp_stream *tx)
 {
-	struct mp_stream *rx = receiver(m);
-	assert_non_null(rx);
-	assert_int_equal(m->errors, 0);
-	assert_int_equal(tx->sent, want_bytes);
-	assert_int_equal(rx->rcvd, want_bytes); /* nothing lost, nothing duplicated */
-	assert_int_equal(rx->bad, 0);           /* in order, uncorrupted */
-	/* orderly close: FIN from the sender reaches the receiver after the last byte */
+	mp_check_intact(m, tx);
+	struct mp_stream *rx = mp_receiver(m);
 	myrio_tcp_shutdown(tx->c);
 	for (int i = 0; i < 20000 && !rx->eof; i++)
 		mp_round(m);
 	assert_true(rx->eof);
-	assert_int_equal(rx->rcvd, want_bytes);
+	assert_int_equal(rx->rcvd, m->want);
 }
 
 static void link_flap_mid_transfer(void **state)
@@ -63,21 +30,20 @@ static void link_flap_mid_transfer(void **state)
 	(void)state;
 	struct model_pair m;
 	assert_int_equal(mp_open(&m, "link=10g", 4, NULL, NULL), 0);
-	want_bytes = 4u << 20;
-	struct mp_stream *tx = start_transfer(&m, want_bytes);
-	assert_true(mp_run_until(&m, got_some, 200000));
+	struct mp_stream *tx = mp_transfer(&m, PORT, 4u << 20);
+	assert_true(mp_run_until(&m, mp_quarter_received, 200000));
 	assert_int_equal(myrio_port_link(m.pa), MYRIO_LINK_UP);
 	/* Pull the cable for 300 ms of model time (longer than the RTO). */
 	assert_int_equal(myrio_sim_set_link(m.w, "sim0", false), 0);
-	uint64_t at = receiver(&m)->rcvd;
+	uint64_t at = mp_receiver(&m)->rcvd;
 	for (int i = 0; i < 15000; i++) /* 15000 rounds x 20 us */
 		mp_round(&m);
 	assert_int_equal(myrio_port_link(m.pa), MYRIO_LINK_DOWN);
 	assert_int_equal(myrio_port_link(m.pb), MYRIO_LINK_DOWN);
 	/* nothing crosses a pulled cable (a few frames may have been on the wire) */
-	assert_true(receiver(&m)->rcvd - at < 64 * 1024);
+	assert_true(mp_receiver(&m)->rcvd - at < 64 * 1024);
 	assert_int_equal(myrio_sim_set_link(m.w, "sim0", true), 0);
-	assert_true(mp_run_until(&m, all_received, 2000000));
+	assert_true(mp_run_until(&m, mp_all_received, 2000000));
 	assert_int_equal(myrio_port_link(m.pa), MYRIO_LINK_UP);
 	struct myrio_port_stats ps;
 	assert_int_equal(myrio_port_stats(m.pa, &ps), 0);
@@ -92,9 +58,8 @@ static void periodic_flaps(void **state)
 	struct model_pair m;
 	/* down 1 ms every 3 ms: many flaps during the transfer */
 	assert_int_equal(mp_open(&m, "link=10g,flap=3/1", 4, NULL, NULL), 0);
-	want_bytes = 8u << 20;
-	struct mp_stream *tx = start_transfer(&m, want_bytes);
-	assert_true(mp_run_until(&m, all_received, 3000000));
+	struct mp_stream *tx = mp_transfer(&m, PORT, 8u << 20);
+	assert_true(mp_run_until(&m, mp_all_received, 3000000));
 	check_complete(&m, tx);
 	struct myrio_port_stats ps;
 	assert_int_equal(myrio_port_stats(m.pb, &ps), 0);
@@ -111,9 +76,8 @@ static void loss_reorder_dup_corrupt(void **state)
 				     .corrupt = 0.02};
 	assert_int_equal(myrio_sim_set_faults(m.w, "sim0", &f), 0);
 	assert_int_equal(myrio_sim_set_faults(m.w, "sim1", &f), 0);
-	want_bytes = 2u << 20;
-	struct mp_stream *tx = start_transfer(&m, want_bytes);
-	assert_true(mp_run_until(&m, all_received, 3000000));
+	struct mp_stream *tx = mp_transfer(&m, PORT, 2u << 20);
+	assert_true(mp_run_until(&m, mp_all_received, 3000000));
 	struct myrio_stack_stats st;
 	myrio_stack_stats(m.a, &st);
 	assert_true(st.tcp_retransmits > 0);

@@ -246,12 +246,14 @@ static int mark_gone(struct myri_nic *nic)
 
 /* A reset the data path asked for (or a new impossible completion): now, unless the last
  * reset was less than WD_RESET_GAP_NS ago (a NIC that keeps misbehaving is not reset on
- * every burst). */
+ * every burst); until then the port receives nothing. */
 static int requested_reset(struct myri_nic *nic, uint64_t now)
 {
 	struct myri_watchdog *wd = &nic->wd;
 	if (wd->last_reset_ns && now - wd->last_reset_ns < WD_RESET_GAP_NS) {
-		wd->countdown = wd->calls;
+		/* Meanwhile rx_burst hands nothing up and refills nothing (the NIC may still
+		 * own buffers the driver took for others), and looks at the clock each call. */
+		wd->countdown = 1;
 		return 0;
 	}
 	return myri_watchdog_recover(nic, wd->request);

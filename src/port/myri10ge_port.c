@@ -26,8 +26,9 @@ static struct myri10ge_port *mp(struct myrio_port *port)
 static uint16_t m_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	struct myri_nic *nic = &mp(port)->nic;
-	if (__builtin_expect(--nic->wd.countdown == 0, 0) && myri_watchdog_tick(nic) < 0)
-		return 0;
+	if (__builtin_expect(--nic->wd.countdown == 0, 0) &&
+	    (myri_watchdog_tick(nic) < 0 || nic->wd.request))
+		return 0; /* down, or the rings are suspect until the reset (watchdog.c) */
 	return rings_rx_burst(&nic->rings, pkts, n);
 }
 

@@ -119,8 +119,8 @@ _Static_assert(offsetof(struct myrio_pkt, port) == offsetof(struct myrio_pkt, re
 
 /* Takes completion entries into out[] until the ring is empty (*empty) or out reaches end.
  * With check false the caller guarantees both rings hold at least end - out posted buffers
- * (each entry takes at most one), so only the length is checked per entry; it stops after
- * a dropped entry, which end - out does not count. */
+ * (each entry takes at most one), so only the length is checked per entry. It stops after
+ * a dropped entry: what follows may be out of step. */
 static inline __attribute__((always_inline)) struct myrio_pkt **
 rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const end, bool *empty,
 	const bool check)
@@ -176,8 +176,9 @@ rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const e
 		rx_bad_completion(r, len <= small_size ? &r->small : &r->big);
 		s_done = r->small.done;
 		b_done = r->big.done;
-		if (!check)
-			break; /* a dropped entry used up budget that out does not count */
+		/* The rings may be out of step with the NIC from here on: hand nothing more
+		 * up before the reset the watchdog was asked for. */
+		break;
 	}
 	r->small.done = s_done;
 	r->big.done = b_done;
@@ -212,9 +213,10 @@ uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		uint32_t b_avail = r->big.posted - r->big.done;
 		uint32_t safe = s_avail < b_avail ? s_avail : b_avail;
 		struct myrio_pkt **out = pkts, **const end = pkts + n;
+		uint64_t bad = r->rx_bad_completion;
 		if (safe)
 			out = rx_take_unchecked(r, out, safe < n ? out + safe : end, &empty);
-		if (out != end && !empty)
+		if (out != end && !empty && r->rx_bad_completion == bad)
 			out = rx_take_checked(r, out, end, &empty);
 		got = (uint16_t)(out - pkts);
 	}

@@ -91,9 +91,15 @@ static inline void mp_read(struct mp_stream *s)
 	struct myrio_pkt *p;
 	while ((p = myrio_tcp_recv(s->c)) != NULL) {
 		const uint8_t *d = myrio_pkt_data(p);
+		uint64_t bad0 = s->bad;
 		for (uint32_t i = 0; i < p->len; i++)
 			if (d[i] != mp_pattern(s->rcvd + i))
 				s->bad++;
+		if (s->bad != bad0) /* say where, for the diagnosis */
+			fprintf(stderr,
+				"mp_read: %llu of %u bytes wrong in a segment at stream offset %llu\n",
+				(unsigned long long)(s->bad - bad0), p->len,
+				(unsigned long long)s->rcvd);
 		s->rcvd += p->len;
 		myrio_tcp_release(s->c, p);
 	}

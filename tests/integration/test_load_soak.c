@@ -67,6 +67,7 @@ static void soak_tweak(struct myrio_stack_conf *c)
 	c->time_wait_ms = 5000;
 	c->max_tcp_conns = 16384;
 	c->max_retries = 15; /* flaps are short; no connection should time out */
+	c->tso = env_u("MYRIO_SOAK_TSO", 1) != 0;
 }
 
 struct stats {

@@ -106,6 +106,8 @@ static void impossible_lengths_are_counted_drops(void **state)
 	fix_nic_receive(x, true, 1519, 0);
 	fix_nic_receive(x, true, 0xffff, 0);
 	assert_int_equal(rings_rx_burst(&x->r, pkts, 64), 0);
+	assert_int_equal(x->r.rx_bad_completion, 1); /* a bad entry ends the burst */
+	assert_int_equal(rings_rx_burst(&x->r, pkts, 64), 0);
 	assert_int_equal(x->r.rx_bad_completion, 2);
 	/* buffers are not lost: all are in the ring or the pool */
 	assert_int_equal(x->r.big.posted - x->r.big.done + myrio_pool_free_count(x->big_pool),
@@ -136,7 +138,8 @@ static void impossible_lengths_are_counted_drops(void **state)
 
 /* A burst longer than the posted buffers of one ring: entries up to the smaller count are
  * taken without per-entry ring checks, the rest with them; frames stay in order and in
- * their own buffers, and a big frame with no big buffer left is a counted drop. */
+ * their own buffers, and a big frame with no big buffer left is a counted drop that ends
+ * the burst. */
 static void burst_beyond_posted_buffers(void **state)
 {
 	(void)state;
@@ -166,8 +169,14 @@ static void burst_beyond_posted_buffers(void **state)
 		lens[k] = (uint16_t)(70 + i);
 		want[k] = fix_nic_receive(x, false, lens[k], (uint16_t)(0x1000 + k));
 	}
-	assert_int_equal(rings_rx_burst(&x->r, pkts, 32), 13);
+	/* a bad entry ends a burst: what follows may be out of step (the port resets) */
+	uint16_t got = rings_rx_burst(&x->r, pkts, 32);
+	assert_int_equal(got, 10);
+	assert_int_equal(x->r.rx_bad_completion, 1);
+	assert_int_equal(rings_rx_burst(&x->r, pkts + got, 32 - got), 0);
 	assert_int_equal(x->r.rx_bad_completion, 2);
+	got += rings_rx_burst(&x->r, pkts + got, 32 - got);
+	assert_int_equal(got, 13);
 	for (unsigned i = 0; i < 13; i++) {
 		assert_int_equal(pkts[i]->iova + MYRIO_PKT_HEADROOM, want[i]);
 		assert_int_equal(pkts[i]->len, lens[i]);
@@ -193,15 +202,21 @@ static void dropped_entries_count_against_posted_buffers(void **state)
 	for (int i = 0; i < 16; i++)
 		fix_nic_complete(x, 1000, 0); /* only 6 big buffers are left for these */
 	struct myrio_pkt *pkts[32];
-	assert_int_equal(rings_rx_burst(&x->r, pkts, 32), 6);
-	assert_int_equal(x->r.rx_bad_completion, 20);
-	for (int i = 0; i < 6; i++)
-		for (int k = 0; k < i; k++)
+	/* a bad entry ends a burst: burst until the 26 entries are gone (between bursts the
+	 * ring is refilled from what the drops gave back) */
+	unsigned got = 0;
+	for (int b = 0; b < 64 && got + x->r.rx_bad_completion < 26; b++)
+		got += rings_rx_burst(&x->r, pkts + got, (uint16_t)(32 - got));
+	assert_int_equal(got + x->r.rx_bad_completion, 26);
+	assert_true(got >= 6);
+	for (unsigned i = 0; i < got; i++)
+		for (unsigned k = 0; k < i; k++)
 			assert_ptr_not_equal(pkts[i], pkts[k]);
 	/* every big buffer is posted, free or held by us */
-	assert_int_equal(x->r.big.posted - x->r.big.done + myrio_pool_free_count(x->big_pool) + 6,
+	assert_int_equal(x->r.big.posted - x->r.big.done + myrio_pool_free_count(x->big_pool) +
+			     got,
 			 x->big_pool->count);
-	myrio_pkt_free_bulk(pkts, 6);
+	myrio_pkt_free_bulk(pkts, got);
 	fix_free(x);
 }
 

@@ -107,12 +107,16 @@ static inline void mp_read(struct mp_stream *s)
 		s->eof = true;
 }
 
-static inline void mp_write(struct mp_stream *s)
+/* Writes the pattern while the stack takes it, in writes of up to chunk bytes (64 KiB at
+ * most; the stack does not merge writes, so the chunk shapes the segments). */
+static inline void mp_write_chunks(struct mp_stream *s, size_t chunk)
 {
-	uint8_t buf[8192];
+	static uint8_t buf[65536];
+	if (chunk > sizeof(buf))
+		chunk = sizeof(buf);
 	while (s->sent < s->to_send) {
 		uint64_t left = s->to_send - s->sent;
-		size_t n = left < sizeof(buf) ? (size_t)left : sizeof(buf);
+		size_t n = left < chunk ? (size_t)left : chunk;
 		for (size_t i = 0; i < n; i++)
 			buf[i] = mp_pattern(s->sent + i);
 		ssize_t w = myrio_tcp_write(s->c, buf, n);
@@ -120,6 +124,11 @@ static inline void mp_write(struct mp_stream *s)
 			break;
 		s->sent += (uint64_t)w;
 	}
+}
+
+static inline void mp_write(struct mp_stream *s)
+{
+	mp_write_chunks(s, 8192);
 }
 
 static inline void mp_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)

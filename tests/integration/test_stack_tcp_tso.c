@@ -50,23 +50,6 @@ struct run {
 	struct myrio_port_stats pa;
 };
 
-/* Like mp_write, in writes of up to 64 KiB: the queue then holds full-MSS segments at
- * MTU 9000 too (the stack does not merge writes). */
-static void write_big(struct mp_stream *s)
-{
-	static uint8_t buf[65536];
-	while (s->sent < s->to_send) {
-		uint64_t left = s->to_send - s->sent;
-		size_t n = left < sizeof(buf) ? (size_t)left : sizeof(buf);
-		for (size_t i = 0; i < n; i++)
-			buf[i] = mp_pattern(s->sent + i);
-		ssize_t w = myrio_tcp_write(s->c, buf, n);
-		if (w <= 0)
-			break;
-		s->sent += (uint64_t)w;
-	}
-}
-
 static bool all_read(struct model_pair *m)
 {
 	return m->nstreams == 1 && m->streams[0].eof;
@@ -95,7 +78,7 @@ static void transfer(struct run *r)
 	for (uint64_t round = 0; round < 50000000 && !all_read(&m); round++) {
 		mp_round(&m);
 		if (myrio_tcp_state(c) == MYRIO_TCP_ESTABLISHED) {
-			write_big(s);
+			mp_write_chunks(s, 65536); /* full-MSS segments at MTU 9000 too */
 			if (!shut && s->sent == s->to_send) {
 				assert_int_equal(myrio_tcp_shutdown(c), 0);
 				shut = true;

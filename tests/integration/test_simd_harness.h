@@ -8,13 +8,39 @@
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bus/simd_proto.h"
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A window of echoes that stopped moving: true once got has not changed for 5 s (a lost
+ * frame would stall the window for good). */
+struct simd_progress {
+	uint64_t got, at;
+};
+static inline bool simd_stalled(struct simd_progress *pr, uint64_t got)
+{
+	uint64_t now = now_ns();
+	if (!pr->at || got != pr->got) {
+		pr->got = got;
+		pr->at = now;
+		return false;
+	}
+	return now - pr->at > 5000000000ull;
+}
 
 struct simd_daemon_proc {
 	pid_t pid;

@@ -37,13 +37,6 @@ struct shared {
 	uint64_t limit; /* sender stops after this many frames; 0 = until stop */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int open_port(const char *sock, const char *nic, struct myrio_port **port)
 {
 	char dev[160];

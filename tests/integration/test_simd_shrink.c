@@ -92,13 +92,6 @@ struct fixture {
 	char log[128];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int open_port(const struct shared *sh, const char *nic, struct myrio_port **port)
 {
 	char dev[160];
@@ -177,13 +170,11 @@ static int client_main(struct shared *sh)
 	myrio_port_info(port, &info);
 	if (myrio_port_pool_create(port, 1024, 2048, &pool) < 0)
 		return 11;
-	uint64_t sent = 0, got = 0, last_got = 0, last_progress = now_ns();
+	uint64_t sent = 0, got = 0;
+	struct simd_progress pr = {0};
 	uint8_t want[1514];
 	while (!atomic_load(&sh->stop)) {
-		if (got != last_got) {
-			last_got = got;
-			last_progress = now_ns();
-		} else if (now_ns() - last_progress > 5000000000ull) {
+		if (simd_stalled(&pr, got)) {
 			fprintf(stderr, "innocent client: no echo for 5 s (%llu of %llu back)\n",
 				(unsigned long long)got, (unsigned long long)sent);
 			return 14;

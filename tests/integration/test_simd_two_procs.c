@@ -43,13 +43,6 @@ struct shared {
 	char sock[108];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int open_port(const char *sock, const char *nic, struct myrio_port **port)
 {
 	char dev[160];
@@ -149,13 +142,9 @@ static int client_main(struct shared *sh, uint64_t count)
 	uint32_t session = (uint32_t)getpid();
 	uint64_t sent = 0, got = 0;
 	uint8_t want[1514];
-	/* A lost frame would stall the window: give up after 5 s without progress. */
-	uint64_t last_progress = now_ns(), last_got = 0;
+	struct simd_progress pr = {0};
 	while (count == 0 || got < count) {
-		if (got != last_got) {
-			last_got = got;
-			last_progress = now_ns();
-		} else if (now_ns() - last_progress > 5000000000ull) {
+		if (simd_stalled(&pr, got)) {
 			fprintf(stderr, "no echo for 5 s: %llu of %llu sent came back\n",
 				(unsigned long long)got, (unsigned long long)sent);
 			return 14;

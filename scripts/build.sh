@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build}
-flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DMYRIO_WERROR=ON)
 [[ ${2:-} == asan ]] && flags+=(-DMYRIO_SANITIZE=ON -DCMAKE_C_COMPILER=clang)
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
 ninja -C "$dir"

@@ -19,10 +19,11 @@ if grep -q 'MYRIO_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
 	echo "$build is a sanitizer build; valgrind needs a normal one"
 	exit 2
 fi
-if [ ! -f "$build/build.ninja" ]; then
-	cmake -S "$src" -B "$build" -G Ninja >/dev/null || exit 1
+# Whatever generator the build directory was made with: configure only a new one.
+if [ ! -f "$build/CMakeCache.txt" ]; then
+	cmake -S "$src" -B "$build" >/dev/null || exit 1
 fi
-ninja -C "$build" -j2 >/dev/null || exit 1
+cmake --build "$build" -j2 >/dev/null || exit 1
 logdir="$build/valgrind"
 mkdir -p "$logdir"
 start=$(date +%s)

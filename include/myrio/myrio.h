@@ -7,5 +7,6 @@
 #include "myrio/port.h"
 #include "myrio/sim.h"
 #include "myrio/tcp_lite.h"
+#include "myrio/version.h"
 
 #endif

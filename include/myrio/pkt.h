@@ -49,7 +49,11 @@ struct myrio_pkt {
 	uint16_t tso_npkts;
 	uint8_t buf[] __attribute__((aligned(64))); /* 64 bytes into the element */
 };
+#ifdef __cplusplus
+static_assert(sizeof(struct myrio_pkt) == 64, "packet header is one cache line");
+#else
 _Static_assert(sizeof(struct myrio_pkt) == 64, "packet header is one cache line");
+#endif
 
 struct myrio_pool {
 	struct myrio_pkt **free_stack; /* free_top entries are free */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the library into a temporary prefix and builds a program against it twice: with
-# pkg-config (shared library) and with CMake's find_package. The program is the README's
-# first example: one frame from sim0 to sim1 of an in-process model.
+# Installs the library into a temporary prefix and builds a program against it four ways:
+# with pkg-config as C and as C++17 (shared library), and with CMake's find_package against
+# myrio::myrio (shared) and myrio::myrio_static. The program is the README's first example:
+# one frame from sim0 to sim1 of an in-process model.
 set -euo pipefail
 build=${1:?build directory}
 if grep -q '^MYRIO_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
@@ -44,6 +45,13 @@ int main(void)
 		n = myrio_rx_burst(b, rx, 32);
 	int ok = n == 1 && rx[0]->len == 60 && myrio_pkt_data(rx[0])[59] == 0x88;
 	printf("received %u frame(s), %s\n", n, ok ? "intact" : "WRONG");
+	char built[32];
+	snprintf(built, sizeof(built), "%d.%d.%d", MYRIO_VERSION_MAJOR, MYRIO_VERSION_MINOR,
+		 MYRIO_VERSION_PATCH);
+	if (strcmp(myrio_version(), built) != 0 || MYRIO_VERSION < MYRIO_VERSION_NUM(0, 1, 0)) {
+		printf("version %s, built against %s\n", myrio_version(), built);
+		ok = 0;
+	}
 	myrio_pkt_free_bulk(rx, n);
 	myrio_port_close(b);
 	myrio_port_close(a);
@@ -55,6 +63,10 @@ C
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 cc -o "$tmp/first" "$tmp/first.c" $(pkg-config --cflags --libs myrio) -Wl,-rpath,"$libdir"
 "$tmp/first"
+cp "$tmp/first.c" "$tmp/first.cpp"
+g++ -std=c++17 -Wall -Wextra -Werror -o "$tmp/first_cxx" "$tmp/first.cpp" \
+	$(pkg-config --cflags --libs myrio) -Wl,-rpath,"$libdir"
+"$tmp/first_cxx"
 
 mkdir -p "$tmp/cm"
 cat >"$tmp/cm/CMakeLists.txt" <<'CM'
@@ -63,7 +75,15 @@ project(first C)
 find_package(myrio REQUIRED)
 add_executable(first ../first.c)
 target_link_libraries(first PRIVATE myrio::myrio)
+add_executable(first_static ../first.c)
+target_link_libraries(first_static PRIVATE myrio::myrio_static)
 CM
 cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/cm/b" >/dev/null
 LD_LIBRARY_PATH=$libdir "$tmp/cm/b/first"
+# The static one must not need the installed shared library at all.
+if ldd "$tmp/cm/b/first_static" | grep -q libmyrio; then
+	echo "first_static links libmyrio.so"
+	exit 1
+fi
+"$tmp/cm/b/first_static"

@@ -277,6 +277,7 @@ struct tcpv {
 /* The i-th captured TCP segment (checksums verified), or false. */
 static inline bool cap_tcp(struct raw *r, unsigned i, struct tcpv *v)
 {
+	*v = (struct tcpv){0}; /* defined even when no such segment was captured */
 	unsigned k = 0;
 	for (unsigned j = 0; j < r->ncap; j++) {
 		const uint8_t *f = myrio_pkt_data(r->cap[j]);

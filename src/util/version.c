@@ -1,0 +1,9 @@
+#include "myrio/version.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+const char *myrio_version(void)
+{
+	return STR(MYRIO_VERSION_MAJOR) "." STR(MYRIO_VERSION_MINOR) "." STR(MYRIO_VERSION_PATCH);
+}

@@ -103,16 +103,36 @@ static void cascade(struct timer_wheel *w, uint64_t tick)
 	}
 }
 
-/* The first non-empty level-0 slot at or after index from, TW_SLOTS if none. */
-static unsigned next_used(const struct timer_wheel *w, unsigned from)
+/* The first non-empty slot of a level at or after index from, TW_SLOTS if none. */
+static unsigned next_used(const struct timer_wheel *w, unsigned level, unsigned from)
 {
+	const uint64_t *used = w->used + level * (TW_SLOTS / 64);
 	while (from < TW_SLOTS) {
-		uint64_t bits = w->used[from / 64] >> (from % 64);
+		uint64_t bits = used[from / 64] >> (from % 64);
 		if (bits)
 			return from + (unsigned)__builtin_ctzll(bits);
 		from = (from | 63) + 1;
 	}
 	return TW_SLOTS;
+}
+
+/* The first tick after tick at which a slot fires or cascades: per level, the start of
+ * its next non-empty slot in the current turn, or else, if it holds any timer (for its
+ * next turn), the end of the turn. The slots in between are all empty. */
+static uint64_t next_event(const struct timer_wheel *w, uint64_t tick)
+{
+	uint64_t best = UINT64_MAX;
+	for (unsigned level = 0; level < TW_LEVELS; level++) {
+		unsigned shift = TW_BITS * level;
+		unsigned index = (unsigned)((tick >> shift) & TW_MASK);
+		unsigned j = next_used(w, level, index + 1);
+		if (j == TW_SLOTS && next_used(w, level, 0) == TW_SLOTS)
+			continue; /* level empty */
+		uint64_t t = ((tick >> shift) - index + j) << shift;
+		if (t < best)
+			best = t;
+	}
+	return best;
 }
 
 void tw_run(struct timer_wheel *w, uint64_t now, void (*fire)(struct tw_timer *, void *), void *arg)
@@ -131,9 +151,9 @@ void tw_run(struct timer_wheel *w, uint64_t now, void (*fire)(struct tw_timer *,
 		w->now = tick + 1; /* what fire adds for now or earlier goes to the next slot */
 		while ((t = pop(w, &list)) != NULL)
 			fire(t, arg);
-		/* Skip the empty slots up to the next timer or the end of this turn, where the
-		 * next cascade is due. */
-		uint64_t next = tick - index + next_used(w, index + 1);
+		/* Skip the empty slots, of every level, up to the next that fires or
+		 * cascades. */
+		uint64_t next = next_event(w, tick);
 		if (next > w->now)
 			w->now = next <= now ? next : now + 1;
 	}

@@ -343,11 +343,12 @@ void tcp_syncookie_send(struct myrio_stack *s, struct myrio_tcp_listener *l, uin
 			uint16_t lport, uint32_t rip, uint16_t rport, uint32_t peer_isn,
 			const struct tcp_opts *o);
 /* A pure ACK for listener l that matched no connection: if it returns a valid cookie, the
- * connection it stands for (SYN_RCVD, not counted in the backlog), else NULL. */
+ * connection it stands for (SYN_RCVD, not counted in the backlog), else NULL; *valid says
+ * whether the cookie was (NULL with a valid cookie: the table is full). */
 struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_tcp_listener *l,
 					   uint32_t lip, uint16_t lport, uint32_t rip,
 					   uint16_t rport, uint32_t seq, uint32_t ack,
-					   const struct tcp_opts *o);
+					   const struct tcp_opts *o, bool *valid);
 /* The TSval of a cookie's SYN-ACK: the clock with the peer's options in its low bits. */
 uint32_t tcp_syncookie_tsval(const struct myrio_tcp_conn *c);
 

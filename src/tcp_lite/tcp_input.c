@@ -572,15 +572,16 @@ void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 	}
 	if (!c || c->state == MYRIO_TCP_CLOSED) {
 		struct myrio_tcp_listener *l = c ? NULL : tcp_listener_find(s, dport);
+		bool cookie_valid = false;
 		if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN) {
 			passive_open(s, l, ip, sport, dport, &sg);
 		} else if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_ACK &&
 			   (c = tcp_syncookie_check(s, l, ip->dst, dport, ip->src, sport, sg.seq,
-						    sg.ack, &sg.o)) != NULL) {
+						    sg.ack, &sg.o, &cookie_valid)) != NULL) {
 			c->st.segs_in++;
 			established_input(c, p, ip, th, &sg);
 			return;
-		} else {
+		} else if (!cookie_valid) { /* valid with the table full: the peer retries */
 			s->st.drop_tcp_no_conn++;
 			uint32_t seglen = sg.len + ((sg.flags & TH_SYN) ? 1u : 0u) +
 					  ((sg.flags & TH_FIN) ? 1u : 0u);

@@ -160,20 +160,30 @@ static void full_table_without_time_wait_answers_with_a_cookie(void **state)
 	assert_int_equal(st.tcp_syncookies_sent, 1);
 	assert_int_equal(st.drop_tcp_table_full, 1);
 
-	/* A slot frees up: the cookie's ACK makes the connection. */
-	struct myrio_tcp_conn *first = tcp_lookup(r.s, STACK_IP, 80, PEER_IP, 1000);
-	assert_non_null(first);
-	myrio_tcp_abort(first);
-	raw_poll(&r);
+	/* The cookie's ACK while the table is still full: dropped, not reset, so that the
+	 * peer's retransmission can still get in. */
 	int accepted = r.ev_count[MYRIO_TCP_EV_ACCEPTED];
 	struct tcpf a = {.sport = 6000,
 			 .dport = 80,
 			 .seq = 4243,
 			 .ack = v.seq + 1,
-			 .flags = F_ACK,
+			 .flags = F_ACK | F_PSH,
+			 .data = (const uint8_t *)"hi",
+			 .len = 2,
 			 .win = 65535};
 	raw_send_tcp_poll(&r, &a);
+	assert_int_equal(cap_count_tcp(&r), 0);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], accepted);
+
+	/* A slot frees up: the retransmission makes the connection. */
+	struct myrio_tcp_conn *first = tcp_lookup(r.s, STACK_IP, 80, PEER_IP, 1000);
+	assert_non_null(first);
+	myrio_tcp_abort(first);
+	raw_poll(&r);
+	raw_send_tcp_poll(&r, &a);
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], accepted + 1);
+	char b[4];
+	assert_int_equal(myrio_tcp_read(r.last_conn, b, sizeof(b)), 2);
 	assert_int_equal(myrio_tcp_state(r.last_conn), MYRIO_TCP_ESTABLISHED);
 	raw_close(&r);
 }

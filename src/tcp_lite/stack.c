@@ -282,7 +282,7 @@ int myrio_stack_poll(struct myrio_stack *s)
 	}
 	s->st.rx_frames += n;
 	tcp_run_output(s);
-	if (s->next_timer && s->now_ms >= s->next_timer)
+	if (s->now_ms >= s->wheel.now) /* once per millisecond at most */
 		tcp_timers_run(s);
 	if (s->now_ms >= s->arp_next_check)
 		arp_timers(s);

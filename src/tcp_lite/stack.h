@@ -8,6 +8,7 @@
 
 #include "myrio/tcp_lite.h"
 #include "port/port_ops.h"
+#include "tcp_lite/timer_wheel.h"
 
 #define ETH_HLEN 14
 #define ETH_MIN_FRAME 60 /* without FCS; the NIC does not pad (§5.3) */
@@ -142,9 +143,11 @@ struct myrio_tcp_conn {
 	struct myrio_tcp_listener *listener; /* while SYN_RCVD */
 	uint32_t lip, rip;
 	uint16_t lport, rport;
-	uint32_t hash_next;		    /* chain in the tuple hash, or free list */
-	struct myrio_tcp_conn *prev, *next; /* active list (timers) */
-	struct myrio_tcp_conn *out_next;    /* pending-output list */
+	uint32_t hash_next;				/* chain in the tuple hash, or free list */
+	struct myrio_tcp_conn *prev, *next;		/* connections in use (stats) */
+	struct myrio_tcp_conn *reuse_prev, *reuse_next; /* s->reuse: TIME_WAIT nobody holds */
+	bool reusable;					/* on that list */
+	struct myrio_tcp_conn *out_next;		/* pending-output list */
 	struct myrio_tcp_conn *zombie_next;
 
 	/* send */
@@ -189,8 +192,10 @@ struct myrio_tcp_conn {
 	uint32_t ka_idle_ms, ka_interval_ms, ka_probes, ka_sent;
 	uint64_t last_rcv_ms, ka_probe_ms; /* last segment from the peer, last probe */
 
-	/* timers, absolute ms; 0 = off */
+	/* timers, absolute ms; 0 = off. The wheel holds one entry per connection, at a
+	 * deadline no later than the earliest of these (tcp_timers.c). */
 	uint64_t t_rtx, t_delack, t_2msl, t_keep;
+	struct tw_timer timer;
 	bool persist;
 	uint32_t persist_backoff;
 
@@ -232,9 +237,13 @@ struct myrio_stack {
 	uint32_t free_head;
 	uint32_t nconns;
 	struct myrio_tcp_conn *active;
+	struct myrio_tcp_conn *reuse, *reuse_tail; /* TIME_WAIT slots to recycle, oldest first */
 	struct myrio_tcp_conn *out_list;
 	struct myrio_tcp_conn *zombies;
-	uint64_t next_timer;
+	struct timer_wheel wheel;
+	/* Work counters the tests read: connections whose timers were examined, and slots
+	 * looked at to find one for a new connection. */
+	uint64_t timer_visits, alloc_visits;
 	struct myrio_tcp_listener *listeners;
 	struct myrio_udp_sock *udps;
 	struct ip_reass *reass; /* conf.reass_slots datagrams being reassembled */
@@ -265,11 +274,6 @@ void stack_flush(struct myrio_stack *s);
 bool stack_tx_room(struct myrio_stack *s); /* false while the NIC ring and batch are full */
 struct myrio_pkt *stack_alloc(struct myrio_stack *s);
 uint64_t stack_random(struct myrio_stack *s);
-static inline void stack_arm_timer(struct myrio_stack *s, uint64_t when)
-{
-	if (when && (s->next_timer == 0 || when < s->next_timer))
-		s->next_timer = when;
-}
 
 /* eth.c */
 void eth_input(struct myrio_stack *s, struct myrio_pkt *p);
@@ -325,6 +329,9 @@ void tcp_event(struct myrio_tcp_conn *c, enum myrio_tcp_event ev);
 void tcp_conn_finish(struct myrio_tcp_conn *c, int error);
 void tcp_reap(struct myrio_stack *s);
 void tcp_conn_free(struct myrio_tcp_conn *c); /* immediately; not while listed */
+/* TIME_WAIT starts (or restarts, RFC 9293 §3.10.7.4): the 2MSL timer, and the slot joins
+ * the recycling list once the application let go. */
+void tcp_time_wait_start(struct myrio_tcp_conn *c);
 /* The window scale we offer: the smallest that lets rcv_buf be advertised (RFC 7323). */
 uint8_t tcp_rcv_wscale(const struct myrio_stack *s);
 uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip, uint16_t rport);
@@ -336,11 +343,12 @@ void tcp_syncookie_send(struct myrio_stack *s, struct myrio_tcp_listener *l, uin
 			uint16_t lport, uint32_t rip, uint16_t rport, uint32_t peer_isn,
 			const struct tcp_opts *o);
 /* A pure ACK for listener l that matched no connection: if it returns a valid cookie, the
- * connection it stands for (SYN_RCVD, not counted in the backlog), else NULL. */
+ * connection it stands for (SYN_RCVD, not counted in the backlog), else NULL; *valid says
+ * whether the cookie was (NULL with a valid cookie: the table is full). */
 struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_tcp_listener *l,
 					   uint32_t lip, uint16_t lport, uint32_t rip,
 					   uint16_t rport, uint32_t seq, uint32_t ack,
-					   const struct tcp_opts *o);
+					   const struct tcp_opts *o, bool *valid);
 /* The TSval of a cookie's SYN-ACK: the clock with the peer's options in its low bits. */
 uint32_t tcp_syncookie_tsval(const struct myrio_tcp_conn *c);
 
@@ -361,6 +369,9 @@ int tcp_challenge_ack(struct myrio_tcp_conn *c);
 
 /* tcp_timers.c */
 void tcp_timers_run(struct myrio_stack *s);
+/* One of c's deadlines (t_rtx, t_delack, t_2msl, t_keep) was set to when: makes sure the
+ * wheel fires for c by then. Clearing or postponing a deadline needs no call. */
+void tcp_timer_arm(struct myrio_tcp_conn *c, uint64_t when);
 void tcp_arm_rto(struct myrio_tcp_conn *c);
 void tcp_rtt_sample(struct myrio_tcp_conn *c, uint32_t rtt_us);
 

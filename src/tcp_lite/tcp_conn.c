@@ -47,6 +47,7 @@ int tcp_init(struct myrio_stack *s)
 		s->conns[i].hash_next = i + 1 < n ? i + 1 : NO_CONN;
 	}
 	s->free_head = 0;
+	tw_init(&s->wheel, s->now_ms);
 	s->eph_next = (uint16_t)stack_random(s);
 	s->cookie_key[0] = stack_random(s);
 	s->cookie_key[1] = stack_random(s);
@@ -112,9 +113,52 @@ static void unhash(struct myrio_tcp_conn *c)
 	}
 }
 
+/* The recycling list: TIME_WAIT connections the application let go, in the order they
+ * became so (oldest first), so that a full table recycles the oldest in O(1). */
+static void reuse_enlist(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	if (c->reusable || c->app_owned || c->state != MYRIO_TCP_TIME_WAIT)
+		return;
+	c->reusable = true;
+	c->reuse_next = NULL;
+	c->reuse_prev = s->reuse_tail;
+	if (s->reuse_tail)
+		s->reuse_tail->reuse_next = c;
+	else
+		s->reuse = c;
+	s->reuse_tail = c;
+}
+
+static void reuse_delist(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	if (!c->reusable)
+		return;
+	if (c->reuse_prev)
+		c->reuse_prev->reuse_next = c->reuse_next;
+	else
+		s->reuse = c->reuse_next;
+	if (c->reuse_next)
+		c->reuse_next->reuse_prev = c->reuse_prev;
+	else
+		s->reuse_tail = c->reuse_prev;
+	c->reusable = false;
+}
+
+void tcp_time_wait_start(struct myrio_tcp_conn *c)
+{
+	c->t_2msl = c->s->now_ms + c->s->conf.time_wait_ms;
+	tcp_timer_arm(c, c->t_2msl);
+	reuse_delist(c); /* a restart makes it the youngest */
+	reuse_enlist(c);
+}
+
 void tcp_conn_free(struct myrio_tcp_conn *c)
 {
 	struct myrio_stack *s = c->s;
+	tw_del(&s->wheel, &c->timer);
+	reuse_delist(c);
 	drop_send_queue(c);
 	drop_receive_queues(c);
 	unhash(c);
@@ -138,9 +182,13 @@ struct myrio_tcp_conn *tcp_conn_alloc(struct myrio_stack *s, uint32_t lip, uint1
 				      uint32_t rip, uint16_t rport)
 {
 	if (s->free_head == NO_CONN) {
-		/* Reuse a TIME_WAIT slot nobody holds (oldest is not tracked: any will do). */
-		for (struct myrio_tcp_conn *c = s->active; c; c = c->next) {
-			if (c->state == MYRIO_TCP_TIME_WAIT && !c->app_owned && !c->on_output) {
+		/* Recycle the oldest TIME_WAIT nobody holds (RFC 6191 lets a new incarnation
+		 * take over a TIME_WAIT; this one is for another tuple, so it only costs the
+		 * old one's protection against late duplicates). One still on the output list
+		 * (an ACK due) waits for the next poll. */
+		for (struct myrio_tcp_conn *c = s->reuse; c; c = c->reuse_next) {
+			s->alloc_visits++;
+			if (!c->on_output) {
 				tcp_conn_free(c);
 				break;
 			}
@@ -244,6 +292,8 @@ void tcp_conn_finish(struct myrio_tcp_conn *c, int error)
 	bool was_open = c->state != MYRIO_TCP_CLOSED && c->state != MYRIO_TCP_TIME_WAIT;
 	c->state = MYRIO_TCP_CLOSED;
 	c->t_rtx = c->t_delack = c->t_2msl = c->t_keep = 0;
+	tw_del(&c->s->wheel, &c->timer);
+	reuse_delist(c);
 	drop_send_queue(c);
 	free_chain(c->ooo);
 	c->ooo = NULL;
@@ -395,8 +445,7 @@ static bool can_send(const struct myrio_tcp_conn *c)
 
 /* Puts p at the end of the send queue: len bytes of data, or the FIN (one sequence number,
  * no data); the next to go if nothing is waiting. */
-static void sndq_append(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t len,
-			uint32_t flags)
+static void sndq_append(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t len, uint32_t flags)
 {
 	seg_set(p, c->snd_end, len, 0, flags);
 	c->snd_end += (flags & SEG_FIN) ? 1 : len;
@@ -613,6 +662,8 @@ void myrio_tcp_close(struct myrio_tcp_conn *c)
 		c->app_owned = false;
 		if (c->state == MYRIO_TCP_CLOSED)
 			tcp_conn_finish(c, 0);
+		else
+			reuse_enlist(c);
 		return;
 	}
 	/* Unread data: tell the peer it was lost (RFC 2525 / Linux behaviour). */
@@ -628,7 +679,7 @@ void myrio_tcp_close(struct myrio_tcp_conn *c)
 	 * never opens; while it still retransmits, the retry limit bounds it instead
 	 * (tcp_timers.c, orphan_deadline). FIN_WAIT_2 restarts this when it is entered. */
 	c->t_2msl = c->s->now_ms + c->s->conf.time_wait_ms;
-	stack_arm_timer(c->s, c->t_2msl);
+	tcp_timer_arm(c, c->t_2msl);
 }
 
 enum myrio_tcp_state myrio_tcp_state(const struct myrio_tcp_conn *c)

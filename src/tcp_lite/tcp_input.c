@@ -50,8 +50,10 @@ static void passive_open(struct myrio_stack *s, struct myrio_tcp_listener *l,
 		return;
 	}
 	struct myrio_tcp_conn *c = tcp_conn_alloc(s, ip->dst, dport, ip->src, sport);
-	if (!c)
+	if (!c) { /* table full: a cookie needs no slot until the handshake completes */
+		tcp_syncookie_send(s, l, ip->dst, dport, ip->src, sport, sg->seq, &sg->o);
 		return;
+	}
 	c->listener = l;
 	c->st.segs_in = 1; /* the SYN */
 	l->pending++;
@@ -98,8 +100,7 @@ static void enter_time_wait(struct myrio_tcp_conn *c)
 		tcp_conn_finish(c, 0);
 		return;
 	}
-	c->t_2msl = s->now_ms + s->conf.time_wait_ms;
-	stack_arm_timer(s, c->t_2msl);
+	tcp_time_wait_start(c);
 }
 
 static bool fin_acked(const struct myrio_tcp_conn *c)
@@ -498,7 +499,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 			c->state = MYRIO_TCP_FIN_WAIT_2;
 			if (!c->app_owned) { /* orphan: the FIN_WAIT_2 timeout starts now */
 				c->t_2msl = s->now_ms + s->conf.time_wait_ms;
-				stack_arm_timer(s, c->t_2msl);
+				tcp_timer_arm(c, c->t_2msl);
 			}
 		} else if (c->state == MYRIO_TCP_CLOSING) {
 			enter_time_wait(c);
@@ -517,10 +518,8 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 			break;
 		case MYRIO_TCP_TIME_WAIT: /* FIN retransmitted: ACK, restart 2MSL */
 			c->ack_now = true;
-			if (s->conf.time_wait_ms) {
-				c->t_2msl = s->now_ms + s->conf.time_wait_ms;
-				stack_arm_timer(s, c->t_2msl);
-			}
+			if (s->conf.time_wait_ms)
+				tcp_time_wait_start(c);
 			break;
 		default: /* the peer already closed: nothing more to receive */
 			c->ack_now = true;
@@ -573,15 +572,16 @@ void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 	}
 	if (!c || c->state == MYRIO_TCP_CLOSED) {
 		struct myrio_tcp_listener *l = c ? NULL : tcp_listener_find(s, dport);
+		bool cookie_valid = false;
 		if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN) {
 			passive_open(s, l, ip, sport, dport, &sg);
 		} else if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_ACK &&
 			   (c = tcp_syncookie_check(s, l, ip->dst, dport, ip->src, sport, sg.seq,
-						    sg.ack, &sg.o)) != NULL) {
+						    sg.ack, &sg.o, &cookie_valid)) != NULL) {
 			c->st.segs_in++;
 			established_input(c, p, ip, th, &sg);
 			return;
-		} else {
+		} else if (!cookie_valid) { /* valid with the table full: the peer retries */
 			s->st.drop_tcp_no_conn++;
 			uint32_t seglen = sg.len + ((sg.flags & TH_SYN) ? 1u : 0u) +
 					  ((sg.flags & TH_FIN) ? 1u : 0u);

@@ -331,7 +331,7 @@ static void arm_persist(struct myrio_tcp_conn *c)
 	if (t > c->s->conf.rto_max_ms)
 		t = c->s->conf.rto_max_ms;
 	c->t_rtx = c->s->now_ms + t;
-	stack_arm_timer(c->s, c->t_rtx);
+	tcp_timer_arm(c, c->t_rtx);
 }
 
 void tcp_output(struct myrio_tcp_conn *c)
@@ -431,7 +431,7 @@ void tcp_output(struct myrio_tcp_conn *c)
 		tcp_send_ack(c);
 	else if (c->delack_segs && !c->t_delack) {
 		c->t_delack = s->now_ms + s->conf.delayed_ack_ms;
-		stack_arm_timer(s, c->t_delack);
+		tcp_timer_arm(c, c->t_delack);
 	}
 	if (c->snd_max != c->snd_una && (!c->t_rtx || c->persist)) {
 		c->persist = false;

@@ -127,8 +127,9 @@ static bool cookie_opts(const struct myrio_stack *s, const struct tcp_opts *o,
 struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_tcp_listener *l,
 					   uint32_t lip, uint16_t lport, uint32_t rip,
 					   uint16_t rport, uint32_t seq, uint32_t ack,
-					   const struct tcp_opts *o)
+					   const struct tcp_opts *o, bool *valid)
 {
+	*valid = false;
 	if (!l->cookies_until_ms || s->now_ms > l->cookies_until_ms)
 		return NULL; /* no cookie sent lately: not worth a hash */
 	uint32_t cookie = ack - 1, peer_isn = seq - 1;
@@ -143,6 +144,7 @@ struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_t
 		s->st.tcp_syncookies_failed++;
 		return NULL;
 	}
+	*valid = true;
 	struct myrio_tcp_conn *c = tcp_conn_alloc(s, lip, lport, rip, rport);
 	if (!c)
 		return NULL;

@@ -1,8 +1,13 @@
 /* TCP timers: retransmission (RFC 6298, exponential backoff), SYN retries, zero-window
  * persist probes, delayed ACKs, TIME_WAIT and orphan FIN_WAIT, keepalive. Deadlines are absolute
- * milliseconds of the stack clock; poll only walks the connections when the earliest
- * one is due. */
+ * milliseconds of the stack clock, kept in the connection (t_rtx, t_delack, t_2msl,
+ * t_keep). Each connection has one entry in the stack's timing wheel, filed at a time no
+ * later than its earliest deadline: arming an earlier deadline moves the entry
+ * (tcp_timer_arm), while clearing or postponing one (every ACK postpones the RTO) costs
+ * nothing, and the entry, fired early, files itself again at the earliest deadline left.
+ * So poll only visits connections with a deadline due or one that moved, never all. */
 #include <errno.h>
+#include <stddef.h>
 
 #include "tcp_lite/stack.h"
 
@@ -33,7 +38,13 @@ void tcp_arm_rto(struct myrio_tcp_conn *c)
 		}
 	}
 	c->t_rtx = c->s->now_ms + t;
-	stack_arm_timer(c->s, c->t_rtx);
+	tcp_timer_arm(c, c->t_rtx);
+}
+
+void tcp_timer_arm(struct myrio_tcp_conn *c, uint64_t when)
+{
+	if (when && (!tw_pending(&c->timer) || when < c->timer.when))
+		tw_add(&c->s->wheel, &c->timer, when);
 }
 
 void tcp_rtt_sample(struct myrio_tcp_conn *c, uint32_t r)
@@ -95,7 +106,7 @@ static void rtx_timeout(struct myrio_tcp_conn *c)
 		if (t > s->conf.rto_max_ms)
 			t = s->conf.rto_max_ms;
 		c->t_rtx = s->now_ms + t;
-		stack_arm_timer(s, c->t_rtx);
+		tcp_timer_arm(c, c->t_rtx);
 		return;
 	}
 	if (c->snd_max == c->snd_una)
@@ -173,8 +184,7 @@ int myrio_tcp_keepalive(struct myrio_tcp_conn *c, uint32_t idle_ms, uint32_t int
 	c->ka_sent = 0;
 	c->last_rcv_ms = c->s->now_ms;
 	c->t_keep = idle_ms ? c->s->now_ms + idle_ms : 0;
-	if (c->t_keep)
-		stack_arm_timer(c->s, c->t_keep);
+	tcp_timer_arm(c, c->t_keep);
 	return 0;
 }
 
@@ -218,38 +228,49 @@ static void keepalive_timeout(struct myrio_tcp_conn *c)
 	c->t_keep = now + c->ka_interval_ms;
 }
 
+/* The wheel entry of c came due: runs the handlers of the deadlines that passed, then
+ * files the entry at the earliest deadline left. */
+static void conn_timers_due(struct tw_timer *t, void *arg)
+{
+	struct myrio_tcp_conn *c =
+	    (struct myrio_tcp_conn *)((char *)t - offsetof(struct myrio_tcp_conn, timer));
+	uint64_t now = ((struct myrio_stack *)arg)->now_ms;
+	c->s->timer_visits++;
+	if (c->state == MYRIO_TCP_CLOSED)
+		return;
+	if (c->t_delack && now >= c->t_delack) {
+		c->t_delack = 0;
+		if (c->delack_segs || c->ack_now)
+			tcp_send_ack(c);
+	}
+	if (c->t_rtx && now >= c->t_rtx) {
+		c->t_rtx = 0;
+		rtx_timeout(c);
+	}
+	if (c->t_2msl && now >= c->t_2msl && c->state != MYRIO_TCP_CLOSED) {
+		c->t_2msl = 0;
+		if (c->state == MYRIO_TCP_TIME_WAIT)
+			tcp_conn_finish(c, 0);
+		else
+			orphan_deadline(c);
+	}
+	if (c->t_keep && now >= c->t_keep && c->state != MYRIO_TCP_CLOSED) {
+		c->t_keep = 0;
+		keepalive_timeout(c);
+	}
+	if (c->state == MYRIO_TCP_CLOSED)
+		return;
+	uint64_t deadlines[4] = {c->t_delack, c->t_rtx, c->t_2msl, c->t_keep}, next = 0;
+	for (int i = 0; i < 4; i++)
+		if (deadlines[i] && (!next || deadlines[i] < next))
+			next = deadlines[i];
+	if (next)
+		tw_add(&c->s->wheel, &c->timer, next);
+	else
+		tw_del(&c->s->wheel, &c->timer);
+}
+
 void tcp_timers_run(struct myrio_stack *s)
 {
-	uint64_t now = s->now_ms, next = 0;
-	for (struct myrio_tcp_conn *c = s->active; c; c = c->next) {
-		if (c->state == MYRIO_TCP_CLOSED)
-			continue;
-		if (c->t_delack && now >= c->t_delack) {
-			c->t_delack = 0;
-			if (c->delack_segs || c->ack_now)
-				tcp_send_ack(c);
-		}
-		if (c->t_rtx && now >= c->t_rtx) {
-			c->t_rtx = 0;
-			rtx_timeout(c);
-		}
-		if (c->t_2msl && now >= c->t_2msl && c->state != MYRIO_TCP_CLOSED) {
-			c->t_2msl = 0;
-			if (c->state == MYRIO_TCP_TIME_WAIT)
-				tcp_conn_finish(c, 0);
-			else
-				orphan_deadline(c);
-		}
-		if (c->t_keep && now >= c->t_keep && c->state != MYRIO_TCP_CLOSED) {
-			c->t_keep = 0;
-			keepalive_timeout(c);
-		}
-		if (c->state == MYRIO_TCP_CLOSED)
-			continue;
-		uint64_t t[4] = {c->t_delack, c->t_rtx, c->t_2msl, c->t_keep};
-		for (int i = 0; i < 4; i++)
-			if (t[i] && (!next || t[i] < next))
-				next = t[i];
-	}
-	s->next_timer = next;
+	tw_run(&s->wheel, s->now_ms, conn_timers_due, s);
 }

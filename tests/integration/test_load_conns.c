@@ -7,13 +7,13 @@
  * MYRIO_LOAD_BYTES (per connection, default 4096) set the size. The test prints the
  * connections held, the heap used per connection (stack tables sized for them) and the
  * model time taken. */
-#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <time.h>
 #include <cmocka.h>
 
+#include "load_env.h"
 #include "model_pair.h"
 #include "tcp_lite/stack.h" /* sizeof the connection record, for the report */
 
@@ -21,18 +21,6 @@
 
 static unsigned nconns;
 static uint64_t bytes_per_conn;
-
-static unsigned env_u(const char *name, unsigned dflt)
-{
-	const char *v = getenv(name);
-	return v && *v ? (unsigned)strtoul(v, NULL, 0) : dflt;
-}
-
-static size_t heap_used(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-	return mi.uordblks + mi.hblkhd;
-}
 
 static void big_tables(struct myrio_stack_conf *c)
 {

@@ -9,7 +9,6 @@
  * MYRIO_SOAK_BAD_COMPLETIONS=0 to leave out completion entries with wrong lengths
  * (impossible ones, and plausible ones of the other ring, which put the driver's rings out
  * of step until myrio_rx_verify notices and the port resets the NIC). */
-#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +16,7 @@
 #include <cmocka.h>
 
 #include "mcp/nic.h"
+#include "load_env.h"
 #include "model_pair.h"
 #include "tcp_lite/stack.h" /* connection table, for the diagnosis of a failure */
 
@@ -44,18 +44,6 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static size_t heap_used(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-	return mi.uordblks + mi.hblkhd;
-}
-
-static unsigned env_u(const char *name, unsigned dflt)
-{
-	const char *v = getenv(name);
-	return v && *v ? (unsigned)strtoul(v, NULL, 0) : dflt;
 }
 
 static void soak_tweak(struct myrio_stack_conf *c)

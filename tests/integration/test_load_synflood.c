@@ -3,26 +3,19 @@
  * nothing (heap unchanged: every table is preallocated), its half-open connections stay
  * within the listener's backlog, the excess SYNs are dropped and counted, and the
  * legitimate connections are established and deliver every byte intact. */
-#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "load_env.h"
 #include "model_pair.h"
+#include "syn_frame.h"
 #include "tcp_lite/stack.h" /* the connection table, to count half-open connections */
-#include "util/byteorder.h"
-#include "util/csum.h"
 
 #define PORT 8000
 #define BACKLOG 32
 #define LEGIT 16
-
-static size_t heap_used(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-	return mi.uordblks + mi.hblkhd;
-}
 
 static void tables(struct myrio_stack_conf *c)
 {
@@ -35,34 +28,9 @@ static void tables(struct myrio_stack_conf *c)
  * nobody answers) or from beyond it (no route). */
 static void flood_frame(uint8_t *f, const uint8_t dst_mac[6], uint32_t n)
 {
-	static const uint8_t src_mac[6] = {0x02, 0x66, 0x66, 0x00, 0x00, 0x01};
-	memset(f, 0, 60);
-	memcpy(f, dst_mac, 6);
-	memcpy(f + 6, src_mac, 6);
-	put_be16(f + 12, 0x0800);
-	uint8_t *ip = f + 14;
-	ip[0] = 0x45;
-	put_be16(ip + 2, 40);
-	put_be16(ip + 4, (uint16_t)n);
-	ip[8] = 64;
-	ip[9] = 6;
 	uint32_t src = (n & 1) ? 0x0a000000u | (3 + n % 250) : 0xc0a80000u | (n & 0xffff);
-	put_be32(ip + 12, src);
-	put_be32(ip + 16, MP_IP_B);
-	put_be16(ip + 10, csum_finish(csum_add(0, ip, 20)));
-	uint8_t *t = ip + 20;
-	put_be16(t, (uint16_t)(1024 + n % 60000));
-	put_be16(t + 2, PORT);
-	put_be32(t + 4, n * 2654435761u);
-	t[12] = 5 << 4;
-	t[13] = 0x02;
-	put_be16(t + 14, 65535);
-	uint8_t ph[12];
-	memcpy(ph, ip + 12, 8);
-	ph[8] = 0;
-	ph[9] = 6;
-	put_be16(ph + 10, 20);
-	put_be16(t + 16, csum_finish(csum_add(csum_add(0, ph, 12), t, 20)));
+	syn_frame(f, dst_mac, src, MP_IP_B, (uint16_t)(1024 + n % 60000), PORT, n * 2654435761u,
+		  (uint16_t)n);
 }
 
 static unsigned half_open(struct myrio_stack *s)

@@ -1,0 +1,46 @@
+/* A bare SYN (no options) in a minimum-size Ethernet frame, for the tests that flood a
+ * stack with SYNs through a port of their own. */
+#ifndef SYN_FRAME_H
+#define SYN_FRAME_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "util/byteorder.h"
+#include "util/csum.h"
+
+#define SYN_FRAME_LEN 60
+
+static inline void syn_frame(uint8_t *f, const uint8_t dst_mac[6], uint32_t src, uint32_t dst,
+			     uint16_t sport, uint16_t dport, uint32_t isn, uint16_t ip_id)
+{
+	static const uint8_t src_mac[6] = {0x02, 0x66, 0x66, 0x00, 0x00, 0x01};
+	memset(f, 0, SYN_FRAME_LEN);
+	memcpy(f, dst_mac, 6);
+	memcpy(f + 6, src_mac, 6);
+	put_be16(f + 12, 0x0800);
+	uint8_t *ip = f + 14;
+	ip[0] = 0x45;
+	put_be16(ip + 2, 40);
+	put_be16(ip + 4, ip_id);
+	ip[8] = 64;
+	ip[9] = 6;
+	put_be32(ip + 12, src);
+	put_be32(ip + 16, dst);
+	put_be16(ip + 10, csum_finish(csum_add(0, ip, 20)));
+	uint8_t *t = ip + 20;
+	put_be16(t, sport);
+	put_be16(t + 2, dport);
+	put_be32(t + 4, isn);
+	t[12] = 5 << 4;
+	t[13] = 0x02;
+	put_be16(t + 14, 65535);
+	uint8_t ph[12];
+	memcpy(ph, ip + 12, 8);
+	ph[8] = 0;
+	ph[9] = 6;
+	put_be16(ph + 10, 20);
+	put_be16(t + 16, csum_finish(csum_add(csum_add(0, ph, 12), t, 20)));
+}
+
+#endif

@@ -1,0 +1,240 @@
+/* Scale: many concurrent connections between two stacks over the device model, each
+ * carrying a few checked bytes both ways, then held idle with keepalive armed (Linux's
+ * defaults: 2 h idle). What an idle connection costs:
+ *
+ * - poll: ns per myrio_stack_poll of one side, 10 polls per millisecond of model time,
+ *   with 100 connections and with all of them: nothing due, and one connection probed
+ *   every millisecond (a timer due in every tenth poll). Both must stay within 2x.
+ * - a SYN to the full table: ns per SYN (the victim's poll time over the SYNs it took).
+ * - memory: the stack's heap per connection and the connection record.
+ *
+ * MYRIO_SCALE_CONNS (default 100000) sets the count; bench/scale_cost.sh prints the
+ * figures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "load_env.h"
+#include "model_pair.h"
+#include "syn_frame.h"
+#include "tcp_lite/stack.h" /* sizeof the connection record, for the report */
+
+#define PORT 7100
+#define WAVE 512
+#define FEW_BYTES 16
+#define SMALL 100
+#define POLLS 20000
+#define PER_PORT 16000 /* below the 16384 ephemeral ports towards one address and port */
+#define MAX_PORTS 16
+
+static unsigned nconns;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The table holds exactly the connections: full once they are all open. */
+static void tables(struct myrio_stack_conf *c)
+{
+	c->max_tcp_conns = nconns;
+	c->tx_pool_size = 16384;
+	c->snd_queue_segs = 8;
+	c->rcv_buf = 16 * 1024;
+	c->delayed_ack_ms = 0;
+	c->max_listeners = MAX_PORTS;
+}
+
+static bool stream_done(const struct mp_stream *s)
+{
+	return s->c && s->sent == FEW_BYTES && s->rcvd == FEW_BYTES;
+}
+
+/* Opens connections from a to b until `total` are open, in waves no larger than the
+ * listener's backlog; each sends FEW_BYTES each way, checked, then keepalive is armed. */
+static void open_until(struct model_pair *m, unsigned total)
+{
+	unsigned open = (unsigned)m->connected;
+	while (open < total) {
+		unsigned wave = total - open < WAVE ? total - open : WAVE;
+		unsigned first = m->nstreams;
+		for (unsigned i = 0; i < wave; i++) {
+			struct myrio_tcp_conn *c;
+			uint16_t port = (uint16_t)(PORT + (first + i) / 2 / PER_PORT);
+			assert_int_equal(myrio_tcp_connect(m->a, MP_IP_B, port, NULL, &c), 0);
+			assert_non_null(mp_stream_new(m, c));
+		}
+		open += wave;
+		for (int r = 0; r < 20000 && (m->connected < open || m->accepted < open); r++)
+			mp_round(m);
+		assert_int_equal(m->errors, 0);
+		assert_int_equal(m->connected, open);
+		assert_int_equal(m->accepted, open);
+		for (unsigned i = first; i < m->nstreams; i++) {
+			m->streams[i].to_send = FEW_BYTES;
+			mp_write(&m->streams[i]);
+		}
+		unsigned done = 0;
+		for (int r = 0; r < 20000 && done < 2 * wave; r++) {
+			mp_round(m);
+			done = 0;
+			for (unsigned i = first; i < m->nstreams; i++)
+				done += stream_done(&m->streams[i]);
+		}
+		assert_int_equal(done, 2 * wave);
+		for (unsigned i = first; i < m->nstreams; i++) {
+			assert_int_equal(m->streams[i].bad, 0);
+			uint32_t lip;
+			myrio_tcp_addr(m->streams[i].c, &lip, NULL, NULL, NULL);
+			if (lip == MP_IP_A)
+				assert_int_equal(
+				    myrio_tcp_keepalive(m->streams[i].c, 7200000, 0, 0), 0);
+		}
+	}
+}
+
+/* ns per poll of a, the best of five runs of POLLS (the least disturbed by the machine's
+ * other work); b is polled too, untimed, so that it answers. */
+static double poll_ns(struct model_pair *m)
+{
+	double best = 0;
+	for (int rep = 0; rep < 5; rep++) {
+		uint64_t total = 0;
+		for (int i = 0; i < POLLS; i++) {
+			myrio_sim_step(m->w, 100); /* 100 us of model time */
+			uint64_t t0 = now_ns();
+			myrio_stack_poll(m->a);
+			total += now_ns() - t0;
+			myrio_stack_poll(m->b);
+		}
+		double ns = (double)total / POLLS;
+		if (rep == 0 || ns < best)
+			best = ns;
+	}
+	return best;
+}
+
+struct poll_cost {
+	double idle, probed;
+};
+
+/* The first connection is probed every millisecond while the others stay idle. */
+static struct poll_cost measure(struct model_pair *m)
+{
+	struct poll_cost pc;
+	pc.idle = poll_ns(m);
+	struct myrio_tcp_conn *busy = m->streams[0].c;
+	struct myrio_stack_stats s0, s1;
+	myrio_stack_stats(m->a, &s0);
+	assert_int_equal(myrio_tcp_keepalive(busy, 1, 1, 1000000), 0);
+	pc.probed = poll_ns(m);
+	assert_int_equal(myrio_tcp_keepalive(busy, 7200000, 0, 0), 0);
+	myrio_stack_stats(m->a, &s1);
+	assert_true(s1.tcp_keepalive_probes - s0.tcp_keepalive_probes > 5 * POLLS / 10 / 2);
+	assert_int_equal(myrio_tcp_state(busy), MYRIO_TCP_ESTABLISHED);
+	return pc;
+}
+
+/* Spoofed SYNs from a's address (a answers the cookies' SYN-ACKs with RSTs): ns of b's
+ * polls per SYN that found the table full. */
+static double full_table_syn_ns(struct model_pair *m)
+{
+	struct myrio_port_info ib;
+	assert_int_equal(myrio_port_info(m->pb, &ib), 0);
+	struct myrio_pool *fp;
+	assert_int_equal(myrio_port_pool_create(m->pa, 512, 2048, &fp), 0);
+	struct myrio_stack_stats s0, s1;
+	myrio_stack_stats(m->b, &s0);
+	uint64_t total = 0;
+	for (uint32_t r = 0; r < 2000; r++) {
+		struct myrio_pkt *p[16];
+		unsigned k = myrio_pkt_alloc_bulk(fp, p, 16) ? 16 : 0;
+		for (unsigned i = 0; i < k; i++) {
+			uint32_t n = r * 16 + i;
+			syn_frame(myrio_pkt_data(p[i]), ib.mac, MP_IP_A, MP_IP_B,
+				  (uint16_t)(1024 + n % 30000), PORT, n * 2654435761u, (uint16_t)n);
+			p[i]->len = SYN_FRAME_LEN;
+		}
+		uint16_t took = myrio_tx_burst(m->pa, p, (uint16_t)k);
+		myrio_pkt_free_bulk(p + took, k - took);
+		myrio_sim_step(m->w, 20);
+		myrio_stack_poll(m->a);
+		uint64_t t0 = now_ns();
+		myrio_stack_poll(m->b);
+		total += now_ns() - t0;
+	}
+	myrio_stack_stats(m->b, &s1);
+	uint64_t syns = s1.drop_tcp_table_full - s0.drop_tcp_table_full;
+	printf("  full table: %lu SYNs, %lu answered with a cookie\n", (unsigned long)syns,
+	       (unsigned long)(s1.tcp_syncookies_sent - s0.tcp_syncookies_sent));
+	assert_true(syns > 1000);
+	for (int i = 0; i < 200; i++)
+		mp_round(m);
+	myrio_pool_destroy(fp);
+	return (double)total / (double)syns;
+}
+
+static void idle_connections_cost_nothing_per_poll(void **state)
+{
+	(void)state;
+	nconns = env_u("MYRIO_SCALE_CONNS", 100000);
+	if (nconns < 2 * SMALL)
+		nconns = 2 * SMALL;
+	uint64_t t0 = now_ns();
+	size_t heap0 = heap_used();
+	struct model_pair m;
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.rx_pool_size = 4096;
+	assert_int_equal(mp_open(&m, "link=10g", 2 * nconns, tables, &pc), 0);
+	size_t heap1 = heap_used();
+	assert_int_equal(mp_static_arp(&m), 0);
+	assert_true(nconns <= MAX_PORTS * PER_PORT);
+	for (unsigned k = 0; k * PER_PORT < nconns; k++) {
+		struct myrio_tcp_listener *l;
+		uint16_t port = (uint16_t)(PORT + k);
+		assert_int_equal(myrio_tcp_listen(m.b, port, 2 * WAVE, NULL, &l), 0);
+	}
+
+	open_until(&m, SMALL);
+	struct poll_cost small = measure(&m);
+	open_until(&m, nconns);
+	double t_open = (double)(now_ns() - t0) / 1e9;
+	struct poll_cost big = measure(&m);
+	assert_int_equal(m.nstreams, 2 * nconns);
+	for (unsigned i = 0; i < m.nstreams; i++) {
+		assert_int_equal(myrio_tcp_state(m.streams[i].c), MYRIO_TCP_ESTABLISHED);
+		assert_true(stream_done(&m.streams[i]));
+	}
+	unsigned free_a = myrio_pool_free_count(m.a->pool);
+	double syn = full_table_syn_ns(&m);
+
+	printf("  %u connections open at once, %u bytes each way on each, all verified "
+	       "(%.1f s)\n",
+	       nconns, FEW_BYTES, t_open);
+	printf("  ns per poll, nothing due:          %u conns %.0f, %u conns %.0f (x%.2f)\n", SMALL,
+	       small.idle, nconns, big.idle, big.idle / small.idle);
+	printf("  ns per poll, one probe every 1 ms: %u conns %.0f, %u conns %.0f (x%.2f)\n", SMALL,
+	       small.probed, nconns, big.probed, big.probed / small.probed);
+	printf("  ns per SYN to the full table of %u: %.0f\n", nconns, syn);
+	printf("  stack heap %.0f bytes per connection (both stacks, ports and model: %.1f MiB); "
+	       "connection record %zu bytes; buffers held while idle: %u of %u\n",
+	       (double)(heap1 - heap0) / (2.0 * nconns), (double)(heap1 - heap0) / (1 << 20),
+	       sizeof(struct myrio_tcp_conn), m.a->pool->count - free_a, m.a->pool->count);
+	assert_true(big.idle < 2 * small.idle);
+	assert_true(big.probed < 2 * small.probed);
+	assert_int_equal(m.errors, 0);
+	mp_close(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(idle_connections_cost_nothing_per_poll),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

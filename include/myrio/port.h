@@ -32,6 +32,8 @@ struct myrio_port_conf {
 	const char *firmware;    /* image to load and hand off (§2.2, §2.4), NULL = adopt */
 	struct myrio_sim *sim;   /* in-process model hosting "sim:" devices */
 	uint32_t watchdog_ms;    /* NIC reboot check period (myri10ge); 0 = 1000, UINT32_MAX = off */
+	bool irq;                /* MSI wired at open for myrio_port_irq_fd; false: polled, INTx
+	                          * masked at the device (docs/driver.md "Real hardware") */
 };
 
 /* Offload capabilities (myrio_port_info.caps). */

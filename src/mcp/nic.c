@@ -12,8 +12,13 @@
 #define PCI_COMMAND 0x04
 #define PCI_COMMAND_MEMORY 0x2
 #define PCI_COMMAND_MASTER 0x4
+#define PCI_COMMAND_INTX_DISABLE 0x400
+#define PCI_STATUS 0x06
+#define PCI_STATUS_CAP_LIST 0x10
 #define PCI_CAP_PTR 0x34
+#define PCI_CAP_ID_MSI 0x05
 #define PCI_CAP_ID_EXP 0x10
+#define PCI_CAP_ID_MSIX 0x11
 #define PCI_EXP_DEVCTL 0x08
 #define PCI_EXP_DEVCTL_READRQ 0x7000
 #define PCI_EXP_DEVCTL_READRQ_4096 0x5000
@@ -37,27 +42,72 @@ unsigned myri_nic_pci_setup(struct myrio_bus *bus)
 				    v | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
 	else
 		log_warn("%s: cannot read the PCI command register", bus->name);
-	uint32_t cap;
-	if (bus->ops->cfg_read(bus, PCI_CAP_PTR, 1, &cap) < 0)
+	unsigned cap = myri_pci_find_cap(bus, PCI_CAP_ID_EXP);
+	if (!cap)
+		return 0;
+	unsigned at = cap + PCI_EXP_DEVCTL;
+	uint32_t ctl;
+	if (bus->ops->cfg_read(bus, at, 2, &ctl) < 0)
+		return 0;
+	ctl = (ctl & ~(uint32_t)PCI_EXP_DEVCTL_READRQ) | PCI_EXP_DEVCTL_READRQ_4096;
+	bus->ops->cfg_write(bus, at, 2, ctl);
+	if (bus->ops->cfg_read(bus, at, 2, &ctl) < 0)
+		return 0;
+	return 128u << ((ctl & PCI_EXP_DEVCTL_READRQ) >> 12);
+}
+
+unsigned myri_pci_find_cap(struct myrio_bus *bus, unsigned id)
+{
+	uint32_t v, cap;
+	if (bus->ops->cfg_read(bus, PCI_STATUS, 2, &v) < 0 || v == 0xffff ||
+	    !(v & PCI_STATUS_CAP_LIST) || bus->ops->cfg_read(bus, PCI_CAP_PTR, 1, &cap) < 0)
 		return 0;
 	for (int hops = 0; cap >= 0x40 && cap < 0x100 && hops < 48; hops++) {
 		uint32_t hdr;
-		if (bus->ops->cfg_read(bus, cap & ~3u, 2, &hdr) < 0)
+		cap &= ~3u;
+		if (bus->ops->cfg_read(bus, cap, 2, &hdr) < 0)
 			return 0;
-		if ((hdr & 0xff) == PCI_CAP_ID_EXP) {
-			unsigned at = (cap & ~3u) + PCI_EXP_DEVCTL;
-			uint32_t ctl;
-			if (bus->ops->cfg_read(bus, at, 2, &ctl) < 0)
-				return 0;
-			ctl = (ctl & ~(uint32_t)PCI_EXP_DEVCTL_READRQ) | PCI_EXP_DEVCTL_READRQ_4096;
-			bus->ops->cfg_write(bus, at, 2, ctl);
-			if (bus->ops->cfg_read(bus, at, 2, &ctl) < 0)
-				return 0;
-			return 128u << ((ctl & PCI_EXP_DEVCTL_READRQ) >> 12);
-		}
+		if ((hdr & 0xff) == id)
+			return cap;
 		cap = (hdr >> 8) & 0xff;
 	}
 	return 0;
+}
+
+/* Whether MSI or MSI-X is enabled in config space (under VFIO, as VFIO shows it). */
+static bool msi_on(struct myrio_bus *bus)
+{
+	uint32_t flags;
+	unsigned msi = myri_pci_find_cap(bus, PCI_CAP_ID_MSI);
+	if (msi && bus->ops->cfg_read(bus, msi + 2, 2, &flags) == 0 && (flags & 1))
+		return true;
+	unsigned msix = myri_pci_find_cap(bus, PCI_CAP_ID_MSIX);
+	return msix && bus->ops->cfg_read(bus, msix + 2, 2, &flags) == 0 && (flags & 0x8000);
+}
+
+/* The interrupt mode, decided before CMD_RESET, after every reboot too (its config space is
+ * wiped). MSI when asked for; otherwise INTx, masked with INTX_DISABLE (VFIO clears it at
+ * open) so that a polled NIC never asserts a shared line, and status_handle runs the
+ * deassert handshake without which the firmware sends no more status updates (§6.5). */
+static void irq_mode(struct myri_nic *nic)
+{
+	struct myrio_bus *bus = nic->bus;
+	int rc = 0;
+	if (bus->ops->irq_setup)
+		rc = bus->ops->irq_setup(bus, nic->irq_wanted);
+	else if (nic->irq_wanted)
+		rc = bus->ops->irq_fd(bus);
+	nic->msi = rc >= 0 && msi_on(bus);
+	if (nic->irq_wanted && !nic->msi)
+		log_warn("%s: MSI could not be enabled (%s): the port runs polled, with INTx "
+			 "masked",
+			 bus->name, rc < 0 ? strerror(-rc) : "not enabled in config space");
+	uint32_t v;
+	if (bus->ops->cfg_read(bus, PCI_COMMAND, 2, &v) == 0 && v != 0xffff) {
+		v = nic->msi ? v & ~(uint32_t)PCI_COMMAND_INTX_DISABLE
+			     : v | PCI_COMMAND_INTX_DISABLE;
+		bus->ops->cfg_write(bus, PCI_COMMAND, 2, v);
+	}
 }
 
 static bool pow2_in(uint32_t v, uint32_t lo, uint32_t hi)
@@ -129,6 +179,7 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 	}
 	nic->intr_coal_us = conf->intr_coal_us;
 	nic->promisc = conf->promisc;
+	nic->irq_wanted = conf->irq;
 	nic->rx_pool_extra = conf->rx_pool_size ? conf->rx_pool_size : RX_POOL_EXTRA_DEFAULT;
 	unsigned mrrs = myri_nic_pci_setup(bus);
 
@@ -203,6 +254,7 @@ static int reset_sequence(struct myri_nic *nic)
 {
 	struct myri_rings *r = &nic->rings;
 	uint32_t data;
+	irq_mode(nic);
 	int rc = cmd(nic, MCP_CMD_RESET, 0, 0, 0, &data);
 	if (rc < 0) {
 		log_err("%s: RESET failed", nic->bus->name);
@@ -249,6 +301,7 @@ static int reset_sequence(struct myri_nic *nic)
 	r->status = (void *)((uint8_t *)nic->ctrl.va + NIC_CTRL_STATUS);
 	r->claim0 = nic->bus->bar0 + nic->irq_ack_off;
 	r->claim1 = nic->bus->bar0 + nic->irq_ack_off + 4;
+	r->deassert = nic->msi ? NULL : nic->bus->bar0 + nic->irq_deassert_off;
 	r->rx_token = false;
 
 	const uint8_t *m = nic->ee.mac;

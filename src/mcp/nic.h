@@ -63,6 +63,8 @@ struct myri_nic {
 	char *fw_path;	    /* image loaded at probe, reloaded after a reboot (§2.5) */
 	bool fw_adopt;	    /* adoption allowed (conf.adopt_firmware) */
 	bool recovering;    /* open after a reboot: rx rings may start partly filled */
+	bool irq_wanted;    /* conf.irq: MSI wired before every reset sequence */
+	bool msi;	    /* MSI (or MSI-X) on: no INTx, no deassert handshake (§6.5) */
 	/* DMA memory: control page (response, status block, DMA-test page) and the
 	 * completion ring, each mapped on the bus. */
 	struct myrio_dma_region ctrl, intrq;
@@ -94,6 +96,8 @@ void myri_nic_release(struct myri_nic *nic);
 /* PCI command register (memory space, bus master) and read request size (§1.8); returns
  * the read request size in effect, 0 if unknown. */
 unsigned myri_nic_pci_setup(struct myrio_bus *bus);
+/* Config-space offset of the first capability with this ID, 0 if none (or unreadable). */
+unsigned myri_pci_find_cap(struct myrio_bus *bus, unsigned id);
 /* Loads or adopts the firmware as configured at probe (§2.2-§2.4). */
 int myri_nic_firmware(struct myri_nic *nic);
 /* Returns every posted rx buffer and pending tx chain to its pool and frees the ring

@@ -27,9 +27,6 @@
 
 #define PCI_COMMAND 0x04
 #define PCI_COMMAND_MASTER 0x4
-#define PCI_STATUS 0x06
-#define PCI_STATUS_CAP_LIST 0x10
-#define PCI_CAP_PTR 0x34
 #define PCI_CAP_ID_VNDR 0x09
 #define VS_MODE 0x10 /* vendor capability registers (§1.7) */
 #define VS_DATA 0x14
@@ -80,27 +77,16 @@ void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms, struct myrio_s
  * for the log. Returns -ENOENT when the capability is missing. */
 static int reboot_status(struct myrio_bus *bus, uint32_t *status)
 {
-	uint32_t v, cap = 0;
-	if (bus->ops->cfg_read(bus, PCI_STATUS, 2, &v) < 0 || !(v & PCI_STATUS_CAP_LIST) ||
-	    bus->ops->cfg_read(bus, PCI_CAP_PTR, 1, &cap) < 0)
+	unsigned cap = myri_pci_find_cap(bus, PCI_CAP_ID_VNDR);
+	if (!cap)
 		return -ENOENT;
-	for (int hops = 0; cap >= 0x40 && cap < 0x100 && hops < 48; hops++) {
-		uint32_t hdr;
-		cap &= ~3u;
-		if (bus->ops->cfg_read(bus, cap, 2, &hdr) < 0)
-			return -EIO;
-		if ((hdr & 0xff) == PCI_CAP_ID_VNDR) {
-			int rc = bus->ops->cfg_write(bus, cap + VS_MODE, 1, VS_MODE_READ32);
-			if (rc == 0)
-				rc = bus->ops->cfg_write(bus, cap + VS_ADDR, 4, REBOOT_STATUS_ADDR);
-			if (rc == 0)
-				rc = bus->ops->cfg_read(bus, cap + VS_DATA, 4, status);
-			bus->ops->cfg_write(bus, cap + VS_MODE, 1, 0);
-			return rc;
-		}
-		cap = (hdr >> 8) & 0xff;
-	}
-	return -ENOENT;
+	int rc = bus->ops->cfg_write(bus, cap + VS_MODE, 1, VS_MODE_READ32);
+	if (rc == 0)
+		rc = bus->ops->cfg_write(bus, cap + VS_ADDR, 4, REBOOT_STATUS_ADDR);
+	if (rc == 0)
+		rc = bus->ops->cfg_read(bus, cap + VS_DATA, 4, status);
+	bus->ops->cfg_write(bus, cap + VS_MODE, 1, 0);
+	return rc;
 }
 
 /* The driver's own counters survive a recovery; the NIC's restart from 0 (§2.5). */

@@ -85,6 +85,11 @@ bool sim_cfg_bus_master(const struct sim_nic *nic)
 	return nic->cfg[0x04] & 0x04;
 }
 
+bool sim_cfg_intx_disabled(const struct sim_nic *nic)
+{
+	return nic->cfg[0x05] & 0x04;
+}
+
 void sim_cfg_enable_msi(struct sim_nic *nic)
 {
 	nic->cfg[CAP_MSI + 2] |= 1;

@@ -1,7 +1,10 @@
 /* Status block and interrupts (§6): the claim0/claim1/deassert words, the rx-token and
  * armed state machine of §6.5, the coalescing delay (§6.6), the status block DMA with
  * `valid` written last (§6.1-§6.3), and the MSI eventfd. The eventfd is written only while
- * MSI/MSI-X is enabled in config space: polled drivers cost no system call. */
+ * MSI/MSI-X is enabled in config space: polled drivers cost no system call. With MSI off
+ * the firmware interrupts through INTx: it asserts the line (unless INTX_DISABLE is set)
+ * and sends no further update until the host writes the deassert word, as the firmware
+ * does (Linux's and iPXE's INTx handlers). */
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +20,7 @@ void sim_irq_reset(struct sim_nic *nic)
 	nic->send_pending = nic->stats_pending = false;
 	nic->link_down_events = 0;
 	nic->pending = false;
+	nic->intx_wait = nic->intx_line = nic->intx_held = false;
 	nic->link_state = nic->cable ? nic->cable->up : 0;
 	nic->stats_interval_us = 1000; /* [I] */
 	nic->next_stats_check = 0;
@@ -91,7 +95,11 @@ static void raise_irq(struct sim_nic *nic, bool rx)
 	nic->link_down_events = 0;
 	nic->pending = false;
 	nic->st.irqs++;
-	if (sim_cfg_msi_enabled(nic)) {
+	if (!sim_cfg_msi_enabled(nic)) {
+		nic->intx_wait = true;
+		nic->intx_line = !sim_cfg_intx_disabled(nic);
+		nic->st.intx_asserts += nic->intx_line;
+	} else {
 		uint64_t one = 1;
 		/* EAGAIN only when the counter saturates: the host is behind anyway */
 		ssize_t r = write(nic->irq_fd, &one, sizeof(one));
@@ -123,8 +131,10 @@ unsigned sim_irq_poll(struct sim_nic *nic, uint64_t now)
 	bool c1 = take(nic, SIM_CLAIM_OFF + 4);
 	bool da = take(nic, SIM_DEASSERT_OFF);
 	unsigned work = (unsigned)c0 + c1 + da;
-	if (da)
+	if (da) {
 		deassert(nic);
+		nic->intx_wait = nic->intx_line = nic->intx_held = false;
+	}
 	if (c0) /* the rx token comes back */
 		nic->token_at_nic = true;
 	if (c1) /* may interrupt again */
@@ -141,6 +151,11 @@ unsigned sim_irq_poll(struct sim_nic *nic, uint64_t now)
 	bool rx = nic->token_at_nic && nic->rx_new > 0;
 	if (!(rx || nic->send_pending || nic->stats_pending))
 		return work;
+	if (__builtin_expect(nic->intx_wait, 0)) {
+		nic->st.intx_held += !nic->intx_held;
+		nic->intx_held = true;
+		return work;
+	}
 	if (!nic->pending) {
 		nic->pending = true;
 		nic->pending_since = now;
@@ -150,4 +165,9 @@ unsigned sim_irq_poll(struct sim_nic *nic, uint64_t now)
 		return work;
 	raise_irq(nic, rx);
 	return work + 1;
+}
+
+bool sim_nic_intx_line(const struct sim_nic *nic)
+{
+	return nic->intx_line;
 }

@@ -58,6 +58,10 @@ int sim_nic_cfg_write(struct sim_nic *nic, unsigned off, unsigned size, uint32_t
 /* Interrupts are delivered by writing 1 to this eventfd (§6.4, MSI). */
 int sim_nic_irq_fd(const struct sim_nic *nic);
 
+/* Legacy INTx (§6.5): whether the NIC holds its line asserted now (MSI off, INTX_DISABLE
+ * clear, the update not yet deasserted). */
+bool sim_nic_intx_line(const struct sim_nic *nic);
+
 /* Stepped mode: the bus's delay_us lands here and runs the world for that long. */
 bool sim_world_is_stepped(const struct myrio_sim *sim);
 

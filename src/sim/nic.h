@@ -76,6 +76,8 @@ struct sim_nic_stats {
 	uint64_t handoffs, handoffs_refused;
 	uint64_t completions_bad; /* injected bad completions */
 	uint64_t pause_timeouts;  /* the peer stopped refilling for PAUSE_MAX_NS: dropping */
+	uint64_t intx_asserts;	  /* updates that asserted INTx: MSI off, INTX_DISABLE clear */
+	uint64_t intx_held;	  /* updates held back: INTx mode, the deassert never came */
 };
 
 /* ---- DMA table: the model's IOMMU (dma_table.c) ---- */
@@ -216,6 +218,9 @@ struct sim_nic {
 	uint8_t link_down_events;
 	uint64_t pending_since; /* ns; coalescing starts here */
 	bool pending;
+	bool intx_wait;	 /* INTx mode: no update until the host writes the deassert word */
+	bool intx_line;	 /* INTx asserted on the wire (sim_nic_intx_line) */
+	bool intx_held;	 /* an update is due but waits for the deassert (counted once) */
 	uint32_t link_state;		  /* 0 down, 1 up (what the status block reports) */
 	uint32_t stats_interval_us;	  /* SET_STATS_INTERVAL; 0 = counters only with events */
 	uint64_t next_stats_check;	  /* ns */
@@ -359,6 +364,7 @@ void sim_irq_reset(struct sim_nic *nic);
 void sim_cfg_power_on(struct sim_nic *nic);
 bool sim_cfg_msi_enabled(const struct sim_nic *nic);
 bool sim_cfg_bus_master(const struct sim_nic *nic);
+bool sim_cfg_intx_disabled(const struct sim_nic *nic);
 void sim_cfg_enable_msi(struct sim_nic *nic);
 void sim_nic_set_pcie_width(struct sim_nic *nic, unsigned width); /* x4 path tests */
 

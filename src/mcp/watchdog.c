@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "bus/bus.h"
+#include "bus/mmio.h"
 #include "mcp/nic.h"
 #include "sim/nic.h" /* sim_world_now: the stepped model's clock for "sim:" ports */
 #include "util/log.h"
@@ -210,18 +211,20 @@ void myri_watchdog_request(struct myri_nic *nic, enum myri_wd_reason why)
 	wd->countdown = 1;
 }
 
-/* Config space reads all ones (or fail): the NIC is not on the bus (surprise removal, a
- * dead link). */
+/* The NIC is not on the bus (surprise removal, a dead link): config space reads all ones
+ * (or fails), or, since VFIO answers the command register and the IDs from its own copies,
+ * BAR0 does: a read nobody completes returns all ones, and the header pointer never is. */
 static bool nic_gone(struct myrio_bus *bus, uint32_t *cmdreg)
 {
-	return bus->ops->cfg_read(bus, PCI_COMMAND, 2, cmdreg) < 0 || *cmdreg == 0xffff;
+	return bus->ops->cfg_read(bus, PCI_COMMAND, 2, cmdreg) < 0 || *cmdreg == 0xffff ||
+	       mmio_read32(bus->bar0, MCP_HEADER_PTR_OFFSET) == 0xffffffffu;
 }
 
 /* The port stays down, buffers posted, until the NIC answers again. */
 static int mark_gone(struct myri_nic *nic)
 {
-	log_err("%s: the NIC does not answer config reads (gone from the bus?): the port is down "
-		"until it answers again",
+	log_err("%s: the NIC does not answer (reads complete with all ones: gone from the bus?): "
+		"the port is down until it answers again",
 		nic->bus->name);
 	nic->wd.gone = true;
 	nic->up = false;
@@ -263,6 +266,8 @@ int myri_watchdog_tick(struct myri_nic *nic)
 	wd->next_ns = now + wd->period_ns;
 	uint32_t cmdreg;
 	if (!nic->up) {
+		if (!wd->gone && nic_gone(bus, &cmdreg))
+			return mark_gone(nic); /* a failed recovery: gone meanwhile? */
 		if (!wd->gone)
 			return myri_watchdog_recover(nic, WD_REBOOTED); /* retry a failed one */
 		if (nic_gone(bus, &cmdreg))

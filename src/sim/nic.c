@@ -269,7 +269,10 @@ int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg)
 			sim_nic_power_on(nic);
 			if (nic->cable)
 				nic->link_state = nic->cable->up;
+		} else {
+			sim_sram_gone(nic);
 		}
+		nic->removed_vfio = arg == 2;
 		atomic_store(&nic->removed, arg != 0);
 		break;
 	default:

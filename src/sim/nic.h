@@ -243,6 +243,7 @@ struct sim_nic {
 	bool fault_unaligned;
 	bool fault_tx_hang; /* send engine stopped until CMD_RESET */
 	_Atomic bool removed; /* off the bus: nothing runs, config space reads all ones */
+	bool removed_vfio;    /* ...but the IDs and command register read as VFIO's copies */
 
 	struct sim_nic_stats st;
 	uint8_t *scratch;	/* 64 KiB + headers: gather buffer for TSO and endpoints */
@@ -303,6 +304,7 @@ void sim_sram_destroy(struct sim_nic *nic);
 void sim_sram_power_on(struct sim_nic *nic);
 void sim_sram_write_strings(struct sim_nic *nic);
 void sim_sram_init_rings(struct sim_nic *nic);
+void sim_sram_gone(struct sim_nic *nic);
 static inline uint32_t sim_rd32(const struct sim_nic *nic, uint32_t off) /* BE -> host */
 {
 	return __builtin_bswap32(

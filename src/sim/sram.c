@@ -119,3 +119,9 @@ void sim_sram_power_on(struct sim_nic *nic)
 	sim_sram_init_rings(nic);
 	sim_wr32(nic, SIM_COAL_OFF, 0);
 }
+
+/* Off the bus: every BAR0 read completes with all ones (an unsupported request). */
+void sim_sram_gone(struct sim_nic *nic)
+{
+	memset(nic->bar, 0xFF, SIM_BAR0_LEN);
+}

@@ -127,6 +127,7 @@ void sim_nic_power_on(struct sim_nic *nic)
 	sim_cfg_power_on(nic);
 	sim_sram_power_on(nic);
 	sim_fw_adopt_eeprom(nic);
+	nic->booted_at = 0;
 	nic->dummy_rdma_on = false;
 	nic->fault_cmd_timeout = nic->fault_cmd_error = nic->fault_bad_completion = false;
 	sim_nic_logical_reset(nic);
@@ -156,10 +157,33 @@ static unsigned send_go_stop(struct sim_nic *nic)
 	return work;
 }
 
+/* After a reset or a reboot the firmware boots for conf.boot_ms: SRAM holds no header
+ * pointer yet and nothing answers. */
+static void start_boot(struct sim_nic *nic)
+{
+	uint32_t ms = nic->world->conf.boot_ms;
+	if (!ms)
+		return;
+	nic->boot_hdr = sim_rd32_raw(nic, SIM_HDR_PTR_OFF);
+	sim_wr32_raw(nic, SIM_HDR_PTR_OFF, 0);
+	nic->booted_at = sim_world_now(nic->world) + (uint64_t)ms * 1000000u;
+}
+
+static bool booting(struct sim_nic *nic, uint64_t now)
+{
+	if (now < nic->booted_at)
+		return true;
+	sim_wr32_raw(nic, SIM_HDR_PTR_OFF, nic->boot_hdr);
+	nic->booted_at = 0;
+	return false;
+}
+
 unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
 {
 	if (atomic_load_explicit(&nic->halted, memory_order_acquire) ||
 	    __builtin_expect(atomic_load_explicit(&nic->removed, memory_order_relaxed), 0))
+		return 0;
+	if (__builtin_expect(nic->booted_at != 0, 0) && booting(nic, now))
 		return 0;
 	unsigned work = sim_cmd_poll(nic, now) + sim_handoff_poll(nic);
 	if (__builtin_expect(nic->multi_tx, 0))
@@ -230,6 +254,7 @@ void sim_nic_flr(struct sim_nic *nic)
 	sim_nic_power_on(nic);
 	if (nic->cable)
 		nic->link_state = nic->cable->up;
+	start_boot(nic);
 	resume(nic);
 }
 
@@ -244,6 +269,7 @@ int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg)
 		nic->reboot_status = 0x00000001u | arg << 8;
 		if (nic->cable)
 			nic->link_state = nic->cable->up;
+		start_boot(nic);
 		break;
 	case SIM_FAULT_CMD_TIMEOUT:
 		nic->fault_cmd_timeout = true;

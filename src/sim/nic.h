@@ -167,6 +167,8 @@ struct sim_nic {
 	int irq_fd;
 	_Atomic bool attached;
 	_Atomic bool halted; /* the model loop skips the NIC (detach, reboot in progress) */
+	uint64_t booted_at;  /* ns: the firmware is still booting until then (conf.boot_ms) */
+	uint32_t boot_hdr;   /* the header pointer it writes when it has booted */
 
 	/* config space (cfgspace.c) */
 	uint8_t cfg[256];

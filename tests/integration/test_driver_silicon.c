@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "driver_env.h"
+#include "sim/fw_image.h" /* sim_fw_image_build */
 #include "sim/model.h"
 #include "sim/nic.h" /* the model's counters and config space */
 
@@ -171,12 +172,44 @@ static void removed_nic_seen_through_bar0(void **state)
 	env_destroy(&e);
 }
 
+/* 6. After a reset (VFIO resets the function at open) the firmware boots for a while
+ * before its header pointer is there: bring-up waits for it, adopting or loading. */
+static void open_waits_for_the_firmware_to_boot(void **state)
+{
+	(void)state;
+	struct env e;
+	assert_int_equal(env_world(&e, STEPPED ",boot=1500"), 0);
+	struct myrio_port_conf c = watched(&e, 0);
+	char path[] = "/tmp/myrio-boot-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	static uint8_t img[1 << 20];
+	size_t len;
+	assert_int_equal(sim_fw_image_build(img, sizeof(img), "eth@1.4.61", &len), 0);
+	assert_int_equal(write(fd, img, len), (ssize_t)len);
+	close(fd);
+	sim_nic_flr(sim_nic_find(e.sim, "sim0"));
+	sim_nic_flr(sim_nic_find(e.sim, "sim1"));
+	assert_int_equal(myrio_port_open(&e.a, "sim:sim0", &c), 0); /* adopts */
+	c.firmware = path;
+	assert_int_equal(myrio_port_open(&e.b, "sim:sim1", &c), 0); /* loads */
+	unlink(path);
+	myrio_port_info(e.a, &e.ia);
+	myrio_port_info(e.b, &e.ib);
+	assert_non_null(strstr(e.ib.fw_version, "1.4.61"));
+	assert_int_equal(myrio_port_pool_create(e.a, 2048, 2048, &e.pool_a), 0);
+	assert_int_equal(myrio_port_pool_create(e.b, 2048, 2048, &e.pool_b), 0);
+	assert_int_equal(env_transfer(&e, 0, 100, len_100), 100);
+	env_destroy(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(polled_port_masks_intx_and_deasserts),
 	    cmocka_unit_test(irq_port_has_msi_from_the_start),
 	    cmocka_unit_test(removed_nic_seen_through_bar0),
+	    cmocka_unit_test(open_waits_for_the_firmware_to_boot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -235,15 +235,16 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 	return 0;
 }
 
-/* Reads a BAR0 offset the NIC hands out and checks that len bytes fit there. */
+/* Reads a BAR0 offset the NIC hands out and checks that len bytes fit in BAR0 there: the
+ * doorbell windows of a board lie above its 2 MiB of SRAM. */
 static int get_offset(struct myri_nic *nic, uint32_t op, uint32_t arg, uint32_t len, uint32_t *off)
 {
 	int rc = cmd(nic, op, arg, 0, 0, off);
 	if (rc < 0)
 		return rc;
-	if ((*off & 3) || *off >= MCP_FW_STAGING_OFFSET * 2 || len > nic->bus->bar0_len - *off) {
-		log_err("%s: the NIC answered %s with offset 0x%x, outside its SRAM",
-			nic->bus->name, mcp_cmd_name(op), *off);
+	if ((*off & 3) || (uint64_t)*off + len > nic->bus->bar0_len) {
+		log_err("%s: the NIC answered %s with offset 0x%x, outside BAR0 for %u bytes",
+			nic->bus->name, mcp_cmd_name(op), *off, len);
 		return -EPROTO;
 	}
 	return 0;

@@ -127,9 +127,9 @@ unsigned sim_irq_poll(struct sim_nic *nic, uint64_t now)
 {
 	/* claim1 is read before the deassert word: the host writes deassert first, so a
 	 * claim1 seen here comes with its deassert, which is applied before re-arming. */
-	bool c0 = take(nic, SIM_CLAIM_OFF);
-	bool c1 = take(nic, SIM_CLAIM_OFF + 4);
-	bool da = take(nic, SIM_DEASSERT_OFF);
+	bool c0 = take(nic, nic->rings_at + SIM_CLAIM_OFF);
+	bool c1 = take(nic, nic->rings_at + SIM_CLAIM_OFF + 4);
+	bool da = take(nic, nic->rings_at + SIM_DEASSERT_OFF);
 	unsigned work = (unsigned)c0 + c1 + da;
 	if (da) {
 		deassert(nic);
@@ -160,7 +160,7 @@ unsigned sim_irq_poll(struct sim_nic *nic, uint64_t now)
 		nic->pending = true;
 		nic->pending_since = now;
 	}
-	uint32_t delay_us = sim_rd32(nic, SIM_COAL_OFF);
+	uint32_t delay_us = sim_rd32(nic, nic->rings_at + SIM_COAL_OFF);
 	if (delay_us && now - nic->pending_since < (uint64_t)delay_us * 1000)
 		return work;
 	raise_irq(nic, rx);

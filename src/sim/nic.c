@@ -30,6 +30,7 @@ int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uin
 	nic->index = index;
 	nic->bar_fd = -1;
 	nic->irq_fd = -1;
+	nic->rings_at = w->conf.high_rings ? SIM_HIGH_RINGS_SHIFT : 0;
 	snprintf(nic->name, sizeof(nic->name), "%s", name);
 	if (mac) {
 		memcpy(nic->eeprom_mac, mac, 6);
@@ -110,8 +111,8 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->tx_boundary = nic->fw.unaligned ? 2048 : 4096;
 	nic->fault_tx_hang = false;
 	nic->tso.active = false;
-	nic->small = (struct sim_rxring){SIM_SMALL_RING_OFF, nic->rx_entries - 1, 0};
-	nic->big = (struct sim_rxring){SIM_BIG_RING_OFF, nic->rx_entries - 1, 0};
+	nic->small = (struct sim_rxring){nic->rings_at + SIM_SMALL_RING_OFF, nic->rx_entries - 1, 0};
+	nic->big = (struct sim_rxring){nic->rings_at + SIM_BIG_RING_OFF, nic->rx_entries - 1, 0};
 	nic->tx_cons = 0;
 	nic->send_done = 0;
 	memset(&nic->ctr, 0, sizeof(nic->ctr));

@@ -36,6 +36,9 @@
 #define SIM_RSS_TABLE_OFF 0xE0200u /* 256 one-byte entries */
 #define SIM_RSS_KEY_OFF 0xE0300u
 #define SIM_MAX_RING 4096u
+/* conf.high_rings: the rings and interrupt words above, moved up by this much: above 2 MiB,
+ * where a board's doorbell windows are (the offsets are the firmware's choice, §3.3). */
+#define SIM_HIGH_RINGS_SHIFT 0x200000u
 #define SIM_IMAGE_MAX (SIM_CTRL_OFF - 8u) /* largest image the model hands off */
 
 /* A write-only trigger word the host has not written since the model consumed it reads
@@ -163,6 +166,7 @@ struct sim_nic {
 	char name[32];
 	uint8_t eeprom_mac[6];
 	uint8_t *bar; /* BAR0, shared memory */
+	uint32_t rings_at; /* 0, or SIM_HIGH_RINGS_SHIFT (conf.high_rings) */
 	int bar_fd;
 	int irq_fd;
 	_Atomic bool attached;

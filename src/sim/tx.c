@@ -38,7 +38,7 @@ uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
 
 static inline uint32_t desc_off(const struct sim_nic *nic, uint32_t idx)
 {
-	return SIM_SEND_RING_OFF + (idx & (nic->tx_entries - 1)) * 16;
+	return nic->rings_at + SIM_SEND_RING_OFF + (idx & (nic->tx_entries - 1)) * 16;
 }
 
 static inline uint8_t flags_at(const struct sim_nic *nic, uint32_t idx)

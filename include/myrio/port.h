@@ -77,6 +77,7 @@ struct myrio_port_stats {
 	uint32_t link_up;
 	uint64_t watchdog_resets; /* NIC resets by the watchdog: reboot, stall, rings (§8.5) */
 	uint64_t rx_csum_mismatch; /* buffers not holding what the NIC reported (rx_verify) */
+	uint64_t rdma_tags_lost;   /* send-buffer DMA reads that failed (IOMMU faults), §8.5 */
 	uint64_t tx_tso_chains;    /* TSO requests queued (§5.6), each counted once in tx_packets */
 };
 

@@ -429,7 +429,7 @@ int myri_nic_open(struct myri_nic *nic)
 	 * not do TSO the way we encode it). */
 	nic->tso_mode0 = rc == 0;
 	r->link_up = MYRIO_LINK_UNKNOWN;
-	r->snap.rdma_tags_available = 15;
+	r->snap.rdma_tags_available = MCP_RDMA_TAGS;
 	rc = cmd(nic, MCP_CMD_ETHERNET_UP, 0, 0, 0, NULL);
 	if (rc < 0) {
 		log_err("%s: ETHERNET_UP failed", nic->bus->name);

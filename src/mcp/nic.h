@@ -23,6 +23,7 @@ enum myri_wd_reason {
 	WD_BAD_COMPLETION, /* completion with an impossible length: rings may be out of step */
 	WD_RX_MISMATCH,	   /* a buffer does not hold what its completion described */
 	WD_GONE,	   /* config space reads all ones: the NIC left the bus */
+	WD_RDMA_TAGS,	   /* send-buffer DMA reads failed: their tags are lost until a reset */
 };
 
 /* Watchdog state (§8.5, watchdog.c). The data path only decrements countdown; the clock is
@@ -41,6 +42,7 @@ struct myri_watchdog {
 	bool gone;		     /* the NIC does not answer config reads */
 	uint64_t last_reset_ns;
 	uint64_t rx_mismatches; /* myrio_rx_verify found a buffer not as described */
+	uint64_t rdma_tags_lost; /* RDMA tags the NIC reported lost, over all resets */
 	uint64_t resets;   /* recoveries completed */
 	uint64_t failures; /* recovery attempts that failed */
 };

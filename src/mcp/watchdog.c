@@ -135,6 +135,8 @@ static const char *reason_text(enum myri_wd_reason why)
 		return "a receive buffer does not hold what its completion described";
 	case WD_GONE:
 		return "the NIC answers on the bus again";
+	case WD_RDMA_TAGS:
+		return "RDMA tags were lost";
 	default:
 		return "reset";
 	}
@@ -248,6 +250,20 @@ static int requested_reset(struct myri_nic *nic, uint64_t now)
 	return myri_watchdog_recover(nic, wd->request);
 }
 
+/* DMA reads of send buffers failed (an IOMMU fault, a buffer unmapped too early): each
+ * loses one of the send engine's RDMA tags until a reset, and with none left it stops. The
+ * frames are dropped; the NIC is reset at once rather than run short of tags. */
+static int tags_lost(struct myri_nic *nic)
+{
+	uint32_t left = nic->rings.snap.rdma_tags_available;
+	uint32_t lost = MCP_RDMA_TAGS - left;
+	nic->wd.rdma_tags_lost += lost;
+	log_warn("%s: %u of %u RDMA tags lost: DMA reads of send buffers failed (an IOMMU "
+		 "fault? check the kernel log); those frames are dropped",
+		 nic->bus->name, lost, MCP_RDMA_TAGS);
+	return myri_watchdog_recover(nic, WD_RDMA_TAGS);
+}
+
 int myri_watchdog_tick(struct myri_nic *nic)
 {
 	struct myri_watchdog *wd = &nic->wd;
@@ -290,6 +306,8 @@ int myri_watchdog_tick(struct myri_nic *nic)
 			 bus->name);
 		wd->stall_warned = true;
 	}
+	if (r->snap.rdma_tags_available < MCP_RDMA_TAGS)
+		return tags_lost(nic);
 	if (!stuck && !idle)
 		return 0;
 	if (nic_gone(bus, &cmdreg))

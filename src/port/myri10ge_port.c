@@ -119,6 +119,7 @@ static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
 	s->link_up = nic->up ? r->link_up : 0;
 	s->watchdog_resets = nic->wd.resets;
 	s->rx_csum_mismatch = nic->wd.rx_mismatches;
+	s->rdma_tags_lost = nic->wd.rdma_tags_lost;
 	return 0;
 }
 

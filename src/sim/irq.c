@@ -73,7 +73,7 @@ static void raise_irq(struct sim_nic *nic, bool rx)
 	put_be32(b + 44, c->dropped_overrun);
 	put_be32(b + 48, c->dropped_no_small_buffer);
 	put_be32(b + 52, c->dropped_no_big_buffer);
-	put_be32(b + 56, 15); /* rdma_tags_available */
+	put_be32(b + 56, nic->rdma_tags);
 	b[60] = 0;
 	b[61] = nic->link_down_events;
 	b[62] = nic->stats_pending ? 1 : 0;

@@ -74,6 +74,9 @@ enum sim_fault {
 	SIM_FAULT_BAD_COMPLETION,  /* next completion entry carries length arg */
 	SIM_FAULT_UNALIGNED,       /* arg != 0: UNALIGNED_TEST fails with ERROR_UNALIGNED (§2.1) */
 	SIM_FAULT_TX_HANG,         /* the send engine stops, bus master stays on, until CMD_RESET */
+	SIM_FAULT_TX_READ,         /* the next arg send-buffer reads fail (an IOMMU fault): each
+				    * loses an RDMA tag until CMD_RESET; with none left the send
+				    * engine stops */
 	SIM_FAULT_REMOVED,         /* arg != 0: off the bus (config and BAR0 read all ones, no
 				    * activity); arg 2: as seen through VFIO, whose copies of the
 				    * IDs and command register still read as before; arg 0: back,

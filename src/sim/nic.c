@@ -110,6 +110,7 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->throttle = 0;
 	nic->tx_boundary = nic->fw.unaligned ? 2048 : 4096;
 	nic->fault_tx_hang = false;
+	nic->rdma_tags = 15;
 	nic->tso.active = false;
 	nic->small = (struct sim_rxring){nic->rings_at + SIM_SMALL_RING_OFF, nic->rx_entries - 1, 0};
 	nic->big = (struct sim_rxring){nic->rings_at + SIM_BIG_RING_OFF, nic->rx_entries - 1, 0};
@@ -189,7 +190,8 @@ unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
 	unsigned work = sim_cmd_poll(nic, now) + sim_handoff_poll(nic);
 	if (__builtin_expect(nic->multi_tx, 0))
 		work += send_go_stop(nic);
-	if (nic->running && (!nic->multi_tx || nic->tx_active) && !nic->fault_tx_hang)
+	if (nic->running && (!nic->multi_tx || nic->tx_active) && !nic->fault_tx_hang &&
+	    nic->rdma_tags)
 		work += sim_tx_poll(nic, now);
 	if (nic->stats_set)
 		work += sim_irq_poll(nic, now);
@@ -285,6 +287,9 @@ int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg)
 		break;
 	case SIM_FAULT_UNALIGNED:
 		nic->fault_unaligned = arg != 0;
+		break;
+	case SIM_FAULT_TX_READ:
+		nic->fault_tx_read_fail = arg;
 		break;
 	case SIM_FAULT_TX_HANG:
 		log_info("%s: injected fault: send engine hangs", nic->name);

@@ -79,6 +79,7 @@ struct sim_nic_stats {
 	uint64_t handoffs, handoffs_refused;
 	uint64_t completions_bad; /* injected bad completions */
 	uint64_t pause_timeouts;  /* the peer stopped refilling for PAUSE_MAX_NS: dropping */
+	uint64_t tx_read_faults;  /* send-buffer reads that failed, each losing an RDMA tag */
 	uint64_t intx_asserts;	  /* updates that asserted INTx: MSI off, INTX_DISABLE clear */
 	uint64_t intx_held;	  /* updates held back: INTx mode, the deassert never came */
 };
@@ -216,6 +217,7 @@ struct sim_nic {
 	uint64_t dummy_rdma_reads;
 	struct sim_rxring small, big;
 	uint32_t tx_cons, send_done;
+	uint32_t rdma_tags; /* DMA-read tags left; each failed send-buffer read loses one */
 	struct sim_counters ctr;
 	/* interrupts / status block (irq.c, §6.5) */
 	bool armed, token_at_nic;
@@ -248,6 +250,7 @@ struct sim_nic {
 	uint32_t fault_bad_completion_len;
 	bool fault_unaligned;
 	bool fault_tx_hang; /* send engine stopped until CMD_RESET */
+	uint32_t fault_tx_read_fail; /* send-buffer reads left to fail (SIM_FAULT_TX_READ) */
 	_Atomic bool removed; /* off the bus: nothing runs, config space reads all ones */
 	bool removed_vfio;    /* ...but the IDs and command register read as VFIO's copies */
 

@@ -171,6 +171,18 @@ static bool wire_slot(struct sim_nic *nic, struct sim_cable *c, uint32_t len, ui
 	return true;
 }
 
+/* A DMA read of a send buffer failed (an IOMMU fault): the frame is dropped and its RDMA
+ * tag never comes back until CMD_RESET; the status block reports the tags left. */
+static void read_failed(struct sim_nic *nic)
+{
+	if (nic->fault_tx_read_fail)
+		nic->fault_tx_read_fail--;
+	nic->st.tx_read_faults++;
+	if (nic->rdma_tags)
+		nic->rdma_tags--;
+	nic->stats_pending = true;
+}
+
 unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 {
 	struct sim_txd d[TX_PARSE_MAX];
@@ -225,7 +237,8 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 			for (unsigned i = 0; i < n; i++) {
 				fr[i].p = sim_dma(nic, d[i].addr, d[i].len, "tx buffer");
 				fr[i].len = d[i].len;
-				if (!fr[i].p) {
+				if (__builtin_expect(!fr[i].p || nic->fault_tx_read_fail, 0)) {
+					read_failed(nic);
 					ok = false;
 					break;
 				}

@@ -138,6 +138,19 @@ static void run_ms(struct env *e, unsigned ms)
 	}
 }
 
+/* A stepped pair with a 100 ms watchdog that has moved some frames; from now on the log is
+ * captured at level. Returns sim0, port a's NIC. */
+static struct sim_nic *watched_pair(struct env *e, enum myrio_log_level level)
+{
+	assert_int_equal(env_world(e, STEPPED), 0);
+	struct myrio_port_conf c = watched(e, 100);
+	open_pair(e, &c);
+	assert_int_equal(env_transfer(e, 0, 100, len_100), 100);
+	log_text[0] = '\0';
+	myrio_log_set(capture, NULL, level);
+	return sim_nic_find(e->sim, "sim0");
+}
+
 /* 5. Through VFIO a removed NIC still shows its command register and IDs (VFIO's copies):
  * the watchdog must see it gone by BAR0 reading all ones, not run stuck-ring recoveries
  * against it (each blocking for command timeouts), and recover once it is back. */
@@ -145,13 +158,7 @@ static void removed_nic_seen_through_bar0(void **state)
 {
 	(void)state;
 	struct env e;
-	assert_int_equal(env_world(&e, STEPPED), 0);
-	struct myrio_port_conf c = watched(&e, 100);
-	open_pair(&e, &c);
-	assert_int_equal(env_transfer(&e, 0, 100, len_100), 100);
-	log_text[0] = '\0';
-	myrio_log_set(capture, NULL, MYRIO_LOG_INFO);
-	struct sim_nic *nic = sim_nic_find(e.sim, "sim0");
+	struct sim_nic *nic = watched_pair(&e, MYRIO_LOG_INFO);
 	assert_int_equal(sim_nic_inject(nic, SIM_FAULT_REMOVED, 2), 0);
 	assert_int_equal(cfg16(&e, "sim0", 0x00), 0x14c1); /* what VFIO shows */
 	run_ms(&e, 1000);
@@ -217,6 +224,30 @@ static void rings_above_2_mib(void **state)
 	env_destroy(&e);
 }
 
+/* 8. Send-buffer DMA reads that fail (an IOMMU fault) lose RDMA tags; fifteen of them stop
+ * the send engine. Fewer leave it running short: logged, counted and reset all the same. */
+static void lost_rdma_tags_reported_and_reset(void **state)
+{
+	(void)state;
+	struct env e;
+	struct sim_nic *nic = watched_pair(&e, MYRIO_LOG_WARN);
+	assert_int_equal(sim_nic_inject(nic, SIM_FAULT_TX_READ, 3), 0);
+	run_ms(&e, 300);
+	myrio_log_set(NULL, NULL, MYRIO_LOG_WARN);
+	struct sim_nic_stats st;
+	sim_nic_get_stats(nic, &st);
+	assert_int_equal(st.tx_read_faults, 3);
+	struct myrio_port_stats ps;
+	assert_int_equal(myrio_port_stats(e.a, &ps), 0);
+	assert_int_equal(ps.rdma_tags_lost, 3);
+	assert_int_equal(ps.watchdog_resets, 1);
+	assert_non_null(strstr(log_text, "3 of 15 RDMA tags lost"));
+	assert_int_equal(env_link(&e, e.a, MYRIO_LINK_UP), MYRIO_LINK_UP);
+	assert_int_equal(ps.rdma_tags_available, 15);
+	assert_true(env_drain_tx(&e));
+	env_destroy(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +256,7 @@ int main(void)
 	    cmocka_unit_test(removed_nic_seen_through_bar0),
 	    cmocka_unit_test(open_waits_for_the_firmware_to_boot),
 	    cmocka_unit_test(rings_above_2_mib),
+	    cmocka_unit_test(lost_rdma_tags_reported_and_reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

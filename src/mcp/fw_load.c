@@ -77,6 +77,13 @@ int mcp_fw_adopt(struct myri_nic *nic)
 	/* Adopted firmware: assume the unaligned flavour (§2.3). */
 	nic->tx_boundary = 2048;
 	log_info("%s: adopted running firmware %s", nic->bus->name, nic->fw.version);
+	/* These versions drop broadcasts (ARP requests) while ALLMULTI is off; as Linux does,
+	 * ALLMULTI is turned on after every reset (reset_sequence). */
+	nic->rx_filter_bug = nic->fw.tiny >= 4 && nic->fw.tiny <= 11;
+	if (nic->rx_filter_bug)
+		log_warn("%s: adopted firmware %s filters broadcasts: receiving all multicast "
+			 "frames to get them; load a newer image to avoid it",
+			 nic->bus->name, nic->fw.version);
 	return 0;
 }
 
@@ -206,6 +213,7 @@ int mcp_fw_load_file(struct myri_nic *nic, const char *path)
 	if (rc < 0)
 		return rc;
 	nic->fw_loaded = true;
+	nic->rx_filter_bug = false;
 	/* §2.1: the "p" (unaligned-completion) images need 2 KiB descriptors. The header does
 	 * not say which flavour an image is; like L, go by the image's name (ethp_z8e,
 	 * rss_ethp_z8e). An aligned image keeps 4 KiB if UNALIGNED_TEST passes at probe. */

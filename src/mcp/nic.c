@@ -314,6 +314,8 @@ static int reset_sequence(struct myri_nic *nic)
 	if (rc == 0)
 		rc = cmd(nic, nic->promisc ? MCP_CMD_ENABLE_PROMISC : MCP_CMD_DISABLE_PROMISC, 0, 0,
 			 0, NULL);
+	if (rc == 0 && nic->rx_filter_bug)
+		rc = cmd(nic, MCP_CMD_ENABLE_ALLMULTI, 0, 0, 0, NULL);
 	return rc;
 }
 

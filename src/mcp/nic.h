@@ -53,6 +53,7 @@ struct myri_nic {
 	struct mcp_fw_info fw;
 	struct mcp_eeprom ee;
 	bool fw_loaded; /* false: adopted the running firmware (§2.3) */
+	bool rx_filter_bug; /* adopted 1.4.4-1.4.11: broadcasts dropped unless ALLMULTI */
 	uint32_t tx_boundary;
 	uint32_t mtu, max_frame, small_size, big_size;
 	uint32_t rx_entries, tx_entries, intrq_entries;

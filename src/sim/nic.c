@@ -93,7 +93,9 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->mtu = 1518; /* [I] until SET_MTU */
 	memcpy(nic->mac, nic->eeprom_mac, 6);
 	nic->promisc = false;
-	nic->allmulti = true; /* [I] multicast filtering starts off (docs) */
+	/* [I] multicast filtering starts off (docs), except on the firmware with the broadcast
+	 * filter bug, whose filter starts on and takes broadcasts with it */
+	nic->allmulti = !nic->fw.rx_filter_bug;
 	nic->flow_control = false;
 	nic->relax_align = false;
 	nic->n_mcast = 0;

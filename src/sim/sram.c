@@ -109,7 +109,11 @@ void sim_sram_power_on(struct sim_nic *nic)
 	if (sim_fw_image_build(img, sizeof(img), "ethp", &len) == 0) {
 		uint8_t *h = img + FW_HEADER_OFF;
 		memset(h + FW_HDR_VERSION, 0, 128);
-		memcpy(h + FW_HDR_VERSION, FW_VERSION_BASE, sizeof(FW_VERSION_BASE));
+		const char *ver = nic->world->conf.eeprom_fw;
+		if (ver[0])
+			snprintf((char *)h + FW_HDR_VERSION, 128, "%s -- libmyrio model", ver);
+		else
+			memcpy(h + FW_HDR_VERSION, FW_VERSION_BASE, sizeof(FW_VERSION_BASE));
 		h[FW_HDR_MCP_INDEX] = 0;
 		put_be16(h + FW_HDR_HANDOFF_CAPS, FW_HANDOFF_CAPS_EEPROM);
 		put_be32(h + FW_HDR_SRAM_SIZE, SIM_SRAM_SIZE);

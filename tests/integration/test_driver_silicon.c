@@ -248,6 +248,34 @@ static void lost_rdma_tags_reported_and_reset(void **state)
 	env_destroy(&e);
 }
 
+/* 4. Adopted EEPROM firmware 1.4.4-1.4.11 drops broadcasts unless ALLMULTI is on: ARP
+ * requests would never arrive. The driver turns ALLMULTI on after every reset. */
+static void adopted_old_firmware_still_gets_broadcasts(void **state)
+{
+	(void)state;
+	struct env e;
+	assert_int_equal(env_world(&e, STEPPED ",eeprom_fw=1.4.10"), 0);
+	assert_int_equal(env_open(&e, 1500), 0);
+	assert_non_null(strstr(e.ib.fw_version, "1.4.10"));
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	unsigned got = 0;
+	for (uint32_t i = 0; i < 20; i++) {
+		struct myrio_pkt *p = myrio_pkt_alloc(e.pool_a), *in[4];
+		env_fill(myrio_pkt_data(p), 60, i, bcast, e.ia.mac);
+		p->len = 60;
+		assert_int_equal(myrio_tx_burst(e.a, &p, 1), 1);
+		for (int k = 0; k < 50; k++) {
+			env_pump(&e);
+			uint16_t n = myrio_rx_burst(e.b, in, 4);
+			for (uint16_t j = 0; j < n; j++)
+				got += env_check(in[j], 60, i, bcast, e.ia.mac);
+			myrio_pkt_free_bulk(in, n);
+		}
+	}
+	assert_int_equal(got, 20);
+	env_destroy(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +285,7 @@ int main(void)
 	    cmocka_unit_test(open_waits_for_the_firmware_to_boot),
 	    cmocka_unit_test(rings_above_2_mib),
 	    cmocka_unit_test(lost_rdma_tags_reported_and_reset),
+	    cmocka_unit_test(adopted_old_firmware_still_gets_broadcasts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 #define PCI_CAP_ID_MSIX 0x11
 #define PCI_EXP_DEVCTL 0x08
 #define PCI_EXP_DEVCTL_READRQ 0x7000
+#define PCI_EXP_DEVCTL_READRQ_512 0x2000
 #define PCI_EXP_DEVCTL_READRQ_4096 0x5000
 #define RX_POOL_EXTRA_DEFAULT 1024u
 #define SMALL_SIZE 256u /* frames up to this many bytes use the small ring */
@@ -49,7 +50,12 @@ unsigned myri_nic_pci_setup(struct myrio_bus *bus)
 	uint32_t ctl;
 	if (bus->ops->cfg_read(bus, at, 2, &ctl) < 0)
 		return 0;
-	ctl = (ctl & ~(uint32_t)PCI_EXP_DEVCTL_READRQ) | PCI_EXP_DEVCTL_READRQ_4096;
+	/* VFIO writes this register to the device only when its own copy changes: after a
+	 * reboot reset the device to 512 while that copy still says 4096, writing 4096 alone
+	 * would do nothing. Another value first makes the 4096 a change. */
+	ctl &= ~(uint32_t)PCI_EXP_DEVCTL_READRQ;
+	bus->ops->cfg_write(bus, at, 2, ctl | PCI_EXP_DEVCTL_READRQ_512);
+	ctl |= PCI_EXP_DEVCTL_READRQ_4096;
 	bus->ops->cfg_write(bus, at, 2, ctl);
 	if (bus->ops->cfg_read(bus, at, 2, &ctl) < 0)
 		return 0;

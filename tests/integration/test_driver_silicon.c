@@ -33,6 +33,7 @@ static uint32_t cfg16(struct env *e, const char *nic, unsigned off)
 }
 
 #define CFG_MSI_FLAGS 0x52 /* the model's MSI capability at 0x50 */
+#define CFG_DEVCTL 0x78    /* PCIe device control, the capability at 0x70 */
 #define PCI_COMMAND_INTX_DISABLE 0x400
 
 /* 1. A polled port: INTx masked at the device, the deassert handshake on every update. The
@@ -149,6 +150,17 @@ static struct sim_nic *watched_pair(struct env *e, enum myrio_log_level level)
 	log_text[0] = '\0';
 	myrio_log_set(capture, NULL, level);
 	return sim_nic_find(e->sim, "sim0");
+}
+
+/* Lets run_ms's frames arrive and drops them, so that a checked transfer can follow. */
+static void settle(struct env *e)
+{
+	assert_true(env_drain_tx(e));
+	struct myrio_pkt *in[32];
+	for (int i = 0; i < 1000; i++) {
+		env_pump(e);
+		myrio_pkt_free_bulk(in, myrio_rx_burst(e->b, in, 32));
+	}
 }
 
 /* 5. Through VFIO a removed NIC still shows its command register and IDs (VFIO's copies):
@@ -276,6 +288,50 @@ static void adopted_old_firmware_still_gets_broadcasts(void **state)
 	env_destroy(&e);
 }
 
+/* 3. A NIC that rebooted itself lost its MSI and PCIe capability state (and INTX_DISABLE):
+ * recovery wires MSI again (a program asleep on the eventfd wakes), sets the read request
+ * size again and, on a polled port, masks INTx again. */
+static void reboot_restores_interrupts_and_mrrs(bool irq)
+{
+	struct env e;
+	assert_int_equal(env_world(&e, STEPPED), 0);
+	struct myrio_port_conf c = watched(&e, 100);
+	c.irq = irq;
+	open_pair(&e, &c);
+	assert_int_equal(env_transfer(&e, 0, 100, len_100), 100);
+	struct sim_nic *nic = sim_nic_find(e.sim, "sim1");
+	assert_int_equal(sim_nic_inject(nic, SIM_FAULT_REBOOT, 0), 0);
+	assert_false(cfg16(&e, "sim1", CFG_MSI_FLAGS) & 1);
+	run_ms(&e, 500);
+	struct myrio_port_stats ps;
+	assert_int_equal(myrio_port_stats(e.b, &ps), 0);
+	assert_int_equal(ps.watchdog_resets, 1);
+	assert_int_equal(!!(cfg16(&e, "sim1", CFG_MSI_FLAGS) & 1), irq);
+	assert_int_equal(!!(cfg16(&e, "sim1", 0x04) & PCI_COMMAND_INTX_DISABLE), !irq);
+	assert_int_equal(cfg16(&e, "sim1", CFG_DEVCTL) & 0x7000, 0x5000); /* 4096 */
+	int fd = irq ? myrio_port_irq_fd(e.b) : -1;
+	uint64_t v;
+	while (fd >= 0 && read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		;
+	settle(&e);
+	assert_int_equal(env_transfer(&e, 0, 1000, len_100), 1000);
+	if (fd >= 0)
+		assert_int_equal(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	env_destroy(&e);
+}
+
+static void reboot_restores_msi(void **state)
+{
+	(void)state;
+	reboot_restores_interrupts_and_mrrs(true);
+}
+
+static void reboot_masks_intx_again(void **state)
+{
+	(void)state;
+	reboot_restores_interrupts_and_mrrs(false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +342,8 @@ int main(void)
 	    cmocka_unit_test(rings_above_2_mib),
 	    cmocka_unit_test(lost_rdma_tags_reported_and_reset),
 	    cmocka_unit_test(adopted_old_firmware_still_gets_broadcasts),
+	    cmocka_unit_test(reboot_restores_msi),
+	    cmocka_unit_test(reboot_masks_intx_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -169,6 +169,49 @@ int myri_nic_firmware(struct myri_nic *nic)
 	return rc;
 }
 
+/* The name of an image's "p" (unaligned-completion) flavour: "eth" in the file name becomes
+ * "ethp" (myri10ge_eth_z8e.dat -> myri10ge_ethp_z8e.dat, as Linux's and FreeBSD's names).
+ * NULL when the name has no "eth" or no memory. */
+static char *unaligned_image_path(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *eth = strstr(base, "eth");
+	if (!eth || eth[3] == 'p')
+		return NULL;
+	size_t head = (size_t)(eth + 3 - path), len = strlen(path);
+	char *p = malloc(len + 2);
+	if (!p)
+		return NULL;
+	memcpy(p, path, head);
+	p[head] = 'p';
+	memcpy(p + head + 1, path + head, len - head + 1);
+	return p;
+}
+
+/* UNALIGNED_TEST failed (§2.1): the root complex splits read completions at other than
+ * 4 KiB, and the aligned image must not run there (Linux and FreeBSD switch to the "p"
+ * image). Under VFIO the driver cannot enable ECRC on the root port, so this is met more
+ * often than under Linux. The "p" image is loaded, and reloaded after a reboot; without it
+ * the port does not start. */
+static int load_unaligned_image(struct myri_nic *nic)
+{
+	char *p = unaligned_image_path(nic->fw_path);
+	int rc = p ? mcp_fw_load_file(nic, p) : -ENOENT;
+	if (rc < 0) {
+		log_err("%s: the root complex sends unaligned completions, where firmware %s must "
+			"not run: install its unaligned (\"p\") image %s",
+			nic->bus->name, nic->fw_path, p ? p : "(myri10ge_ethp_z8e.dat)");
+		free(p);
+		return rc == -ENOENT ? -EPROTO : rc;
+	}
+	log_info("%s: unaligned completions: running the \"p\" image %s", nic->bus->name, p);
+	free(nic->fw_path);
+	nic->fw_path = p;
+	mcp_dummy_rdma(nic, true); /* after every load (§2.6) */
+	return 0;
+}
+
 int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myrio_port_conf *conf)
 {
 	int rc;
@@ -232,11 +275,8 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 			 4096u * 0x10001u, NULL);
 		if (rc == -ETIMEDOUT)
 			return rc;
-		if (rc < 0) {
-			log_info("%s: unaligned completions (%d): using 2 KiB send descriptors",
-				 bus->name, rc);
-			nic->tx_boundary = 2048;
-		}
+		if (rc < 0)
+			return load_unaligned_image(nic);
 	}
 	return 0;
 }

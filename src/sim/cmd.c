@@ -268,7 +268,7 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 	case CMD_DMA_TEST:
 		return dma_test(nic, c, data);
 	case CMD_UNALIGNED_TEST:
-		if (nic->fault_unaligned)
+		if (nic->fault_unaligned || nic->world->conf.unaligned_rc)
 			return SIM_ERR_UNALIGNED;
 		return dma_test(nic, c, data);
 	case CMD_ENABLE_ALLMULTI:

@@ -76,6 +76,8 @@ static int parse_one(struct myrio_sim_conf *c, char *tok)
 		c->spin = true;
 	} else if (!strcmp(tok, "high_rings") && !v) {
 		c->high_rings = true;
+	} else if (!strcmp(tok, "unaligned_rc") && !v) {
+		c->unaligned_rc = true;
 	} else if (!v) {
 		return -EINVAL;
 	} else if (!strcmp(tok, "nics")) {
@@ -147,7 +149,7 @@ int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec)
 			    "model spec: cannot use '%s'; expected nics=N, link=10g|1g|unlimited|"
 			    "BPS, stepped, spin, seed=N, loss=P, reorder=P, dup=P, corrupt=P, "
 			    "flap=PERIOD_MS/DOWN_MS, rx_ring=N, tx_ring=N (powers of 2, 8..4096), "
-			    "pc=CODE, boot=MS, high_rings, eeprom_fw=1.4.N",
+			    "pc=CODE, boot=MS, high_rings, eeprom_fw=1.4.N, unaligned_rc",
 			    orig);
 			return -EINVAL;
 		}

@@ -156,6 +156,7 @@ struct sim_fw { /* what the running "firmware" image selects (§2.1) */
 	bool unaligned, rss, multi_tx;
 	bool eeprom; /* the power-on firmware, not a handed-off image */
 	bool rx_filter_bug; /* EEPROM 1.4.4-1.4.11: broadcasts dropped unless ALLMULTI */
+	bool misreads; /* an aligned image behind an unaligned root complex (conf.unaligned_rc) */
 };
 
 struct sim_rxring {

@@ -245,7 +245,11 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 			}
 			if (ok) {
 				struct sim_frame fm = {
-				    .frags = fr, .nfrags = n, .len = total, .patch_off = -1};
+				    .frags = fr,
+				    .nfrags = n,
+				    .len = total,
+				    .patch_off = -1,
+				    .bad_crc = nic->fw.misreads};
 				if (d[0].flags & TXF_CKSUM) {
 					uint16_t s = sim_csum_frags(fr, n, d[0].cko);
 					uint16_t v = (uint16_t)~s;

@@ -332,6 +332,60 @@ static void reboot_masks_intx_again(void **state)
 	reboot_restores_interrupts_and_mrrs(false);
 }
 
+/* Writes a model image of flavour (sim_fw_image_build) to dir/name. */
+static void put_image(const char *dir, const char *name, const char *flavour)
+{
+	static uint8_t img[1 << 20];
+	size_t len;
+	assert_int_equal(sim_fw_image_build(img, sizeof(img), flavour, &len), 0);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(img, 1, len, f), len);
+	fclose(f);
+}
+
+/* 2. A root complex that sends unaligned completions fails UNALIGNED_TEST, and the aligned
+ * image must not run behind it (the model's sends corrupted frames there): the driver loads
+ * the "p" image beside it, or refuses to start without one. */
+static void unaligned_root_complex_gets_the_p_image(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/myrio-fw-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	put_image(dir, "myri10ge_eth_z8e.dat", "eth@1.4.61");
+	char path[256];
+	snprintf(path, sizeof(path), "%s/myri10ge_eth_z8e.dat", dir);
+	struct env e;
+	assert_int_equal(env_world(&e, STEPPED ",unaligned_rc"), 0);
+	struct myrio_port_conf c = watched(&e, 100);
+	c.firmware = path;
+	assert_int_equal(myrio_port_open(&e.a, "sim:sim0", &c), -EPROTO);
+	put_image(dir, "myri10ge_ethp_z8e.dat", "ethp@1.4.61");
+	open_pair(&e, &c);
+	assert_non_null(strstr(e.ia.fw_version, "ethp"));
+	assert_int_equal(e.ia.tx_boundary, 2048);
+	assert_int_equal(env_transfer(&e, 0, 1000, len_100), 1000);
+	assert_int_equal(env_transfer(&e, 1, 1000, len_100), 1000);
+	/* a reboot reloads the "p" image */
+	assert_int_equal(sim_nic_inject(sim_nic_find(e.sim, "sim0"), SIM_FAULT_REBOOT, 0), 0);
+	run_ms(&e, 500);
+	struct myrio_port_stats ps;
+	assert_int_equal(myrio_port_stats(e.a, &ps), 0);
+	assert_int_equal(ps.watchdog_resets, 1);
+	myrio_port_info(e.a, &e.ia);
+	assert_non_null(strstr(e.ia.fw_version, "ethp"));
+	settle(&e);
+	assert_int_equal(env_transfer(&e, 0, 1000, len_100), 1000);
+	env_destroy(&e);
+	snprintf(path, sizeof(path), "%s/myri10ge_eth_z8e.dat", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/myri10ge_ethp_z8e.dat", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +398,7 @@ int main(void)
 	    cmocka_unit_test(adopted_old_firmware_still_gets_broadcasts),
 	    cmocka_unit_test(reboot_restores_msi),
 	    cmocka_unit_test(reboot_masks_intx_again),
+	    cmocka_unit_test(unaligned_root_complex_gets_the_p_image),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 
 #include "mcp/mcp_abi.h"
 #include "myrio/pkt.h"
+#include "util/byteorder.h"
 
 #define RX_GROUP 8u
 
@@ -32,7 +33,7 @@ static inline void sram_copy64(volatile uint8_t *bar, uint32_t off, const void *
 /* A 64-bit value as its 8 bytes in network order: descriptor words 0-1 or 2-3 in one store. */
 static inline uint64_t desc_be64(uint64_t v)
 {
-	return __builtin_bswap64(v); /* little-endian host, as util/byteorder.h */
+	return be64(v);
 }
 
 struct myri_rx_ring {

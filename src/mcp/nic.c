@@ -348,7 +348,8 @@ static int reset_sequence(struct myri_nic *nic)
 	r->status = (void *)((uint8_t *)nic->ctrl.va + NIC_CTRL_STATUS);
 	r->claim0 = nic->bus->bar0 + nic->irq_ack_off;
 	r->claim1 = nic->bus->bar0 + nic->irq_ack_off + 4;
-	r->deassert = nic->msi ? NULL : nic->bus->bar0 + nic->irq_deassert_off;
+	r->deassert = nic->msi ? (volatile uint8_t *)&r->deassert_sink
+			       : nic->bus->bar0 + nic->irq_deassert_off;
 	r->rx_token = false;
 
 	const uint8_t *m = nic->ee.mac;

@@ -74,7 +74,8 @@ struct myri_rings {
 	/* status block handshake */
 	volatile struct mcp_irq_data *status;
 	volatile uint8_t *claim0, *claim1; /* BAR0 + GET_IRQ_ACK_OFFSET (+4) */
-	volatile uint8_t *deassert;	   /* INTx: BAR0 + GET_IRQ_DEASSERT_OFFSET; MSI: NULL */
+	volatile uint8_t *deassert; /* INTx: BAR0 + GET_IRQ_DEASSERT_OFFSET; MSI: deassert_sink */
+	uint32_t deassert_sink;	    /* MSI: the deassert store lands here, not on the NIC */
 	bool rx_token;			   /* the NIC handed us the receive token (valid bit 0) */
 	uint32_t link_up;		   /* last reported link_up (§6.1), 3 = unknown */
 	uint32_t link_down_events;

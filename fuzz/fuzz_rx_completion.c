@@ -97,6 +97,7 @@ static void world_init(struct world *w)
 	r->status = w->status;
 	r->claim0 = w->sram + CLAIM_OFF;
 	r->claim1 = w->sram + CLAIM_OFF + 4;
+	r->deassert = (volatile uint8_t *)&r->deassert_sink; /* MSI style */
 }
 
 /* Close: the application and the rings give everything back; all buffers must be home. */

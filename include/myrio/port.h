@@ -32,6 +32,8 @@ struct myrio_port_conf {
 	const char *firmware;    /* image to load and hand off (§2.2, §2.4), NULL = adopt */
 	struct myrio_sim *sim;   /* in-process model hosting "sim:" devices */
 	uint32_t watchdog_ms;    /* NIC reboot check period (myri10ge); 0 = 1000, UINT32_MAX = off */
+	bool irq;                /* MSI wired at open for myrio_port_irq_fd; false: polled, INTx
+	                          * masked at the device (docs/driver.md "Real hardware") */
 };
 
 /* Offload capabilities (myrio_port_info.caps). */
@@ -75,6 +77,7 @@ struct myrio_port_stats {
 	uint32_t link_up;
 	uint64_t watchdog_resets; /* NIC resets by the watchdog: reboot, stall, rings (§8.5) */
 	uint64_t rx_csum_mismatch; /* buffers not holding what the NIC reported (rx_verify) */
+	uint64_t rdma_tags_lost;   /* send-buffer DMA reads that failed (IOMMU faults), §8.5 */
 	uint64_t tx_tso_chains;    /* TSO requests queued (§5.6), each counted once in tx_packets */
 };
 

@@ -35,11 +35,19 @@ struct myrio_sim_conf {
 	uint64_t seed;
 	struct myrio_sim_faults faults;
 	char product_code[32];    /* EEPROM PC=, default 10G-PCIE-8B-S */
+	uint32_t boot_ms;         /* firmware boot time after a reset or reboot: the header
+	                           * pointer reads 0 and nothing runs meanwhile; default 0 */
+	bool high_rings;          /* ring and interrupt-word offsets above 2 MiB of BAR0 */
+	bool unaligned_rc;        /* a root complex sending unaligned completions: UNALIGNED_TEST
+	                           * fails, and an aligned image sends corrupted frames there */
+	char eeprom_fw[16];       /* version of the power-on firmware, default 1.4.57; 1.4.4 to
+	                           * 1.4.11 drop broadcasts unless ALLMULTI, as those did */
 };
 
 void myrio_sim_conf_init(struct myrio_sim_conf *conf);
 /* "nics=2,link=10g|1g|unlimited|<bps>,stepped,spin,seed=N,loss=P,reorder=P,dup=P,
- *  corrupt=P,flap=PERIOD_MS/DOWN_MS,rx_ring=N,tx_ring=N,pc=CODE" */
+ *  corrupt=P,flap=PERIOD_MS/DOWN_MS,rx_ring=N,tx_ring=N,pc=CODE,boot=MS,
+ *  high_rings,eeprom_fw=1.4.N,unaligned_rc" */
 int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec);
 
 int myrio_sim_create(struct myrio_sim **out, const struct myrio_sim_conf *conf);

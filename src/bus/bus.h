@@ -27,6 +27,10 @@ struct myrio_bus_ops {
 	int (*cfg_write)(struct myrio_bus *bus, unsigned off, unsigned size, uint32_t val);
 	/* An eventfd signalled on each device interrupt; -ENOTSUP if the bus has none. */
 	int (*irq_fd)(struct myrio_bus *bus);
+	/* Before every reset sequence: msi wires MSI to the eventfd (off, then on: a NIC that
+	 * rebooted lost its MSI state while the host kept its own); !msi leaves MSI off and
+	 * INTx masked. NULL: the bus has no host-side interrupt state (irq_fd does it all). */
+	int (*irq_setup)(struct myrio_bus *bus, bool msi);
 	/* Function-level reset where supported; -ENOTSUP otherwise. */
 	int (*reset)(struct myrio_bus *bus);
 	void (*close)(struct myrio_bus *bus);

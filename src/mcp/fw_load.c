@@ -14,6 +14,7 @@
 #define FW_CHUNK 256u
 #define HANDOFF_TIMEOUT_MS 1000u
 #define DUMMY_RDMA_TIMEOUT_MS 20u
+#define BOOT_WAIT_MS 2000u /* the firmware's boot after a reset: about 1-2 s */
 
 /* Copies len bytes of SRAM (4-aligned) with 32-bit loads, keeping the byte order. */
 static void sram_read(struct myrio_bus *bus, uint32_t off, void *dst, uint32_t len)
@@ -25,16 +26,38 @@ static void sram_read(struct myrio_bus *bus, uint32_t off, void *dst, uint32_t l
 	}
 }
 
-/* Reads and checks the header of the firmware running in SRAM. */
+static bool header_ptr_ok(uint32_t ptr)
+{
+	/* The pointer must be aligned and the header must lie in the first 1 MiB (§1.5). */
+	return !(ptr & 3) && ptr >= MCP_HEADER_PTR_OFFSET + 4 &&
+	       ptr <= 0x100000u - MCP_HDR_FULL_LEN;
+}
+
+/* Reads and checks the header of the firmware running in SRAM. After a reset (VFIO resets
+ * the function when it is opened) or a reboot the firmware may still be booting, its header
+ * pointer not yet written: it is polled for BOOT_WAIT_MS before it counts as corrupted. */
+static uint32_t booted_header_ptr(struct myrio_bus *bus)
+{
+	uint32_t ptr = mmio_read32(bus->bar0, MCP_HEADER_PTR_OFFSET);
+	unsigned waited = 0;
+	for (; !header_ptr_ok(ptr) && ptr != 0xffffffffu && waited < BOOT_WAIT_MS; waited++) {
+		bus->ops->delay_us(bus, 1000);
+		ptr = mmio_read32(bus->bar0, MCP_HEADER_PTR_OFFSET);
+	}
+	if (waited && header_ptr_ok(ptr))
+		log_info("%s: the firmware booted after %u ms", bus->name, waited);
+	return ptr;
+}
+
 static int read_running_header(struct myri_nic *nic, struct mcp_fw_info *fw)
 {
 	struct myrio_bus *bus = nic->bus;
-	uint32_t ptr = mmio_read32(bus->bar0, MCP_HEADER_PTR_OFFSET);
-	/* The pointer must be aligned and the header must lie in the first 1 MiB (§1.5). */
-	if ((ptr & 3) || ptr < MCP_HEADER_PTR_OFFSET + 4 || ptr > 0x100000u - MCP_HDR_FULL_LEN) {
-		log_err("%s: corrupted firmware header pointer 0x%x at SRAM 0x3c: the NIC runs no "
-			"usable firmware; load an image (myrio_port_conf.firmware)",
-			bus->name, ptr);
+	uint32_t ptr = booted_header_ptr(bus);
+	if (!header_ptr_ok(ptr)) {
+		log_err("%s: corrupted firmware header pointer 0x%x at SRAM 0x3c (waited %u ms for "
+			"the firmware to boot): the NIC runs no usable firmware; load an image "
+			"(myrio_port_conf.firmware)",
+			bus->name, ptr, BOOT_WAIT_MS);
 		return -EINVAL;
 	}
 	uint8_t hdr[MCP_HDR_FULL_LEN];
@@ -54,6 +77,13 @@ int mcp_fw_adopt(struct myri_nic *nic)
 	/* Adopted firmware: assume the unaligned flavour (§2.3). */
 	nic->tx_boundary = 2048;
 	log_info("%s: adopted running firmware %s", nic->bus->name, nic->fw.version);
+	/* These versions drop broadcasts (ARP requests) while ALLMULTI is off; as Linux does,
+	 * ALLMULTI is turned on after every reset (reset_sequence). */
+	nic->rx_filter_bug = nic->fw.tiny >= 4 && nic->fw.tiny <= 11;
+	if (nic->rx_filter_bug)
+		log_warn("%s: adopted firmware %s filters broadcasts: receiving all multicast "
+			 "frames to get them; load a newer image to avoid it",
+			 nic->bus->name, nic->fw.version);
 	return 0;
 }
 
@@ -169,8 +199,10 @@ int mcp_fw_load_file(struct myri_nic *nic, const char *path)
 	}
 	struct mcp_fw_info fw;
 	rc = mcp_fw_image_check(img, len, max, path, &fw);
-	if (rc == 0)
+	if (rc == 0) {
+		(void)booted_header_ptr(bus); /* the running firmware takes the handoff */
 		rc = stage_image(nic, img, len);
+	}
 	if (rc == 0)
 		rc = handoff(nic, len);
 	free(img);
@@ -181,6 +213,7 @@ int mcp_fw_load_file(struct myri_nic *nic, const char *path)
 	if (rc < 0)
 		return rc;
 	nic->fw_loaded = true;
+	nic->rx_filter_bug = false;
 	/* §2.1: the "p" (unaligned-completion) images need 2 KiB descriptors. The header does
 	 * not say which flavour an image is; like L, go by the image's name (ethp_z8e,
 	 * rss_ethp_z8e). An aligned image keeps 4 KiB if UNALIGNED_TEST passes at probe. */

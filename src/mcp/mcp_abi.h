@@ -93,6 +93,8 @@ enum mcp_result {
 #define MCP_MAX_MTU 9400u /* largest SET_MTU frame length */
 #define MCP_RX_PAD 2u	  /* frame written 2 bytes after the rx buffer address (§4.4) */
 
+#define MCP_RDMA_TAGS 15u /* the send engine's DMA-read tags (§6.1) */
+
 /* Command block (§3.1): 16 BE32 words written at MCP_CMD_OFFSET, word 15 last. */
 struct mcp_cmd_block {
 	uint32_t cmd, data0, data1, data2;
@@ -170,7 +172,7 @@ struct mcp_irq_data {
 	uint32_t dropped_overrun;
 	uint32_t dropped_no_small_buffer;
 	uint32_t dropped_no_big_buffer;
-	uint32_t rdma_tags_available;
+	uint32_t rdma_tags_available; /* MCP_RDMA_TAGS after a reset; a lost one never returns */
 	uint8_t tx_stopped;
 	uint8_t link_down;
 	uint8_t stats_updated;

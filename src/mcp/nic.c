@@ -12,10 +12,16 @@
 #define PCI_COMMAND 0x04
 #define PCI_COMMAND_MEMORY 0x2
 #define PCI_COMMAND_MASTER 0x4
+#define PCI_COMMAND_INTX_DISABLE 0x400
+#define PCI_STATUS 0x06
+#define PCI_STATUS_CAP_LIST 0x10
 #define PCI_CAP_PTR 0x34
+#define PCI_CAP_ID_MSI 0x05
 #define PCI_CAP_ID_EXP 0x10
+#define PCI_CAP_ID_MSIX 0x11
 #define PCI_EXP_DEVCTL 0x08
 #define PCI_EXP_DEVCTL_READRQ 0x7000
+#define PCI_EXP_DEVCTL_READRQ_512 0x2000
 #define PCI_EXP_DEVCTL_READRQ_4096 0x5000
 #define RX_POOL_EXTRA_DEFAULT 1024u
 #define SMALL_SIZE 256u /* frames up to this many bytes use the small ring */
@@ -37,27 +43,77 @@ unsigned myri_nic_pci_setup(struct myrio_bus *bus)
 				    v | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
 	else
 		log_warn("%s: cannot read the PCI command register", bus->name);
-	uint32_t cap;
-	if (bus->ops->cfg_read(bus, PCI_CAP_PTR, 1, &cap) < 0)
+	unsigned cap = myri_pci_find_cap(bus, PCI_CAP_ID_EXP);
+	if (!cap)
+		return 0;
+	unsigned at = cap + PCI_EXP_DEVCTL;
+	uint32_t ctl;
+	if (bus->ops->cfg_read(bus, at, 2, &ctl) < 0)
+		return 0;
+	/* VFIO writes this register to the device only when its own copy changes: after a
+	 * reboot reset the device to 512 while that copy still says 4096, writing 4096 alone
+	 * would do nothing. Another value first makes the 4096 a change. */
+	ctl &= ~(uint32_t)PCI_EXP_DEVCTL_READRQ;
+	bus->ops->cfg_write(bus, at, 2, ctl | PCI_EXP_DEVCTL_READRQ_512);
+	ctl |= PCI_EXP_DEVCTL_READRQ_4096;
+	bus->ops->cfg_write(bus, at, 2, ctl);
+	if (bus->ops->cfg_read(bus, at, 2, &ctl) < 0)
+		return 0;
+	return 128u << ((ctl & PCI_EXP_DEVCTL_READRQ) >> 12);
+}
+
+unsigned myri_pci_find_cap(struct myrio_bus *bus, unsigned id)
+{
+	uint32_t v, cap;
+	if (bus->ops->cfg_read(bus, PCI_STATUS, 2, &v) < 0 || v == 0xffff ||
+	    !(v & PCI_STATUS_CAP_LIST) || bus->ops->cfg_read(bus, PCI_CAP_PTR, 1, &cap) < 0)
 		return 0;
 	for (int hops = 0; cap >= 0x40 && cap < 0x100 && hops < 48; hops++) {
 		uint32_t hdr;
-		if (bus->ops->cfg_read(bus, cap & ~3u, 2, &hdr) < 0)
+		cap &= ~3u;
+		if (bus->ops->cfg_read(bus, cap, 2, &hdr) < 0)
 			return 0;
-		if ((hdr & 0xff) == PCI_CAP_ID_EXP) {
-			unsigned at = (cap & ~3u) + PCI_EXP_DEVCTL;
-			uint32_t ctl;
-			if (bus->ops->cfg_read(bus, at, 2, &ctl) < 0)
-				return 0;
-			ctl = (ctl & ~(uint32_t)PCI_EXP_DEVCTL_READRQ) | PCI_EXP_DEVCTL_READRQ_4096;
-			bus->ops->cfg_write(bus, at, 2, ctl);
-			if (bus->ops->cfg_read(bus, at, 2, &ctl) < 0)
-				return 0;
-			return 128u << ((ctl & PCI_EXP_DEVCTL_READRQ) >> 12);
-		}
+		if ((hdr & 0xff) == id)
+			return cap;
 		cap = (hdr >> 8) & 0xff;
 	}
 	return 0;
+}
+
+/* Whether MSI or MSI-X is enabled in config space (under VFIO, as VFIO shows it). */
+static bool msi_on(struct myrio_bus *bus)
+{
+	uint32_t flags;
+	unsigned msi = myri_pci_find_cap(bus, PCI_CAP_ID_MSI);
+	if (msi && bus->ops->cfg_read(bus, msi + 2, 2, &flags) == 0 && (flags & 1))
+		return true;
+	unsigned msix = myri_pci_find_cap(bus, PCI_CAP_ID_MSIX);
+	return msix && bus->ops->cfg_read(bus, msix + 2, 2, &flags) == 0 && (flags & 0x8000);
+}
+
+/* The interrupt mode, decided before CMD_RESET, after every reboot too (its config space is
+ * wiped). MSI when asked for; otherwise INTx, masked with INTX_DISABLE (VFIO clears it at
+ * open) so that a polled NIC never asserts a shared line, and status_handle runs the
+ * deassert handshake without which the firmware sends no more status updates (§6.5). */
+static void irq_mode(struct myri_nic *nic)
+{
+	struct myrio_bus *bus = nic->bus;
+	int rc = 0;
+	if (bus->ops->irq_setup)
+		rc = bus->ops->irq_setup(bus, nic->irq_wanted);
+	else if (nic->irq_wanted)
+		rc = bus->ops->irq_fd(bus);
+	nic->msi = rc >= 0 && msi_on(bus);
+	if (nic->irq_wanted && !nic->msi)
+		log_warn("%s: MSI could not be enabled (%s): the port runs polled, with INTx "
+			 "masked",
+			 bus->name, rc < 0 ? strerror(-rc) : "not enabled in config space");
+	uint32_t v;
+	if (bus->ops->cfg_read(bus, PCI_COMMAND, 2, &v) == 0 && v != 0xffff) {
+		v = nic->msi ? v & ~(uint32_t)PCI_COMMAND_INTX_DISABLE
+			     : v | PCI_COMMAND_INTX_DISABLE;
+		bus->ops->cfg_write(bus, PCI_COMMAND, 2, v);
+	}
 }
 
 static bool pow2_in(uint32_t v, uint32_t lo, uint32_t hi)
@@ -113,6 +169,49 @@ int myri_nic_firmware(struct myri_nic *nic)
 	return rc;
 }
 
+/* The name of an image's "p" (unaligned-completion) flavour: "eth" in the file name becomes
+ * "ethp" (myri10ge_eth_z8e.dat -> myri10ge_ethp_z8e.dat, as Linux's and FreeBSD's names).
+ * NULL when the name has no "eth" or no memory. */
+static char *unaligned_image_path(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *eth = strstr(base, "eth");
+	if (!eth || eth[3] == 'p')
+		return NULL;
+	size_t head = (size_t)(eth + 3 - path), len = strlen(path);
+	char *p = malloc(len + 2);
+	if (!p)
+		return NULL;
+	memcpy(p, path, head);
+	p[head] = 'p';
+	memcpy(p + head + 1, path + head, len - head + 1);
+	return p;
+}
+
+/* UNALIGNED_TEST failed (§2.1): the root complex splits read completions at other than
+ * 4 KiB, and the aligned image must not run there (Linux and FreeBSD switch to the "p"
+ * image). Under VFIO the driver cannot enable ECRC on the root port, so this is met more
+ * often than under Linux. The "p" image is loaded, and reloaded after a reboot; without it
+ * the port does not start. */
+static int load_unaligned_image(struct myri_nic *nic)
+{
+	char *p = unaligned_image_path(nic->fw_path);
+	int rc = p ? mcp_fw_load_file(nic, p) : -ENOENT;
+	if (rc < 0) {
+		log_err("%s: the root complex sends unaligned completions, where firmware %s must "
+			"not run: install its unaligned (\"p\") image %s",
+			nic->bus->name, nic->fw_path, p ? p : "(myri10ge_ethp_z8e.dat)");
+		free(p);
+		return rc == -ENOENT ? -EPROTO : rc;
+	}
+	log_info("%s: unaligned completions: running the \"p\" image %s", nic->bus->name, p);
+	free(nic->fw_path);
+	nic->fw_path = p;
+	mcp_dummy_rdma(nic, true); /* after every load (§2.6) */
+	return 0;
+}
+
 int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myrio_port_conf *conf)
 {
 	int rc;
@@ -129,6 +228,7 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 	}
 	nic->intr_coal_us = conf->intr_coal_us;
 	nic->promisc = conf->promisc;
+	nic->irq_wanted = conf->irq;
 	nic->rx_pool_extra = conf->rx_pool_size ? conf->rx_pool_size : RX_POOL_EXTRA_DEFAULT;
 	unsigned mrrs = myri_nic_pci_setup(bus);
 
@@ -175,24 +275,22 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 			 4096u * 0x10001u, NULL);
 		if (rc == -ETIMEDOUT)
 			return rc;
-		if (rc < 0) {
-			log_info("%s: unaligned completions (%d): using 2 KiB send descriptors",
-				 bus->name, rc);
-			nic->tx_boundary = 2048;
-		}
+		if (rc < 0)
+			return load_unaligned_image(nic);
 	}
 	return 0;
 }
 
-/* Reads a BAR0 offset the NIC hands out and checks that len bytes fit there. */
+/* Reads a BAR0 offset the NIC hands out and checks that len bytes fit in BAR0 there: the
+ * doorbell windows of a board lie above its 2 MiB of SRAM. */
 static int get_offset(struct myri_nic *nic, uint32_t op, uint32_t arg, uint32_t len, uint32_t *off)
 {
 	int rc = cmd(nic, op, arg, 0, 0, off);
 	if (rc < 0)
 		return rc;
-	if ((*off & 3) || *off >= MCP_FW_STAGING_OFFSET * 2 || len > nic->bus->bar0_len - *off) {
-		log_err("%s: the NIC answered %s with offset 0x%x, outside its SRAM",
-			nic->bus->name, mcp_cmd_name(op), *off);
+	if ((*off & 3) || (uint64_t)*off + len > nic->bus->bar0_len) {
+		log_err("%s: the NIC answered %s with offset 0x%x, outside BAR0 for %u bytes",
+			nic->bus->name, mcp_cmd_name(op), *off, len);
 		return -EPROTO;
 	}
 	return 0;
@@ -203,6 +301,7 @@ static int reset_sequence(struct myri_nic *nic)
 {
 	struct myri_rings *r = &nic->rings;
 	uint32_t data;
+	irq_mode(nic);
 	int rc = cmd(nic, MCP_CMD_RESET, 0, 0, 0, &data);
 	if (rc < 0) {
 		log_err("%s: RESET failed", nic->bus->name);
@@ -249,6 +348,8 @@ static int reset_sequence(struct myri_nic *nic)
 	r->status = (void *)((uint8_t *)nic->ctrl.va + NIC_CTRL_STATUS);
 	r->claim0 = nic->bus->bar0 + nic->irq_ack_off;
 	r->claim1 = nic->bus->bar0 + nic->irq_ack_off + 4;
+	r->deassert = nic->msi ? (volatile uint8_t *)&r->deassert_sink
+			       : nic->bus->bar0 + nic->irq_deassert_off;
 	r->rx_token = false;
 
 	const uint8_t *m = nic->ee.mac;
@@ -260,6 +361,8 @@ static int reset_sequence(struct myri_nic *nic)
 	if (rc == 0)
 		rc = cmd(nic, nic->promisc ? MCP_CMD_ENABLE_PROMISC : MCP_CMD_DISABLE_PROMISC, 0, 0,
 			 0, NULL);
+	if (rc == 0 && nic->rx_filter_bug)
+		rc = cmd(nic, MCP_CMD_ENABLE_ALLMULTI, 0, 0, 0, NULL);
 	return rc;
 }
 
@@ -375,7 +478,7 @@ int myri_nic_open(struct myri_nic *nic)
 	 * not do TSO the way we encode it). */
 	nic->tso_mode0 = rc == 0;
 	r->link_up = MYRIO_LINK_UNKNOWN;
-	r->snap.rdma_tags_available = 15;
+	r->snap.rdma_tags_available = MCP_RDMA_TAGS;
 	rc = cmd(nic, MCP_CMD_ETHERNET_UP, 0, 0, 0, NULL);
 	if (rc < 0) {
 		log_err("%s: ETHERNET_UP failed", nic->bus->name);

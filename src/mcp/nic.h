@@ -23,6 +23,7 @@ enum myri_wd_reason {
 	WD_BAD_COMPLETION, /* completion with an impossible length: rings may be out of step */
 	WD_RX_MISMATCH,	   /* a buffer does not hold what its completion described */
 	WD_GONE,	   /* config space reads all ones: the NIC left the bus */
+	WD_RDMA_TAGS,	   /* send-buffer DMA reads failed: their tags are lost until a reset */
 };
 
 /* Watchdog state (§8.5, watchdog.c). The data path only decrements countdown; the clock is
@@ -41,6 +42,7 @@ struct myri_watchdog {
 	bool gone;		     /* the NIC does not answer config reads */
 	uint64_t last_reset_ns;
 	uint64_t rx_mismatches; /* myrio_rx_verify found a buffer not as described */
+	uint64_t rdma_tags_lost; /* RDMA tags the NIC reported lost, over all resets */
 	uint64_t resets;   /* recoveries completed */
 	uint64_t failures; /* recovery attempts that failed */
 };
@@ -51,6 +53,7 @@ struct myri_nic {
 	struct mcp_fw_info fw;
 	struct mcp_eeprom ee;
 	bool fw_loaded; /* false: adopted the running firmware (§2.3) */
+	bool rx_filter_bug; /* adopted 1.4.4-1.4.11: broadcasts dropped unless ALLMULTI */
 	uint32_t tx_boundary;
 	uint32_t mtu, max_frame, small_size, big_size;
 	uint32_t rx_entries, tx_entries, intrq_entries;
@@ -63,6 +66,8 @@ struct myri_nic {
 	char *fw_path;	    /* image loaded at probe, reloaded after a reboot (§2.5) */
 	bool fw_adopt;	    /* adoption allowed (conf.adopt_firmware) */
 	bool recovering;    /* open after a reboot: rx rings may start partly filled */
+	bool irq_wanted;    /* conf.irq: MSI wired before every reset sequence */
+	bool msi;	    /* MSI (or MSI-X) on: no INTx, no deassert handshake (§6.5) */
 	/* DMA memory: control page (response, status block, DMA-test page) and the
 	 * completion ring, each mapped on the bus. */
 	struct myrio_dma_region ctrl, intrq;
@@ -94,6 +99,8 @@ void myri_nic_release(struct myri_nic *nic);
 /* PCI command register (memory space, bus master) and read request size (§1.8); returns
  * the read request size in effect, 0 if unknown. */
 unsigned myri_nic_pci_setup(struct myrio_bus *bus);
+/* Config-space offset of the first capability with this ID, 0 if none (or unreadable). */
+unsigned myri_pci_find_cap(struct myrio_bus *bus, unsigned id);
 /* Loads or adopts the firmware as configured at probe (§2.2-§2.4). */
 int myri_nic_firmware(struct myri_nic *nic);
 /* Returns every posted rx buffer and pending tx chain to its pool and frees the ring

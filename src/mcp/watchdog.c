@@ -21,15 +21,13 @@
 #include <time.h>
 
 #include "bus/bus.h"
+#include "bus/mmio.h"
 #include "mcp/nic.h"
 #include "sim/nic.h" /* sim_world_now: the stepped model's clock for "sim:" ports */
 #include "util/log.h"
 
 #define PCI_COMMAND 0x04
 #define PCI_COMMAND_MASTER 0x4
-#define PCI_STATUS 0x06
-#define PCI_STATUS_CAP_LIST 0x10
-#define PCI_CAP_PTR 0x34
 #define PCI_CAP_ID_VNDR 0x09
 #define VS_MODE 0x10 /* vendor capability registers (§1.7) */
 #define VS_DATA 0x14
@@ -80,27 +78,16 @@ void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms, struct myrio_s
  * for the log. Returns -ENOENT when the capability is missing. */
 static int reboot_status(struct myrio_bus *bus, uint32_t *status)
 {
-	uint32_t v, cap = 0;
-	if (bus->ops->cfg_read(bus, PCI_STATUS, 2, &v) < 0 || !(v & PCI_STATUS_CAP_LIST) ||
-	    bus->ops->cfg_read(bus, PCI_CAP_PTR, 1, &cap) < 0)
+	unsigned cap = myri_pci_find_cap(bus, PCI_CAP_ID_VNDR);
+	if (!cap)
 		return -ENOENT;
-	for (int hops = 0; cap >= 0x40 && cap < 0x100 && hops < 48; hops++) {
-		uint32_t hdr;
-		cap &= ~3u;
-		if (bus->ops->cfg_read(bus, cap, 2, &hdr) < 0)
-			return -EIO;
-		if ((hdr & 0xff) == PCI_CAP_ID_VNDR) {
-			int rc = bus->ops->cfg_write(bus, cap + VS_MODE, 1, VS_MODE_READ32);
-			if (rc == 0)
-				rc = bus->ops->cfg_write(bus, cap + VS_ADDR, 4, REBOOT_STATUS_ADDR);
-			if (rc == 0)
-				rc = bus->ops->cfg_read(bus, cap + VS_DATA, 4, status);
-			bus->ops->cfg_write(bus, cap + VS_MODE, 1, 0);
-			return rc;
-		}
-		cap = (hdr >> 8) & 0xff;
-	}
-	return -ENOENT;
+	int rc = bus->ops->cfg_write(bus, cap + VS_MODE, 1, VS_MODE_READ32);
+	if (rc == 0)
+		rc = bus->ops->cfg_write(bus, cap + VS_ADDR, 4, REBOOT_STATUS_ADDR);
+	if (rc == 0)
+		rc = bus->ops->cfg_read(bus, cap + VS_DATA, 4, status);
+	bus->ops->cfg_write(bus, cap + VS_MODE, 1, 0);
+	return rc;
 }
 
 /* The driver's own counters survive a recovery; the NIC's restart from 0 (§2.5). */
@@ -148,6 +135,8 @@ static const char *reason_text(enum myri_wd_reason why)
 		return "a receive buffer does not hold what its completion described";
 	case WD_GONE:
 		return "the NIC answers on the bus again";
+	case WD_RDMA_TAGS:
+		return "RDMA tags were lost";
 	default:
 		return "reset";
 	}
@@ -224,18 +213,20 @@ void myri_watchdog_request(struct myri_nic *nic, enum myri_wd_reason why)
 	wd->countdown = 1;
 }
 
-/* Config space reads all ones (or fail): the NIC is not on the bus (surprise removal, a
- * dead link). */
+/* The NIC is not on the bus (surprise removal, a dead link): config space reads all ones
+ * (or fails), or, since VFIO answers the command register and the IDs from its own copies,
+ * BAR0 does: a read nobody completes returns all ones, and the header pointer never is. */
 static bool nic_gone(struct myrio_bus *bus, uint32_t *cmdreg)
 {
-	return bus->ops->cfg_read(bus, PCI_COMMAND, 2, cmdreg) < 0 || *cmdreg == 0xffff;
+	return bus->ops->cfg_read(bus, PCI_COMMAND, 2, cmdreg) < 0 || *cmdreg == 0xffff ||
+	       mmio_read32(bus->bar0, MCP_HEADER_PTR_OFFSET) == 0xffffffffu;
 }
 
 /* The port stays down, buffers posted, until the NIC answers again. */
 static int mark_gone(struct myri_nic *nic)
 {
-	log_err("%s: the NIC does not answer config reads (gone from the bus?): the port is down "
-		"until it answers again",
+	log_err("%s: the NIC does not answer (reads complete with all ones: gone from the bus?): "
+		"the port is down until it answers again",
 		nic->bus->name);
 	nic->wd.gone = true;
 	nic->up = false;
@@ -259,6 +250,20 @@ static int requested_reset(struct myri_nic *nic, uint64_t now)
 	return myri_watchdog_recover(nic, wd->request);
 }
 
+/* DMA reads of send buffers failed (an IOMMU fault, a buffer unmapped too early): each
+ * loses one of the send engine's RDMA tags until a reset, and with none left it stops. The
+ * frames are dropped; the NIC is reset at once rather than run short of tags. */
+static int tags_lost(struct myri_nic *nic)
+{
+	uint32_t left = nic->rings.snap.rdma_tags_available;
+	uint32_t lost = MCP_RDMA_TAGS - left;
+	nic->wd.rdma_tags_lost += lost;
+	log_warn("%s: %u of %u RDMA tags lost: DMA reads of send buffers failed (an IOMMU "
+		 "fault? check the kernel log); those frames are dropped",
+		 nic->bus->name, lost, MCP_RDMA_TAGS);
+	return myri_watchdog_recover(nic, WD_RDMA_TAGS);
+}
+
 int myri_watchdog_tick(struct myri_nic *nic)
 {
 	struct myri_watchdog *wd = &nic->wd;
@@ -277,6 +282,8 @@ int myri_watchdog_tick(struct myri_nic *nic)
 	wd->next_ns = now + wd->period_ns;
 	uint32_t cmdreg;
 	if (!nic->up) {
+		if (!wd->gone && nic_gone(bus, &cmdreg))
+			return mark_gone(nic); /* a failed recovery: gone meanwhile? */
 		if (!wd->gone)
 			return myri_watchdog_recover(nic, WD_REBOOTED); /* retry a failed one */
 		if (nic_gone(bus, &cmdreg))
@@ -299,6 +306,8 @@ int myri_watchdog_tick(struct myri_nic *nic)
 			 bus->name);
 		wd->stall_warned = true;
 	}
+	if (r->snap.rdma_tags_available < MCP_RDMA_TAGS)
+		return tags_lost(nic);
 	if (!stuck && !idle)
 		return 0;
 	if (nic_gone(bus, &cmdreg))

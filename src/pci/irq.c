@@ -1,5 +1,5 @@
 /* Device interrupts into an eventfd. One vector: MSI when the function has it, else MSI-X
- * vector 0. A single-slice Myri-10G interrupts through MSI; MSI-X is meant for one vector
+ * vector 0; or none, INTx masked, for a polled port. A single-slice Myri-10G interrupts through MSI; MSI-X is meant for one vector
  * per slice and needs ENABLE_RSS_QUEUES first (spec §6.4). */
 #include <errno.h>
 #include <linux/vfio.h>
@@ -36,6 +36,34 @@ static int set_trigger(struct myrio_vfio_dev *d, uint32_t index, int efd)
 	int32_t fd = efd;
 	memcpy(u.set.data, &fd, sizeof(fd));
 	return ioctl(d->device, VFIO_DEVICE_SET_IRQS, &u) == 0 ? 0 : -errno;
+}
+
+/* A VFIO_DEVICE_SET_IRQS without data: count 0 with TRIGGER turns the index off, count 1
+ * with MASK masks INTx. */
+static int set_none(struct myrio_vfio_dev *d, uint32_t index, uint32_t action, uint32_t count)
+{
+	struct vfio_irq_set set = {
+	    .argsz = sizeof(set),
+	    .flags = VFIO_IRQ_SET_DATA_NONE | action,
+	    .index = index,
+	    .start = 0,
+	    .count = count,
+	};
+	return ioctl(d->device, VFIO_DEVICE_SET_IRQS, &set) == 0 ? 0 : -errno;
+}
+
+static void irq_disable(struct myrio_vfio_dev *d)
+{
+	set_none(d, (uint32_t)d->irq_index, VFIO_IRQ_SET_ACTION_TRIGGER, 0);
+}
+
+static void intx_release(struct myrio_vfio_dev *d)
+{
+	if (d->intx_fd < 0)
+		return;
+	set_none(d, VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_ACTION_TRIGGER, 0);
+	close(d->intx_fd);
+	d->intx_fd = -1;
 }
 
 static int irq_open(struct myrio_vfio_dev *d, uint32_t index)
@@ -83,18 +111,60 @@ int myrio_vfio_irq_fd_msix(struct myrio_bus *bus)
 	return irq_open(d, VFIO_PCI_MSIX_IRQ_INDEX);
 }
 
+/* INTx through VFIO, masked: VFIO owns the line and keeps DisINTx set at the device while
+ * masked, so a polled NIC never asserts it (VFIO clears INTX_DISABLE at open). */
+static int intx_masked(struct myrio_vfio_dev *d)
+{
+	if (irq_count(d, VFIO_PCI_INTX_IRQ_INDEX) == 0)
+		return 0; /* no INTx: nothing to mask */
+	int rc = 0;
+	if (d->intx_fd < 0) {
+		int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (efd < 0)
+			rc = -errno;
+		else if ((rc = set_trigger(d, VFIO_PCI_INTX_IRQ_INDEX, efd)) < 0)
+			close(efd);
+		else
+			d->intx_fd = efd;
+	}
+	if (rc == 0)
+		rc = set_none(d, VFIO_PCI_INTX_IRQ_INDEX, VFIO_IRQ_SET_ACTION_MASK, 1);
+	if (rc < 0)
+		log_warn("%s: cannot mask INTx through VFIO (%s): INTX_DISABLE alone keeps it "
+			 "quiet",
+			 d->bus.name, strerror(-rc));
+	return 0;
+}
+
+/* Before every reset sequence (bus.h). MSI is turned off first even when VFIO believes it
+ * on: a NIC that rebooted lost its MSI capability state, and only a new
+ * VFIO_DEVICE_SET_IRQS writes it to the device again. The eventfd stays the same. */
+int myrio_vfio_irq_setup(struct myrio_bus *bus, bool msi)
+{
+	struct myrio_vfio_dev *d = (struct myrio_vfio_dev *)bus;
+	if (!msi)
+		return intx_masked(d);
+	intx_release(d); /* VFIO takes one interrupt type at a time */
+	uint32_t index = d->irq_fd >= 0 ? (uint32_t)d->irq_index : VFIO_PCI_MSI_IRQ_INDEX;
+	if (d->irq_fd < 0 && irq_count(d, index) == 0)
+		index = VFIO_PCI_MSIX_IRQ_INDEX;
+	if (irq_count(d, index) == 0)
+		return -ENOTSUP;
+	if (d->irq_fd < 0)
+		return irq_open(d, index);
+	irq_disable(d);
+	int rc = set_trigger(d, index, d->irq_fd);
+	if (rc < 0)
+		log_err("%s: VFIO_DEVICE_SET_IRQS (re-arm): %s", bus->name, strerror(-rc));
+	return rc < 0 ? rc : d->irq_fd;
+}
+
 void myrio_vfio_irq_close(struct myrio_vfio_dev *d)
 {
+	intx_release(d);
 	if (d->irq_fd < 0)
 		return;
-	struct vfio_irq_set off = {
-	    .argsz = sizeof(off),
-	    .flags = VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER,
-	    .index = (uint32_t)d->irq_index,
-	    .start = 0,
-	    .count = 0,
-	};
-	ioctl(d->device, VFIO_DEVICE_SET_IRQS, &off);
+	irq_disable(d);
 	close(d->irq_fd);
 	d->irq_fd = -1;
 }

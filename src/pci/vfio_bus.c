@@ -82,6 +82,7 @@ static const struct myrio_bus_ops vfio_ops = {
     .cfg_read = myrio_vfio_cfg_read,
     .cfg_write = myrio_vfio_cfg_write,
     .irq_fd = myrio_vfio_irq_fd,
+    .irq_setup = myrio_vfio_irq_setup,
     .reset = vfio_reset,
     .close = vfio_close,
 };
@@ -128,7 +129,7 @@ int myrio_vfio_open_at(const struct myrio_vfio_paths *paths, const char *addr_in
 	if (paths)
 		d->paths = *paths;
 	d->group_id = g.id;
-	d->container = d->group = d->device = d->irq_fd = -1;
+	d->container = d->group = d->device = d->irq_fd = d->intx_fd = -1;
 	myrio_iova_init(&d->iova, NULL, 0);
 
 	rc = myrio_vfio_fds_open(d, addr);

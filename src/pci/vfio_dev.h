@@ -27,6 +27,7 @@ struct myrio_vfio_dev {
 	unsigned n_mapped, cap_mapped;
 	int irq_fd;    /* eventfd, -1 until irq_fd() is first called */
 	int irq_index; /* VFIO_PCI_MSIX_IRQ_INDEX or VFIO_PCI_MSI_IRQ_INDEX */
+	int intx_fd;   /* INTx trigger while masked (polled), -1 if none */
 };
 
 /* container/group/device (vfio_fds.c) */
@@ -53,6 +54,7 @@ void myrio_vfio_dma_unmap(struct myrio_bus *bus, struct myrio_dma_region *r);
 void myrio_vfio_dma_unmap_all(struct myrio_vfio_dev *d);
 /* interrupts (irq.c) */
 int myrio_vfio_irq_fd(struct myrio_bus *bus);
+int myrio_vfio_irq_setup(struct myrio_bus *bus, bool msi);
 void myrio_vfio_irq_close(struct myrio_vfio_dev *d);
 
 #endif

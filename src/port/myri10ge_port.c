@@ -82,7 +82,7 @@ static int m_info(struct myrio_port *port, struct myrio_port_info *info)
 	info->caps = MYRIO_CAP_TX_CSUM | MYRIO_CAP_RX_CSUM_PARTIAL;
 	if (nic->tso_mode0)
 		info->caps |= MYRIO_CAP_TSO;
-	if (nic->bus->ops->irq_fd(nic->bus) >= 0)
+	if (nic->msi) /* asking must not switch it on: the mode is chosen at open */
 		info->caps |= MYRIO_CAP_IRQ;
 	return 0;
 }
@@ -119,13 +119,21 @@ static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
 	s->link_up = nic->up ? r->link_up : 0;
 	s->watchdog_resets = nic->wd.resets;
 	s->rx_csum_mismatch = nic->wd.rx_mismatches;
+	s->rdma_tags_lost = nic->wd.rdma_tags_lost;
 	return 0;
 }
 
+/* MSI is wired before the reset sequence (conf.irq), never later: a NIC that was brought up
+ * in INTx mode keeps to it until its next reset. */
 static int m_irq_fd(struct myrio_port *port)
 {
-	struct myrio_bus *bus = mp(port)->nic.bus;
-	return bus->ops->irq_fd(bus);
+	struct myri_nic *nic = &mp(port)->nic;
+	if (!nic->msi) {
+		log_err("%s: no interrupts on this port: open it with myrio_port_conf.irq set%s",
+			nic->bus->name, nic->irq_wanted ? " (MSI could not be enabled)" : "");
+		return -ENOTSUP;
+	}
+	return nic->bus->ops->irq_fd(nic->bus);
 }
 
 /* Before sleeping on the fd: handle any pending update (which re-arms with claim1) and give

@@ -13,6 +13,7 @@
 
 #include "mcp/mcp_abi.h"
 #include "myrio/pkt.h"
+#include "util/byteorder.h"
 
 #define RX_GROUP 8u
 
@@ -32,7 +33,7 @@ static inline void sram_copy64(volatile uint8_t *bar, uint32_t off, const void *
 /* A 64-bit value as its 8 bytes in network order: descriptor words 0-1 or 2-3 in one store. */
 static inline uint64_t desc_be64(uint64_t v)
 {
-	return __builtin_bswap64(v); /* little-endian host, as util/byteorder.h */
+	return be64(v);
 }
 
 struct myri_rx_ring {
@@ -73,6 +74,8 @@ struct myri_rings {
 	/* status block handshake */
 	volatile struct mcp_irq_data *status;
 	volatile uint8_t *claim0, *claim1; /* BAR0 + GET_IRQ_ACK_OFFSET (+4) */
+	volatile uint8_t *deassert; /* INTx: BAR0 + GET_IRQ_DEASSERT_OFFSET; MSI: deassert_sink */
+	uint32_t deassert_sink;	    /* MSI: the deassert store lands here, not on the NIC */
 	bool rx_token;			   /* the NIC handed us the receive token (valid bit 0) */
 	uint32_t link_up;		   /* last reported link_up (§6.1), 3 = unknown */
 	uint32_t link_down_events;

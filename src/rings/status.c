@@ -1,5 +1,6 @@
-/* The status-block handshake (§6.5), MSI style, also in polled use: without it the NIC stops
- * reporting send completions (§10.1 rule 6). */
+/* The status-block handshake (§6.5), also in polled use: without it the NIC stops reporting
+ * send completions (§10.1 rule 6). In INTx mode the firmware also waits for the deassert
+ * word before it sends another update. */
 #include "bus/mmio.h"
 #include "rings/rings.h"
 #include "util/byteorder.h"
@@ -47,6 +48,12 @@ uint8_t status_handle(struct myri_rings *r)
 		r->rx_token = true;
 	tx_ring_reap(r, send_done);
 	mmio_wmb();
+	/* INTx: deassert, then claim. The host cleared valid itself before either store
+	 * reaches the NIC, so the NIC's own clearing of valid after the deassert (the wait
+	 * of Linux's myri10ge_deassert_wait and iPXE) always lands before the next update
+	 * and needs no wait here: Linux's myri10ge_deassert_wait=0 order. With MSI the store
+	 * goes to host memory: cheaper than a branch. */
+	mmio_write32(r->deassert, 0, 0);
 	mmio_write32(r->claim1, 0, MCP_CLAIM_VALUE); /* step 5: the NIC may interrupt again */
 	return valid;
 }

@@ -174,17 +174,25 @@ static bool tx_prepare(const struct myri_tx_ring *t, struct myrio_pkt *p)
 }
 
 /* Copies a chain into the ring with the first descriptor's flags 0 (§5.7 steps 1-2):
- * forward when it does not wrap, else backwards ending with the first. */
+ * forward when it does not wrap, else backwards ending with the first. A fence after every
+ * 32 bytes, as Linux's myri10ge_submit_req: with BAR0 mapped write-combining the NIC then
+ * gets the chain in bursts of at most two descriptors, in order (uncached, each store is
+ * its own write anyway and the fence costs little). */
 static void tx_write_chain(struct myri_tx_ring *t, uint32_t slot, struct mcp_tx_desc *d,
 			   unsigned cnt)
 {
 	uint8_t flags0 = d[0].flags;
 	d[0].flags = 0;
 	if (slot + cnt <= t->mask + 1) {
-		sram_copy64(t->sram, slot * 16u, d, 16u * cnt);
+		for (unsigned i = 0; i < cnt; i += 2) {
+			sram_copy64(t->sram, (slot + i) * 16u, &d[i], cnt - i > 1 ? 32u : 16u);
+			mmio_wmb();
+		}
 	} else {
-		for (unsigned i = cnt - 1; i > 0; i--)
+		for (unsigned i = cnt - 1; i > 0; i--) {
 			sram_copy64(t->sram, ((slot + i) & t->mask) * 16u, &d[i], 16);
+			mmio_wmb();
+		}
 		sram_copy64(t->sram, slot * 16u, &d[0], 16);
 	}
 	d[0].flags = flags0;
@@ -318,6 +326,10 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		}
 		pp++; /* rc < 0: dropped and counted, but taken */
 	}
+	/* The last commit word leaves a write-combining buffer now, not whenever the buffer is
+	 * evicted (Linux fences after every commit word; once per burst is enough here, the
+	 * fence before each commit orders the chains). */
+	mmio_wmb();
 	r->tx_packets += t->pkt_req - pkt_req0;
 	r->tx_bytes += bytes;
 	return (uint16_t)(pp - pkts);

@@ -85,6 +85,11 @@ bool sim_cfg_bus_master(const struct sim_nic *nic)
 	return nic->cfg[0x04] & 0x04;
 }
 
+bool sim_cfg_intx_disabled(const struct sim_nic *nic)
+{
+	return nic->cfg[0x05] & 0x04;
+}
+
 void sim_cfg_enable_msi(struct sim_nic *nic)
 {
 	nic->cfg[CAP_MSI + 2] |= 1;
@@ -114,7 +119,10 @@ int sim_nic_cfg_read(struct sim_nic *nic, unsigned off, unsigned size, uint32_t 
 			nic->name, size, off);
 		return -EINVAL;
 	}
-	if (atomic_load_explicit(&nic->removed, memory_order_relaxed)) {
+	/* VFIO answers the IDs and the command register from its own copies (vfio-pci
+	 * virtualizes them), so through VFIO a removed NIC shows there as it was. */
+	bool virtual = nic->removed_vfio && off + size <= 0x06;
+	if (atomic_load_explicit(&nic->removed, memory_order_relaxed) && !virtual) {
 		*val = size == 4 ? 0xffffffffu : (1u << (8 * size)) - 1; /* no device answers */
 		return 0;
 	}

@@ -171,23 +171,23 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 	case CMD_GET_SEND_OFFSET:
 		if (c->d0 >= nic->slices)
 			return SIM_ERR_RANGE;
-		*data = SIM_SEND_RING_OFF;
+		*data = nic->rings_at + SIM_SEND_RING_OFF;
 		return SIM_OK;
 	case CMD_GET_SMALL_RX_OFFSET:
 		if (c->d0 >= nic->slices)
 			return SIM_ERR_RANGE;
-		*data = SIM_SMALL_RING_OFF;
+		*data = nic->rings_at + SIM_SMALL_RING_OFF;
 		return SIM_OK;
 	case CMD_GET_BIG_RX_OFFSET:
 		if (c->d0 >= nic->slices)
 			return SIM_ERR_RANGE;
-		*data = SIM_BIG_RING_OFF;
+		*data = nic->rings_at + SIM_BIG_RING_OFF;
 		return SIM_OK;
 	case CMD_GET_IRQ_ACK_OFFSET:
-		*data = SIM_CLAIM_OFF;
+		*data = nic->rings_at + SIM_CLAIM_OFF;
 		return SIM_OK;
 	case CMD_GET_IRQ_DEASSERT_OFFSET:
-		*data = SIM_DEASSERT_OFF;
+		*data = nic->rings_at + SIM_DEASSERT_OFF;
 		return SIM_OK;
 	case CMD_GET_SEND_RING_SIZE: /* data fields ignored: F sends garbage (§10) */
 		*data = nic->tx_entries * 16;
@@ -242,7 +242,7 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		nic->mtu = c->d0;
 		return SIM_OK;
 	case CMD_GET_INTR_COAL_DELAY_OFFSET:
-		*data = SIM_COAL_OFF;
+		*data = nic->rings_at + SIM_COAL_OFF;
 		return SIM_OK;
 	case CMD_SET_STATS_INTERVAL:
 		if (c->d0 > 10000000)
@@ -268,7 +268,7 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 	case CMD_DMA_TEST:
 		return dma_test(nic, c, data);
 	case CMD_UNALIGNED_TEST:
-		if (nic->fault_unaligned)
+		if (nic->fault_unaligned || nic->world->conf.unaligned_rc)
 			return SIM_ERR_UNALIGNED;
 		return dma_test(nic, c, data);
 	case CMD_ENABLE_ALLMULTI:

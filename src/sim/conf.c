@@ -74,6 +74,10 @@ static int parse_one(struct myrio_sim_conf *c, char *tok)
 		c->stepped = true;
 	} else if (!strcmp(tok, "spin") && !v) {
 		c->spin = true;
+	} else if (!strcmp(tok, "high_rings") && !v) {
+		c->high_rings = true;
+	} else if (!strcmp(tok, "unaligned_rc") && !v) {
+		c->unaligned_rc = true;
 	} else if (!v) {
 		return -EINVAL;
 	} else if (!strcmp(tok, "nics")) {
@@ -106,6 +110,16 @@ static int parse_one(struct myrio_sim_conf *c, char *tok)
 			c->rx_ring_entries = (uint32_t)u;
 		else
 			c->tx_ring_entries = (uint32_t)u;
+	} else if (!strcmp(tok, "boot")) {
+		if (parse_u64(v, &u) || u > 60000)
+			return -EINVAL;
+		c->boot_ms = (uint32_t)u;
+	} else if (!strcmp(tok, "eeprom_fw")) {
+		unsigned tiny;
+		char tail;
+		if (sscanf(v, "1.4.%u%c", &tiny, &tail) != 1 || tiny > 999)
+			return -EINVAL;
+		snprintf(c->eeprom_fw, sizeof(c->eeprom_fw), "1.4.%u", tiny);
 	} else if (!strcmp(tok, "pc")) {
 		if (!*v || strlen(v) >= sizeof(c->product_code))
 			return -EINVAL;
@@ -135,7 +149,7 @@ int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec)
 			    "model spec: cannot use '%s'; expected nics=N, link=10g|1g|unlimited|"
 			    "BPS, stepped, spin, seed=N, loss=P, reorder=P, dup=P, corrupt=P, "
 			    "flap=PERIOD_MS/DOWN_MS, rx_ring=N, tx_ring=N (powers of 2, 8..4096), "
-			    "pc=CODE",
+			    "pc=CODE, boot=MS, high_rings, eeprom_fw=1.4.N, unaligned_rc",
 			    orig);
 			return -EINVAL;
 		}

@@ -19,6 +19,10 @@ static void fw_select(struct sim_nic *nic, const struct sim_fw_info *info, bool 
 	nic->fw.rss = feat & FW_FEAT_RSS;
 	nic->fw.multi_tx = (feat & FW_FEAT_MULTI_TX) && info->tiny >= 32; /* §1.5: 1.4.32+ */
 	nic->fw.eeprom = eeprom;
+	nic->fw.rx_filter_bug = eeprom && info->tiny >= 4 && info->tiny <= 11;
+	/* The aligned images assume 4 KiB-aligned read completions (§2.1); split ones land
+	 * wrong in the NIC's buffers, and the frames go out corrupted. */
+	nic->fw.misreads = nic->world->conf.unaligned_rc && !nic->fw.unaligned;
 }
 
 /* Power-on / reboot: the EEPROM firmware just written by sim_sram_power_on. */

@@ -1,7 +1,10 @@
 /* Status block and interrupts (§6): the claim0/claim1/deassert words, the rx-token and
  * armed state machine of §6.5, the coalescing delay (§6.6), the status block DMA with
  * `valid` written last (§6.1-§6.3), and the MSI eventfd. The eventfd is written only while
- * MSI/MSI-X is enabled in config space: polled drivers cost no system call. */
+ * MSI/MSI-X is enabled in config space: polled drivers cost no system call. With MSI off
+ * the firmware interrupts through INTx: it asserts the line (unless INTX_DISABLE is set)
+ * and sends no further update until the host writes the deassert word, as the firmware
+ * does (Linux's and iPXE's INTx handlers). */
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +20,7 @@ void sim_irq_reset(struct sim_nic *nic)
 	nic->send_pending = nic->stats_pending = false;
 	nic->link_down_events = 0;
 	nic->pending = false;
+	nic->intx_wait = nic->intx_line = nic->intx_held = false;
 	nic->link_state = nic->cable ? nic->cable->up : 0;
 	nic->stats_interval_us = 1000; /* [I] */
 	nic->next_stats_check = 0;
@@ -69,7 +73,7 @@ static void raise_irq(struct sim_nic *nic, bool rx)
 	put_be32(b + 44, c->dropped_overrun);
 	put_be32(b + 48, c->dropped_no_small_buffer);
 	put_be32(b + 52, c->dropped_no_big_buffer);
-	put_be32(b + 56, 15); /* rdma_tags_available */
+	put_be32(b + 56, nic->rdma_tags);
 	b[60] = 0;
 	b[61] = nic->link_down_events;
 	b[62] = nic->stats_pending ? 1 : 0;
@@ -91,7 +95,11 @@ static void raise_irq(struct sim_nic *nic, bool rx)
 	nic->link_down_events = 0;
 	nic->pending = false;
 	nic->st.irqs++;
-	if (sim_cfg_msi_enabled(nic)) {
+	if (!sim_cfg_msi_enabled(nic)) {
+		nic->intx_wait = true;
+		nic->intx_line = !sim_cfg_intx_disabled(nic);
+		nic->st.intx_asserts += nic->intx_line;
+	} else {
 		uint64_t one = 1;
 		/* EAGAIN only when the counter saturates: the host is behind anyway */
 		ssize_t r = write(nic->irq_fd, &one, sizeof(one));
@@ -119,12 +127,14 @@ unsigned sim_irq_poll(struct sim_nic *nic, uint64_t now)
 {
 	/* claim1 is read before the deassert word: the host writes deassert first, so a
 	 * claim1 seen here comes with its deassert, which is applied before re-arming. */
-	bool c0 = take(nic, SIM_CLAIM_OFF);
-	bool c1 = take(nic, SIM_CLAIM_OFF + 4);
-	bool da = take(nic, SIM_DEASSERT_OFF);
+	bool c0 = take(nic, nic->rings_at + SIM_CLAIM_OFF);
+	bool c1 = take(nic, nic->rings_at + SIM_CLAIM_OFF + 4);
+	bool da = take(nic, nic->rings_at + SIM_DEASSERT_OFF);
 	unsigned work = (unsigned)c0 + c1 + da;
-	if (da)
+	if (da) {
 		deassert(nic);
+		nic->intx_wait = nic->intx_line = nic->intx_held = false;
+	}
 	if (c0) /* the rx token comes back */
 		nic->token_at_nic = true;
 	if (c1) /* may interrupt again */
@@ -141,13 +151,23 @@ unsigned sim_irq_poll(struct sim_nic *nic, uint64_t now)
 	bool rx = nic->token_at_nic && nic->rx_new > 0;
 	if (!(rx || nic->send_pending || nic->stats_pending))
 		return work;
+	if (__builtin_expect(nic->intx_wait, 0)) {
+		nic->st.intx_held += !nic->intx_held;
+		nic->intx_held = true;
+		return work;
+	}
 	if (!nic->pending) {
 		nic->pending = true;
 		nic->pending_since = now;
 	}
-	uint32_t delay_us = sim_rd32(nic, SIM_COAL_OFF);
+	uint32_t delay_us = sim_rd32(nic, nic->rings_at + SIM_COAL_OFF);
 	if (delay_us && now - nic->pending_since < (uint64_t)delay_us * 1000)
 		return work;
 	raise_irq(nic, rx);
 	return work + 1;
+}
+
+bool sim_nic_intx_line(const struct sim_nic *nic)
+{
+	return nic->intx_line;
 }

@@ -58,6 +58,10 @@ int sim_nic_cfg_write(struct sim_nic *nic, unsigned off, unsigned size, uint32_t
 /* Interrupts are delivered by writing 1 to this eventfd (§6.4, MSI). */
 int sim_nic_irq_fd(const struct sim_nic *nic);
 
+/* Legacy INTx (§6.5): whether the NIC holds its line asserted now (MSI off, INTX_DISABLE
+ * clear, the update not yet deasserted). */
+bool sim_nic_intx_line(const struct sim_nic *nic);
+
 /* Stepped mode: the bus's delay_us lands here and runs the world for that long. */
 bool sim_world_is_stepped(const struct myrio_sim *sim);
 
@@ -70,8 +74,13 @@ enum sim_fault {
 	SIM_FAULT_BAD_COMPLETION,  /* next completion entry carries length arg */
 	SIM_FAULT_UNALIGNED,       /* arg != 0: UNALIGNED_TEST fails with ERROR_UNALIGNED (§2.1) */
 	SIM_FAULT_TX_HANG,         /* the send engine stops, bus master stays on, until CMD_RESET */
-	SIM_FAULT_REMOVED,         /* arg != 0: off the bus (config reads all ones, no activity);
-				    * arg 0: back, as at power-on */
+	SIM_FAULT_TX_READ,         /* the next arg send-buffer reads fail (an IOMMU fault): each
+				    * loses an RDMA tag until CMD_RESET; with none left the send
+				    * engine stops */
+	SIM_FAULT_REMOVED,         /* arg != 0: off the bus (config and BAR0 read all ones, no
+				    * activity); arg 2: as seen through VFIO, whose copies of the
+				    * IDs and command register still read as before; arg 0: back,
+				    * as at power-on */
 };
 int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg);
 

@@ -30,6 +30,7 @@ int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uin
 	nic->index = index;
 	nic->bar_fd = -1;
 	nic->irq_fd = -1;
+	nic->rings_at = w->conf.high_rings ? SIM_HIGH_RINGS_SHIFT : 0;
 	snprintf(nic->name, sizeof(nic->name), "%s", name);
 	if (mac) {
 		memcpy(nic->eeprom_mac, mac, 6);
@@ -92,7 +93,9 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->mtu = 1518; /* [I] until SET_MTU */
 	memcpy(nic->mac, nic->eeprom_mac, 6);
 	nic->promisc = false;
-	nic->allmulti = true; /* [I] multicast filtering starts off (docs) */
+	/* [I] multicast filtering starts off (docs), except on the firmware with the broadcast
+	 * filter bug, whose filter starts on and takes broadcasts with it */
+	nic->allmulti = !nic->fw.rx_filter_bug;
 	nic->flow_control = false;
 	nic->relax_align = false;
 	nic->n_mcast = 0;
@@ -109,9 +112,10 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->throttle = 0;
 	nic->tx_boundary = nic->fw.unaligned ? 2048 : 4096;
 	nic->fault_tx_hang = false;
+	nic->rdma_tags = 15;
 	nic->tso.active = false;
-	nic->small = (struct sim_rxring){SIM_SMALL_RING_OFF, nic->rx_entries - 1, 0};
-	nic->big = (struct sim_rxring){SIM_BIG_RING_OFF, nic->rx_entries - 1, 0};
+	nic->small = (struct sim_rxring){nic->rings_at + SIM_SMALL_RING_OFF, nic->rx_entries - 1, 0};
+	nic->big = (struct sim_rxring){nic->rings_at + SIM_BIG_RING_OFF, nic->rx_entries - 1, 0};
 	nic->tx_cons = 0;
 	nic->send_done = 0;
 	memset(&nic->ctr, 0, sizeof(nic->ctr));
@@ -127,6 +131,7 @@ void sim_nic_power_on(struct sim_nic *nic)
 	sim_cfg_power_on(nic);
 	sim_sram_power_on(nic);
 	sim_fw_adopt_eeprom(nic);
+	nic->booted_at = 0;
 	nic->dummy_rdma_on = false;
 	nic->fault_cmd_timeout = nic->fault_cmd_error = nic->fault_bad_completion = false;
 	sim_nic_logical_reset(nic);
@@ -156,15 +161,39 @@ static unsigned send_go_stop(struct sim_nic *nic)
 	return work;
 }
 
+/* After a reset or a reboot the firmware boots for conf.boot_ms: SRAM holds no header
+ * pointer yet and nothing answers. */
+static void start_boot(struct sim_nic *nic)
+{
+	uint32_t ms = nic->world->conf.boot_ms;
+	if (!ms)
+		return;
+	nic->boot_hdr = sim_rd32_raw(nic, SIM_HDR_PTR_OFF);
+	sim_wr32_raw(nic, SIM_HDR_PTR_OFF, 0);
+	nic->booted_at = sim_world_now(nic->world) + (uint64_t)ms * 1000000u;
+}
+
+static bool booting(struct sim_nic *nic, uint64_t now)
+{
+	if (now < nic->booted_at)
+		return true;
+	sim_wr32_raw(nic, SIM_HDR_PTR_OFF, nic->boot_hdr);
+	nic->booted_at = 0;
+	return false;
+}
+
 unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
 {
 	if (atomic_load_explicit(&nic->halted, memory_order_acquire) ||
 	    __builtin_expect(atomic_load_explicit(&nic->removed, memory_order_relaxed), 0))
 		return 0;
+	if (__builtin_expect(nic->booted_at != 0, 0) && booting(nic, now))
+		return 0;
 	unsigned work = sim_cmd_poll(nic, now) + sim_handoff_poll(nic);
 	if (__builtin_expect(nic->multi_tx, 0))
 		work += send_go_stop(nic);
-	if (nic->running && (!nic->multi_tx || nic->tx_active) && !nic->fault_tx_hang)
+	if (nic->running && (!nic->multi_tx || nic->tx_active) && !nic->fault_tx_hang &&
+	    nic->rdma_tags)
 		work += sim_tx_poll(nic, now);
 	if (nic->stats_set)
 		work += sim_irq_poll(nic, now);
@@ -230,6 +259,7 @@ void sim_nic_flr(struct sim_nic *nic)
 	sim_nic_power_on(nic);
 	if (nic->cable)
 		nic->link_state = nic->cable->up;
+	start_boot(nic);
 	resume(nic);
 }
 
@@ -244,6 +274,7 @@ int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg)
 		nic->reboot_status = 0x00000001u | arg << 8;
 		if (nic->cable)
 			nic->link_state = nic->cable->up;
+		start_boot(nic);
 		break;
 	case SIM_FAULT_CMD_TIMEOUT:
 		nic->fault_cmd_timeout = true;
@@ -259,6 +290,9 @@ int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg)
 	case SIM_FAULT_UNALIGNED:
 		nic->fault_unaligned = arg != 0;
 		break;
+	case SIM_FAULT_TX_READ:
+		nic->fault_tx_read_fail = arg;
+		break;
 	case SIM_FAULT_TX_HANG:
 		log_info("%s: injected fault: send engine hangs", nic->name);
 		nic->fault_tx_hang = true;
@@ -269,7 +303,10 @@ int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg)
 			sim_nic_power_on(nic);
 			if (nic->cable)
 				nic->link_state = nic->cable->up;
+		} else {
+			sim_sram_gone(nic);
 		}
+		nic->removed_vfio = arg == 2;
 		atomic_store(&nic->removed, arg != 0);
 		break;
 	default:

@@ -36,6 +36,9 @@
 #define SIM_RSS_TABLE_OFF 0xE0200u /* 256 one-byte entries */
 #define SIM_RSS_KEY_OFF 0xE0300u
 #define SIM_MAX_RING 4096u
+/* conf.high_rings: the rings and interrupt words above, moved up by this much: above 2 MiB,
+ * where a board's doorbell windows are (the offsets are the firmware's choice, §3.3). */
+#define SIM_HIGH_RINGS_SHIFT 0x200000u
 #define SIM_IMAGE_MAX (SIM_CTRL_OFF - 8u) /* largest image the model hands off */
 
 /* A write-only trigger word the host has not written since the model consumed it reads
@@ -76,6 +79,9 @@ struct sim_nic_stats {
 	uint64_t handoffs, handoffs_refused;
 	uint64_t completions_bad; /* injected bad completions */
 	uint64_t pause_timeouts;  /* the peer stopped refilling for PAUSE_MAX_NS: dropping */
+	uint64_t tx_read_faults;  /* send-buffer reads that failed, each losing an RDMA tag */
+	uint64_t intx_asserts;	  /* updates that asserted INTx: MSI off, INTX_DISABLE clear */
+	uint64_t intx_held;	  /* updates held back: INTx mode, the deassert never came */
 };
 
 /* ---- DMA table: the model's IOMMU (dma_table.c) ---- */
@@ -149,6 +155,8 @@ struct sim_fw { /* what the running "firmware" image selects (§2.1) */
 	unsigned tiny;
 	bool unaligned, rss, multi_tx;
 	bool eeprom; /* the power-on firmware, not a handed-off image */
+	bool rx_filter_bug; /* EEPROM 1.4.4-1.4.11: broadcasts dropped unless ALLMULTI */
+	bool misreads; /* an aligned image behind an unaligned root complex (conf.unaligned_rc) */
 };
 
 struct sim_rxring {
@@ -161,10 +169,13 @@ struct sim_nic {
 	char name[32];
 	uint8_t eeprom_mac[6];
 	uint8_t *bar; /* BAR0, shared memory */
+	uint32_t rings_at; /* 0, or SIM_HIGH_RINGS_SHIFT (conf.high_rings) */
 	int bar_fd;
 	int irq_fd;
 	_Atomic bool attached;
 	_Atomic bool halted; /* the model loop skips the NIC (detach, reboot in progress) */
+	uint64_t booted_at;  /* ns: the firmware is still booting until then (conf.boot_ms) */
+	uint32_t boot_hdr;   /* the header pointer it writes when it has booted */
 
 	/* config space (cfgspace.c) */
 	uint8_t cfg[256];
@@ -208,6 +219,7 @@ struct sim_nic {
 	uint64_t dummy_rdma_reads;
 	struct sim_rxring small, big;
 	uint32_t tx_cons, send_done;
+	uint32_t rdma_tags; /* DMA-read tags left; each failed send-buffer read loses one */
 	struct sim_counters ctr;
 	/* interrupts / status block (irq.c, §6.5) */
 	bool armed, token_at_nic;
@@ -216,6 +228,9 @@ struct sim_nic {
 	uint8_t link_down_events;
 	uint64_t pending_since; /* ns; coalescing starts here */
 	bool pending;
+	bool intx_wait;	 /* INTx mode: no update until the host writes the deassert word */
+	bool intx_line;	 /* INTx asserted on the wire (sim_nic_intx_line) */
+	bool intx_held;	 /* an update is due but waits for the deassert (counted once) */
 	uint32_t link_state;		  /* 0 down, 1 up (what the status block reports) */
 	uint32_t stats_interval_us;	  /* SET_STATS_INTERVAL; 0 = counters only with events */
 	uint64_t next_stats_check;	  /* ns */
@@ -237,7 +252,9 @@ struct sim_nic {
 	uint32_t fault_bad_completion_len;
 	bool fault_unaligned;
 	bool fault_tx_hang; /* send engine stopped until CMD_RESET */
+	uint32_t fault_tx_read_fail; /* send-buffer reads left to fail (SIM_FAULT_TX_READ) */
 	_Atomic bool removed; /* off the bus: nothing runs, config space reads all ones */
+	bool removed_vfio;    /* ...but the IDs and command register read as VFIO's copies */
 
 	struct sim_nic_stats st;
 	uint8_t *scratch;	/* 64 KiB + headers: gather buffer for TSO and endpoints */
@@ -298,6 +315,7 @@ void sim_sram_destroy(struct sim_nic *nic);
 void sim_sram_power_on(struct sim_nic *nic);
 void sim_sram_write_strings(struct sim_nic *nic);
 void sim_sram_init_rings(struct sim_nic *nic);
+void sim_sram_gone(struct sim_nic *nic);
 static inline uint32_t sim_rd32(const struct sim_nic *nic, uint32_t off) /* BE -> host */
 {
 	return __builtin_bswap32(
@@ -359,6 +377,7 @@ void sim_irq_reset(struct sim_nic *nic);
 void sim_cfg_power_on(struct sim_nic *nic);
 bool sim_cfg_msi_enabled(const struct sim_nic *nic);
 bool sim_cfg_bus_master(const struct sim_nic *nic);
+bool sim_cfg_intx_disabled(const struct sim_nic *nic);
 void sim_cfg_enable_msi(struct sim_nic *nic);
 void sim_nic_set_pcie_width(struct sim_nic *nic, unsigned width); /* x4 path tests */
 

@@ -108,8 +108,12 @@ static bool filter(struct sim_nic *nic, const uint8_t *h)
 	}
 	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	static const uint8_t reserved[5] = {0x01, 0x80, 0xc2, 0x00, 0x00};
-	if (!memcmp(d, bcast, 6))
-		return true;
+	if (!memcmp(d, bcast, 6)) {
+		if (!nic->fw.rx_filter_bug || nic->allmulti || nic->promisc)
+			return true;
+		nic->ctr.dropped_multicast_filtered++;
+		return false;
+	}
 	if (!memcmp(d, reserved, 5) && d[5] < 0x10) {
 		if (d[5] == 0x01 && get_be16(h + 12) == 0x8808) {
 			nic->ctr.dropped_pause++; /* consumed by the MAC */

@@ -96,6 +96,15 @@ static int sb_irq_fd(struct myrio_bus *b)
 	return sim_nic_irq_fd(nic);
 }
 
+/* MSI as the host asks; nothing else is host-side state in the model. */
+static int sb_irq_setup(struct myrio_bus *b, bool msi)
+{
+	struct sim_nic *nic = to_sb(b)->nic;
+	if (msi)
+		sim_cfg_enable_msi(nic);
+	return msi ? sim_nic_irq_fd(nic) : 0;
+}
+
 static int sb_reset(struct myrio_bus *b)
 {
 	sim_nic_flr(to_sb(b)->nic);
@@ -119,6 +128,7 @@ static const struct myrio_bus_ops sim_bus_ops = {
     .cfg_read = sb_cfg_read,
     .cfg_write = sb_cfg_write,
     .irq_fd = sb_irq_fd,
+    .irq_setup = sb_irq_setup,
     .reset = sb_reset,
     .close = sb_close,
 };

@@ -80,10 +80,10 @@ static void poison_triggers(struct sim_nic *nic)
 	sim_wr32_raw(nic, SIM_HANDOFF_OFF + 60, SIM_POISON);
 	sim_wr32_raw(nic, SIM_DUMMY_RDMA_OFF + 60, SIM_POISON);
 	for (unsigned s = 0; s < 32; s++) {
-		sim_wr32_raw(nic, SIM_CLAIM_OFF + 8 * s, SIM_POISON);
-		sim_wr32_raw(nic, SIM_CLAIM_OFF + 8 * s + 4, SIM_POISON);
+		sim_wr32_raw(nic, nic->rings_at + SIM_CLAIM_OFF + 8 * s, SIM_POISON);
+		sim_wr32_raw(nic, nic->rings_at + SIM_CLAIM_OFF + 8 * s + 4, SIM_POISON);
 	}
-	sim_wr32_raw(nic, SIM_DEASSERT_OFF, SIM_POISON);
+	sim_wr32_raw(nic, nic->rings_at + SIM_DEASSERT_OFF, SIM_POISON);
 	sim_wr32_raw(nic, SIM_SEND_GO_OFF, SIM_POISON);
 	sim_wr32_raw(nic, SIM_SEND_STOP_OFF, SIM_POISON);
 }
@@ -91,9 +91,9 @@ static void poison_triggers(struct sim_nic *nic)
 /* All rx slots invalid, all tx flags 0 (§10: CMD_RESET). */
 void sim_sram_init_rings(struct sim_nic *nic)
 {
-	memset(nic->bar + SIM_SEND_RING_OFF, 0, SIM_MAX_RING * 16);
-	memset(nic->bar + SIM_SMALL_RING_OFF, 0xFF, SIM_MAX_RING * 8);
-	memset(nic->bar + SIM_BIG_RING_OFF, 0xFF, SIM_MAX_RING * 8);
+	memset(nic->bar + nic->rings_at + SIM_SEND_RING_OFF, 0, SIM_MAX_RING * 16);
+	memset(nic->bar + nic->rings_at + SIM_SMALL_RING_OFF, 0xFF, SIM_MAX_RING * 8);
+	memset(nic->bar + nic->rings_at + SIM_BIG_RING_OFF, 0xFF, SIM_MAX_RING * 8);
 	poison_triggers(nic);
 }
 
@@ -109,7 +109,11 @@ void sim_sram_power_on(struct sim_nic *nic)
 	if (sim_fw_image_build(img, sizeof(img), "ethp", &len) == 0) {
 		uint8_t *h = img + FW_HEADER_OFF;
 		memset(h + FW_HDR_VERSION, 0, 128);
-		memcpy(h + FW_HDR_VERSION, FW_VERSION_BASE, sizeof(FW_VERSION_BASE));
+		const char *ver = nic->world->conf.eeprom_fw;
+		if (ver[0])
+			snprintf((char *)h + FW_HDR_VERSION, 128, "%s -- libmyrio model", ver);
+		else
+			memcpy(h + FW_HDR_VERSION, FW_VERSION_BASE, sizeof(FW_VERSION_BASE));
 		h[FW_HDR_MCP_INDEX] = 0;
 		put_be16(h + FW_HDR_HANDOFF_CAPS, FW_HANDOFF_CAPS_EEPROM);
 		put_be32(h + FW_HDR_SRAM_SIZE, SIM_SRAM_SIZE);
@@ -117,5 +121,11 @@ void sim_sram_power_on(struct sim_nic *nic)
 	}
 	sim_sram_write_strings(nic);
 	sim_sram_init_rings(nic);
-	sim_wr32(nic, SIM_COAL_OFF, 0);
+	sim_wr32(nic, nic->rings_at + SIM_COAL_OFF, 0);
+}
+
+/* Off the bus: every BAR0 read completes with all ones (an unsupported request). */
+void sim_sram_gone(struct sim_nic *nic)
+{
+	memset(nic->bar, 0xFF, SIM_BAR0_LEN);
 }

@@ -38,7 +38,7 @@ uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
 
 static inline uint32_t desc_off(const struct sim_nic *nic, uint32_t idx)
 {
-	return SIM_SEND_RING_OFF + (idx & (nic->tx_entries - 1)) * 16;
+	return nic->rings_at + SIM_SEND_RING_OFF + (idx & (nic->tx_entries - 1)) * 16;
 }
 
 static inline uint8_t flags_at(const struct sim_nic *nic, uint32_t idx)
@@ -171,6 +171,18 @@ static bool wire_slot(struct sim_nic *nic, struct sim_cable *c, uint32_t len, ui
 	return true;
 }
 
+/* A DMA read of a send buffer failed (an IOMMU fault): the frame is dropped and its RDMA
+ * tag never comes back until CMD_RESET; the status block reports the tags left. */
+static void read_failed(struct sim_nic *nic)
+{
+	if (nic->fault_tx_read_fail)
+		nic->fault_tx_read_fail--;
+	nic->st.tx_read_faults++;
+	if (nic->rdma_tags)
+		nic->rdma_tags--;
+	nic->stats_pending = true;
+}
+
 unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 {
 	struct sim_txd d[TX_PARSE_MAX];
@@ -225,14 +237,19 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 			for (unsigned i = 0; i < n; i++) {
 				fr[i].p = sim_dma(nic, d[i].addr, d[i].len, "tx buffer");
 				fr[i].len = d[i].len;
-				if (!fr[i].p) {
+				if (__builtin_expect(!fr[i].p || nic->fault_tx_read_fail, 0)) {
+					read_failed(nic);
 					ok = false;
 					break;
 				}
 			}
 			if (ok) {
 				struct sim_frame fm = {
-				    .frags = fr, .nfrags = n, .len = total, .patch_off = -1};
+				    .frags = fr,
+				    .nfrags = n,
+				    .len = total,
+				    .patch_off = -1,
+				    .bad_crc = nic->fw.misreads};
 				if (d[0].flags & TXF_CKSUM) {
 					uint16_t s = sim_csum_frags(fr, n, d[0].cko);
 					uint16_t v = (uint16_t)~s;

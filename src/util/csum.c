@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "util/byteorder.h"
+
 uint64_t csum_add(uint64_t sum, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -9,7 +11,7 @@ uint64_t csum_add(uint64_t sum, const void *buf, size_t len)
 	while (len >= 4) {
 		uint32_t w;
 		memcpy(&w, p, 4);
-		sum += __builtin_bswap32(w);
+		sum += be32(w);
 		p += 4;
 		len -= 4;
 	}

@@ -13,6 +13,7 @@
 struct env {
 	struct myrio_sim *sim;
 	bool stepped;
+	bool irq; /* ports opened with conf.irq (set after env_world) */
 	struct myrio_port *a, *b;
 	struct myrio_pool *pool_a, *pool_b;
 	struct myrio_port_info ia, ib;
@@ -52,6 +53,7 @@ static inline int env_open(struct env *e, uint32_t mtu)
 	myrio_port_conf_init(&conf);
 	conf.sim = e->sim;
 	conf.mtu = mtu;
+	conf.irq = e->irq;
 	int rc = myrio_port_open(&e->a, "sim:sim0", &conf);
 	if (rc < 0)
 		return rc;

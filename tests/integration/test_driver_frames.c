@@ -205,6 +205,7 @@ static void sleeping_on_the_interrupt_fd(void **state)
 		skip(); /* needs the model thread */
 	struct env e;
 	assert_int_equal(env_world(&e, spec_of(state)), 0);
+	e.irq = true;
 	assert_int_equal(env_open(&e, 1500), 0);
 	int fd = myrio_port_irq_fd(e.b);
 	assert_true(fd >= 0);

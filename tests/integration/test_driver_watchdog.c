@@ -394,6 +394,7 @@ static void sleeper_notices_reboot(void **state)
 	myrio_port_conf_init(&conf);
 	conf.sim = e.sim;
 	conf.watchdog_ms = 50;
+	conf.irq = true;
 	assert_int_equal(myrio_port_open(&e.a, "sim:sim0", &conf), 0);
 	int fd = myrio_port_irq_fd(e.a);
 	assert_true(fd >= 0);

@@ -43,6 +43,7 @@ struct fake_nic {
 	/* how to answer */
 	bool mute;                 /* never answer (timeout) */
 	uint32_t fail_op, fail_result;
+	uint32_t send_off; /* GET_SEND_OFFSET's answer; 0: FAKE_SEND_OFF */
 	uint64_t stats_addr;
 };
 
@@ -82,7 +83,7 @@ static inline uint32_t fake_answer(struct fake_nic *f, uint32_t op, uint32_t d0,
 		*data = f->tx_entries * 16;
 		return 0;
 	case MCP_CMD_GET_SEND_OFFSET:
-		*data = FAKE_SEND_OFF;
+		*data = f->send_off ? f->send_off : FAKE_SEND_OFF;
 		return 0;
 	case MCP_CMD_GET_SMALL_RX_OFFSET:
 		*data = FAKE_SMALL_OFF;

@@ -65,6 +65,7 @@ static inline struct fix *fix_new(uint32_t rx_entries, uint32_t tx_entries, uint
 	r->status = x->status;
 	r->claim0 = x->sram + FIX_CLAIM_OFF;
 	r->claim1 = x->sram + FIX_CLAIM_OFF + 4;
+	r->deassert = (volatile uint8_t *)&r->deassert_sink; /* MSI style */
 	r->link_up = 3;
 	return x;
 }

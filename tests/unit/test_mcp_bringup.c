@@ -158,14 +158,12 @@ static void load_image_and_hand_off(void **state)
 	port->ops->close(port);
 	fake_nic_free(f);
 
-	/* unaligned completions: fall back to 2 KiB descriptors */
+	/* unaligned completions: the aligned image must not run, and there is no "p" image of
+	 * that name (test_driver_silicon has one) */
 	f = fake_nic_new();
 	f->fail_op = MCP_CMD_UNALIGNED_TEST;
 	f->fail_result = MCP_ERR_UNALIGNED;
-	assert_int_equal(myrio_myri10ge_open(&f->bus, &conf, &port), 0);
-	port->ops->info(port, &info);
-	assert_int_equal(info.tx_boundary, 2048);
-	port->ops->close(port);
+	assert_int_equal(myrio_myri10ge_open(&f->bus, &conf, &port), -EPROTO);
 	fake_nic_free(f);
 	unlink(path);
 }
@@ -232,6 +230,26 @@ static void impossible_ring_sizes_refused(void **state)
 	fake_nic_free(f);
 }
 
+/* Ring offsets are bounded by BAR0, not by 2 MiB: above it lie a board's doorbell windows;
+ * a ring that would end past BAR0 (or an offset that wraps) is refused. */
+static void ring_offsets_bounded_by_bar0(void **state)
+{
+	(void)state;
+	const uint32_t offs[3] = {0x300000u, MCP_BAR0_MIN_LEN - 1024 * 16 + 16, 0xfffffff0u};
+	const int want[3] = {0, -EPROTO, -EPROTO};
+	for (int i = 0; i < 3; i++) {
+		struct fake_nic *f = fake_nic_new();
+		f->send_off = offs[i];
+		struct myrio_port_conf conf;
+		conf_defaults(&conf);
+		struct myrio_port *port = NULL;
+		assert_int_equal(myrio_myri10ge_open(&f->bus, &conf, &port), want[i]);
+		if (port)
+			myrio_port_close(port);
+		fake_nic_free(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +259,7 @@ int main(void)
 		cmocka_unit_test(bad_images_and_headers_refused),
 		cmocka_unit_test(silent_nic_fails_cleanly),
 		cmocka_unit_test(impossible_ring_sizes_refused),
+		cmocka_unit_test(ring_offsets_bounded_by_bar0),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 
 /* The tool's own sources, so that the test runs exactly its code. */
 #include "../../tools/myrio-setup/bind.c"
+#include "../../tools/myrio-setup/bridge.c"
 #include "../../tools/myrio-setup/check.c"
 #include "../../tools/myrio-setup/hugepages.c"
 #include "../../tools/myrio-setup/report.c"
@@ -194,6 +195,100 @@ static void rejects_bad_addresses(void **state)
 	assert_non_null(strstr(output(f), "'nonsense' is not a PCI address"));
 }
 
+/* A Myri-10G at 0000:03:00.0 behind the root port 0000:00:01.0, whose 4 KiB config file
+ * has a PCIe capability (root port) and AER with the given mask and control registers. */
+static void add_bridged_device(struct fake *f, uint32_t aer_mask, uint32_t aer_ctl)
+{
+	const char *bdir = "devices/pci0000:00/0000:00:01.0";
+	ft_mkdirs("%s/%s/0000:03:00.0", f->t.sys, bdir);
+	ft_link("../../../devices/pci0000:00/0000:00:01.0/0000:03:00.0",
+		"%s/bus/pci/devices/0000:03:00.0", f->t.sys);
+	ft_put("0x14c1\n", "%s/bus/pci/devices/0000:03:00.0/vendor", f->t.sys);
+	ft_put("0x0008\n", "%s/bus/pci/devices/0000:03:00.0/device", f->t.sys);
+	ft_add_to_group(&f->t, "0000:03:00.0", 7);
+	static uint8_t cfg[4096];
+	memset(cfg, 0, sizeof(cfg));
+	cfg[0x06] = 0x10; /* capability list */
+	cfg[0x34] = 0x40;
+	cfg[0x40] = 0x10;		  /* PCIe */
+	cfg[0x42] = 0x42;		  /* v2, root port */
+	cfg[0x100] = 0x01;		  /* AER, v1, last */
+	cfg[0x102] = 0x01;
+	memcpy(cfg + 0x108, &aer_mask, 4); /* little-endian host, as config space */
+	memcpy(cfg + 0x118, &aer_ctl, 4);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s/config", f->t.sys, bdir);
+	FILE *cf = fopen(path, "wb");
+	assert_non_null(cf);
+	assert_int_equal(fwrite(cfg, 1, sizeof(cfg), cf), sizeof(cfg));
+	fclose(cf);
+}
+
+static uint32_t bridge_reg(struct fake *f, unsigned off)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/devices/pci0000:00/0000:00:01.0/config", f->t.sys);
+	FILE *cf = fopen(path, "rb");
+	uint32_t v = 0;
+	assert_non_null(cf);
+	assert_int_equal(fseek(cf, (long)off, SEEK_SET), 0);
+	assert_int_equal(fread(&v, 4, 1, cf), 1);
+	fclose(cf);
+	return v;
+}
+
+/* check names the two bridge settings Linux makes and VFIO does not, with the setpci
+ * commands; bridge makes them, and check then finds them in place. */
+static void bridge_settings_checked_and_applied(void **state)
+{
+	struct fake *f = *state;
+	add_bridged_device(f, 0x00000000u, 0x000000a0u); /* ECRC gen+check capable, off */
+	assert_int_equal(setup_check(&f->c, "0000:03:00.0"), 0);
+	const char *o = output(f);
+	assert_non_null(strstr(o, "FIX  upstream bridge 0000:00:01.0: Surprise Down not masked"));
+	assert_non_null(
+	    strstr(o, "-> setpci -s 0000:00:01.0 ECAP_AER+0x08.L=0x00000020:0x00000020"));
+	assert_non_null(strstr(o, "FIX  root port 0000:00:01.0: ECRC generation off"));
+	assert_non_null(
+	    strstr(o, "-> setpci -s 0000:00:01.0 ECAP_AER+0x18.L=0x00000040:0x00000040"));
+	assert_int_equal(setup_bridge(&f->c, "03:00.0"), 0);
+	assert_int_equal(bridge_reg(f, 0x108), 0x00000020u);
+	assert_int_equal(bridge_reg(f, 0x118), 0x000000e0u);
+	f->c.problems = 0;
+	fflush(f->c.out);
+	size_t before = f->out_len;
+	assert_int_equal(setup_check(&f->c, "0000:03:00.0"), 0);
+	o = output(f) + before;
+	assert_non_null(strstr(o, "ok   upstream bridge 0000:00:01.0: Surprise Down masked"));
+	assert_non_null(strstr(o, "ok   root port 0000:00:01.0 generates ECRC"));
+	assert_null(strstr(o, "FIX  upstream"));
+	assert_null(strstr(o, "FIX  root port"));
+}
+
+/* A root port that cannot generate ECRC, and a bridge with a corrupt extended capability
+ * chain: reported, nothing written out of bounds. */
+static void bridge_without_ecrc_or_with_a_bad_chain(void **state)
+{
+	struct fake *f = *state;
+	add_bridged_device(f, 0x00000020u, 0x00000000u);
+	assert_int_equal(setup_check(&f->c, "0000:03:00.0"), 0);
+	const char *o = output(f);
+	assert_non_null(strstr(o, "ok   upstream bridge 0000:00:01.0: Surprise Down masked"));
+	assert_non_null(strstr(o, "cannot generate ECRC"));
+	/* a chain pointing past the end of config space: no AER found */
+	char path[512];
+	snprintf(path, sizeof(path), "%s/devices/pci0000:00/0000:00:01.0/config", f->t.sys);
+	FILE *cf = fopen(path, "r+b");
+	uint32_t bad = 0xffc00002u; /* id 2, next 0xffc */
+	fseek(cf, 0x100, SEEK_SET);
+	fwrite(&bad, 4, 1, cf);
+	fclose(cf);
+	fflush(f->c.out);
+	size_t before = f->out_len;
+	assert_int_equal(setup_check(&f->c, "0000:03:00.0"), 0);
+	assert_non_null(strstr(output(f) + before, "has no AER capability"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +303,9 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(hugepages_reserves_and_reports, setup, teardown),
 	    cmocka_unit_test_setup_teardown(rejects_bad_addresses, setup, teardown),
+	    cmocka_unit_test_setup_teardown(bridge_settings_checked_and_applied, setup, teardown),
+	    cmocka_unit_test_setup_teardown(bridge_without_ecrc_or_with_a_bad_chain, setup,
+					    teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

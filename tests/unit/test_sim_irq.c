@@ -78,6 +78,9 @@ static void msi_eventfd_only_when_enabled(void **state)
 	myrio_sim_step(c->w, 2);
 	assert_int_equal(*valid_of(&c->b) & 1, 1);
 	assert_int_equal(read(fd, &v, sizeof(v)), -1); /* polled: no syscall, no event */
+	/* that update went out as INTx: it waits for its deassert even once MSI is on */
+	h_w32(&c->b, c->b.deassert_off, 0);
+	myrio_sim_step(c->w, 1);
 	sim_cfg_enable_msi(c->b.nic);
 	/* MSI: the host clears valid itself, then claims */
 	*valid_of(&c->b) = 0;
@@ -88,6 +91,54 @@ static void msi_eventfd_only_when_enabled(void **state)
 	assert_int_equal(*valid_of(&c->b) & 1, 1);
 	assert_int_equal(read(fd, &v, sizeof(v)), (int)sizeof(v));
 	assert_true(v >= 1);
+}
+
+/* INTx (MSI off): the line stays asserted and no further update comes until the host writes
+ * the deassert word; a claim alone is not enough. INTX_DISABLE keeps the line quiet but the
+ * firmware still waits for the deassert. */
+static void intx_waits_for_deassert(void **state)
+{
+	struct hpair *c = *state;
+	/* setup consumed the post-UP update with a deassert: nothing pending */
+	assert_false(sim_nic_intx_line(c->b.nic));
+	send_frames(c, 1);
+	myrio_sim_step(c->w, 2);
+	assert_int_equal(*valid_of(&c->b) & 1, 1);
+	assert_true(sim_nic_intx_line(c->b.nic));
+	uint64_t asserts = h_nic_stats(c->b.nic).intx_asserts;
+	assert_true(asserts >= 1);
+	/* claims without the deassert: the next update is held */
+	*valid_of(&c->b) = 0;
+	h_w32(&c->b, c->b.claim_off, 3);
+	h_w32(&c->b, c->b.claim_off + 4, 3);
+	while (h_completion(&c->b, NULL))
+		;
+	send_frames(c, 1);
+	myrio_sim_step(c->w, 4);
+	assert_int_equal(*valid_of(&c->b), 0);
+	assert_true(sim_nic_intx_line(c->b.nic));
+	assert_int_equal(h_nic_stats(c->b.nic).intx_held, 1);
+	/* the deassert releases it: the line drops, the held update goes out */
+	h_w32(&c->b, c->b.deassert_off, 0);
+	myrio_sim_step(c->w, 2);
+	assert_int_equal(*valid_of(&c->b) & 1, 1);
+	/* with INTX_DISABLE the next one waits just the same, without asserting the line */
+	uint32_t cmd;
+	assert_int_equal(sim_nic_cfg_read(c->b.nic, 0x04, 2, &cmd), 0);
+	assert_int_equal(sim_nic_cfg_write(c->b.nic, 0x04, 2, cmd | 0x400), 0);
+	h_w32(&c->b, c->b.deassert_off, 0);
+	myrio_sim_step(c->w, 1);
+	*valid_of(&c->b) = 0;
+	h_w32(&c->b, c->b.claim_off, 3);
+	h_w32(&c->b, c->b.claim_off + 4, 3);
+	while (h_completion(&c->b, NULL))
+		;
+	asserts = h_nic_stats(c->b.nic).intx_asserts;
+	send_frames(c, 1);
+	myrio_sim_step(c->w, 2);
+	assert_int_equal(*valid_of(&c->b) & 1, 1);
+	assert_false(sim_nic_intx_line(c->b.nic));
+	assert_int_equal(h_nic_stats(c->b.nic).intx_asserts, asserts);
 }
 
 static void coalescing_delay(void **state)
@@ -159,6 +210,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(rx_token_and_claims, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(msi_eventfd_only_when_enabled, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(intx_waits_for_deassert, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(coalescing_delay, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(link_changes_reported, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(short_host_structure, setup, h_pair_teardown),

@@ -140,6 +140,7 @@ static void check_device(struct setup_ctx *c, const char *in)
 			  self ? ", must be vfio-pci" : ", blocks the group (must be vfio-pci)");
 	}
 	check_dev_node(c, g.id, addr);
+	setup_check_bridge(c, addr);
 }
 
 int setup_check(struct setup_ctx *c, const char *addr)

@@ -6,6 +6,9 @@
  *   myrio-setup bind [--group] ADDR   give the device (and with --group every member of its
  *                                     IOMMU group) to vfio-pci
  *   myrio-setup unbind [--group] ADDR give it back to its kernel driver
+ *   myrio-setup bridge ADDR           on the device's upstream bridge, mask Surprise Down
+ *                                     in AER and turn ECRC generation on (a root port), as
+ *                                     Linux's myri10ge does
  *   myrio-setup hugepages N           reserve N hugepages and mount hugetlbfs
  */
 #include <errno.h>
@@ -20,6 +23,7 @@ static int usage(void)
 	fprintf(stderr, "usage: myrio-setup check [PCI_ADDR]\n"
 			"       myrio-setup bind [--group] PCI_ADDR\n"
 			"       myrio-setup unbind [--group] PCI_ADDR\n"
+			"       myrio-setup bridge PCI_ADDR\n"
 			"       myrio-setup hugepages N\n");
 	return 2;
 }
@@ -43,6 +47,8 @@ int main(int argc, char **argv)
 		rc = setup_bind(&c, arg, group);
 	else if (strcmp(cmd, "unbind") == 0 && arg && argc == 3 + group)
 		rc = setup_unbind(&c, arg, group);
+	else if (strcmp(cmd, "bridge") == 0 && arg && !group && argc == 3)
+		rc = setup_bridge(&c, arg);
 	else if (strcmp(cmd, "hugepages") == 0 && argc == 3) {
 		char *end;
 		long n = strtol(argv[2], &end, 10);

@@ -20,6 +20,10 @@ void setup_fix(struct setup_ctx *c, const char *fix, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 int setup_check(struct setup_ctx *c, const char *addr);
+/* The NIC's upstream bridge (bridge.c): AER Surprise Down mask and ECRC, reported by check
+ * and applied by bridge. */
+void setup_check_bridge(struct setup_ctx *c, const char *addr);
+int setup_bridge(struct setup_ctx *c, const char *addr);
 int setup_bind(struct setup_ctx *c, const char *addr, bool group);
 int setup_unbind(struct setup_ctx *c, const char *addr, bool group);
 int setup_hugepages(struct setup_ctx *c, long n);

@@ -121,6 +121,24 @@ struct tcp_opts {
 
 struct arp_entry;
 
+/* An ICMP error about a datagram we sent, as icmp.c decoded it for the transports. */
+struct icmp_err {
+	uint32_t dst; /* the quoted datagram's destination */
+	int err;      /* -errno the error stands for */
+	bool hard;    /* RFC 1122 §4.2.3.9 (and Linux's "fatal" codes): the peer cannot be
+		       * reached at all, not a transient condition on the way */
+	bool frag_needed; /* RFC 1191 §4: type 3 code 4, with the next-hop MTU */
+	uint16_t mtu;
+};
+
+/* Path MTU of one destination (RFC 1191 §6.3), learnt from "fragmentation needed". */
+struct pmtu_entry {
+	uint32_t dst;	  /* 0 = free */
+	uint16_t mtu;
+	uint64_t expires; /* ms: the estimate is raised again (forgotten) then */
+};
+#define PMTU_ENTRIES 64
+
 struct myrio_tcp_listener {
 	struct myrio_stack *s;
 	bool in_use;
@@ -138,6 +156,8 @@ struct myrio_tcp_conn {
 	uint8_t state;
 	bool in_use, app_owned, zombie, on_output, passive;
 	int error;
+	int soft_error; /* the last ICMP error that did not end it (RFC 1122 §4.2.3.9), */
+	uint32_t soft_error_una; /* while snd_una is still what it was then */
 	void *user;
 	struct myrio_tcp_listener *listener; /* while SYN_RCVD */
 	uint32_t lip, rip;
@@ -150,6 +170,7 @@ struct myrio_tcp_conn {
 	/* send */
 	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, max_snd_wnd, snd_wl1, snd_wl2;
 	uint16_t mss; /* payload bytes per segment we send */
+	uint16_t mss_unclamped; /* mss before path MTU discovery lowered it; 0 = not lowered */
 	uint8_t snd_wscale, rcv_wscale;
 	bool ws_ok, ts_ok, sack_ok;
 	bool cookie; /* a SYN cookie's throw-away record: options go in the TSval */
@@ -202,6 +223,7 @@ struct myrio_udp_sock {
 	bool in_use;
 	uint16_t lport, rport;
 	uint32_t rip;
+	int error; /* pending ICMP error of a connected socket (myrio_udp_error) */
 	void *user;
 	struct myrio_pkt *rxq, *rxq_tail;
 	uint32_t rxq_len;
@@ -246,6 +268,11 @@ struct myrio_stack {
 	uint64_t cookie_key[2]; /* SYN cookies: fixed for the stack's life */
 	uint64_t chack_second;
 	uint32_t chack_count;
+
+	struct pmtu_entry pmtu[PMTU_ENTRIES];
+	uint64_t pmtu_next_check; /* earliest expiry, 0 = none */
+	uint32_t icmp_spent;	  /* outgoing errors' token bucket, 0 = full (icmp.c) */
+	uint64_t icmp_tokens_ms;  /* when it was last refilled */
 
 	struct myrio_stack_stats st;
 };
@@ -306,10 +333,29 @@ void icmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
 void icmp_send_port_unreach(struct myrio_stack *s, const struct myrio_pkt *p,
 			    const struct ip_rx *ip);
 
+/* pmtu.c: the per-destination path MTU cache */
+#define PMTU_MIN 552 /* lower estimates are not believed (Linux's min_pmtu) */
+#define PMTU_AGE_MS (10u * 60u * 1000u) /* RFC 1191 §6.3: raise again after 10 minutes */
+uint32_t pmtu_get(const struct myrio_stack *s, uint32_t dst); /* 0 = nothing known */
+void pmtu_set(struct myrio_stack *s, uint32_t dst, uint32_t mtu);
+void pmtu_timers(struct myrio_stack *s);
+
+/* tcp_icmp.c: ICMP errors and path MTU for TCP connections */
+/* th: the quoted TCP header's first 8 bytes (ports, sequence number). */
+void tcp_icmp_error(struct myrio_stack *s, const struct icmp_err *e, const uint8_t *th);
+/* A new connection's MSS lowered to what is known of its path (after the SYN options). */
+void tcp_pmtu_clamp(struct myrio_tcp_conn *c);
+/* The path MTU estimate for dst was forgotten: connections to it get their MSS back. */
+void tcp_pmtu_raise(struct myrio_stack *s, uint32_t dst);
+/* The connection's soft error while it still applies (no progress since), else 0. */
+int tcp_soft_error(const struct myrio_tcp_conn *c);
+
 /* udp.c */
 int udp_init(struct myrio_stack *s);
 void udp_fini(struct myrio_stack *s);
 void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
+/* uh: the quoted UDP header's first 8 bytes. */
+void udp_icmp_error(struct myrio_stack *s, const struct icmp_err *e, const uint8_t *uh);
 
 /* tcp_conn.c: table, lookup, lifecycle */
 int tcp_init(struct myrio_stack *s);

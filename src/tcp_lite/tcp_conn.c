@@ -248,6 +248,8 @@ void tcp_conn_finish(struct myrio_tcp_conn *c, int error)
 	free_chain(c->ooo);
 	c->ooo = NULL;
 	c->ooo_segs = 0;
+	if (error == -ETIMEDOUT && tcp_soft_error(c))
+		error = tcp_soft_error(c); /* why it timed out, as Linux reports it */
 	if (error)
 		c->error = error;
 	if (c->app_owned) {

@@ -27,10 +27,10 @@ static const struct {
 	int err;
 	bool hard;
 } unreach_codes[16] = {
-    [0] = {-ENETUNREACH, false},  [1] = {-EHOSTUNREACH, false}, [2] = {-ENOPROTOOPT, true},
-    [3] = {-ECONNREFUSED, true},  [4] = {-EMSGSIZE, false},	    [5] = {-EOPNOTSUPP, false},
-    [6] = {-ENETUNREACH, true},	  [7] = {-EHOSTDOWN, true},	    [8] = {-ENONET, true},
-    [9] = {-ENETUNREACH, true},	  [10] = {-EHOSTUNREACH, true}, [11] = {-ENETUNREACH, false},
+    [0] = {-ENETUNREACH, false},   [1] = {-EHOSTUNREACH, false}, [2] = {-ENOPROTOOPT, true},
+    [3] = {-ECONNREFUSED, true},   [4] = {-EMSGSIZE, false},	 [5] = {-EOPNOTSUPP, false},
+    [6] = {-ENETUNREACH, true},	   [7] = {-EHOSTDOWN, true},	 [8] = {-ENONET, true},
+    [9] = {-ENETUNREACH, true},	   [10] = {-EHOSTUNREACH, true}, [11] = {-ENETUNREACH, false},
     [12] = {-EHOSTUNREACH, false}, [13] = {-EHOSTUNREACH, true}, [14] = {-EHOSTUNREACH, true},
     [15] = {-EHOSTUNREACH, true},
 };

@@ -120,20 +120,21 @@ struct tcp_opts {
 };
 
 struct arp_entry;
+struct arp_waiting;
 
 /* An ICMP error about a datagram we sent, as icmp.c decoded it for the transports. */
 struct icmp_err {
-	uint32_t dst; /* the quoted datagram's destination */
-	int err;      /* -errno the error stands for */
-	bool hard;    /* RFC 1122 §4.2.3.9 (and Linux's "fatal" codes): the peer cannot be
-		       * reached at all, not a transient condition on the way */
+	uint32_t dst;	  /* the quoted datagram's destination */
+	int err;	  /* -errno the error stands for */
+	bool hard;	  /* RFC 1122 §4.2.3.9 (and Linux's "fatal" codes): the peer cannot be
+			   * reached at all, not a transient condition on the way */
 	bool frag_needed; /* RFC 1191 §4: type 3 code 4, with the next-hop MTU */
 	uint16_t mtu;
 };
 
 /* Path MTU of one destination (RFC 1191 §6.3), learnt from "fragmentation needed". */
 struct pmtu_entry {
-	uint32_t dst;	  /* 0 = free */
+	uint32_t dst; /* 0 = free */
 	uint16_t mtu;
 	uint64_t expires; /* ms: the estimate is raised again (forgotten) then */
 };
@@ -156,7 +157,7 @@ struct myrio_tcp_conn {
 	uint8_t state;
 	bool in_use, app_owned, zombie, on_output, passive;
 	int error;
-	int soft_error; /* the last ICMP error that did not end it (RFC 1122 §4.2.3.9), */
+	int soft_error;		 /* the last ICMP error that did not end it (RFC 1122 §4.2.3.9), */
 	uint32_t soft_error_una; /* while snd_una is still what it was then */
 	void *user;
 	struct myrio_tcp_listener *listener; /* while SYN_RCVD */
@@ -169,7 +170,7 @@ struct myrio_tcp_conn {
 
 	/* send */
 	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, max_snd_wnd, snd_wl1, snd_wl2;
-	uint16_t mss; /* payload bytes per segment we send */
+	uint16_t mss;		/* payload bytes per segment we send */
 	uint16_t mss_unclamped; /* mss before path MTU discovery lowered it; 0 = not lowered */
 	uint8_t snd_wscale, rcv_wscale;
 	bool ws_ok, ts_ok, sack_ok;
@@ -247,6 +248,9 @@ struct myrio_stack {
 	struct arp_entry *arp;
 	uint32_t arp_mask;
 	uint64_t arp_next_check;
+	struct arp_waiting *arpq; /* frames waiting for resolution, oldest first */
+	uint32_t arpq_len, arpq_cap;
+	uint64_t arp_defended_ms; /* last announcement defending our address (RFC 5227) */
 
 	struct myrio_tcp_conn *conns;
 	uint32_t *hash;
@@ -304,6 +308,10 @@ void eth_input(struct myrio_stack *s, struct myrio_pkt *p);
 uint8_t *eth_prepend(struct myrio_stack *s, struct myrio_pkt *p, uint16_t type);
 
 /* arp.c */
+/* Frames waiting per unresolved address: a burst of connects to one host (its SYNs) must
+ * not be cut short, or the SYNs dropped wait out the initial RTO (Linux keeps 64 KiB+). */
+#define ARP_QLEN 256
+#define ARP_QUEUE_MAX 1024 /* stack-wide, and at most a quarter of the transmit pool */
 int arp_init(struct myrio_stack *s);
 void arp_fini(struct myrio_stack *s);
 void arp_input(struct myrio_stack *s, struct myrio_pkt *p);
@@ -334,7 +342,7 @@ void icmp_send_port_unreach(struct myrio_stack *s, const struct myrio_pkt *p,
 			    const struct ip_rx *ip);
 
 /* pmtu.c: the per-destination path MTU cache */
-#define PMTU_MIN 552 /* lower estimates are not believed (Linux's min_pmtu) */
+#define PMTU_MIN 552			/* lower estimates are not believed (Linux's min_pmtu) */
 #define PMTU_AGE_MS (10u * 60u * 1000u) /* RFC 1191 §6.3: raise again after 10 minutes */
 uint32_t pmtu_get(const struct myrio_stack *s, uint32_t dst); /* 0 = nothing known */
 void pmtu_set(struct myrio_stack *s, uint32_t dst, uint32_t mtu);

@@ -22,6 +22,9 @@
 #define TCP_MAX_HDR 60
 #define HDR_ROOM (ETH_HLEN + IP_HLEN + TCP_MAX_HDR) /* fits MYRIO_PKT_HEADROOM */
 
+#define EPH_MIN 49152u /* ephemeral ports: the IANA dynamic range (RFC 6335) */
+#define EPH_COUNT 16384u
+#define EPH_TABLE 256 /* counters of RFC 6056 algorithm 4 */
 #define RX_BURST 32
 #define TX_BATCH 64
 
@@ -267,7 +270,9 @@ struct myrio_stack {
 	struct myrio_pool *reass_pool;
 
 	uint16_t ip_id;
-	uint16_t eph_next;
+	uint16_t eph_next;	       /* UDP's ephemeral ports */
+	uint16_t eph_table[EPH_TABLE]; /* TCP's: RFC 6056 algorithm 4 (tcp_ports.c) */
+	uint64_t port_key[2];
 	uint64_t secret[2];
 	uint64_t cookie_key[2]; /* SYN cookies: fixed for the stack's life */
 	uint64_t chack_second;
@@ -384,6 +389,9 @@ uint8_t tcp_rcv_wscale(const struct myrio_stack *s);
 uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip, uint16_t rport);
 void tcp_mark_output(struct myrio_tcp_conn *c);
 void tcp_run_output(struct myrio_stack *s);
+
+/* tcp_ports.c: the next candidate local port for a connection to rip:rport */
+uint16_t tcp_ephemeral_port(struct myrio_stack *s, uint32_t rip, uint16_t rport);
 
 /* tcp_syncookie.c: stateless SYN-ACKs when a listener's backlog is full */
 void tcp_syncookie_send(struct myrio_stack *s, struct myrio_tcp_listener *l, uint32_t lip,

@@ -127,8 +127,8 @@ int myrio_udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myri
 {
 	*out = NULL;
 	if (port == 0) {
-		for (int tries = 0; tries < 16384 && port == 0; tries++) {
-			uint16_t cand = (uint16_t)(49152 + (s->eph_next++ % 16384));
+		for (uint32_t tries = 0; tries < EPH_COUNT && port == 0; tries++) {
+			uint16_t cand = (uint16_t)(EPH_MIN + (s->eph_next++ % EPH_COUNT));
 			if (!udp_find(s, cand))
 				port = cand;
 		}

@@ -290,7 +290,8 @@ static void usage(void)
 		"       [--ready FILE] [--go FILE] [--timeout SECONDS] [--stats] [--via sim|pair]\n"
 		"       [--sim SPEC]   model options, e.g. loss=0.01,reorder=0.01,dup=0.01,seed=1\n"
 		"       [--cubic]      CUBIC congestion control instead of NewReno\n"
-		"       [--syncookies] answer every SYN with a SYN cookie\n");
+		"       [--syncookies] answer every SYN with a SYN cookie\n"
+		"       [--mtu N]      the port's IP MTU (68..9000; 1500)\n");
 }
 
 int main(int argc, char **argv)
@@ -300,6 +301,7 @@ int main(int argc, char **argv)
 	const char *tap = NULL, *ready = NULL, *go = NULL, *sim_spec = NULL;
 	uint32_t ip = 0, mask = 0, gw = 0;
 	int listen_port = 0, udp_port = 0, timeout = 120;
+	uint32_t mtu = 0;
 	bool stats = false, via_pair = false, cubic = false, cookies = false;
 	static const struct option opts[] = {
 	    {"tap", 1, 0, 't'},		 {"ip", 1, 0, 'i'},
@@ -310,6 +312,7 @@ int main(int argc, char **argv)
 	    {"timeout", 1, 0, 'T'},	 {"stats", 0, 0, 'S'},
 	    {"via", 1, 0, 'V'},		 {"sim", 1, 0, 'M'},
 	    {"cubic", 0, 0, 'C'},	 {"syncookies", 0, 0, 'K'},
+	    {"mtu", 1, 0, 'm'},
 	    {0, 0, 0, 0},
 	};
 	int o;
@@ -378,6 +381,9 @@ int main(int argc, char **argv)
 		case 'K':
 			cookies = true;
 			break;
+		case 'm':
+			mtu = (uint32_t)atoi(optarg);
+			break;
 		case 'V':
 			if (strcmp(optarg, "pair") && strcmp(optarg, "sim")) {
 				usage();
@@ -400,10 +406,13 @@ int main(int argc, char **argv)
 	if (via_pair) {
 		char dev[64];
 		snprintf(dev, sizeof(dev), "pair:tcpcheck%d/0", (int)getpid() % 100000);
-		if ((rc = myrio_pair_port_open(dev, NULL, &a.port)) < 0)
+		struct myrio_port_conf pc;
+		myrio_port_conf_init(&pc);
+		pc.mtu = mtu;
+		if ((rc = myrio_pair_port_open(dev, &pc, &a.port)) < 0)
 			return 1;
 		dev[strlen(dev) - 1] = '1';
-		if ((rc = myrio_pair_port_open(dev, NULL, &a.wire)) < 0 ||
+		if ((rc = myrio_pair_port_open(dev, &pc, &a.wire)) < 0 ||
 		    (rc = myrio_pool_create_in(NULL, 1024, 9600, &a.wire_pool)) < 0)
 			return 1;
 	} else {
@@ -420,6 +429,7 @@ int main(int argc, char **argv)
 		struct myrio_port_conf pc;
 		myrio_port_conf_init(&pc);
 		pc.sim = a.sim;
+		pc.mtu = mtu;
 		if (myrio_port_open(&a.port, "sim:sim0", &pc) < 0)
 			return 1;
 	}

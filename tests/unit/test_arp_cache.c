@@ -238,7 +238,8 @@ static void queue_is_bounded_stack_wide(void **state)
 }
 
 /* Issue: a burst of connects to an address not resolved yet lost all but 8 SYNs, which
- * then waited out the 1 s initial RTO. All of them must leave with the ARP reply. */
+ * then waited out the 1 s initial RTO. All of them must leave with the ARP reply, and
+ * complete as soon as the peer answers. */
 static void burst_of_connects_leaves_with_the_arp_reply(void **state)
 {
 	struct raw r;
@@ -269,6 +270,25 @@ static void burst_of_connects_leaves_with_the_arp_reply(void **state)
 	for (unsigned j = 0; j < r.ncap; j++)
 		assert_memory_equal(myrio_pkt_data(r.cap[j]), peer_mac, 6);
 	assert_int_equal(raw_stats(&r).arp_queue_drop, 0);
+	/* The peer answers them all, and every connection is up without a retransmission,
+	 * 2 ms of model time after the connects. */
+	struct tcpf sa[100];
+	for (unsigned i = 0; cap_tcp(&r, i, &v); i++)
+		sa[i] = (struct tcpf){.sport = 80,
+				      .dport = v.sport,
+				      .seq = 1000,
+				      .ack = v.seq + 1,
+				      .flags = F_SYN | F_ACK,
+				      .win = 65535};
+	for (unsigned i = 0; i < 100; i += 16) {
+		for (unsigned k = i; k < i + 16 && k < 100; k++)
+			raw_send_tcp(&r, &sa[k]);
+		raw_poll(&r);
+	}
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_CONNECTED], 100);
+	for (int k = 0; k < 100; k++)
+		assert_int_equal(myrio_tcp_state(c[k]), MYRIO_TCP_ESTABLISHED);
+	assert_int_equal(raw_stats(&r).tcp_retransmits, 0);
 	for (int k = 0; k < 100; k++)
 		myrio_tcp_abort(c[k]);
 	raw_close(&r);

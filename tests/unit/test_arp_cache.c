@@ -52,19 +52,24 @@ static const uint8_t *cap_arp(struct raw *r, unsigned i)
 	return NULL;
 }
 
+/* a is our ARP reply (r's MAC and address) to the host at mac, ip. */
+static void assert_reply_to(const struct raw *r, const uint8_t *a, const uint8_t *mac, uint32_t ip)
+{
+	assert_non_null(a);
+	assert_memory_equal(a, mac, 6);
+	assert_int_equal(get_be16(a + 20), 2);
+	assert_memory_equal(a + 22, r->smac, 6);
+	assert_int_equal(get_be32(a + 28), STACK_IP);
+	assert_memory_equal(a + 32, mac, 6);
+	assert_int_equal(get_be32(a + 38), ip);
+}
+
 static void request_for_us_is_answered_and_learned(void **state)
 {
 	struct raw r;
 	assert_int_equal(raw_open(&r, "arp1", NULL, NULL, false), 0);
 	arp_in(&r, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
-	const uint8_t *a = cap_arp(&r, 0);
-	assert_non_null(a);
-	assert_memory_equal(a, peer_mac, 6);
-	assert_int_equal(get_be16(a + 20), 2);
-	assert_memory_equal(a + 22, r.smac, 6);
-	assert_int_equal(get_be32(a + 28), STACK_IP);
-	assert_memory_equal(a + 32, peer_mac, 6);
-	assert_int_equal(get_be32(a + 38), PEER_IP);
+	assert_reply_to(&r, cap_arp(&r, 0), peer_mac, PEER_IP);
 	uint8_t mac[6];
 	assert_int_equal(myrio_arp_lookup(r.s, PEER_IP, mac), 0); /* RFC 826 merge */
 	assert_memory_equal(mac, peer_mac, 6);
@@ -302,14 +307,7 @@ static void probe_for_our_address_is_answered(void **state)
 	assert_int_equal(raw_open(&r, "arp8", NULL, NULL, false), 0);
 	const uint8_t prober[6] = {2, 7, 7, 7, 7, 7};
 	arp_in(&r, bcast, 1, prober, 0, zero6, STACK_IP);
-	const uint8_t *a = cap_arp(&r, 0);
-	assert_non_null(a);
-	assert_memory_equal(a, prober, 6);
-	assert_int_equal(get_be16(a + 20), 2);
-	assert_memory_equal(a + 22, r.smac, 6);
-	assert_int_equal(get_be32(a + 28), STACK_IP);
-	assert_memory_equal(a + 32, prober, 6);
-	assert_int_equal(get_be32(a + 38), 0);
+	assert_reply_to(&r, cap_arp(&r, 0), prober, 0);
 	uint8_t mac[6];
 	assert_int_equal(myrio_arp_lookup(r.s, 0, mac), -ENOENT);
 	arp_in(&r, bcast, 1, prober, 0, zero6, 0x0a000008u);

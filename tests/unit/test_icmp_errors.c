@@ -147,15 +147,22 @@ static void send_data(struct raw *r, struct peer *p, uint32_t n, uint8_t quote[2
 	memcpy(quote, ip, 28);
 }
 
+/* A stack on link name listening on port 80, and the peer connected to it (all options). */
+static void established(struct raw *r, const char *name, void (*tweak)(struct myrio_stack_conf *),
+			struct peer *p)
+{
+	assert_int_equal(raw_open(r, name, NULL, tweak, true), 0);
+	struct myrio_tcp_listener *l;
+	assert_int_equal(myrio_tcp_listen(r->s, 80, 4, NULL, &l), 0);
+	peer_connect(r, p, 40000, 80, 100, true);
+	assert_non_null(p->c);
+}
+
 static void established_keeps_going_and_reports_the_error_on_timeout(void **state)
 {
 	struct raw r;
 	struct peer p;
-	assert_int_equal(raw_open(&r, "ie3", NULL, few_retries, true), 0);
-	struct myrio_tcp_listener *l;
-	assert_int_equal(myrio_tcp_listen(r.s, 80, 4, NULL, &l), 0);
-	peer_connect(&r, &p, 40000, 80, 100, true);
-	assert_non_null(p.c);
+	established(&r, "ie3", few_retries, &p);
 	myrio_tcp_set_user(p.c, NULL);
 	uint8_t q[28];
 	send_data(&r, &p, 100, q);
@@ -177,10 +184,7 @@ static void soft_error_is_stale_after_progress(void **state)
 {
 	struct raw r;
 	struct peer p;
-	assert_int_equal(raw_open(&r, "ie4", NULL, few_retries, true), 0);
-	struct myrio_tcp_listener *l;
-	assert_int_equal(myrio_tcp_listen(r.s, 80, 4, NULL, &l), 0);
-	peer_connect(&r, &p, 40000, 80, 100, true);
+	established(&r, "ie4", few_retries, &p);
 	uint8_t q[28];
 	send_data(&r, &p, 100, q);
 	icmp_in(&r, 11, 0, 0, q, sizeof(q)); /* time exceeded */
@@ -219,10 +223,7 @@ static void frag_needed_lowers_mss_and_resends(void **state)
 {
 	struct raw r;
 	struct peer p;
-	assert_int_equal(raw_open(&r, "ie5", NULL, no_tso, true), 0);
-	struct myrio_tcp_listener *l;
-	assert_int_equal(myrio_tcp_listen(r.s, 80, 4, NULL, &l), 0);
-	peer_connect(&r, &p, 40000, 80, 100, true);
+	established(&r, "ie5", no_tso, &p);
 	assert_int_equal(myrio_tcp_mss(p.c), 1448); /* 1500 - 40 - timestamps */
 	uint8_t q[28];
 	send_data(&r, &p, 4 * 1448, q);

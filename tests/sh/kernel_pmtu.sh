@@ -5,6 +5,9 @@
 # large for the hop: the router answers "fragmentation needed" and tcp_lite must lower its
 # MSS and resend, or the stream is a black hole. 20 MB each way, byte-exact; the stack's
 # counters must show the MSS lowered.
+# ICMP errors from Linux too: a connect to a host the router cannot reach ends with
+# EHOSTUNREACH once the router gives up on ARP (seconds, not the 2 min of SYN retries), and
+# a datagram to a closed port of the kernel's gives the connected socket ECONNREFUSED.
 #
 #   tcp_lite (TAP mkp0, 10.77.0.2, MTU 9000) -- router ns: 10.77.0.1 | 10.78.0.1, route to
 #   10.78.0.0/24 with "mtu lock 1500" -- veth -- kernel ns: 10.78.0.2 (MTU 9000)
@@ -49,6 +52,7 @@ grep -q "def server" $tmp/peer.py || { echo "FAIL: no peer program in kernel_int
 ours=10.77.0.2
 gw=10.77.0.1
 kern=10.78.0.2
+nobody=10.78.0.99 # on the router's link, answers no ARP: the router says host unreachable
 inrt ip link set lo up
 inkn ip link set lo up
 ip link add r0 netns $rt type veth peer name k0 netns $kn || { echo "skip: no veth"; exit 77; }
@@ -67,7 +71,7 @@ spid=$!
 pids+=($spid)
 for _ in $(seq 400); do [ -e $tmp/listening ] && break; sleep 0.05; done
 inrt "$tool" --tap mkp0 --mtu 9000 --ip $ours/24 --gw $gw --listen 5001 --expect-conns 1 \
-	--send $kern:5002:"$bytes" --ready $tmp/ready --go $tmp/go --stats --timeout "${MYRIO_KERNEL_TIMEOUT:-240}" \
+	--send $kern:5002:"$bytes" --expect-unreachable $nobody:80 --udp-refused $kern:9 --ready $tmp/ready --go $tmp/go --stats --timeout "${MYRIO_KERNEL_TIMEOUT:-240}" \
 	>$tmp/tool.out 2>&1 &
 tpid=$!
 pids+=($tpid)
@@ -93,6 +97,6 @@ if ! grep -Eq '^ *tcp_pmtu_lowered +[1-9]' $tmp/tool.out; then
 fi
 frag=$(inrt cat /proc/net/snmp | awk '/^Icmp:/ { if (h) { for (i = 1; i <= NF; i++) if (n[i] == "OutDestUnreachs") print $i } else { h = 1; for (i = 1; i <= NF; i++) n[i] = $i } }')
 echo "router: ${frag:-?} destination unreachables sent"
-[ $status = 0 ] && echo "PASS: path MTU discovery through a 1500-byte hop, $bytes each way intact" ||
+[ $status = 0 ] && echo "PASS: path MTU discovery through a 1500-byte hop, $bytes each way intact; ICMP errors heard" ||
 	echo "FAIL"
 exit $status

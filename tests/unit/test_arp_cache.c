@@ -33,8 +33,8 @@ static const uint8_t zero6[6];
 
 /* The i-th captured ARP frame, or NULL. */
 /* The peer sends an ARP packet (op 1: request, 2: reply) and the stack takes it in. */
-static void arp_in(struct raw *r, const uint8_t *dst, uint16_t op, const uint8_t *sha, uint32_t spa,
-		   const uint8_t *tha, uint32_t tpa)
+static void arp_in(struct raw *r, const uint8_t *dst, uint16_t op, const uint8_t *sha,
+		   uint32_t spa, const uint8_t *tha, uint32_t tpa)
 {
 	uint8_t f[64];
 	raw_send(r, f, build_arp(f, dst, op, sha, spa, tha, tpa));

@@ -317,6 +317,22 @@ static void window_and_short_tail(void **state)
 	close_tso(&r, &w);
 }
 
+/* A connection on a fresh TSO port whose NIC keeps what it is given: four full segments
+ * written, gone out in one request the NIC still reads. */
+static struct myrio_tcp_conn *four_segments_held(struct raw *r, struct tso_port *w,
+						 const char *name, struct peer *pe)
+{
+	open_tso(r, w, name);
+	struct myrio_tcp_conn *c = connected(r, pe);
+	w->hold = true;
+	write_bytes(c, 0, 4u * myrio_tcp_mss(c));
+	raw_poll(r);
+	assert_int_equal(w->nreq, 1);
+	assert_int_equal(w->req[0].npkts, 4);
+	assert_int_equal(w->nheld, 1);
+	return c;
+}
+
 /* Segments the NIC still reads are not put in a new request; a lost segment is resent
  * alone (here by RTO), while the NIC holds it: as a copy. */
 static void retransmission_alone(void **state)
@@ -324,15 +340,9 @@ static void retransmission_alone(void **state)
 	(void)state;
 	struct raw r;
 	static struct tso_port w;
-	open_tso(&r, &w, "tso3");
 	struct peer pe;
-	struct myrio_tcp_conn *c = connected(&r, &pe);
+	struct myrio_tcp_conn *c = four_segments_held(&r, &w, "tso3", &pe);
 	uint16_t mss = myrio_tcp_mss(c);
-	w.hold = true;
-	write_bytes(c, 0, 4u * mss);
-	raw_poll(&r);
-	assert_int_equal(w.nreq, 1);
-	assert_int_equal(w.req[0].npkts, 4);
 	raw_drop_captured(&r); /* lost on the way */
 	/* the tail loss probe, then the RTO: each resends one segment, never a request,
 	 * and copies it since the NIC still reads the original */
@@ -435,15 +445,9 @@ static void path_mtu_drop_while_the_nic_holds_the_request(void **state)
 	(void)state;
 	struct raw r;
 	static struct tso_port w;
-	open_tso(&r, &w, "tso7");
 	struct peer pe;
-	struct myrio_tcp_conn *c = connected(&r, &pe);
+	struct myrio_tcp_conn *c = four_segments_held(&r, &w, "tso7", &pe);
 	uint16_t mss = myrio_tcp_mss(c);
-	w.hold = true;
-	write_bytes(c, 0, 4u * mss);
-	raw_poll(&r);
-	assert_int_equal(w.nreq, 1);
-	assert_int_equal(w.nheld, 1);
 	const uint8_t *ip = cap_ip(&r, 6, 0);
 	assert_non_null(ip);
 	uint8_t quote[28];

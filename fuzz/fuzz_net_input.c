@@ -383,20 +383,56 @@ static void op_udp(struct harness *h, struct fuzz_in *in)
 	send_frame(h, f, 42 + (uint32_t)n);
 }
 
+/* An ICMP error quoting a segment of a flow the stack has sent on (its ports, a sequence
+ * number near its last), so that errors get past the tuple and sequence checks: hard,
+ * soft and "fragmentation needed" with the next-hop MTU fuzzed (path MTU, resegmenting). */
+static size_t icmp_quote_flow(struct harness *h, struct fuzz_in *in, uint8_t sel, uint8_t *q)
+{
+	const struct flow *fl = NULL;
+	for (unsigned i = 0; i < MAX_FLOWS && !fl; i++) /* the first seen from sel on */
+		if (h->flows[(sel + i) % MAX_FLOWS].seen)
+			fl = &h->flows[(sel + i) % MAX_FLOWS];
+	if (!fl)
+		return 0;
+	memset(q, 0, 28);
+	q[0] = 0x45;
+	put_be16(q + 2, 1500);
+	q[8] = 64;
+	q[9] = 6;
+	put_be32(q + 12, STACK_IP);
+	put_be32(q + 16, PEER_IP);
+	put_be16(q + 20, fl->sport);
+	put_be16(q + 22, fl->dport);
+	put_be32(q + 24, fl->stack_nxt - fuzz_u16(in) % 8192);
+	return 28;
+}
+
 static void op_icmp(struct harness *h, struct fuzz_in *in)
 {
 	uint8_t type = fuzz_u8(in), code = fuzz_u8(in);
+	uint32_t rest = 0x00010001;
 	const uint8_t *pay;
-	size_t n = fuzz_bytes(in, &pay, fuzz_u16(in) % 1473);
+	uint8_t quote[28];
+	size_t qn = 0;
+	if (type & 0x80) {
+		qn = icmp_quote_flow(h, in, code >> 4, quote);
+		type = (type & 1) ? 11 : 3;
+		code &= 0x0f;
+		rest = fuzz_u16(in);
+	}
+	size_t n = fuzz_bytes(in, &pay, fuzz_u16(in) % (1473 - qn));
 	uint8_t f[14 + 20 + 8 + 1472];
-	eth_ip_header(h, f, 1, 8 + (uint32_t)n, 64, 0);
+	eth_ip_header(h, f, 1, 8 + (uint32_t)(qn + n), 64, 0);
 	uint8_t *c = f + 34;
 	c[0] = type;
 	c[1] = code;
 	put_be16(c + 2, 0);
-	put_be32(c + 4, 0x00010001);
+	put_be32(c + 4, rest);
+	if (qn)
+		memcpy(c + 8, quote, qn);
 	if (n)
-		memcpy(c + 8, pay, n);
+		memcpy(c + 8 + qn, pay, n);
+	n += qn;
 	put_be16(c + 2, csum_finish(csum_add(0, c, 8 + n)));
 	send_frame(h, f, 42 + (uint32_t)n);
 }

@@ -212,6 +212,15 @@ def gen_net():
            + bytes([9, 1]) + op_tcp(0, 0x11) + op_time(60000))
     write(t, "tcp-active-echo", b"\xc0" + act)
     write(t, "tcp-active-arp", b"\x40" + raw(arp_rep) + act)
+    # ICMP errors quoting the stack's own connection: port unreachable during the
+    # handshake; "fragmentation needed" (MTU 1000) with data in flight, then the ACK.
+    def op_icmp_flow(kind, code, back, rest):
+        return bytes([6, 0x80 | kind, code]) + struct.pack(">HHH", back, rest, 0)
+    write(t, "icmp-refused-handshake", b"\xc0" + op_icmp_flow(0, 3, 0, 0) + op_time(2000))
+    pmtu = (op_tcp(0, 0x12, opts=b"\x02\x04\x05\xb4\x04\x02") + bytes([9, 0])
+            + struct.pack(">H", 4000) + op_icmp_flow(0, 4, 2000, 1000) + op_tcp(0, 0x10)
+            + op_time(700) + op_icmp_flow(1, 0, 1, 0))
+    write(t, "icmp-frag-needed", b"\xc0" + pmtu)
     # Window probing: zero window from the peer while the stack has data to send.
     zw = (op_tcp(0, 0x12) + bytes([9, 0]) + struct.pack(">H", 4000) + op_tcp(0, 0x10, win=0)
           + op_time(2000) + op_time(5000) + op_tcp(0, 0x10, win=8192))

@@ -59,6 +59,17 @@ struct app {
 	struct myrio_tcp_conn *ref;
 	int ref_state; /* 0 idle, 1 waiting, 2 refused (ok), -1 wrong */
 	uint64_t udp_echoed;
+	/* ICMP errors: a connect to a host the router cannot reach must end with
+	 * -EHOSTUNREACH, a datagram to a closed port give the socket -ECONNREFUSED */
+	struct icmp_probe {
+		uint32_t ip;
+		uint16_t port;
+		int want;
+		struct myrio_tcp_conn *c;
+		struct myrio_udp_sock *u;
+		int state; /* 0 idle, 1 waiting, 2 got want, -1 wrong */
+		uint64_t start_ns;
+	} unreach, udp_refused;
 };
 
 static uint64_t now_ns(void)
@@ -89,6 +100,16 @@ static void drain_in(struct inbound *in)
 	}
 }
 
+static void probe_done(struct icmp_probe *pr, int err)
+{
+	if (pr->state != 1)
+		return;
+	pr->state = err == pr->want ? 2 : -1;
+	printf("icmp: %s to port %u ended with \"%s\" after %.1f s (%s)\n",
+	       pr->u ? "datagram" : "connect", pr->port, err ? strerror(-err) : "no error",
+	       (double)(now_ns() - pr->start_ns) / 1e9, pr->state == 2 ? "as expected" : "WRONG");
+}
+
 static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 {
 	struct app *a = arg;
@@ -98,6 +119,11 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 			return;
 		}
 		a->in[a->nin++] = (struct inbound){.c = c};
+		return;
+	}
+	if (c == a->unreach.c) {
+		if (ev == MYRIO_TCP_EV_ERROR || ev == MYRIO_TCP_EV_CONNECTED)
+			probe_done(&a->unreach, myrio_tcp_error(c));
 		return;
 	}
 	if (c == a->ref) {
@@ -169,10 +195,29 @@ static void on_udp(void *arg, struct myrio_udp_sock *u)
 	struct myrio_pkt *p;
 	uint32_t ip;
 	uint16_t port;
+	if (u == a->udp_refused.u) {
+		probe_done(&a->udp_refused, myrio_udp_error(u));
+		return;
+	}
 	while ((p = myrio_udp_recv(u, &ip, &port)) != NULL) {
 		if (myrio_udp_sendto_copy(u, myrio_pkt_data(p), p->len, ip, port) == 0)
 			a->udp_echoed++;
 		myrio_pkt_free(p);
+	}
+}
+
+static void start_probes(struct app *a)
+{
+	struct icmp_probe *t = &a->unreach, *u = &a->udp_refused;
+	if (t->port && myrio_tcp_connect(a->s, t->ip, t->port, NULL, &t->c) == 0) {
+		t->state = 1;
+		t->start_ns = now_ns();
+	}
+	if (u->port && myrio_udp_open(a->s, 0, NULL, &u->u) == 0 &&
+	    myrio_udp_connect(u->u, u->ip, u->port) == 0 &&
+	    myrio_udp_sendto_copy(u->u, "probe", 5, u->ip, u->port) == 0) {
+		u->state = 1;
+		u->start_ns = now_ns();
 	}
 }
 
@@ -290,7 +335,10 @@ static void usage(void)
 		"       [--ready FILE] [--go FILE] [--timeout SECONDS] [--stats] [--via sim|pair]\n"
 		"       [--sim SPEC]   model options, e.g. loss=0.01,reorder=0.01,dup=0.01,seed=1\n"
 		"       [--cubic]      CUBIC congestion control instead of NewReno\n"
-		"       [--syncookies] answer every SYN with a SYN cookie\n");
+		"       [--syncookies] answer every SYN with a SYN cookie\n"
+		"       [--mtu N]      the port's IP MTU (68..9000; 1500)\n"
+		"       [--expect-unreachable IP:PORT] a connect there ends with EHOSTUNREACH\n"
+		"       [--udp-refused IP:PORT] a datagram there gets ECONNREFUSED\n");
 }
 
 int main(int argc, char **argv)
@@ -300,6 +348,7 @@ int main(int argc, char **argv)
 	const char *tap = NULL, *ready = NULL, *go = NULL, *sim_spec = NULL;
 	uint32_t ip = 0, mask = 0, gw = 0;
 	int listen_port = 0, udp_port = 0, timeout = 120;
+	uint32_t mtu = 0;
 	bool stats = false, via_pair = false, cubic = false, cookies = false;
 	static const struct option opts[] = {
 	    {"tap", 1, 0, 't'},		 {"ip", 1, 0, 'i'},
@@ -310,7 +359,8 @@ int main(int argc, char **argv)
 	    {"timeout", 1, 0, 'T'},	 {"stats", 0, 0, 'S'},
 	    {"via", 1, 0, 'V'},		 {"sim", 1, 0, 'M'},
 	    {"cubic", 0, 0, 'C'},	 {"syncookies", 0, 0, 'K'},
-	    {0, 0, 0, 0},
+	    {"mtu", 1, 0, 'm'},		 {"expect-unreachable", 1, 0, 'h'},
+	    {"udp-refused", 1, 0, 'U'},	 {0, 0, 0, 0},
 	};
 	int o;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -378,6 +428,19 @@ int main(int argc, char **argv)
 		case 'K':
 			cookies = true;
 			break;
+		case 'm':
+			mtu = (uint32_t)atoi(optarg);
+			break;
+		case 'h':
+		case 'U': {
+			struct icmp_probe *pr = o == 'h' ? &a.unreach : &a.udp_refused;
+			if (parse_target(optarg, &pr->ip, &pr->port, NULL) < 0) {
+				usage();
+				return 2;
+			}
+			pr->want = o == 'h' ? -EHOSTUNREACH : -ECONNREFUSED;
+			break;
+		}
 		case 'V':
 			if (strcmp(optarg, "pair") && strcmp(optarg, "sim")) {
 				usage();
@@ -400,10 +463,13 @@ int main(int argc, char **argv)
 	if (via_pair) {
 		char dev[64];
 		snprintf(dev, sizeof(dev), "pair:tcpcheck%d/0", (int)getpid() % 100000);
-		if ((rc = myrio_pair_port_open(dev, NULL, &a.port)) < 0)
+		struct myrio_port_conf pc;
+		myrio_port_conf_init(&pc);
+		pc.mtu = mtu;
+		if ((rc = myrio_pair_port_open(dev, &pc, &a.port)) < 0)
 			return 1;
 		dev[strlen(dev) - 1] = '1';
-		if ((rc = myrio_pair_port_open(dev, NULL, &a.wire)) < 0 ||
+		if ((rc = myrio_pair_port_open(dev, &pc, &a.wire)) < 0 ||
 		    (rc = myrio_pool_create_in(NULL, 1024, 9600, &a.wire_pool)) < 0)
 			return 1;
 	} else {
@@ -420,6 +486,7 @@ int main(int argc, char **argv)
 		struct myrio_port_conf pc;
 		myrio_port_conf_init(&pc);
 		pc.sim = a.sim;
+		pc.mtu = mtu;
 		if (myrio_port_open(&a.port, "sim:sim0", &pc) < 0)
 			return 1;
 	}
@@ -467,6 +534,7 @@ int main(int argc, char **argv)
 			if (a.ref_port &&
 			    myrio_tcp_connect(a.s, a.ref_ip, a.ref_port, NULL, &a.ref) == 0)
 				a.ref_state = 1;
+			start_probes(&a);
 		}
 		unsigned work = bridge(&a);
 		work += (unsigned)myrio_stack_poll(a.s);
@@ -475,12 +543,14 @@ int main(int argc, char **argv)
 			if (!a.in[i].done)
 				drain_in(&a.in[i]);
 		bool send_done = !a.send_bytes || a.out_state == 4 || a.out_state == -1;
-		bool ref_done = !a.ref_port || a.ref_state == 2 || a.ref_state == -1;
+		bool ref_done = (!a.ref_port || a.ref_state == 2 || a.ref_state == -1) &&
+				a.unreach.state != 1 && a.udp_refused.state != 1;
 		bool in_done = a.in_ok + a.in_bad >= a.expect_conns;
 		for (unsigned i = 0; i < a.nin; i++)
 			in_done = in_done && a.in[i].closed;
 		if (started && send_done && ref_done && in_done &&
-		    (a.expect_conns || a.send_bytes || a.ref_port))
+		    (a.expect_conns || a.send_bytes || a.ref_port || a.unreach.port ||
+		     a.udp_refused.port))
 			break;
 		if (work == 0 && ++idle > 64) {
 			if (tapfd >= 0) {
@@ -508,6 +578,11 @@ int main(int argc, char **argv)
 	}
 	if (a.ref_port && a.ref_state != 2) {
 		printf("closed port: no RST seen\n");
+		status = 1;
+	}
+	if ((a.unreach.port && a.unreach.state != 2) ||
+	    (a.udp_refused.port && a.udp_refused.state != 2)) {
+		printf("icmp: an expected error did not come\n");
 		status = 1;
 	}
 	if (a.in_ok < a.expect_conns) {
@@ -545,6 +620,10 @@ int main(int argc, char **argv)
 		myrio_tcp_listener_close(l);
 	if (a.udp)
 		myrio_udp_close(a.udp);
+	if (a.udp_refused.u)
+		myrio_udp_close(a.udp_refused.u);
+	if (a.unreach.c)
+		myrio_tcp_close(a.unreach.c);
 	for (int i = 0; i < 20; i++) {
 		bridge(&a);
 		myrio_stack_poll(a.s);

@@ -62,7 +62,8 @@ enum myrio_tcp_event {
 };
 
 typedef void (*myrio_tcp_event_fn)(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev);
-typedef void (*myrio_udp_event_fn)(void *arg, struct myrio_udp_sock *u); /* readable */
+typedef void (*myrio_udp_event_fn)(void *arg, struct myrio_udp_sock *u); /* readable or
+									  * error */
 typedef uint64_t (*myrio_clock_fn)(void *arg);				 /* monotonic nanoseconds */
 
 enum myrio_tcp_cc {
@@ -215,7 +216,15 @@ void myrio_tcp_abort(struct myrio_tcp_conn *c);
 
 enum myrio_tcp_state myrio_tcp_state(const struct myrio_tcp_conn *c);
 const char *myrio_tcp_state_name(enum myrio_tcp_state st);
-int myrio_tcp_error(const struct myrio_tcp_conn *c); /* -ECONNRESET, -ETIMEDOUT, ... or 0 */
+/* Why the connection ended: -ECONNRESET, -ETIMEDOUT, ... or 0. An ICMP error ends a
+ * connection only during the handshake (RFC 1122 §4.2.3.9, as Linux): port or protocol
+ * unreachable -ECONNREFUSED / -ENOPROTOOPT, host or network unreachable -EHOSTUNREACH /
+ * -ENETUNREACH (SYN_SENT only: any destination unreachable ends it). A connection that
+ * times out after such an error ends with that error instead of -ETIMEDOUT. */
+int myrio_tcp_error(const struct myrio_tcp_conn *c);
+/* The last ICMP error reported for an open connection (0 if none): recorded, not fatal
+ * (RFC 5927 §5.2: errors can be forged, so they do not end a synchronised connection). */
+int myrio_tcp_soft_error(const struct myrio_tcp_conn *c);
 void *myrio_tcp_user(const struct myrio_tcp_conn *c);
 void myrio_tcp_set_user(struct myrio_tcp_conn *c, void *user);
 void myrio_tcp_addr(const struct myrio_tcp_conn *c, uint32_t *lip, uint16_t *lport, uint32_t *rip,
@@ -225,8 +234,16 @@ void myrio_tcp_addr(const struct myrio_tcp_conn *c, uint32_t *lip, uint16_t *lpo
 
 /* port 0 = an ephemeral port. */
 int myrio_udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myrio_udp_sock **out);
-/* Default destination, and only datagrams from it are received. */
+/* Default destination, and only datagrams from it are received. A connected socket also
+ * receives the ICMP errors about what it sent there (see myrio_udp_error). */
 int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port);
+/* The pending error of a connected socket, cleared by the call (as SO_ERROR): -ECONNREFUSED
+ * when the peer answered a datagram with ICMP port unreachable (nobody listens there),
+ * -ENOPROTOOPT, -EHOSTUNREACH, -ENETUNREACH for the other hard unreachables; 0 if none.
+ * The socket's event callback runs when an error arrives, as for a datagram, so a request
+ * to a closed port is answered at once instead of timing out. Errors for unconnected
+ * sockets are not kept (as Linux without IP_RECVERR). */
+int myrio_udp_error(struct myrio_udp_sock *u);
 /* Zero-copy: on success the stack owns p (freed when the NIC is done). */
 int myrio_udp_send(struct myrio_udp_sock *u, struct myrio_pkt *p);
 int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip, uint16_t port);
@@ -283,6 +300,17 @@ struct myrio_stack_stats {
 	uint64_t tcp_keepalive_probes, tcp_keepalive_timeouts;
 	/* TCP segmentation offload: requests handed to the NIC and the segments they held */
 	uint64_t tcp_tso_requests, tcp_tso_segs;
+	/* ICMP errors about our datagrams: taken (they matched a connection or socket and
+	 * passed the checks of RFC 5927), ignored (short, forged, stale, no match); port
+	 * unreachables not sent because of the rate limit */
+	uint64_t icmp_errors_rx, icmp_errors_ignored, icmp_unreach_limited;
+	/* connections ended by an ICMP error during the handshake; MSS reductions by path
+	 * MTU discovery; path MTU estimates forgotten after their 10 minutes */
+	uint64_t tcp_icmp_aborts, tcp_pmtu_lowered, tcp_pmtu_expired;
+	uint64_t udp_icmp_errors; /* errors handed to connected UDP sockets */
+	/* RFC 5227: another host claimed our address (in an ARP request or reply, or a
+	 * probe for it); announcements sent to defend it */
+	uint64_t arp_conflicts, arp_defends;
 };
 
 struct myrio_tcp_conn_stats {

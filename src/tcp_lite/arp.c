@@ -1,5 +1,7 @@
-/* ARP (RFC 826): resolution with a bounded queue per unresolved address, a cache with
- * timeouts and static entries, replies, gratuitous announcements. */
+/* ARP (RFC 826): resolution with frames queued while an address is unresolved (bounded
+ * per address and stack-wide), a cache with timeouts and static entries, replies (to
+ * probes too), gratuitous announcements, and address conflicts detected and defended
+ * (RFC 5227). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +10,7 @@
 #include "util/byteorder.h"
 #include "util/log.h"
 
-#define ARP_QLEN 8		/* frames waiting per unresolved address */
+#define ARP_DEFEND_MS 10000	/* RFC 5227 §2.4 (b): DEFEND_INTERVAL */
 #define ARP_PROBE 8		/* slots searched per address (open addressing) */
 #define ARP_RETRY_MS 1000	/* between requests */
 #define ARP_TRIES 3		/* requests before giving up */
@@ -22,9 +24,13 @@ struct arp_entry {
 	uint8_t mac[6];
 	uint8_t state;
 	uint8_t tries;
-	uint8_t nq;
+	uint16_t nq; /* frames of this address in the stack's queue */
 	uint64_t expires, last_req, used;
-	struct myrio_pkt *q[ARP_QLEN];
+};
+
+struct arp_waiting {
+	struct myrio_pkt *p;
+	uint32_t nh;
 };
 
 int arp_init(struct myrio_stack *s)
@@ -34,19 +40,46 @@ int arp_init(struct myrio_stack *s)
 		n <<= 1;
 	if (n < ARP_PROBE)
 		n = ARP_PROBE;
+	s->arpq_cap =
+	    s->conf.tx_pool_size / 4 < ARP_QUEUE_MAX ? s->conf.tx_pool_size / 4 : ARP_QUEUE_MAX;
 	s->arp = calloc(n, sizeof(*s->arp));
-	if (!s->arp)
+	s->arpq = calloc(s->arpq_cap, sizeof(*s->arpq));
+	if (!s->arp || !s->arpq) {
+		free(s->arp);
+		free(s->arpq);
+		s->arp = NULL;
+		s->arpq = NULL;
 		return -ENOMEM;
+	}
 	s->arp_mask = n - 1;
 	return 0;
 }
 
+/* Takes e's frames out of the queue, in order: sent to its MAC, or dropped. */
+static void unqueue(struct myrio_stack *s, struct arp_entry *e, bool send)
+{
+	if (!e->nq)
+		return;
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < s->arpq_len; i++) {
+		struct arp_waiting w = s->arpq[i];
+		if (w.nh != e->ip) {
+			s->arpq[kept++] = w;
+		} else if (send) {
+			memcpy(myrio_pkt_data(w.p), e->mac, 6);
+			stack_tx(s, w.p);
+		} else {
+			s->st.arp_unresolved_drop++;
+			myrio_pkt_free_req(w.p);
+		}
+	}
+	s->arpq_len = kept;
+	e->nq = 0;
+}
+
 static void drop_queue(struct myrio_stack *s, struct arp_entry *e)
 {
-	s->st.arp_unresolved_drop += e->nq;
-	for (unsigned i = 0; i < e->nq; i++)
-		myrio_pkt_free_req(e->q[i]);
-	e->nq = 0;
+	unqueue(s, e, false);
 }
 
 void arp_fini(struct myrio_stack *s)
@@ -56,7 +89,9 @@ void arp_fini(struct myrio_stack *s)
 	for (uint32_t i = 0; i <= s->arp_mask; i++)
 		drop_queue(s, &s->arp[i]);
 	free(s->arp);
+	free(s->arpq);
 	s->arp = NULL;
+	s->arpq = NULL;
 }
 
 static uint32_t arp_hash(uint32_t ip)
@@ -148,11 +183,7 @@ int myrio_arp_announce(struct myrio_stack *s)
 
 static void flush_queue(struct myrio_stack *s, struct arp_entry *e)
 {
-	for (unsigned i = 0; i < e->nq; i++) {
-		memcpy(myrio_pkt_data(e->q[i]), e->mac, 6);
-		stack_tx(s, e->q[i]);
-	}
-	e->nq = 0;
+	unqueue(s, e, true);
 }
 
 void arp_output(struct myrio_stack *s, struct myrio_pkt *p, uint32_t nh)
@@ -186,8 +217,9 @@ void arp_output(struct myrio_stack *s, struct myrio_pkt *p, uint32_t nh)
 		}
 		e->state = ARP_INCOMPLETE;
 	}
-	if (e->nq < ARP_QLEN) {
-		e->q[e->nq++] = p;
+	if (e->nq < ARP_QLEN && s->arpq_len < s->arpq_cap) {
+		s->arpq[s->arpq_len++] = (struct arp_waiting){p, nh};
+		e->nq++;
 		s->st.arp_queued++;
 	} else {
 		s->st.arp_queue_drop++;
@@ -210,6 +242,22 @@ static void learn(struct myrio_stack *s, struct arp_entry *e, const uint8_t *mac
 	flush_queue(s, e);
 }
 
+/* Another host (sha) sent ARP from our address: counted and reported; we keep it and
+ * defend it with one announcement, unless we did so within DEFEND_INTERVAL, so that two
+ * hosts configured alike do not flood the link (RFC 5227 §2.4 (b)). */
+static void defend(struct myrio_stack *s, const uint8_t *sha)
+{
+	s->st.arp_conflicts++;
+	if (s->arp_defended_ms && s->now_ms < s->arp_defended_ms + ARP_DEFEND_MS)
+		return;
+	log_warn("tcp_lite: address conflict: %02x:%02x:%02x:%02x:%02x:%02x claims our IPv4 "
+		 "address; defending it",
+		 sha[0], sha[1], sha[2], sha[3], sha[4], sha[5]);
+	s->arp_defended_ms = s->now_ms ? s->now_ms : 1;
+	if (myrio_arp_announce(s) == 0)
+		s->st.arp_defends++;
+}
+
 void arp_input(struct myrio_stack *s, struct myrio_pkt *p)
 {
 	s->st.arp_rx++;
@@ -224,8 +272,19 @@ void arp_input(struct myrio_stack *s, struct myrio_pkt *p)
 	const uint8_t *sha = a + 8;
 	uint32_t spa = get_be32(a + 14);
 	uint32_t tpa = get_be32(a + 24);
-	if ((op != 1 && op != 2) || spa == s->conf.ip || spa == 0 || (sha[0] & 1))
+	if ((op != 1 && op != 2) || (sha[0] & 1) || !memcmp(sha, s->mac, 6))
 		goto out;
+	if (spa == 0) {
+		/* RFC 5227 §2.1.1 probe: someone checks whether the address is taken. If it
+		 * is ours, the answer tells them (as Linux: a reply to the prober's MAC). */
+		if (op == 1 && tpa == s->conf.ip)
+			arp_send(s, 2, sha, 0, sha);
+		goto out;
+	}
+	if (spa == s->conf.ip) {
+		defend(s, sha);
+		goto out;
+	}
 	/* RFC 826 merge: refresh what we already know (this also takes gratuitous ARP). */
 	struct arp_entry *e = arp_find(s, spa);
 	if (e)

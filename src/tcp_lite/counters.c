@@ -83,7 +83,16 @@
 	F(tcp_keepalive_probes)                                                                    \
 	F(tcp_keepalive_timeouts)                                                                  \
 	F(tcp_tso_requests)                                                                        \
-	F(tcp_tso_segs)
+	F(tcp_tso_segs)                                                                            \
+	F(icmp_errors_rx)                                                                          \
+	F(icmp_errors_ignored)                                                                     \
+	F(icmp_unreach_limited)                                                                    \
+	F(tcp_icmp_aborts)                                                                         \
+	F(tcp_pmtu_lowered)                                                                        \
+	F(tcp_pmtu_expired)                                                                        \
+	F(udp_icmp_errors)                                                                         \
+	F(arp_conflicts)                                                                           \
+	F(arp_defends)
 
 void myrio_stack_stats(const struct myrio_stack *s, struct myrio_stack_stats *out)
 {

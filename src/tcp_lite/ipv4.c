@@ -52,8 +52,12 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p)
 			ipv4_input(s, whole); /* no fragment bits any more: one level deep */
 		return;
 	}
-	/* A source that is ours, multicast or broadcast gets no answer from us. */
-	if (src == s->conf.ip || (src >> 28) == 0xe || src == 0xffffffffu) {
+	/* RFC 1122 §3.2.1.3 (as Linux's martian sources): a source that is ours, "this
+	 * network" (0/8; 0.0.0.0 only towards the limited broadcast, DHCP's case), loopback,
+	 * multicast, or a broadcast (limited or our subnet's) names no host to answer. */
+	bool src_zero = (src >> 24) == 0 && (src != 0 || dst != 0xffffffffu);
+	if (src == s->conf.ip || src_zero || (src >> 24) == 127 || (src >> 28) == 0xe ||
+	    src == 0xffffffffu || (s->conf.netmask && src == bcast_net)) {
 		s->st.drop_ip_not_for_us++;
 		goto drop;
 	}

@@ -286,6 +286,8 @@ int myrio_stack_poll(struct myrio_stack *s)
 		tcp_timers_run(s);
 	if (s->now_ms >= s->arp_next_check)
 		arp_timers(s);
+	if (s->pmtu_next_check && s->now_ms >= s->pmtu_next_check)
+		pmtu_timers(s);
 	unsigned before = s->ntx;
 	stack_flush(s);
 	unsigned sent = before - s->ntx;

@@ -23,6 +23,9 @@
 #define TCP_MAX_HDR 60
 #define HDR_ROOM (ETH_HLEN + IP_HLEN + TCP_MAX_HDR) /* fits MYRIO_PKT_HEADROOM */
 
+#define EPH_MIN 49152u /* ephemeral ports: the IANA dynamic range (RFC 6335) */
+#define EPH_COUNT 16384u
+#define EPH_TABLE 256 /* counters of RFC 6056 algorithm 4 */
 #define RX_BURST 32
 #define TX_BATCH 64
 
@@ -121,6 +124,25 @@ struct tcp_opts {
 };
 
 struct arp_entry;
+struct arp_waiting;
+
+/* An ICMP error about a datagram we sent, as icmp.c decoded it for the transports. */
+struct icmp_err {
+	uint32_t dst;	  /* the quoted datagram's destination */
+	int err;	  /* -errno the error stands for */
+	bool hard;	  /* RFC 1122 §4.2.3.9 (and Linux's "fatal" codes): the peer cannot be
+			   * reached at all, not a transient condition on the way */
+	bool frag_needed; /* RFC 1191 §4: type 3 code 4, with the next-hop MTU */
+	uint16_t mtu;
+};
+
+/* Path MTU of one destination (RFC 1191 §6.3), learnt from "fragmentation needed". */
+struct pmtu_entry {
+	uint32_t dst; /* 0 = free */
+	uint16_t mtu;
+	uint64_t expires; /* ms: the estimate is raised again (forgotten) then */
+};
+#define PMTU_ENTRIES 64
 
 struct myrio_tcp_listener {
 	struct myrio_stack *s;
@@ -139,6 +161,8 @@ struct myrio_tcp_conn {
 	uint8_t state;
 	bool in_use, app_owned, zombie, on_output, passive;
 	int error;
+	int soft_error;		 /* the last ICMP error that did not end it (RFC 1122 §4.2.3.9), */
+	uint32_t soft_error_una; /* while snd_una is still what it was then */
 	void *user;
 	struct myrio_tcp_listener *listener; /* while SYN_RCVD */
 	uint32_t lip, rip;
@@ -152,7 +176,8 @@ struct myrio_tcp_conn {
 
 	/* send */
 	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, max_snd_wnd, snd_wl1, snd_wl2;
-	uint16_t mss; /* payload bytes per segment we send */
+	uint16_t mss;		/* payload bytes per segment we send */
+	uint16_t mss_unclamped; /* mss before path MTU discovery lowered it; 0 = not lowered */
 	uint8_t snd_wscale, rcv_wscale;
 	bool ws_ok, ts_ok, sack_ok;
 	bool cookie; /* a SYN cookie's throw-away record: options go in the TSval */
@@ -207,6 +232,7 @@ struct myrio_udp_sock {
 	bool in_use;
 	uint16_t lport, rport;
 	uint32_t rip;
+	int error; /* pending ICMP error of a connected socket (myrio_udp_error) */
 	void *user;
 	struct myrio_pkt *rxq, *rxq_tail;
 	uint32_t rxq_len;
@@ -230,6 +256,9 @@ struct myrio_stack {
 	struct arp_entry *arp;
 	uint32_t arp_mask;
 	uint64_t arp_next_check;
+	struct arp_waiting *arpq; /* frames waiting for resolution, oldest first */
+	uint32_t arpq_len, arpq_cap;
+	uint64_t arp_defended_ms; /* last announcement defending our address (RFC 5227) */
 
 	struct myrio_tcp_conn *conns;
 	uint32_t *hash;
@@ -250,11 +279,18 @@ struct myrio_stack {
 	struct myrio_pool *reass_pool;
 
 	uint16_t ip_id;
-	uint16_t eph_next;
+	uint16_t eph_next;	       /* UDP's ephemeral ports */
+	uint16_t eph_table[EPH_TABLE]; /* TCP's: RFC 6056 algorithm 4 (tcp_ports.c) */
+	uint64_t port_key[2];
 	uint64_t secret[2];
 	uint64_t cookie_key[2]; /* SYN cookies: fixed for the stack's life */
 	uint64_t chack_second;
 	uint32_t chack_count;
+
+	struct pmtu_entry pmtu[PMTU_ENTRIES];
+	uint64_t pmtu_next_check; /* earliest expiry, 0 = none */
+	uint32_t icmp_spent;	  /* outgoing errors' token bucket, 0 = full (icmp.c) */
+	uint64_t icmp_tokens_ms;  /* when it was last refilled */
 
 	struct myrio_stack_stats st;
 };
@@ -281,6 +317,10 @@ void eth_input(struct myrio_stack *s, struct myrio_pkt *p);
 uint8_t *eth_prepend(struct myrio_stack *s, struct myrio_pkt *p, uint16_t type);
 
 /* arp.c */
+/* Frames waiting per unresolved address: a burst of connects to one host (its SYNs) must
+ * not be cut short, or the SYNs dropped wait out the initial RTO (Linux keeps 64 KiB+). */
+#define ARP_QLEN 256
+#define ARP_QUEUE_MAX 1024 /* stack-wide, and at most a quarter of the transmit pool */
 int arp_init(struct myrio_stack *s);
 void arp_fini(struct myrio_stack *s);
 void arp_input(struct myrio_stack *s, struct myrio_pkt *p);
@@ -310,10 +350,29 @@ void icmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
 void icmp_send_port_unreach(struct myrio_stack *s, const struct myrio_pkt *p,
 			    const struct ip_rx *ip);
 
+/* pmtu.c: the per-destination path MTU cache */
+#define PMTU_MIN 552			/* lower estimates are not believed (Linux's min_pmtu) */
+#define PMTU_AGE_MS (10u * 60u * 1000u) /* RFC 1191 §6.3: raise again after 10 minutes */
+uint32_t pmtu_get(const struct myrio_stack *s, uint32_t dst); /* 0 = nothing known */
+void pmtu_set(struct myrio_stack *s, uint32_t dst, uint32_t mtu);
+void pmtu_timers(struct myrio_stack *s);
+
+/* tcp_icmp.c: ICMP errors and path MTU for TCP connections */
+/* th: the quoted TCP header's first 8 bytes (ports, sequence number). */
+void tcp_icmp_error(struct myrio_stack *s, const struct icmp_err *e, const uint8_t *th);
+/* A new connection's MSS lowered to what is known of its path (after the SYN options). */
+void tcp_pmtu_clamp(struct myrio_tcp_conn *c);
+/* The path MTU estimate for dst was forgotten: connections to it get their MSS back. */
+void tcp_pmtu_raise(struct myrio_stack *s, uint32_t dst);
+/* The connection's soft error while it still applies (no progress since), else 0. */
+int tcp_soft_error(const struct myrio_tcp_conn *c);
+
 /* udp.c */
 int udp_init(struct myrio_stack *s);
 void udp_fini(struct myrio_stack *s);
 void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
+/* uh: the quoted UDP header's first 8 bytes. */
+void udp_icmp_error(struct myrio_stack *s, const struct icmp_err *e, const uint8_t *uh);
 
 /* tcp_conn.c: table, lookup, lifecycle */
 int tcp_init(struct myrio_stack *s);
@@ -337,6 +396,9 @@ uint8_t tcp_rcv_wscale(const struct myrio_stack *s);
 uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip, uint16_t rport);
 void tcp_mark_output(struct myrio_tcp_conn *c);
 void tcp_run_output(struct myrio_stack *s);
+
+/* tcp_ports.c: the next candidate local port for a connection to rip:rport */
+uint16_t tcp_ephemeral_port(struct myrio_stack *s, uint32_t rip, uint16_t rport);
 
 /* tcp_syncookie.c: stateless SYN-ACKs when a listener's backlog is full */
 void tcp_syncookie_send(struct myrio_stack *s, struct myrio_tcp_listener *l, uint32_t lip,

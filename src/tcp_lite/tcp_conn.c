@@ -51,6 +51,8 @@ int tcp_init(struct myrio_stack *s)
 	s->eph_next = (uint16_t)stack_random(s);
 	s->cookie_key[0] = stack_random(s);
 	s->cookie_key[1] = stack_random(s);
+	s->port_key[0] = stack_random(s);
+	s->port_key[1] = stack_random(s);
 	return 0;
 }
 
@@ -298,6 +300,8 @@ void tcp_conn_finish(struct myrio_tcp_conn *c, int error)
 	free_chain(c->ooo);
 	c->ooo = NULL;
 	c->ooo_segs = 0;
+	if (error == -ETIMEDOUT && tcp_soft_error(c))
+		error = tcp_soft_error(c); /* why it timed out, as Linux reports it */
 	if (error)
 		c->error = error;
 	if (c->app_owned) {
@@ -412,8 +416,8 @@ int myrio_tcp_connect(struct myrio_stack *s, uint32_t ip, uint16_t port, void *u
 		return -ENETUNREACH;
 	stack_update_clock(s);
 	uint16_t lport = 0;
-	for (int tries = 0; tries < 16384; tries++) {
-		uint16_t cand = (uint16_t)(49152 + (s->eph_next++ % 16384));
+	for (uint32_t tries = 0; tries < EPH_COUNT; tries++) {
+		uint16_t cand = tcp_ephemeral_port(s, ip, port);
 		if (!tcp_lookup(s, s->conf.ip, cand, ip, port) && !tcp_listener_find(s, cand)) {
 			lport = cand;
 			break;

@@ -35,6 +35,7 @@ static void apply_syn_opts(struct myrio_tcp_conn *c, const struct tcp_opts *o)
 	if (mss < 64)
 		mss = 64;
 	c->mss = (uint16_t)mss;
+	tcp_pmtu_clamp(c);
 	cc_init(c);
 }
 

@@ -100,12 +100,35 @@ drop:
 	myrio_pkt_free(p);
 }
 
+void udp_icmp_error(struct myrio_stack *s, const struct icmp_err *e, const uint8_t *uh)
+{
+	struct myrio_udp_sock *u = udp_find(s, get_be16(uh));
+	/* As Linux without IP_RECVERR: only a connected socket hears, only of a hard error,
+	 * and only about the peer it is connected to (all RFC 5927 leaves UDP to check). */
+	if (!u || !u->rport || u->rip != e->dst || u->rport != get_be16(uh + 2) || !e->hard) {
+		s->st.icmp_errors_ignored++;
+		return;
+	}
+	u->error = e->err;
+	s->st.icmp_errors_rx++;
+	s->st.udp_icmp_errors++;
+	if (s->conf.udp_event)
+		s->conf.udp_event(s->conf.event_arg, u);
+}
+
+int myrio_udp_error(struct myrio_udp_sock *u)
+{
+	int err = u->error;
+	u->error = 0;
+	return err;
+}
+
 int myrio_udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myrio_udp_sock **out)
 {
 	*out = NULL;
 	if (port == 0) {
-		for (int tries = 0; tries < 16384 && port == 0; tries++) {
-			uint16_t cand = (uint16_t)(49152 + (s->eph_next++ % 16384));
+		for (uint32_t tries = 0; tries < EPH_COUNT && port == 0; tries++) {
+			uint16_t cand = (uint16_t)(EPH_MIN + (s->eph_next++ % EPH_COUNT));
 			if (!udp_find(s, cand))
 				port = cand;
 		}

@@ -432,4 +432,45 @@ static inline void peer_connect(struct raw *r, struct peer *p, uint16_t sport, u
 	p->c = r->last_conn;
 }
 
+/* ---- ICMP errors from the network ---- */
+
+#define ROUTER_IP 0x0a0000feu /* 10.0.0.254: where ICMP errors come from */
+
+/* The i-th captured frame of IP protocol proto (its IP header), or NULL. */
+static inline const uint8_t *cap_ip(struct raw *r, uint8_t proto, unsigned i)
+{
+	unsigned k = 0;
+	for (unsigned j = 0; j < r->ncap; j++) {
+		const uint8_t *f = myrio_pkt_data(r->cap[j]);
+		if (r->cap[j]->len >= 34 && get_be16(f + 12) == 0x0800 && f[23] == proto &&
+		    k++ == i)
+			return f + 14;
+	}
+	return NULL;
+}
+
+/* The peer's side sends ICMP type/code (rest: the 4 bytes after the checksum) quoting
+ * qlen bytes of the datagram at quote, and the stack takes it in. */
+static inline void icmp_in(struct raw *r, uint8_t type, uint8_t code, uint32_t rest,
+			   const uint8_t *quote, uint32_t qlen)
+{
+	uint8_t f[256];
+	uint32_t n = build_eth(f, r->smac, 0x0800);
+	uint8_t *m = f + n + 20;
+	memset(m, 0, 8);
+	m[0] = type;
+	m[1] = code;
+	put_be32(m + 4, rest);
+	memcpy(m + 8, quote, qlen);
+	put_be16(m + 2, csum_finish(csum_add(0, m, 8 + qlen)));
+	n += build_ip(f + n, 1, ROUTER_IP, STACK_IP, (uint16_t)(8 + qlen));
+	n += 8 + qlen;
+	if (n < 60) {
+		memset(f + n, 0, 60 - n);
+		n = 60;
+	}
+	raw_send(r, f, n);
+	raw_poll(r);
+}
+
 #endif

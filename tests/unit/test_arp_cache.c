@@ -52,19 +52,24 @@ static const uint8_t *cap_arp(struct raw *r, unsigned i)
 	return NULL;
 }
 
+/* a is our ARP reply (r's MAC and address) to the host at mac, ip. */
+static void assert_reply_to(const struct raw *r, const uint8_t *a, const uint8_t *mac, uint32_t ip)
+{
+	assert_non_null(a);
+	assert_memory_equal(a, mac, 6);
+	assert_int_equal(get_be16(a + 20), 2);
+	assert_memory_equal(a + 22, r->smac, 6);
+	assert_int_equal(get_be32(a + 28), STACK_IP);
+	assert_memory_equal(a + 32, mac, 6);
+	assert_int_equal(get_be32(a + 38), ip);
+}
+
 static void request_for_us_is_answered_and_learned(void **state)
 {
 	struct raw r;
 	assert_int_equal(raw_open(&r, "arp1", NULL, NULL, false), 0);
 	arp_in(&r, bcast, 1, peer_mac, PEER_IP, zero6, STACK_IP);
-	const uint8_t *a = cap_arp(&r, 0);
-	assert_non_null(a);
-	assert_memory_equal(a, peer_mac, 6);
-	assert_int_equal(get_be16(a + 20), 2);
-	assert_memory_equal(a + 22, r.smac, 6);
-	assert_int_equal(get_be32(a + 28), STACK_IP);
-	assert_memory_equal(a + 32, peer_mac, 6);
-	assert_int_equal(get_be32(a + 38), PEER_IP);
+	assert_reply_to(&r, cap_arp(&r, 0), peer_mac, PEER_IP);
 	uint8_t mac[6];
 	assert_int_equal(myrio_arp_lookup(r.s, PEER_IP, mac), 0); /* RFC 826 merge */
 	assert_memory_equal(mac, peer_mac, 6);
@@ -82,6 +87,7 @@ static void send_datagrams(struct raw *r, struct myrio_udp_sock *u, int n, uint3
 {
 	for (int i = 0; i < n; i++) {
 		struct myrio_pkt *p = myrio_stack_pkt_alloc(r->s);
+		assert_non_null(p);
 		memset(myrio_pkt_data(p), 'a' + i, 10);
 		p->len = 10;
 		assert_int_equal(myrio_udp_sendto(u, p, ip, 2000), 0);
@@ -123,7 +129,7 @@ static void unresolved_gives_up_and_counts(void **state)
 	assert_int_equal(raw_open(&r, "arp3", NULL, NULL, false), 0);
 	struct myrio_udp_sock *u;
 	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
-	send_datagrams(&r, u, 10, 0x0a000063u); /* the queue holds 8 */
+	send_datagrams(&r, u, ARP_QLEN + 2, 0x0a000063u); /* two more than the queue holds */
 	raw_poll(&r);
 	int requests = cap_arp(&r, 0) ? 1 : 0;
 	for (int i = 0; i < 5; i++) {
@@ -134,7 +140,7 @@ static void unresolved_gives_up_and_counts(void **state)
 	assert_int_equal(requests, 3);
 	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.arp_queue_drop, 2);
-	assert_int_equal(st.arp_unresolved_drop, 8);
+	assert_int_equal(st.arp_unresolved_drop, ARP_QLEN);
 	raw_poll(&r);
 	assert_int_equal(myrio_pool_free_count(r.s->pool), r.s->pool->count);
 	raw_close(&r);
@@ -211,6 +217,134 @@ static void expired_entry_is_refreshed(void **state)
 	raw_close(&r);
 }
 
+static void small_pool(struct myrio_stack_conf *c)
+{
+	c->tx_pool_size = 256; /* the waiting frames may take a quarter: 64 */
+}
+
+static void queue_is_bounded_stack_wide(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arp6", NULL, small_pool, false), 0);
+	struct myrio_udp_sock *u;
+	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
+	send_datagrams(&r, u, 40, 0x0a000063u);
+	send_datagrams(&r, u, 40, 0x0a000064u);
+	struct myrio_stack_stats st = raw_stats(&r);
+	assert_int_equal(st.arp_queued, 64);
+	assert_int_equal(st.arp_queue_drop, 16);
+	/* The second address resolves: its 24 leave, the first's 40 still wait. */
+	arp_in(&r, r.smac, 2, peer_mac, 0x0a000064u, r.smac, STACK_IP);
+	unsigned udp = 0;
+	for (unsigned j = 0; j < r.ncap; j++)
+		udp += myrio_pkt_data(r.cap[j])[23] == 17;
+	assert_int_equal(udp, 24);
+	raw_close(&r);
+}
+
+/* Issue: a burst of connects to an address not resolved yet lost all but 8 SYNs, which
+ * then waited out the 1 s initial RTO. All of them must leave with the ARP reply, and
+ * complete as soon as the peer answers. */
+static void burst_of_connects_leaves_with_the_arp_reply(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arp7", NULL, NULL, false), 0);
+	struct myrio_tcp_conn *c[100];
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(myrio_tcp_connect(r.s, PEER_IP, 80, NULL, &c[i]), 0);
+	raw_poll(&r);
+	assert_non_null(cap_arp(&r, 0));
+	assert_int_equal(cap_count_tcp(&r), 0);
+	raw_advance_ms(&r, 2);
+	arp_in(&r, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
+	/* Every SYN, to the learned MAC, at once: no model time passed. */
+	assert_int_equal(cap_count_tcp(&r), 100);
+	bool seen[100] = {false};
+	struct tcpv v;
+	for (unsigned i = 0; cap_tcp(&r, i, &v); i++) {
+		assert_int_equal(v.flags, F_SYN);
+		for (int k = 0; k < 100; k++) {
+			uint16_t lport;
+			myrio_tcp_addr(c[k], NULL, &lport, NULL, NULL);
+			if (lport == v.sport)
+				seen[k] = true;
+		}
+	}
+	for (int k = 0; k < 100; k++)
+		assert_true(seen[k]);
+	for (unsigned j = 0; j < r.ncap; j++)
+		assert_memory_equal(myrio_pkt_data(r.cap[j]), peer_mac, 6);
+	assert_int_equal(raw_stats(&r).arp_queue_drop, 0);
+	/* The peer answers them all, and every connection is up without a retransmission,
+	 * 2 ms of model time after the connects. */
+	struct tcpf sa[100];
+	for (unsigned i = 0; cap_tcp(&r, i, &v); i++)
+		sa[i] = (struct tcpf){.sport = 80,
+				      .dport = v.sport,
+				      .seq = 1000,
+				      .ack = v.seq + 1,
+				      .flags = F_SYN | F_ACK,
+				      .win = 65535};
+	for (unsigned i = 0; i < 100; i += 16) {
+		for (unsigned k = i; k < i + 16 && k < 100; k++)
+			raw_send_tcp(&r, &sa[k]);
+		raw_poll(&r);
+	}
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_CONNECTED], 100);
+	for (int k = 0; k < 100; k++)
+		assert_int_equal(myrio_tcp_state(c[k]), MYRIO_TCP_ESTABLISHED);
+	assert_int_equal(raw_stats(&r).tcp_retransmits, 0);
+	for (int k = 0; k < 100; k++)
+		myrio_tcp_abort(c[k]);
+	raw_close(&r);
+}
+
+/* RFC 5227 §2.1.1: a probe (sender address 0) for our address is answered, to the prober,
+ * and teaches nothing; a probe for another address gets no answer. */
+static void probe_for_our_address_is_answered(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arp8", NULL, NULL, false), 0);
+	const uint8_t prober[6] = {2, 7, 7, 7, 7, 7};
+	arp_in(&r, bcast, 1, prober, 0, zero6, STACK_IP);
+	assert_reply_to(&r, cap_arp(&r, 0), prober, 0);
+	uint8_t mac[6];
+	assert_int_equal(myrio_arp_lookup(r.s, 0, mac), -ENOENT);
+	arp_in(&r, bcast, 1, prober, 0, zero6, 0x0a000008u);
+	assert_null(cap_arp(&r, 0));
+	raw_close(&r);
+}
+
+/* RFC 5227 §2.4: another host using our address is counted, and defended with one
+ * announcement per DEFEND_INTERVAL (10 s). */
+static void address_conflict_is_counted_and_defended(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arp9", NULL, NULL, false), 0);
+	const uint8_t other[6] = {2, 8, 8, 8, 8, 8};
+	arp_in(&r, bcast, 2, other, STACK_IP, zero6, STACK_IP); /* its announcement */
+	assert_int_equal(raw_stats(&r).arp_conflicts, 1);
+	const uint8_t *a = cap_arp(&r, 0);
+	assert_non_null(a); /* ours: sender and target our address, broadcast */
+	assert_memory_equal(a, bcast, 6);
+	assert_memory_equal(a + 22, r.smac, 6);
+	assert_int_equal(get_be32(a + 28), STACK_IP);
+	assert_int_equal(get_be32(a + 38), STACK_IP);
+	/* Again within 10 s: counted, not answered. */
+	raw_advance_ms(&r, 5000);
+	arp_in(&r, bcast, 1, other, STACK_IP, zero6, PEER_IP);
+	assert_int_equal(raw_stats(&r).arp_conflicts, 2);
+	assert_null(cap_arp(&r, 0));
+	raw_advance_ms(&r, 5001);
+	arp_in(&r, bcast, 1, other, STACK_IP, zero6, PEER_IP);
+	assert_non_null(cap_arp(&r, 0));
+	assert_int_equal(raw_stats(&r).arp_defends, 2);
+	/* Nothing learnt for our own address. */
+	uint8_t mac[6];
+	assert_int_equal(myrio_arp_lookup(r.s, STACK_IP, mac), -ENOENT);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +353,10 @@ int main(void)
 	    cmocka_unit_test(unresolved_gives_up_and_counts),
 	    cmocka_unit_test(static_entries_and_gratuitous_arp),
 	    cmocka_unit_test(expired_entry_is_refreshed),
+	    cmocka_unit_test(queue_is_bounded_stack_wide),
+	    cmocka_unit_test(burst_of_connects_leaves_with_the_arp_reply),
+	    cmocka_unit_test(probe_for_our_address_is_answered),
+	    cmocka_unit_test(address_conflict_is_counted_and_defended),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

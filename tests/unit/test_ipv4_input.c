@@ -287,6 +287,32 @@ static void udp_to_closed_port_gets_port_unreachable(void **state)
 	raw_close(&r);
 }
 
+/* RFC 1122 §3.2.1.3: datagrams from sources that cannot be a host (0/8, loopback,
+ * multicast, broadcast: limited or our subnet's, our own address) are dropped unanswered. */
+static void martian_sources_are_dropped(void **state)
+{
+	static const uint32_t bad[] = {0x00000000u, 0x00000005u, 0x7f000001u, 0xe0000001u,
+				       0xffffffffu, 0x0a0000ffu, STACK_IP};
+	struct raw r;
+	assert_int_equal(raw_open(&r, "ip9", NULL, NULL, true), 0);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint8_t f[128];
+		uint32_t n = build_echo(&r, f, 0x4242, (uint16_t)i, 20);
+		uint8_t *ip = f + 14;
+		put_be32(ip + 12, bad[i]);
+		put_be16(ip + 10, 0);
+		put_be16(ip + 10, csum_finish(csum_add(0, ip, 20)));
+		raw_send(&r, f, n < 60 ? 60 : n);
+		raw_poll(&r);
+		uint32_t len;
+		assert_null(cap_proto(&r, 1, &len));
+	}
+	struct myrio_stack_stats st = raw_stats(&r);
+	assert_int_equal(st.drop_ip_not_for_us, sizeof(bad) / sizeof(bad[0]));
+	assert_int_equal(st.icmp_rx, 0);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +321,7 @@ int main(void)
 	    cmocka_unit_test(malformed_l4_dropped_with_offload),
 	    cmocka_unit_test(malformed_l4_dropped_without_offload),
 	    cmocka_unit_test(udp_to_closed_port_gets_port_unreachable),
+	    cmocka_unit_test(martian_sources_are_dropped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

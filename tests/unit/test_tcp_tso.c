@@ -317,6 +317,22 @@ static void window_and_short_tail(void **state)
 	close_tso(&r, &w);
 }
 
+/* A connection on a fresh TSO port whose NIC keeps what it is given: four full segments
+ * written, gone out in one request the NIC still reads. */
+static struct myrio_tcp_conn *four_segments_held(struct raw *r, struct tso_port *w,
+						 const char *name, struct peer *pe)
+{
+	open_tso(r, w, name);
+	struct myrio_tcp_conn *c = connected(r, pe);
+	w->hold = true;
+	write_bytes(c, 0, 4u * myrio_tcp_mss(c));
+	raw_poll(r);
+	assert_int_equal(w->nreq, 1);
+	assert_int_equal(w->req[0].npkts, 4);
+	assert_int_equal(w->nheld, 1);
+	return c;
+}
+
 /* Segments the NIC still reads are not put in a new request; a lost segment is resent
  * alone (here by RTO), while the NIC holds it: as a copy. */
 static void retransmission_alone(void **state)
@@ -324,15 +340,9 @@ static void retransmission_alone(void **state)
 	(void)state;
 	struct raw r;
 	static struct tso_port w;
-	open_tso(&r, &w, "tso3");
 	struct peer pe;
-	struct myrio_tcp_conn *c = connected(&r, &pe);
+	struct myrio_tcp_conn *c = four_segments_held(&r, &w, "tso3", &pe);
 	uint16_t mss = myrio_tcp_mss(c);
-	w.hold = true;
-	write_bytes(c, 0, 4u * mss);
-	raw_poll(&r);
-	assert_int_equal(w.nreq, 1);
-	assert_int_equal(w.req[0].npkts, 4);
 	raw_drop_captured(&r); /* lost on the way */
 	/* the tail loss probe, then the RTO: each resends one segment, never a request,
 	 * and copies it since the NIC still reads the original */
@@ -426,6 +436,47 @@ static void full_queue_defers_short_requests(void **state)
 	close_tso(&r, &w);
 }
 
+/* "Fragmentation needed" while the NIC still reads the TSO request the too-large segments
+ * went out in: the stack cuts the queue to the new MSS with copies, leaving the request's
+ * chain as the NIC sees it, and resends at once (RFC 1191); the new segments may go in a
+ * request of their own. */
+static void path_mtu_drop_while_the_nic_holds_the_request(void **state)
+{
+	(void)state;
+	struct raw r;
+	static struct tso_port w;
+	struct peer pe;
+	struct myrio_tcp_conn *c = four_segments_held(&r, &w, "tso7", &pe);
+	uint16_t mss = myrio_tcp_mss(c);
+	const uint8_t *ip = cap_ip(&r, 6, 0);
+	assert_non_null(ip);
+	uint8_t quote[28];
+	memcpy(quote, ip, sizeof(quote));
+	raw_drop_captured(&r); /* too large for the hop */
+	icmp_in(&r, 3, 4, 1000, quote, sizeof(quote));
+	uint16_t small = myrio_tcp_mss(c);
+	assert_int_equal(small, 1000 - 52);
+	unsigned nseg;
+	assert_int_equal(check_wire(&r, pe.rcv_nxt, 0, &nseg), 4u * mss);
+	assert_int_equal(nseg, 4u * ((mss + small - 1u) / small)); /* each cut on its own */
+	/* The held request is as it was: its chain still links the four originals, their
+	 * payload untouched (the headers are in front of the first). */
+	const struct myrio_pkt *q = w.held[0];
+	for (uint32_t k = 0; k < 4; k++, q = q->next) {
+		assert_non_null(q);
+		assert_true(q->refcnt >= 1);
+		const uint8_t *d = myrio_pkt_data(q) + (k ? 0 : w.req[0].hlen);
+		for (uint32_t b = 0; b < mss; b++)
+			assert_int_equal(d[b], pat(k * mss + b));
+	}
+	w_release(&w);
+	pe.rcv_nxt += 4u * mss;
+	peer_ack(&r, &pe);
+	assert_int_equal(myrio_tcp_unacked(c), 0);
+	w.hold = false;
+	close_tso(&r, &w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -434,6 +485,7 @@ int main(void)
 	    cmocka_unit_test(retransmission_alone),
 	    cmocka_unit_test(switched_off),
 	    cmocka_unit_test(full_queue_defers_short_requests),
+	    cmocka_unit_test(path_mtu_drop_while_the_nic_holds_the_request),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

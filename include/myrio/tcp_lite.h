@@ -283,6 +283,12 @@ struct myrio_stack_stats {
 	uint64_t tcp_keepalive_probes, tcp_keepalive_timeouts;
 	/* TCP segmentation offload: requests handed to the NIC and the segments they held */
 	uint64_t tcp_tso_requests, tcp_tso_segs;
+	/* Receive memory: buffers held now in connections' receive queues (not those the
+	 * application took with recv); small payloads copied into a buffer already held;
+	 * times the receive pool ran low; out-of-order segments pruned then; segments dropped
+	 * because the pool was still low */
+	uint64_t tcp_rx_bufs_held, tcp_rx_coalesced, tcp_rx_pressure, tcp_ooo_pruned,
+	    drop_tcp_rx_pressure;
 };
 
 struct myrio_tcp_conn_stats {

@@ -83,7 +83,12 @@
 	F(tcp_keepalive_probes)                                                                    \
 	F(tcp_keepalive_timeouts)                                                                  \
 	F(tcp_tso_requests)                                                                        \
-	F(tcp_tso_segs)
+	F(tcp_tso_segs)                                                                            \
+	F(tcp_rx_bufs_held)                                                                        \
+	F(tcp_rx_coalesced)                                                                        \
+	F(tcp_rx_pressure)                                                                         \
+	F(tcp_ooo_pruned)                                                                          \
+	F(drop_tcp_rx_pressure)
 
 void myrio_stack_stats(const struct myrio_stack *s, struct myrio_stack_stats *out)
 {

@@ -344,6 +344,27 @@ struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_t
 /* The TSval of a cookie's SYN-ACK: the clock with the peer's options in its low bits. */
 uint32_t tcp_syncookie_tsval(const struct myrio_tcp_conn *c);
 
+/* tcp_rxmem.c: the receive buffers held in connections' queues, counted in
+ * st.tcp_rx_bufs_held */
+/* Payloads up to this size are copied rather than held in a buffer of their own: a few
+ * hundred bytes cost less to copy than a 2 KiB buffer costs to hold. */
+#define TCP_RX_COPY_MAX 512u
+/* Low: an eighth of the pool or less is free (checked for every segment to be held). */
+static inline bool tcp_rx_pool_low(const struct myrio_pool *pool)
+{
+	return myrio_pool_free_count(pool) <= pool->count >> 3;
+}
+static inline bool tcp_rx_copy_fits(const struct myrio_pkt *into, const struct myrio_pkt *p)
+{
+	return p->len <= TCP_RX_COPY_MAX && p->len <= into->buf_len - into->data_off - into->len;
+}
+/* Copies p's payload after into's when small and it fits, and frees p; else false. */
+bool tcp_rx_append_copy(struct myrio_stack *s, struct myrio_pkt *into, struct myrio_pkt *p);
+void tcp_rx_free(struct myrio_stack *s, struct myrio_pkt *p); /* a held buffer */
+void tcp_rx_free_chain(struct myrio_stack *s, struct myrio_pkt *p);
+/* pool (the one a segment for c came from) is low: collapse and prune until it is not. */
+void tcp_rx_relieve(struct myrio_tcp_conn *c, const struct myrio_pool *pool);
+
 /* tcp_input.c */
 void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
 

@@ -74,17 +74,23 @@ static void passive_open(struct myrio_stack *s, struct myrio_tcp_listener *l,
 	tcp_arm_rto(c);
 }
 
+/* In-order payload joins the receive queue: copied into the last buffer when small (a
+ * reader of tiny segments must not pin a buffer for each), else held (tcp_rxmem.c). */
 static void rcvq_append(struct myrio_tcp_conn *c, struct myrio_pkt *p)
 {
+	uint32_t len = p->len;
+	c->rcv_held += len;
+	c->rcv_nxt += len;
+	c->st.bytes_in += len;
+	if (len <= TCP_RX_COPY_MAX && c->rcvq_tail && tcp_rx_append_copy(c->s, c->rcvq_tail, p))
+		return;
 	p->next = NULL;
 	if (c->rcvq_tail)
 		c->rcvq_tail->next = p;
 	else
 		c->rcvq = p;
 	c->rcvq_tail = p;
-	c->rcv_held += p->len;
-	c->rcv_nxt += p->len;
-	c->st.bytes_in += p->len;
+	c->s->st.tcp_rx_bufs_held++;
 }
 
 static void enter_time_wait(struct myrio_tcp_conn *c)
@@ -154,26 +160,47 @@ static void ooo_insert(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t s
 	while (*pp && seq_ge(seq + p->len, (uint32_t)(*pp)->user + (*pp)->len)) {
 		struct myrio_pkt *gone = *pp;
 		*pp = gone->next;
-		myrio_pkt_free(gone);
+		tcp_rx_free(s, gone);
 		c->ooo_segs--;
 	}
 	if (*pp && seq_gt(seq + p->len, (uint32_t)(*pp)->user)) {
 		p->len = (uint32_t)(*pp)->user - seq;
 		fin = false;
 	}
-	if (c->ooo_segs >= s->conf.ooo_max_segs) {
+	uint32_t len = p->len;
+	/* Directly after the segment before it: copied there when small (Linux's collapse). */
+	if (prev && (uint32_t)prev->user + prev->len == seq && !(prev->user & OOO_FIN) &&
+	    tcp_rx_append_copy(s, prev, p)) {
+		prev->user |= fin ? OOO_FIN : 0;
+	} else if (c->ooo_segs >= s->conf.ooo_max_segs) {
 		s->st.drop_tcp_ooo_full++;
 		myrio_pkt_free(p);
 		return;
+	} else {
+		p->user = seq | (fin ? OOO_FIN : 0);
+		p->next = *pp;
+		*pp = p;
+		c->ooo_segs++;
+		s->st.tcp_rx_bufs_held++;
 	}
-	p->user = seq | (fin ? OOO_FIN : 0);
-	p->next = *pp;
-	*pp = p;
-	c->ooo_segs++;
 	c->ooo_last_seq = seq;
-	c->ooo_last_end = seq + p->len;
+	c->ooo_last_end = seq + len;
 	c->st.ooo_segs++;
 	s->st.tcp_ooo_segs++;
+}
+
+/* The receive pool is low (tcp_rxmem.c): true if the segment may still be held after
+ * pruning, as in-order data the connection's queue can take without a new buffer, or
+ * as its only buffer while the pool keeps its last sixteenth. */
+static bool rx_room_under_pressure(struct myrio_tcp_conn *c, const struct myrio_pkt *p,
+				   bool in_order)
+{
+	tcp_rx_relieve(c, p->pool);
+	if (!tcp_rx_pool_low(p->pool) || !in_order)
+		return !tcp_rx_pool_low(p->pool);
+	if (c->rcvq_tail)
+		return tcp_rx_copy_fits(c->rcvq_tail, p);
+	return myrio_pool_free_count(p->pool) > p->pool->count >> 4;
 }
 
 /* Payload (and FIN) of an acceptable segment in a state that receives; owns p. */
@@ -209,6 +236,13 @@ static void receive_data(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t
 		c->ack_now = true;
 		return;
 	}
+	if (len && tcp_rx_pool_low(p->pool) && !rx_room_under_pressure(c, p, seq == c->rcv_nxt)) {
+		/* Not acknowledged: the sender retransmits once memory is back. */
+		s->st.drop_tcp_rx_pressure++;
+		myrio_pkt_free(p);
+		c->ack_now = true;
+		return;
+	}
 	if (seq != c->rcv_nxt) {
 		if (len == 0) {
 			myrio_pkt_free(p);
@@ -237,10 +271,11 @@ static void receive_data(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t
 		bool qfin = q->user & OOO_FIN;
 		uint32_t d = c->rcv_nxt - qseq;
 		if (d >= q->len && !(qfin && d == q->len)) {
-			myrio_pkt_free(q);
+			tcp_rx_free(s, q);
 			continue;
 		}
 		myrio_pkt_adj(q, d);
+		s->st.tcp_rx_bufs_held--; /* counted again if rcvq_append holds it */
 		if (q->len)
 			rcvq_append(c, q);
 		else
@@ -251,12 +286,7 @@ static void receive_data(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t
 	if (had_ooo)
 		c->ack_now = true;   /* RFC 5681 §4.2: ACK at once when a hole fills */
 	if (c->fin_rcvd && c->ooo) { /* nothing can follow a FIN */
-		struct myrio_pkt *q = c->ooo;
-		while (q) {
-			struct myrio_pkt *n = q->next;
-			myrio_pkt_free(q);
-			q = n;
-		}
+		tcp_rx_free_chain(s, c->ooo);
 		c->ooo = NULL;
 		c->ooo_segs = 0;
 	}

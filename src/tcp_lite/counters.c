@@ -88,7 +88,10 @@
 	F(tcp_rx_coalesced)                                                                        \
 	F(tcp_rx_pressure)                                                                         \
 	F(tcp_ooo_pruned)                                                                          \
-	F(drop_tcp_rx_pressure)
+	F(drop_tcp_rx_pressure)                                                                    \
+	F(tcp_oow_acks_limited)                                                                    \
+	F(tcp_abort_on_data)                                                                       \
+	F(drop_tcp_bad_src)
 
 void myrio_stack_stats(const struct myrio_stack *s, struct myrio_stack_stats *out)
 {

@@ -174,6 +174,8 @@ struct myrio_tcp_conn {
 	uint64_t rtt_start_us;
 	/* timestamps (RFC 7323) */
 	uint32_t ts_recent, last_ack_sent;
+	uint64_t ts_recent_ms;	  /* when ts_recent was taken (RFC 7323 §5.5) */
+	uint64_t last_oow_ack_ms; /* last ACK answering a segment not accepted */
 
 	/* receive */
 	uint32_t irs, rcv_nxt, rcv_adv;
@@ -245,10 +247,17 @@ struct myrio_stack {
 	uint64_t secret[2];
 	uint64_t cookie_key[2]; /* SYN cookies: fixed for the stack's life */
 	uint64_t chack_second;
-	uint32_t chack_count;
+	uint32_t chack_count; /* challenge ACKs left this second (tcp_ratelimit.c) */
 
 	struct myrio_stack_stats st;
 };
+
+/* The peer's timestamp to echo, and when it was taken (its 24-day validity). */
+static inline void tcp_ts_recent_set(struct myrio_tcp_conn *c, uint32_t tsval)
+{
+	c->ts_recent = tsval;
+	c->ts_recent_ms = c->s->now_ms;
+}
 
 /* ipv4_reass.c: fragments in, whole datagrams out */
 int ipv4_reass_init(struct myrio_stack *s);
@@ -378,7 +387,12 @@ void tcp_send_rst_reply(struct myrio_stack *s, const struct ip_rx *ip, const uin
 int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx);
 void tcp_send_tlp(struct myrio_tcp_conn *c);
 uint32_t tcp_rcv_window(struct myrio_tcp_conn *c);
-int tcp_challenge_ack(struct myrio_tcp_conn *c);
+
+/* tcp_ratelimit.c: the ACKs answering segments not accepted */
+int tcp_challenge_ack(struct myrio_tcp_conn *c); /* RFC 5961 */
+/* Whether the answer to a segment not accepted (header th, len sequence numbers: SYN and
+ * FIN included) must be held back; counted if so. */
+bool tcp_oow_limited(struct myrio_tcp_conn *c, const uint8_t *th, uint32_t len);
 
 /* tcp_timers.c */
 void tcp_timers_run(struct myrio_stack *s);

@@ -15,6 +15,7 @@ struct seg {
 };
 
 #define OOO_FIN (1ull << 32) /* in an out-of-order buffer's user: it carried FIN */
+#define TCP_PAWS_IDLE_MS (24ull * 24 * 3600 * 1000) /* RFC 7323 §5.5: 24 days */
 
 static void apply_syn_opts(struct myrio_tcp_conn *c, const struct tcp_opts *o)
 {
@@ -25,7 +26,7 @@ static void apply_syn_opts(struct myrio_tcp_conn *c, const struct tcp_opts *o)
 		c->rcv_wscale = 0;
 	c->ts_ok = cf->timestamps && o->ts_ok;
 	if (c->ts_ok)
-		c->ts_recent = o->tsval;
+		tcp_ts_recent_set(c, o->tsval);
 	c->sack_ok = cf->sack && o->sack_ok;
 	uint32_t mss = o->mss_ok ? o->mss : 536; /* RFC 9293 default */
 	if (mss > c->s->mss)
@@ -106,6 +107,14 @@ static void enter_time_wait(struct myrio_tcp_conn *c)
 	}
 	c->t_2msl = s->now_ms + s->conf.time_wait_ms;
 	stack_arm_timer(s, c->t_2msl);
+}
+
+static void restart_time_wait(struct myrio_tcp_conn *c)
+{
+	if (c->s->conf.time_wait_ms) {
+		c->t_2msl = c->s->now_ms + c->s->conf.time_wait_ms;
+		stack_arm_timer(c->s, c->t_2msl);
+	}
 }
 
 static bool fin_acked(const struct myrio_tcp_conn *c)
@@ -454,10 +463,29 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 	uint32_t seglen =
 	    sg->len + ((sg->flags & TH_SYN) ? 1u : 0u) + ((sg->flags & TH_FIN) ? 1u : 0u);
 	c->last_rcv_ms = s->now_ms; /* the peer is alive (keepalive) */
-	/* PAWS (RFC 7323 §5.3) */
-	if (c->ts_ok && sg->o.ts_ok && !(sg->flags & TH_RST) && seq_lt(sg->o.tsval, c->ts_recent)) {
+	/* PAWS (RFC 7323 §5.3); a ts_recent older than 24 days may be from before the peer's
+	 * clock wrapped and is no longer valid (§5.5): the segment passes and renews it. */
+	if (c->ts_ok && sg->o.ts_ok && !(sg->flags & TH_RST) && seq_lt(sg->o.tsval, c->ts_recent) &&
+	    s->now_ms - c->ts_recent_ms < TCP_PAWS_IDLE_MS) {
 		s->st.tcp_paws_drops++;
-		tcp_send_ack(c);
+		if (!tcp_oow_limited(c, th, seglen))
+			tcp_send_ack(c);
+		goto drop;
+	}
+	/* Simultaneous open (RFC 9293 §3.5 figure 8): the peer's SYN-ACK in SYN_RCVD acknowledges
+	 * our SYN; its SYN is the one already taken in SYN_SENT. */
+	if (c->state == MYRIO_TCP_SYN_RCVD && !c->passive &&
+	    (sg->flags & (TH_SYN | TH_ACK | TH_RST)) == (TH_SYN | TH_ACK) && sg->seq == c->irs &&
+	    sg->ack == c->snd_nxt) {
+		sg->flags &= (uint8_t)~TH_SYN;
+		sg->seq++;
+		seglen--;
+	} else if (c->state == MYRIO_TCP_SYN_RCVD &&
+		   (sg->flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN &&
+		   sg->seq == c->irs) {
+		/* The peer's SYN again: our SYN-ACK was lost; send it again, not a bare ACK. */
+		if (!tcp_oow_limited(c, th, seglen))
+			tcp_send_syn(c);
 		goto drop;
 	}
 	if (!seq_acceptable(c, sg, seglen)) {
@@ -467,7 +495,12 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 			c->st.dup_segs++;
 			s->st.tcp_dup_segs++;
 		}
-		if (!(sg->flags & TH_RST))
+		/* RFC 9293 §3.10.7.4: in TIME_WAIT, a retransmitted FIN is acknowledged and
+		 * restarts the 2 MSL wait. */
+		if (c->state == MYRIO_TCP_TIME_WAIT && (sg->flags & TH_FIN) &&
+		    sg->seq + seglen == c->rcv_nxt)
+			restart_time_wait(c);
+		if (!(sg->flags & TH_RST) && !tcp_oow_limited(c, th, seglen))
 			tcp_send_ack(c);
 		goto drop;
 	}
@@ -486,10 +519,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 		goto drop;
 	}
 	if (sg->flags & TH_SYN) {
-		if (c->state == MYRIO_TCP_SYN_RCVD && sg->seq == c->irs)
-			tcp_send_syn(c); /* our SYN-ACK was lost */
-		else
-			tcp_challenge_ack(c); /* RFC 5961 §4 */
+		tcp_challenge_ack(c); /* RFC 5961 §4 */
 		goto drop;
 	}
 	if (!(sg->flags & TH_ACK))
@@ -505,12 +535,16 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 			c->listener->pending--;
 			c->listener = NULL;
 		}
-		c->app_owned = true;
 		if (c->retries == 0)
 			tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
 		c->retries = 0;
 		s->st.tcp_conns_established++;
-		tcp_event(c, MYRIO_TCP_EV_ACCEPTED);
+		if (c->passive) {
+			c->app_owned = true;
+			tcp_event(c, MYRIO_TCP_EV_ACCEPTED);
+		} else { /* simultaneous open: the handle connect() returned */
+			tcp_event(c, MYRIO_TCP_EV_CONNECTED);
+		}
 		if (c->state == MYRIO_TCP_CLOSED)
 			goto drop;
 	}
@@ -521,7 +555,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 		goto drop;
 	}
 	if (c->ts_ok && sg->o.ts_ok && seq_le(sg->seq, c->last_ack_sent))
-		c->ts_recent = sg->o.tsval;
+		tcp_ts_recent_set(c, sg->o.tsval);
 	process_ack(c, sg);
 	if (fin_acked(c)) {
 		if (c->state == MYRIO_TCP_FIN_WAIT_1) {
@@ -539,18 +573,24 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 	}
 	if (sg->len || (sg->flags & TH_FIN)) {
 		switch (c->state) {
-		case MYRIO_TCP_ESTABLISHED:
 		case MYRIO_TCP_FIN_WAIT_1:
 		case MYRIO_TCP_FIN_WAIT_2:
+			if (!c->app_owned && sg->len && seq_gt(sg->seq + sg->len, c->rcv_nxt)) {
+				/* RFC 1122 §4.2.2.13: new data after close() has nobody to
+				 * read it: reset, as Linux does, rather than ACK and lose it. */
+				s->st.tcp_abort_on_data++;
+				tcp_send_rst_reply(s, ip, th, seglen);
+				tcp_conn_finish(c, 0);
+				goto drop;
+			}
+			/* fall through */
+		case MYRIO_TCP_ESTABLISHED:
 			receive_data(c, p, sg->seq, sg->flags & TH_FIN);
 			p = NULL;
 			break;
 		case MYRIO_TCP_TIME_WAIT: /* FIN retransmitted: ACK, restart 2MSL */
 			c->ack_now = true;
-			if (s->conf.time_wait_ms) {
-				c->t_2msl = s->now_ms + s->conf.time_wait_ms;
-				stack_arm_timer(s, c->t_2msl);
-			}
+			restart_time_wait(c);
 			break;
 		default: /* the peer already closed: nothing more to receive */
 			c->ack_now = true;
@@ -562,6 +602,29 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 drop:
 	if (p)
 		myrio_pkt_free(p);
+}
+
+/* RFC 6191 §2: with timestamps on both incarnations, a SYN whose TSval is newer than the
+ * TIME_WAIT's last takes it over whatever its sequence number, an older one never; with
+ * equal TSvals or without timestamps its sequence number must be above the old
+ * connection's (RFC 9293 §3.6.1). */
+static bool time_wait_reusable(const struct myrio_tcp_conn *c, const struct seg *sg)
+{
+	if (c->ts_ok && sg->o.ts_ok && sg->o.tsval != c->ts_recent)
+		return seq_gt(sg->o.tsval, c->ts_recent);
+	return seq_gt(sg->seq, c->rcv_nxt);
+}
+
+/* RFC 1122 §3.2.1.3 and §4.2.3.10: no connection is opened, and nothing is answered, for a
+ * source that is not one host's unicast address: 0.0.0.0, loopback, broadcast (limited or
+ * this subnet's), multicast, or our own (ipv4.c turns away the last three already for
+ * every protocol; they are checked again where a connection would be opened). */
+static bool source_may_connect(const struct myrio_stack *s, const struct ip_rx *ip)
+{
+	uint32_t src = ip->src, mask = s->conf.netmask;
+	uint32_t subnet_bcast = (s->conf.ip & mask) | ~mask;
+	return src != 0 && (src >> 24) != 127 && (src >> 28) != 0xe && src != 0xffffffffu &&
+	       src != s->conf.ip && !(mask && src == subnet_bcast);
 }
 
 void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
@@ -595,13 +658,17 @@ void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 
 	struct myrio_tcp_conn *c = tcp_lookup(s, ip->dst, dport, ip->src, sport);
 	if (c && c->state == MYRIO_TCP_TIME_WAIT &&
-	    (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN && seq_gt(sg.seq, c->rcv_nxt) &&
+	    (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN && time_wait_reusable(c, &sg) &&
 	    !c->app_owned && !c->on_output && !c->zombie) {
 		/* A new incarnation may take over a TIME_WAIT (RFC 9293 §3.6.1). */
 		tcp_conn_free(c);
 		c = NULL;
 	}
 	if (!c || c->state == MYRIO_TCP_CLOSED) {
+		if (!source_may_connect(s, ip)) {
+			s->st.drop_tcp_bad_src++;
+			goto drop;
+		}
 		struct myrio_tcp_listener *l = c ? NULL : tcp_listener_find(s, dport);
 		if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN) {
 			passive_open(s, l, ip, sport, dport, &sg);

@@ -248,6 +248,7 @@ struct myrio_stack {
 	uint64_t cookie_key[2]; /* SYN cookies: fixed for the stack's life */
 	uint64_t chack_second;
 	uint32_t chack_count; /* challenge ACKs left this second (tcp_ratelimit.c) */
+	uint64_t rx_walk_ms;  /* last walk of all connections for receive memory */
 
 	struct myrio_stack_stats st;
 };

@@ -77,7 +77,8 @@ static void passive_open(struct myrio_stack *s, struct myrio_tcp_listener *l,
 
 /* In-order payload joins the receive queue: copied into the last buffer when small (a
  * reader of tiny segments must not pin a buffer for each), else held (tcp_rxmem.c). */
-static void rcvq_append(struct myrio_tcp_conn *c, struct myrio_pkt *p)
+static inline __attribute__((always_inline)) void rcvq_append(struct myrio_tcp_conn *c,
+							      struct myrio_pkt *p)
 {
 	uint32_t len = p->len;
 	c->rcv_held += len;
@@ -245,7 +246,8 @@ static void receive_data(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t
 		c->ack_now = true;
 		return;
 	}
-	if (len && tcp_rx_pool_low(p->pool) && !rx_room_under_pressure(c, p, seq == c->rcv_nxt)) {
+	if (__builtin_expect(len && tcp_rx_pool_low(p->pool), 0) &&
+	    !rx_room_under_pressure(c, p, seq == c->rcv_nxt)) {
 		/* Not acknowledged: the sender retransmits once memory is back. */
 		s->st.drop_tcp_rx_pressure++;
 		myrio_pkt_free(p);
@@ -474,7 +476,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 	}
 	/* Simultaneous open (RFC 9293 §3.5 figure 8): the peer's SYN-ACK in SYN_RCVD acknowledges
 	 * our SYN; its SYN is the one already taken in SYN_SENT. */
-	if (c->state == MYRIO_TCP_SYN_RCVD && !c->passive &&
+	if (__builtin_expect(c->state == MYRIO_TCP_SYN_RCVD, 0) && !c->passive &&
 	    (sg->flags & (TH_SYN | TH_ACK | TH_RST)) == (TH_SYN | TH_ACK) && sg->seq == c->irs &&
 	    sg->ack == c->snd_nxt) {
 		sg->flags &= (uint8_t)~TH_SYN;

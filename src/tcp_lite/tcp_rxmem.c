@@ -98,6 +98,12 @@ void tcp_rx_relieve(struct myrio_tcp_conn *c, const struct myrio_pool *pool)
 	s->st.tcp_rx_pressure++;
 	collapse_rcvq(c);
 	prune_ooo(c, pool);
+	/* The walk over the table once a millisecond at most: when what keeps the pool low
+	 * is not ours to free (buffers the application holds), segments must not each pay
+	 * for a walk. */
+	if (!pool_short(pool) || s->rx_walk_ms == s->now_ms)
+		return;
+	s->rx_walk_ms = s->now_ms;
 	for (uint32_t i = 0; i < s->nconns && pool_short(pool); i++) {
 		struct myrio_tcp_conn *o = &s->conns[i];
 		if (o->in_use && o != c) {

@@ -114,7 +114,7 @@ static bool cookie_opts(const struct myrio_stack *s, const struct tcp_opts *o,
 	    (ws > 14 && ws != TS_WS_NONE))
 		return false;
 	c->ts_ok = true;
-	tcp_ts_recent_set(c, o->tsval);
+	c->ts_recent = o->tsval; /* a record only: its clock is stamped when it is copied */
 	c->sack_ok = s->conf.sack && (o->tsecr & TS_SACK);
 	c->ws_ok = s->conf.window_scale && ws != TS_WS_NONE;
 	if (c->ws_ok) {

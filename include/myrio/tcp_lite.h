@@ -98,7 +98,8 @@ struct myrio_stack_conf {
 	uint32_t rto_max_ms;	      /* (60000) */
 	uint32_t max_retries;	      /* retransmissions before ETIMEDOUT (12) */
 	uint32_t syn_retries;	      /* (6) */
-	uint32_t challenge_ack_limit; /* RFC 5961 challenge ACKs per second per stack (1000) */
+	uint32_t challenge_ack_limit; /* RFC 5961 challenge ACKs per second per stack, on
+				       * average: drawn at random each second (1000) */
 	bool nagle;		      /* (false) */
 	bool sack;		      /* offer/accept SACK (true) */
 	bool timestamps;	      /* offer/accept RFC 7323 timestamps (true) */
@@ -311,6 +312,17 @@ struct myrio_stack_stats {
 	/* RFC 5227: another host claimed our address (in an ARP request or reply, or a
 	 * probe for it); announcements sent to defend it */
 	uint64_t arp_conflicts, arp_defends;
+	/* Receive memory: buffers held now in connections' receive queues (not those the
+	 * application took with recv); small payloads copied into a buffer already held;
+	 * times the receive pool ran low; out-of-order segments pruned then; segments dropped
+	 * because the pool was still low */
+	uint64_t tcp_rx_bufs_held, tcp_rx_coalesced, tcp_rx_pressure, tcp_ooo_pruned,
+	    drop_tcp_rx_pressure;
+	/* duplicate ACKs for segments without data not accepted, held back (one per
+	 * connection every 500 ms); data received after close answered with RST */
+	uint64_t tcp_oow_acks_limited, tcp_abort_on_data;
+	/* segments for no connection from a source that may not open one (RFC 1122 §3.2.1.3) */
+	uint64_t drop_tcp_bad_src;
 };
 
 struct myrio_tcp_conn_stats {

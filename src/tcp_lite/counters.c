@@ -92,7 +92,15 @@
 	F(tcp_pmtu_expired)                                                                        \
 	F(udp_icmp_errors)                                                                         \
 	F(arp_conflicts)                                                                           \
-	F(arp_defends)
+	F(arp_defends)                                                                             \
+	F(tcp_rx_bufs_held)                                                                        \
+	F(tcp_rx_coalesced)                                                                        \
+	F(tcp_rx_pressure)                                                                         \
+	F(tcp_ooo_pruned)                                                                          \
+	F(drop_tcp_rx_pressure)                                                                    \
+	F(tcp_oow_acks_limited)                                                                    \
+	F(tcp_abort_on_data)                                                                       \
+	F(drop_tcp_bad_src)
 
 void myrio_stack_stats(const struct myrio_stack *s, struct myrio_stack_stats *out)
 {

@@ -202,6 +202,8 @@ struct myrio_tcp_conn {
 	uint64_t rtt_start_us;
 	/* timestamps (RFC 7323) */
 	uint32_t ts_recent, last_ack_sent;
+	uint64_t ts_recent_ms;	  /* when ts_recent was taken (RFC 7323 §5.5) */
+	uint64_t last_oow_ack_ms; /* last ACK answering a segment not accepted */
 
 	/* receive */
 	uint32_t irs, rcv_nxt, rcv_adv;
@@ -285,7 +287,8 @@ struct myrio_stack {
 	uint64_t secret[2];
 	uint64_t cookie_key[2]; /* SYN cookies: fixed for the stack's life */
 	uint64_t chack_second;
-	uint32_t chack_count;
+	uint32_t chack_count; /* challenge ACKs left this second (tcp_ratelimit.c) */
+	uint64_t rx_walk_ms;  /* last walk of all connections for receive memory */
 
 	struct pmtu_entry pmtu[PMTU_ENTRIES];
 	uint64_t pmtu_next_check; /* earliest expiry, 0 = none */
@@ -294,6 +297,13 @@ struct myrio_stack {
 
 	struct myrio_stack_stats st;
 };
+
+/* The peer's timestamp to echo, and when it was taken (its 24-day validity). */
+static inline void tcp_ts_recent_set(struct myrio_tcp_conn *c, uint32_t tsval)
+{
+	c->ts_recent = tsval;
+	c->ts_recent_ms = c->s->now_ms;
+}
 
 /* ipv4_reass.c: fragments in, whole datagrams out */
 int ipv4_reass_init(struct myrio_stack *s);
@@ -414,6 +424,27 @@ struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_t
 /* The TSval of a cookie's SYN-ACK: the clock with the peer's options in its low bits. */
 uint32_t tcp_syncookie_tsval(const struct myrio_tcp_conn *c);
 
+/* tcp_rxmem.c: the receive buffers held in connections' queues, counted in
+ * st.tcp_rx_bufs_held */
+/* Payloads up to this size are copied rather than held in a buffer of their own: a few
+ * hundred bytes cost less to copy than a 2 KiB buffer costs to hold. */
+#define TCP_RX_COPY_MAX 512u
+/* Low: an eighth of the pool or less is free (checked for every segment to be held). */
+static inline bool tcp_rx_pool_low(const struct myrio_pool *pool)
+{
+	return myrio_pool_free_count(pool) <= pool->count >> 3;
+}
+static inline bool tcp_rx_copy_fits(const struct myrio_pkt *into, const struct myrio_pkt *p)
+{
+	return p->len <= TCP_RX_COPY_MAX && p->len <= into->buf_len - into->data_off - into->len;
+}
+/* Copies p's payload after into's when small and it fits, and frees p; else false. */
+bool tcp_rx_append_copy(struct myrio_stack *s, struct myrio_pkt *into, struct myrio_pkt *p);
+void tcp_rx_free(struct myrio_stack *s, struct myrio_pkt *p); /* a held buffer */
+void tcp_rx_free_chain(struct myrio_stack *s, struct myrio_pkt *p);
+/* pool (the one a segment for c came from) is low: collapse and prune until it is not. */
+void tcp_rx_relieve(struct myrio_tcp_conn *c, const struct myrio_pool *pool);
+
 /* tcp_input.c */
 void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
 
@@ -427,7 +458,12 @@ void tcp_send_rst_reply(struct myrio_stack *s, const struct ip_rx *ip, const uin
 int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx);
 void tcp_send_tlp(struct myrio_tcp_conn *c);
 uint32_t tcp_rcv_window(struct myrio_tcp_conn *c);
-int tcp_challenge_ack(struct myrio_tcp_conn *c);
+
+/* tcp_ratelimit.c: the ACKs answering segments not accepted */
+int tcp_challenge_ack(struct myrio_tcp_conn *c); /* RFC 5961 */
+/* Whether the answer to a segment not accepted (header th, len sequence numbers: SYN and
+ * FIN included) must be held back; counted if so. */
+bool tcp_oow_limited(struct myrio_tcp_conn *c, const uint8_t *th, uint32_t len);
 
 /* tcp_timers.c */
 void tcp_timers_run(struct myrio_stack *s);

@@ -74,8 +74,8 @@ static void drop_send_queue(struct myrio_tcp_conn *c)
 
 static void drop_receive_queues(struct myrio_tcp_conn *c)
 {
-	free_chain(c->rcvq);
-	free_chain(c->ooo);
+	tcp_rx_free_chain(c->s, c->rcvq);
+	tcp_rx_free_chain(c->s, c->ooo);
 	c->rcvq = c->rcvq_tail = c->ooo = NULL;
 	c->ooo_segs = 0;
 }
@@ -297,7 +297,7 @@ void tcp_conn_finish(struct myrio_tcp_conn *c, int error)
 	tw_del(&c->s->wheel, &c->timer);
 	reuse_delist(c);
 	drop_send_queue(c);
-	free_chain(c->ooo);
+	tcp_rx_free_chain(c->s, c->ooo);
 	c->ooo = NULL;
 	c->ooo_segs = 0;
 	if (error == -ETIMEDOUT && tcp_soft_error(c))
@@ -566,6 +566,7 @@ struct myrio_pkt *myrio_tcp_recv(struct myrio_tcp_conn *c)
 		c->rcvq_tail = NULL;
 	p->next = NULL;
 	p->user = c->gen; /* lets release tell whether the window still counts it */
+	c->s->st.tcp_rx_bufs_held--; /* the application's now */
 	return p;
 }
 
@@ -592,7 +593,7 @@ ssize_t myrio_tcp_read(struct myrio_tcp_conn *c, void *buf, size_t len)
 			c->rcvq = p->next;
 			if (!c->rcvq)
 				c->rcvq_tail = NULL;
-			myrio_pkt_free(p);
+			tcp_rx_free(c->s, p);
 		} else {
 			myrio_pkt_adj(p, n);
 		}

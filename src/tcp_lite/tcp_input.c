@@ -15,6 +15,7 @@ struct seg {
 };
 
 #define OOO_FIN (1ull << 32) /* in an out-of-order buffer's user: it carried FIN */
+#define TCP_PAWS_IDLE_MS (24ull * 24 * 3600 * 1000) /* RFC 7323 §5.5: 24 days */
 
 static void apply_syn_opts(struct myrio_tcp_conn *c, const struct tcp_opts *o)
 {
@@ -25,7 +26,7 @@ static void apply_syn_opts(struct myrio_tcp_conn *c, const struct tcp_opts *o)
 		c->rcv_wscale = 0;
 	c->ts_ok = cf->timestamps && o->ts_ok;
 	if (c->ts_ok)
-		c->ts_recent = o->tsval;
+		tcp_ts_recent_set(c, o->tsval);
 	c->sack_ok = cf->sack && o->sack_ok;
 	uint32_t mss = o->mss_ok ? o->mss : 536; /* RFC 9293 default */
 	if (mss > c->s->mss)
@@ -77,17 +78,24 @@ static void passive_open(struct myrio_stack *s, struct myrio_tcp_listener *l,
 	tcp_arm_rto(c);
 }
 
-static void rcvq_append(struct myrio_tcp_conn *c, struct myrio_pkt *p)
+/* In-order payload joins the receive queue: copied into the last buffer when small (a
+ * reader of tiny segments must not pin a buffer for each), else held (tcp_rxmem.c). */
+static inline __attribute__((always_inline)) void rcvq_append(struct myrio_tcp_conn *c,
+							      struct myrio_pkt *p)
 {
+	uint32_t len = p->len;
+	c->rcv_held += len;
+	c->rcv_nxt += len;
+	c->st.bytes_in += len;
+	if (len <= TCP_RX_COPY_MAX && c->rcvq_tail && tcp_rx_append_copy(c->s, c->rcvq_tail, p))
+		return;
 	p->next = NULL;
 	if (c->rcvq_tail)
 		c->rcvq_tail->next = p;
 	else
 		c->rcvq = p;
 	c->rcvq_tail = p;
-	c->rcv_held += p->len;
-	c->rcv_nxt += p->len;
-	c->st.bytes_in += p->len;
+	c->s->st.tcp_rx_bufs_held++;
 }
 
 static void enter_time_wait(struct myrio_tcp_conn *c)
@@ -102,6 +110,12 @@ static void enter_time_wait(struct myrio_tcp_conn *c)
 		return;
 	}
 	tcp_time_wait_start(c);
+}
+
+static void restart_time_wait(struct myrio_tcp_conn *c)
+{
+	if (c->s->conf.time_wait_ms)
+		tcp_time_wait_start(c);
 }
 
 static bool fin_acked(const struct myrio_tcp_conn *c)
@@ -156,26 +170,47 @@ static void ooo_insert(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t s
 	while (*pp && seq_ge(seq + p->len, (uint32_t)(*pp)->user + (*pp)->len)) {
 		struct myrio_pkt *gone = *pp;
 		*pp = gone->next;
-		myrio_pkt_free(gone);
+		tcp_rx_free(s, gone);
 		c->ooo_segs--;
 	}
 	if (*pp && seq_gt(seq + p->len, (uint32_t)(*pp)->user)) {
 		p->len = (uint32_t)(*pp)->user - seq;
 		fin = false;
 	}
-	if (c->ooo_segs >= s->conf.ooo_max_segs) {
+	uint32_t len = p->len;
+	/* Directly after the segment before it: copied there when small (Linux's collapse). */
+	if (prev && (uint32_t)prev->user + prev->len == seq && !(prev->user & OOO_FIN) &&
+	    tcp_rx_append_copy(s, prev, p)) {
+		prev->user |= fin ? OOO_FIN : 0;
+	} else if (c->ooo_segs >= s->conf.ooo_max_segs) {
 		s->st.drop_tcp_ooo_full++;
 		myrio_pkt_free(p);
 		return;
+	} else {
+		p->user = seq | (fin ? OOO_FIN : 0);
+		p->next = *pp;
+		*pp = p;
+		c->ooo_segs++;
+		s->st.tcp_rx_bufs_held++;
 	}
-	p->user = seq | (fin ? OOO_FIN : 0);
-	p->next = *pp;
-	*pp = p;
-	c->ooo_segs++;
 	c->ooo_last_seq = seq;
-	c->ooo_last_end = seq + p->len;
+	c->ooo_last_end = seq + len;
 	c->st.ooo_segs++;
 	s->st.tcp_ooo_segs++;
+}
+
+/* The receive pool is low (tcp_rxmem.c): true if the segment may still be held after
+ * pruning, as in-order data the connection's queue can take without a new buffer, or
+ * as its only buffer while the pool keeps its last sixteenth. */
+static bool rx_room_under_pressure(struct myrio_tcp_conn *c, const struct myrio_pkt *p,
+				   bool in_order)
+{
+	tcp_rx_relieve(c, p->pool);
+	if (!tcp_rx_pool_low(p->pool) || !in_order)
+		return !tcp_rx_pool_low(p->pool);
+	if (c->rcvq_tail)
+		return tcp_rx_copy_fits(c->rcvq_tail, p);
+	return myrio_pool_free_count(p->pool) > p->pool->count >> 4;
 }
 
 /* Payload (and FIN) of an acceptable segment in a state that receives; owns p. */
@@ -211,6 +246,14 @@ static void receive_data(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t
 		c->ack_now = true;
 		return;
 	}
+	if (__builtin_expect(len && tcp_rx_pool_low(p->pool), 0) &&
+	    !rx_room_under_pressure(c, p, seq == c->rcv_nxt)) {
+		/* Not acknowledged: the sender retransmits once memory is back. */
+		s->st.drop_tcp_rx_pressure++;
+		myrio_pkt_free(p);
+		c->ack_now = true;
+		return;
+	}
 	if (seq != c->rcv_nxt) {
 		if (len == 0) {
 			myrio_pkt_free(p);
@@ -239,10 +282,11 @@ static void receive_data(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t
 		bool qfin = q->user & OOO_FIN;
 		uint32_t d = c->rcv_nxt - qseq;
 		if (d >= q->len && !(qfin && d == q->len)) {
-			myrio_pkt_free(q);
+			tcp_rx_free(s, q);
 			continue;
 		}
 		myrio_pkt_adj(q, d);
+		s->st.tcp_rx_bufs_held--; /* counted again if rcvq_append holds it */
 		if (q->len)
 			rcvq_append(c, q);
 		else
@@ -253,12 +297,7 @@ static void receive_data(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t
 	if (had_ooo)
 		c->ack_now = true;   /* RFC 5681 §4.2: ACK at once when a hole fills */
 	if (c->fin_rcvd && c->ooo) { /* nothing can follow a FIN */
-		struct myrio_pkt *q = c->ooo;
-		while (q) {
-			struct myrio_pkt *n = q->next;
-			myrio_pkt_free(q);
-			q = n;
-		}
+		tcp_rx_free_chain(s, c->ooo);
 		c->ooo = NULL;
 		c->ooo_segs = 0;
 	}
@@ -426,10 +465,29 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 	uint32_t seglen =
 	    sg->len + ((sg->flags & TH_SYN) ? 1u : 0u) + ((sg->flags & TH_FIN) ? 1u : 0u);
 	c->last_rcv_ms = s->now_ms; /* the peer is alive (keepalive) */
-	/* PAWS (RFC 7323 §5.3) */
-	if (c->ts_ok && sg->o.ts_ok && !(sg->flags & TH_RST) && seq_lt(sg->o.tsval, c->ts_recent)) {
+	/* PAWS (RFC 7323 §5.3); a ts_recent older than 24 days may be from before the peer's
+	 * clock wrapped and is no longer valid (§5.5): the segment passes and renews it. */
+	if (c->ts_ok && sg->o.ts_ok && !(sg->flags & TH_RST) && seq_lt(sg->o.tsval, c->ts_recent) &&
+	    s->now_ms - c->ts_recent_ms < TCP_PAWS_IDLE_MS) {
 		s->st.tcp_paws_drops++;
-		tcp_send_ack(c);
+		if (!tcp_oow_limited(c, th, seglen))
+			tcp_send_ack(c);
+		goto drop;
+	}
+	/* Simultaneous open (RFC 9293 §3.5 figure 8): the peer's SYN-ACK in SYN_RCVD acknowledges
+	 * our SYN; its SYN is the one already taken in SYN_SENT. */
+	if (__builtin_expect(c->state == MYRIO_TCP_SYN_RCVD, 0) && !c->passive &&
+	    (sg->flags & (TH_SYN | TH_ACK | TH_RST)) == (TH_SYN | TH_ACK) && sg->seq == c->irs &&
+	    sg->ack == c->snd_nxt) {
+		sg->flags &= (uint8_t)~TH_SYN;
+		sg->seq++;
+		seglen--;
+	} else if (c->state == MYRIO_TCP_SYN_RCVD &&
+		   (sg->flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN &&
+		   sg->seq == c->irs) {
+		/* The peer's SYN again: our SYN-ACK was lost; send it again, not a bare ACK. */
+		if (!tcp_oow_limited(c, th, seglen))
+			tcp_send_syn(c);
 		goto drop;
 	}
 	if (!seq_acceptable(c, sg, seglen)) {
@@ -439,7 +497,12 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 			c->st.dup_segs++;
 			s->st.tcp_dup_segs++;
 		}
-		if (!(sg->flags & TH_RST))
+		/* RFC 9293 §3.10.7.4: in TIME_WAIT, a retransmitted FIN is acknowledged and
+		 * restarts the 2 MSL wait. */
+		if (c->state == MYRIO_TCP_TIME_WAIT && (sg->flags & TH_FIN) &&
+		    sg->seq + seglen == c->rcv_nxt)
+			restart_time_wait(c);
+		if (!(sg->flags & TH_RST) && !tcp_oow_limited(c, th, seglen))
 			tcp_send_ack(c);
 		goto drop;
 	}
@@ -458,10 +521,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 		goto drop;
 	}
 	if (sg->flags & TH_SYN) {
-		if (c->state == MYRIO_TCP_SYN_RCVD && sg->seq == c->irs)
-			tcp_send_syn(c); /* our SYN-ACK was lost */
-		else
-			tcp_challenge_ack(c); /* RFC 5961 §4 */
+		tcp_challenge_ack(c); /* RFC 5961 §4 */
 		goto drop;
 	}
 	if (!(sg->flags & TH_ACK))
@@ -477,12 +537,16 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 			c->listener->pending--;
 			c->listener = NULL;
 		}
-		c->app_owned = true;
 		if (c->retries == 0)
 			tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
 		c->retries = 0;
 		s->st.tcp_conns_established++;
-		tcp_event(c, MYRIO_TCP_EV_ACCEPTED);
+		if (c->passive) {
+			c->app_owned = true;
+			tcp_event(c, MYRIO_TCP_EV_ACCEPTED);
+		} else { /* simultaneous open: the handle connect() returned */
+			tcp_event(c, MYRIO_TCP_EV_CONNECTED);
+		}
 		if (c->state == MYRIO_TCP_CLOSED)
 			goto drop;
 	}
@@ -493,7 +557,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 		goto drop;
 	}
 	if (c->ts_ok && sg->o.ts_ok && seq_le(sg->seq, c->last_ack_sent))
-		c->ts_recent = sg->o.tsval;
+		tcp_ts_recent_set(c, sg->o.tsval);
 	process_ack(c, sg);
 	if (fin_acked(c)) {
 		if (c->state == MYRIO_TCP_FIN_WAIT_1) {
@@ -511,16 +575,24 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 	}
 	if (sg->len || (sg->flags & TH_FIN)) {
 		switch (c->state) {
-		case MYRIO_TCP_ESTABLISHED:
 		case MYRIO_TCP_FIN_WAIT_1:
 		case MYRIO_TCP_FIN_WAIT_2:
+			if (!c->app_owned && sg->len && seq_gt(sg->seq + sg->len, c->rcv_nxt)) {
+				/* RFC 1122 §4.2.2.13: new data after close() has nobody to
+				 * read it: reset, as Linux does, rather than ACK and lose it. */
+				s->st.tcp_abort_on_data++;
+				tcp_send_rst_reply(s, ip, th, seglen);
+				tcp_conn_finish(c, 0);
+				goto drop;
+			}
+			/* fall through */
+		case MYRIO_TCP_ESTABLISHED:
 			receive_data(c, p, sg->seq, sg->flags & TH_FIN);
 			p = NULL;
 			break;
 		case MYRIO_TCP_TIME_WAIT: /* FIN retransmitted: ACK, restart 2MSL */
 			c->ack_now = true;
-			if (s->conf.time_wait_ms)
-				tcp_time_wait_start(c);
+			restart_time_wait(c);
 			break;
 		default: /* the peer already closed: nothing more to receive */
 			c->ack_now = true;
@@ -532,6 +604,29 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 drop:
 	if (p)
 		myrio_pkt_free(p);
+}
+
+/* RFC 6191 §2: with timestamps on both incarnations, a SYN whose TSval is newer than the
+ * TIME_WAIT's last takes it over whatever its sequence number, an older one never; with
+ * equal TSvals or without timestamps its sequence number must be above the old
+ * connection's (RFC 9293 §3.6.1). */
+static bool time_wait_reusable(const struct myrio_tcp_conn *c, const struct seg *sg)
+{
+	if (c->ts_ok && sg->o.ts_ok && sg->o.tsval != c->ts_recent)
+		return seq_gt(sg->o.tsval, c->ts_recent);
+	return seq_gt(sg->seq, c->rcv_nxt);
+}
+
+/* RFC 1122 §3.2.1.3 and §4.2.3.10: no connection is opened, and nothing is answered, for a
+ * source that is not one host's unicast address: 0.0.0.0, loopback, broadcast (limited or
+ * this subnet's), multicast, or our own (ipv4.c turns away the last three already for
+ * every protocol; they are checked again where a connection would be opened). */
+static bool source_may_connect(const struct myrio_stack *s, const struct ip_rx *ip)
+{
+	uint32_t src = ip->src, mask = s->conf.netmask;
+	uint32_t subnet_bcast = (s->conf.ip & mask) | ~mask;
+	return src != 0 && (src >> 24) != 127 && (src >> 28) != 0xe && src != 0xffffffffu &&
+	       src != s->conf.ip && !(mask && src == subnet_bcast);
 }
 
 void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
@@ -565,13 +660,17 @@ void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 
 	struct myrio_tcp_conn *c = tcp_lookup(s, ip->dst, dport, ip->src, sport);
 	if (c && c->state == MYRIO_TCP_TIME_WAIT &&
-	    (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN && seq_gt(sg.seq, c->rcv_nxt) &&
+	    (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_SYN && time_wait_reusable(c, &sg) &&
 	    !c->app_owned && !c->on_output && !c->zombie) {
 		/* A new incarnation may take over a TIME_WAIT (RFC 9293 §3.6.1). */
 		tcp_conn_free(c);
 		c = NULL;
 	}
 	if (!c || c->state == MYRIO_TCP_CLOSED) {
+		if (!source_may_connect(s, ip)) {
+			s->st.drop_tcp_bad_src++;
+			goto drop;
+		}
 		struct myrio_tcp_listener *l = c ? NULL : tcp_listener_find(s, dport);
 		bool cookie_valid = false;
 		if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN) {

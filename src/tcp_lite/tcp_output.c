@@ -233,25 +233,6 @@ int tcp_send_ack(struct myrio_tcp_conn *c)
 	return tcp_send_ctl(c, TH_ACK, c->snd_nxt);
 }
 
-int tcp_challenge_ack(struct myrio_tcp_conn *c)
-{
-	struct myrio_stack *s = c->s;
-	/* RFC 5961 §7: a global budget per second. */
-	uint64_t sec = s->now_ms / 1000;
-	if (sec != s->chack_second) {
-		s->chack_second = sec;
-		s->chack_count = 0;
-	}
-	if (s->chack_count >= s->conf.challenge_ack_limit) {
-		s->st.tcp_challenge_ack_limited++;
-		return -EBUSY;
-	}
-	s->chack_count++;
-	s->st.tcp_challenge_acks++;
-	c->st.challenge_acks++;
-	return tcp_send_ack(c);
-}
-
 int tcp_send_syn(struct myrio_tcp_conn *c)
 {
 	struct myrio_pkt *p = stack_alloc(c->s);

@@ -114,7 +114,7 @@ static bool cookie_opts(const struct myrio_stack *s, const struct tcp_opts *o,
 	    (ws > 14 && ws != TS_WS_NONE))
 		return false;
 	c->ts_ok = true;
-	c->ts_recent = o->tsval;
+	c->ts_recent = o->tsval; /* a record only: its clock is stamped when it is copied */
 	c->sack_ok = s->conf.sack && (o->tsecr & TS_SACK);
 	c->ws_ok = s->conf.window_scale && ws != TS_WS_NONE;
 	if (c->ws_ok) {
@@ -155,7 +155,7 @@ struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_t
 	c->irs = peer_isn;
 	c->rcv_nxt = c->rcv_adv = seq;
 	c->ts_ok = opts.ts_ok;
-	c->ts_recent = opts.ts_recent;
+	tcp_ts_recent_set(c, opts.ts_recent);
 	c->sack_ok = opts.sack_ok;
 	c->ws_ok = opts.ws_ok;
 	c->snd_wscale = opts.snd_wscale;

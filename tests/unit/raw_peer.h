@@ -471,6 +471,31 @@ static inline void icmp_in(struct raw *r, uint8_t type, uint8_t code, uint32_t r
 	}
 	raw_send(r, f, n);
 	raw_poll(r);
+/* A stack (its configuration changed by tweak unless NULL) on a fresh link called name,
+ * listening on port 80 with a backlog of 16, and a peer connected to it from sport with
+ * initial sequence number isn, all options offered. */
+static inline int raw_connected(struct raw *r, const char *name,
+				void (*tweak)(struct myrio_stack_conf *), struct peer *p,
+				uint16_t sport, uint32_t isn)
+{
+	struct myrio_tcp_listener *l;
+	int rc = raw_open(r, name, NULL, tweak, true);
+	if (rc == 0)
+		rc = myrio_tcp_listen(r->s, 80, 16, NULL, &l);
+	if (rc < 0)
+		return rc;
+	peer_connect(r, p, sport, 80, isn, true);
+	return p->c ? 0 : -ECONNREFUSED;
+}
+
+/* The stack connects to the peer's port: the SYN it sends is returned in v. */
+static inline struct myrio_tcp_conn *raw_active_open(struct raw *r, uint16_t port, struct tcpv *v)
+{
+	struct myrio_tcp_conn *c;
+	if (myrio_tcp_connect(r->s, PEER_IP, port, NULL, &c) < 0)
+		return NULL;
+	raw_poll(r);
+	return cap_tcp(r, 0, v) ? c : NULL;
 }
 
 #endif

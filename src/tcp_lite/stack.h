@@ -369,6 +369,9 @@ void tcp_opts_parse(const uint8_t *opt, unsigned len, bool syn, struct tcp_opts 
 unsigned tcp_opts_write_syn(struct myrio_tcp_conn *c, uint8_t *opt, bool synack);
 unsigned tcp_opts_write(struct myrio_tcp_conn *c, uint8_t *opt, bool with_sack);
 unsigned tcp_opts_len(struct myrio_tcp_conn *c, bool with_sack);
+/* Payload bytes per segment we send, from the peer's SYN options o (ts: every segment
+ * carries timestamps); between the floor (minus option bytes) and our own MSS. */
+uint16_t tcp_send_mss(const struct myrio_stack *s, const struct tcp_opts *o, bool ts);
 
 /* tcp_sack.c */
 unsigned tcp_sack_blocks(struct myrio_tcp_conn *c, uint32_t blocks[][2], unsigned max);

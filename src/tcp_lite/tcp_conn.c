@@ -423,7 +423,7 @@ int myrio_tcp_send(struct myrio_tcp_conn *c, struct myrio_pkt *p)
 		return -EINVAL;
 	if (p->len > c->mss)
 		return -EMSGSIZE;
-	if (p->data_off < HDR_ROOM)
+	if (p->data_off < HDR_ROOM || p->data_off > p->buf_len || p->len > p->buf_len - p->data_off)
 		return -ENOSPC;
 	if (c->sndq_segs >= c->s->conf.snd_queue_segs) {
 		c->want_writable = true;
@@ -460,6 +460,8 @@ ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len)
 			break;
 		}
 		uint32_t n = (uint32_t)(len - done < c->mss ? len - done : c->mss);
+		if (n > myrio_pkt_tailroom(p)) /* whatever the MSS says, no more than it holds */
+			n = myrio_pkt_tailroom(p);
 		memcpy(myrio_pkt_data(p), b + done, n);
 		p->len = n;
 		int rc = myrio_tcp_send(c, p);

@@ -27,14 +27,7 @@ static void apply_syn_opts(struct myrio_tcp_conn *c, const struct tcp_opts *o)
 	if (c->ts_ok)
 		c->ts_recent = o->tsval;
 	c->sack_ok = cf->sack && o->sack_ok;
-	uint32_t mss = o->mss_ok ? o->mss : 536; /* RFC 9293 default */
-	if (mss > c->s->mss)
-		mss = c->s->mss;
-	if (c->ts_ok)
-		mss -= 12; /* every segment carries the timestamp option */
-	if (mss < 64)
-		mss = 64;
-	c->mss = (uint16_t)mss;
+	c->mss = tcp_send_mss(c->s, o, c->ts_ok);
 	cc_init(c);
 }
 

@@ -1,0 +1,165 @@
+/* The send side against a crafted peer: the segment size a peer may impose (MSS floor,
+ * option bytes, SACK blocks), small and zero windows, loss recovery after a timeout and
+ * with SACK, tail loss probes and RTT samples, the restart after idle. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "raw_peer.h"
+#include "tcp_lite/stack.h"
+
+#define MTU 1500u
+
+static void listen80(struct raw *r)
+{
+	struct myrio_tcp_listener *l;
+	assert_int_equal(myrio_tcp_listen(r->s, 80, 4, NULL, &l), 0);
+}
+
+/* A stack on a fresh link called name, listening on port 80, and a peer connected from
+ * sport with all options offered. */
+static inline void connected(struct raw *r, const char *name, void (*tweak)(struct myrio_stack_conf *),
+		      struct peer *p, uint16_t sport)
+{
+	assert_int_equal(raw_open(r, name, NULL, tweak, true), 0);
+	listen80(r);
+	peer_connect(r, p, sport, 80, 1, true);
+	assert_non_null(p->c);
+}
+
+/* Every captured TCP frame fits the MTU and its checksums are right; returns the count. */
+static unsigned frames_fit_the_mtu(struct raw *r)
+{
+	unsigned n = 0;
+	for (unsigned j = 0; j < r->ncap; j++) {
+		const uint8_t *f = myrio_pkt_data(r->cap[j]);
+		if (r->cap[j]->len < 54 || get_be16(f + 12) != 0x0800 || f[23] != 6)
+			continue;
+		assert_true(get_be16(f + 16) <= MTU);
+		n++;
+	}
+	struct tcpv v;
+	for (unsigned i = 0; i < n; i++)
+		assert_true(cap_tcp(r, i, &v));
+	return n;
+}
+
+/* SYN options: MSS mss, SACK-permitted, timestamps (TSval 1000), window scale 7. */
+static void syn_opts(uint8_t o[20], uint16_t mss)
+{
+	const uint8_t t[20] = {2, 4, 0, 0, 4, 2, 8, 10, 0, 0, 0x03, 0xe8, 0, 0, 0, 0, 1, 3, 3, 7};
+	memcpy(o, t, 20);
+	put_be16(o + 2, mss);
+}
+
+/* Writes len bytes of a pattern as the application would, draining the link with full
+ * ACKs, and checks every segment: within mss, fitting the MTU, bytes in order. */
+static void write_and_check(struct raw *r, struct peer *p, uint32_t len, uint32_t mss)
+{
+	static uint8_t buf[65536];
+	for (uint32_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i % 251);
+	uint32_t put = 0, got = 0;
+	for (int round = 0; round < 20000 && got < len; round++) {
+		if (put < len) {
+			ssize_t n = myrio_tcp_write(p->c, buf + put, len - put);
+			assert_true(n >= 0);
+			put += (uint32_t)n;
+		}
+		raw_poll(r);
+		frames_fit_the_mtu(r);
+		struct tcpv v;
+		bool any = false;
+		for (unsigned i = 0; cap_tcp(r, i, &v); i++) {
+			if (!v.len || v.seq != p->rcv_nxt)
+				continue;
+			assert_true(v.len <= mss);
+			assert_memory_equal(v.data, buf + got, v.len);
+			got += v.len;
+			p->rcv_nxt += v.len;
+			any = true;
+		}
+		if (any)
+			peer_send(r, p, F_ACK, NULL, 0); /* taken in by the next poll */
+		else
+			raw_advance_ms(r, 1);
+	}
+	assert_int_equal(got, len);
+}
+
+/* Defect: MSS 4 with timestamps wrapped to 65528 and one 64 KiB write ran over the pool's
+ * buffers. The floor is 48 bytes for the MSS option, timestamps come off it. */
+static void tiny_mss_on_passive_open_is_floored(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "snd1", NULL, NULL, true), 0);
+	listen80(&r);
+	uint8_t o[20];
+	syn_opts(o, 4);
+	struct tcpf t = {.sport = 41000, .dport = 80, .seq = 1, .flags = F_SYN, .win = 65535,
+			 .opts = o, .optlen = 20};
+	raw_send_tcp_poll(&r, &t);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.flags, F_SYN | F_ACK);
+	struct peer p = {.sport = 41000, .dport = 80, .snd_nxt = 2, .rcv_nxt = v.seq + 1,
+			 .tsval = 1000, .ts = true, .win = 65535};
+	int k = find_opt(v.opts, v.optlen, 8);
+	assert_true(k >= 0);
+	p.ts_stack = get_be32(v.opts + k + 2);
+	peer_ack(&r, &p);
+	p.c = r.last_conn;
+	assert_non_null(p.c);
+	assert_int_equal(myrio_tcp_mss(p.c), 48 - 12);
+	write_and_check(&r, &p, 65536, 36);
+	raw_close(&r);
+}
+
+static void tiny_mss_on_active_open_is_floored(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "snd2", NULL, NULL, true), 0);
+	struct myrio_tcp_conn *c;
+	assert_int_equal(myrio_tcp_connect(r.s, PEER_IP, 7000, NULL, &c), 0);
+	raw_poll(&r);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	uint8_t o[20];
+	syn_opts(o, 4);
+	struct tcpf t = {.sport = 7000, .dport = v.sport, .seq = 999, .ack = v.seq + 1,
+			 .flags = F_SYN | F_ACK, .win = 65535, .opts = o, .optlen = 20};
+	struct peer p = {.sport = 7000, .dport = v.sport, .snd_nxt = 1000, .rcv_nxt = v.seq + 1,
+			 .tsval = 1000, .ts = true, .win = 65535, .c = c};
+	int k = find_opt(v.opts, v.optlen, 8);
+	assert_true(k >= 0);
+	p.ts_stack = get_be32(v.opts + k + 2);
+	raw_send_tcp_poll(&r, &t);
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
+	assert_int_equal(myrio_tcp_mss(c), 48 - 12);
+	write_and_check(&r, &p, 65536, 36);
+
+	/* Without timestamps the floor is the payload itself; an MSS above ours is ours. */
+	uint16_t sport;
+	assert_int_equal(myrio_tcp_connect(r.s, PEER_IP, 7001, NULL, &c), 0);
+	raw_poll(&r);
+	assert_true(cap_tcp(&r, 0, &v));
+	sport = v.sport;
+	const uint8_t mss_only[4] = {2, 4, 0, 40};
+	struct tcpf u = {.sport = 7001, .dport = sport, .seq = 5, .ack = v.seq + 1,
+			 .flags = F_SYN | F_ACK, .win = 65535, .opts = mss_only, .optlen = 4};
+	raw_send_tcp_poll(&r, &u);
+	assert_int_equal(myrio_tcp_mss(c), 48);
+	raw_close(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(tiny_mss_on_passive_open_is_floored),
+	    cmocka_unit_test(tiny_mss_on_active_open_is_floored),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -74,9 +74,48 @@ static int send_frame(struct myrio_tcp_conn *c, struct myrio_pkt *f)
 	return ipv4_output(s, f, IPPROTO_TCP_, c->lip, c->rip, 0, true);
 }
 
+/* Cuts queued segment p after len payload bytes: the rest moves into a new buffer queued
+ * right behind it, with p's flags, so it goes (or is resent) next. -ENOBUFS without one. */
+static int seg_split(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t len)
+{
+	struct myrio_pkt *q = stack_alloc(c->s);
+	if (!q)
+		return -ENOBUFS;
+	uint32_t rest = seg_len(p) - len;
+	memcpy(myrio_pkt_data(q), p->buf + p->data_off + seg_hlen(p) + len, rest);
+	q->len = rest;
+	seg_set(q, seg_seq(p) + len, rest, 0, seg_flags(p));
+	seg_set(p, seg_seq(p), len, seg_hlen(p), seg_flags(p));
+	q->next = p->next;
+	p->next = q;
+	if (c->sndq_tail == p)
+		c->sndq_tail = q;
+	c->sndq_segs++;
+	return 0;
+}
+
+/* Whether SACK blocks are due on what we send (tcp_opts_len adds them then). */
+static bool sack_due(const struct myrio_tcp_conn *c)
+{
+	return c->sack_ok && c->ooo;
+}
+
 int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx)
 {
 	struct myrio_stack *s = c->s;
+	bool with_sack = true;
+	unsigned optlen = tcp_opts_len(c, true);
+	if (sack_due(c)) {
+		/* RFC 9293 MUST-16, RFC 6691: the options of this segment count against the
+		 * peer's MSS, which c->mss allows only for the timestamps. Cut the segment to fit
+		 * its SACK blocks (as Linux fragments it); without a buffer for that, leave the
+		 * blocks out instead (pure ACKs still carry them). */
+		uint32_t fit = c->mss + tcp_opts_len(c, false) - optlen;
+		if (seg_len(p) > fit && seg_split(c, p, fit) < 0) {
+			with_sack = false;
+			optlen = tcp_opts_len(c, false);
+		}
+	}
 	uint32_t paylen = seg_len(p);
 	uint32_t pstart = p->data_off + seg_hlen(p);
 	struct myrio_pkt *f = p;
@@ -94,7 +133,6 @@ int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx)
 		p->len = paylen;
 		p->ol_flags = 0;
 	}
-	unsigned optlen = tcp_opts_len(c, true);
 	unsigned hlen = TCP_HLEN + optlen;
 	uint8_t *th = myrio_pkt_prepend(f, hlen);
 	uint8_t flags = TH_ACK;
@@ -103,7 +141,7 @@ int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx)
 	if (seg_flags(p) & SEG_FIN)
 		flags |= TH_FIN;
 	write_hdr(c, th, seg_seq(p), flags, hlen);
-	tcp_opts_write(c, th + TCP_HLEN, true);
+	tcp_opts_write(c, th + TCP_HLEN, with_sack);
 	fill_ack(c, th, false);
 	c->st.bytes_out += paylen;
 	if (retx) {
@@ -398,7 +436,9 @@ void tcp_output(struct myrio_tcp_conn *c)
 		bool retx = seq_lt(seq, c->snd_max);
 		struct myrio_pkt *last = p;
 		uint32_t nseg = 1;
-		if (s->tso && !retx && len == c->mss && p->next && p->refcnt == 1) {
+		/* Not while SACK blocks are due: the NIC would cut full-MSS segments that no
+		 * longer fit with them. */
+		if (s->tso && !retx && len == c->mss && p->next && p->refcnt == 1 && !sack_due(c)) {
 			nseg = tso_group(c, p, flight, cwnd, &last, &sp);
 			if (tso_defer(c, nseg, flight))
 				break;
@@ -407,6 +447,8 @@ void tcp_output(struct myrio_tcp_conn *c)
 			tcp_xmit_tso(c, p, nseg);
 		} else if (tcp_xmit_seg(c, p, retx) < 0) {
 			break;
+		} else {
+			sp = seg_space(p); /* it may have been cut to fit its options */
 		}
 		if (!retx && !c->rtt_timing) {
 			c->rtt_timing = true;

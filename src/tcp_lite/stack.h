@@ -356,6 +356,9 @@ void tcp_send_rst_reply(struct myrio_stack *s, const struct ip_rx *ip, const uin
 			uint32_t seg_len);
 int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx);
 void tcp_send_tlp(struct myrio_tcp_conn *c);
+/* The persist timer ran out: data into a small window, a byte beyond a closed one; re-armed
+ * while nothing is in flight. */
+void tcp_window_probe(struct myrio_tcp_conn *c);
 uint32_t tcp_rcv_window(struct myrio_tcp_conn *c);
 int tcp_challenge_ack(struct myrio_tcp_conn *c);
 

@@ -360,6 +360,13 @@ void tcp_send_tlp(struct myrio_tcp_conn *c)
 	tcp_arm_rto(c);
 }
 
+/* Bytes of the peer's window left from seq on. */
+static uint32_t usable_window(const struct myrio_tcp_conn *c, uint32_t seq)
+{
+	uint32_t end = c->snd_una + c->snd_wnd;
+	return seq_gt(end, seq) ? end - seq : 0;
+}
+
 static void arm_persist(struct myrio_tcp_conn *c)
 {
 	if (c->t_rtx)
@@ -370,6 +377,40 @@ static void arm_persist(struct myrio_tcp_conn *c)
 		t = c->s->conf.rto_max_ms;
 	c->t_rtx = c->s->now_ms + t;
 	stack_arm_timer(c->s, c->t_rtx);
+}
+
+void tcp_window_probe(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	struct myrio_pkt *p = c->snd_next;
+	if (!p || !seg_len(p)) { /* nothing the window holds back: the bare probe */
+		tcp_send_ctl(c, TH_ACK, c->snd_una - 1);
+		arm_persist(c);
+		return;
+	}
+	/* The persist timer is the override timeout of RFC 9293 §3.8.6.2.1: what the window
+	 * takes goes now, cut from the next segment. */
+	uint32_t seq = seg_seq(p), usable = usable_window(c, seq);
+	if (usable && (usable >= seg_len(p) || seg_split(c, p, usable) == 0)) {
+		tcp_output(c);
+		return;
+	}
+	/* A closed window: one byte of new data beyond it (RFC 9293 §3.8.6.1), a copy, so the
+	 * queue is as before; a peer whose window opened meanwhile takes it, any other answers
+	 * with its window. */
+	uint32_t off = seq_lt(seq, c->snd_una) ? c->snd_una - seq : 0;
+	struct myrio_pkt *f = off < seg_len(p) ? stack_alloc(s) : NULL;
+	if (f) {
+		*myrio_pkt_data(f) = p->buf[p->data_off + seg_hlen(p) + off];
+		f->len = 1;
+		unsigned hlen = TCP_HLEN + tcp_opts_len(c, true);
+		uint8_t *th = myrio_pkt_prepend(f, hlen);
+		write_hdr(c, th, seq + off, TH_ACK | TH_PSH, hlen);
+		tcp_opts_write(c, th + TCP_HLEN, true);
+		fill_ack(c, th, false);
+		send_frame(c, f);
+	}
+	arm_persist(c);
 }
 
 void tcp_output(struct myrio_tcp_conn *c)
@@ -420,9 +461,16 @@ void tcp_output(struct myrio_tcp_conn *c)
 			continue;
 		}
 		if (len && seq_gt(seq + len, c->snd_una + c->snd_wnd)) {
-			if (c->snd_nxt == c->snd_una)
-				arm_persist(c); /* zero (or too small) window, nothing in flight */
-			break;
+			/* Sender SWS avoidance (RFC 9293 §3.8.6.2.1, Fs = 1/2): what the window
+			 * takes goes once it is half the largest window the peer offered (Linux
+			 * bounds its segments by that half); less waits for the persist timer. */
+			uint32_t usable = usable_window(c, seq);
+			if (!usable || usable < c->max_snd_wnd / 2 || seg_split(c, p, usable) < 0) {
+				if (c->snd_nxt == c->snd_una)
+					arm_persist(c); /* window too small, nothing in flight */
+				break;
+			}
+			sp = len = usable;
 		}
 		uint32_t flight = c->in_recovery ? pipe : c->snd_nxt - c->snd_una;
 		if (flight > 0 && flight + sp > cwnd)
@@ -475,7 +523,8 @@ void tcp_output(struct myrio_tcp_conn *c)
 		c->t_delack = s->now_ms + s->conf.delayed_ack_ms;
 		stack_arm_timer(s, c->t_delack);
 	}
-	if (c->snd_max != c->snd_una && (!c->t_rtx || c->persist)) {
+	/* The RTO, unless the persist timer probes a window that holds everything back. */
+	if (c->snd_max != c->snd_una && (!c->t_rtx || (c->persist && c->snd_nxt != c->snd_una))) {
 		c->persist = false;
 		c->t_rtx = 0;
 		tcp_arm_rto(c);

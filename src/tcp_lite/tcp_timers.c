@@ -85,17 +85,10 @@ static void rtx_timeout(struct myrio_tcp_conn *c)
 		return;
 	}
 	if (c->persist) {
-		/* Zero-window probe: an old sequence number makes the peer answer with its
-		 * current window (as Linux's window probe). */
 		s->st.tcp_zero_window_probes++;
 		c->st.zero_window_probes++;
-		tcp_send_ctl(c, TH_ACK, c->snd_una - 1);
 		c->persist_backoff++;
-		uint32_t t = c->rto_ms << (c->persist_backoff < 6 ? c->persist_backoff : 6);
-		if (t > s->conf.rto_max_ms)
-			t = s->conf.rto_max_ms;
-		c->t_rtx = s->now_ms + t;
-		stack_arm_timer(s, c->t_rtx);
+		tcp_window_probe(c);
 		return;
 	}
 	if (c->snd_max == c->snd_una)

@@ -199,12 +199,70 @@ static void sack_blocks_count_against_the_segment_size(void **state)
 	raw_close(&r);
 }
 
+/* Passive open from a peer whose SYN offers window win and options o (no timestamps). */
+static void handshake(struct raw *r, struct peer *p, uint16_t sport, uint16_t win,
+		      const uint8_t *o, uint8_t optlen)
+{
+	struct tcpf t = {.sport = sport, .dport = 80, .seq = 1, .flags = F_SYN, .win = win,
+			 .opts = o, .optlen = optlen};
+	raw_send_tcp_poll(r, &t);
+	struct tcpv v;
+	assert_true(cap_tcp(r, 0, &v));
+	assert_int_equal(v.flags, F_SYN | F_ACK);
+	memset(p, 0, sizeof(*p));
+	p->sport = sport;
+	p->dport = 80;
+	p->snd_nxt = 2;
+	p->rcv_nxt = v.seq + 1;
+	p->win = win;
+	peer_ack(r, p);
+	p->c = r->last_conn;
+	assert_non_null(p->c);
+}
+
+/* Defect: a window smaller than one queued segment stalled the connection forever (Linux
+ * with SO_RCVBUF 1 KiB got nothing). A peer whose largest window is 1024 gets segments cut
+ * to it at once (RFC 9293 §3.8.6.2.1, Fs = 1/2). */
+static void small_window_gets_cut_segments(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "snd4", NULL, NULL, true), 0);
+	listen80(&r);
+	const uint8_t mss1460[4] = {2, 4, 0x05, 0xb4};
+	struct peer p;
+	handshake(&r, &p, 41004, 1024, mss1460, 4);
+	assert_int_equal(myrio_tcp_mss(p.c), 1460);
+	write_and_check(&r, &p, 8000, 1024);
+	struct myrio_stack_stats st = raw_stats(&r);
+	assert_int_equal(st.tcp_zero_window_probes, 0); /* none needed: no waiting */
+	raw_close(&r);
+}
+
+/* A window that shrinks to 512 bytes after a large one: below half the largest, so the
+ * persist timer sends what fits (the override timeout of §3.8.6.2.1), with data. */
+static void persist_probes_carry_data_into_a_small_window(void **state)
+{
+	struct raw r;
+	struct peer p;
+	connected(&r, "snd5", NULL, &p, 41005);
+	p.win = 4; /* scaled by 7: 512 bytes */
+	peer_ack(&r, &p);
+	uint64_t t0 = r.now_ns;
+	write_and_check(&r, &p, 3000, 512);
+	assert_true(r.now_ns - t0 < 3000000000ull); /* a probe about every RTO */
+	struct myrio_stack_stats st = raw_stats(&r);
+	assert_true(st.tcp_zero_window_probes >= 3);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(tiny_mss_on_passive_open_is_floored),
 	    cmocka_unit_test(tiny_mss_on_active_open_is_floored),
 	    cmocka_unit_test(sack_blocks_count_against_the_segment_size),
+	    cmocka_unit_test(small_window_gets_cut_segments),
+	    cmocka_unit_test(persist_probes_carry_data_into_a_small_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -193,6 +193,8 @@ struct myrio_tcp_conn {
 	uint64_t t_rtx, t_delack, t_2msl, t_keep;
 	bool persist;
 	uint32_t persist_backoff;
+	uint32_t persist_unanswered; /* window probes the peer left unanswered in a row */
+	uint64_t persist_probe_ms;   /* the last one */
 
 	struct myrio_tcp_conn_stats st;
 };

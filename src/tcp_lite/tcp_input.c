@@ -385,8 +385,9 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 			c->want_writable = false;
 			tcp_event(c, MYRIO_TCP_EV_WRITABLE);
 		}
-	} else if (ack == c->snd_una && sg->len == 0 && !(sg->flags & TH_FIN) &&
+	} else if (ack == c->snd_una && sg->len == 0 && !(sg->flags & TH_FIN) && wnd &&
 		   wnd == c->snd_wnd && c->snd_max != c->snd_una) {
+		/* (A closed window's ACKs answer window probes, they tell of no loss.) */
 		c->dupacks++;
 	}
 	if (!c->in_recovery && c->sndq && c->snd_max != c->snd_una &&

@@ -68,6 +68,56 @@ static void backoff(struct myrio_tcp_conn *c)
 	c->rto_ms = r > c->s->conf.rto_max_ms ? c->s->conf.rto_max_ms : (uint32_t)r;
 }
 
+/* The peer is gone (retries or probes unanswered): RST, -ETIMEDOUT. */
+static void give_up(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	s->st.tcp_timeouts++;
+	s->st.tcp_resets_sent++;
+	if (!c->app_owned)
+		s->st.tcp_orphan_resets++;
+	tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_max);
+	tcp_conn_finish(c, -ETIMEDOUT);
+}
+
+/* Everything from the first unacknowledged segment is sent again; the SACK scoreboard is
+ * forgotten (RFC 2018 §8: the receiver may renege). */
+static void go_back_n(struct myrio_tcp_conn *c)
+{
+	for (struct myrio_pkt *p = c->sndq; p; p = p->next)
+		seg_set_flags(p, seg_flags(p) & (SEG_FIN | SEG_EVER_RETX));
+	c->high_sack = 0;
+	c->snd_nxt = c->snd_una;
+	c->snd_next = c->sndq;
+	c->rtt_timing = false;
+}
+
+/* The persist timer, or the RTO while the peer's window is closed. RFC 9293 §3.8.6.1: the
+ * window may stay closed for as long as the peer answers the probes; only probes left
+ * unanswered count against the retry limit (Linux's icsk_probes_out against
+ * tcp_retries2), and the interval doubles up to rto_max_ms either way. What was in flight
+ * is sent again once the window opens. */
+static void persist_timeout(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	bool answered = c->last_rcv_ms >= c->persist_probe_ms;
+	c->persist_unanswered = answered ? 0 : c->persist_unanswered + 1;
+	if (c->persist_unanswered > s->conf.max_retries) {
+		give_up(c);
+		return;
+	}
+	if (c->snd_nxt != c->snd_una) {
+		if (c->in_recovery)
+			cc_exit_recovery(c);
+		go_back_n(c);
+	}
+	s->st.tcp_zero_window_probes++;
+	c->st.zero_window_probes++;
+	c->persist_probe_ms = s->now_ms;
+	c->persist_backoff++;
+	tcp_window_probe(c);
+}
+
 static void rtx_timeout(struct myrio_tcp_conn *c)
 {
 	struct myrio_stack *s = c->s;
@@ -84,11 +134,9 @@ static void rtx_timeout(struct myrio_tcp_conn *c)
 		tcp_arm_rto(c);
 		return;
 	}
-	if (c->persist) {
-		s->st.tcp_zero_window_probes++;
-		c->st.zero_window_probes++;
-		c->persist_backoff++;
-		tcp_window_probe(c);
+	/* A closed window with data outstanding is probed too, not retransmitted into. */
+	if (c->persist || (c->snd_wnd == 0 && c->snd_max != c->snd_una)) {
+		persist_timeout(c);
 		return;
 	}
 	if (c->snd_max == c->snd_una)
@@ -106,25 +154,13 @@ static void rtx_timeout(struct myrio_tcp_conn *c)
 		return;
 	}
 	if (++c->retries > s->conf.max_retries) {
-		s->st.tcp_timeouts++;
-		s->st.tcp_resets_sent++;
-		if (!c->app_owned)
-			s->st.tcp_orphan_resets++;
-		tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_max);
-		tcp_conn_finish(c, -ETIMEDOUT);
+		give_up(c);
 		return;
 	}
 	s->st.tcp_rto_expired++;
 	c->st.rto_expired++;
 	cc_on_rto(c);
-	/* Go back N from the first unacknowledged segment; the SACK scoreboard is
-	 * forgotten (RFC 2018 §8: the receiver may renege). */
-	for (struct myrio_pkt *p = c->sndq; p; p = p->next)
-		seg_set_flags(p, seg_flags(p) & (SEG_FIN | SEG_EVER_RETX));
-	c->high_sack = 0;
-	c->snd_nxt = c->snd_una;
-	c->snd_next = c->sndq;
-	c->rtt_timing = false;
+	go_back_n(c);
 	backoff(c);
 	tcp_output(c);
 	if (!c->t_rtx)

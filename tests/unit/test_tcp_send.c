@@ -255,6 +255,90 @@ static void persist_probes_carry_data_into_a_small_window(void **state)
 	raw_close(&r);
 }
 
+static void four_retries(struct myrio_stack_conf *c)
+{
+	c->max_retries = 4;
+}
+
+/* Runs ms of fake time in 100 ms steps; the peer answers every segment that carries data
+ * with an ACK when answer is set. Returns the data segments seen. */
+static unsigned probe_run(struct raw *r, struct peer *p, unsigned ms, bool answer)
+{
+	unsigned seen = 0;
+	for (unsigned t = 0; t < ms; t += 100) {
+		raw_wait_ms(r, 100);
+		struct tcpv v;
+		bool any = false;
+		for (unsigned i = 0; cap_tcp(r, i, &v); i++) {
+			if (!v.len)
+				continue;
+			assert_int_equal(v.seq, p->rcv_nxt); /* a byte beyond the window, no more */
+			assert_int_equal(v.len, 1);
+			seen++;
+			any = true;
+		}
+		if (any && answer)
+			peer_send(r, p, F_ACK, NULL, 0);
+	}
+	return seen;
+}
+
+/* Defect: a window closing with data outstanding got no probes, and the retransmission
+ * limit reset the connection: a slow reader killed it. The window may stay closed for as
+ * long as the peer answers (RFC 9293 §3.8.6.1); unanswered probes end it. */
+static void closed_window_with_data_outstanding_is_held_open(void **state)
+{
+	struct raw r;
+	struct peer p;
+	connected(&r, "snd6", four_retries, &p, 41006);
+	static uint8_t buf[5000];
+	for (unsigned i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i % 251);
+	assert_int_equal(myrio_tcp_write(p.c, buf, sizeof(buf)), sizeof(buf));
+	raw_poll(&r);
+	assert_true(cap_count_tcp(&r) >= 4);
+	uint32_t base = p.rcv_nxt;
+	p.rcv_nxt = base + 1448; /* the reader stops: the first segment, then a closed window */
+	p.win = 0;
+	peer_ack(&r, &p);
+	/* Twenty minutes of a closed window, every probe answered. */
+	unsigned probes = probe_run(&r, &p, 20 * 60 * 1000, true);
+	assert_true(probes >= 15);
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_ESTABLISHED);
+	struct myrio_stack_stats st = raw_stats(&r);
+	assert_int_equal(st.tcp_fast_retransmits, 0); /* answers to probes tell of no loss */
+	/* The window opens: the rest arrives. */
+	p.win = 65535;
+	peer_send(&r, &p, F_ACK, NULL, 0);
+	uint32_t got = p.rcv_nxt - base;
+	for (int round = 0; round < 100 && got < sizeof(buf); round++) {
+		raw_wait_ms(&r, 1);
+		struct tcpv v;
+		for (unsigned i = 0; cap_tcp(&r, i, &v); i++) {
+			if (!v.len || v.seq != p.rcv_nxt)
+				continue;
+			assert_memory_equal(v.data, buf + got, v.len);
+			got += v.len;
+			p.rcv_nxt += v.len;
+		}
+		peer_send(&r, &p, F_ACK, NULL, 0);
+	}
+	assert_int_equal(got, sizeof(buf));
+	raw_poll(&r);
+	assert_int_equal(myrio_tcp_unacked(p.c), 0);
+
+	/* Closed again, and the peer falls silent: max_retries probes, then -ETIMEDOUT. */
+	assert_int_equal(myrio_tcp_write(p.c, buf, 3000), 3000);
+	raw_poll(&r);
+	p.rcv_nxt += 1448;
+	p.win = 0;
+	peer_ack(&r, &p);
+	probe_run(&r, &p, 10 * 60 * 1000, false);
+	assert_int_equal(myrio_tcp_state(p.c), MYRIO_TCP_CLOSED);
+	assert_int_equal(myrio_tcp_error(p.c), -ETIMEDOUT);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +347,7 @@ int main(void)
 	    cmocka_unit_test(sack_blocks_count_against_the_segment_size),
 	    cmocka_unit_test(small_window_gets_cut_segments),
 	    cmocka_unit_test(persist_probes_carry_data_into_a_small_window),
+	    cmocka_unit_test(closed_window_with_data_outstanding_is_held_open),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

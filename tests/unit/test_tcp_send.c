@@ -339,6 +339,44 @@ static void closed_window_with_data_outstanding_is_held_open(void **state)
 	raw_close(&r);
 }
 
+static void no_wscale(struct myrio_stack_conf *c)
+{
+	c->window_scale = false; /* rcv_buf (256 KiB) is more than a 16-bit window says */
+}
+
+/* Defect: without window scaling each buffer the application released sent an ACK that
+ * changed nothing (free space compared with a window capped at 65535 already): duplicate
+ * ACKs to the sender, which took them for loss. */
+static void release_without_window_change_sends_no_ack(void **state)
+{
+	struct raw r;
+	struct peer p;
+	connected(&r, "snd7", no_wscale, &p, 41007);
+	char d[1000];
+	memset(d, 'y', sizeof(d));
+	for (int i = 0; i < 8; i++)
+		peer_send(&r, &p, F_ACK | F_PSH, d, sizeof(d));
+	raw_poll(&r);
+	struct myrio_pkt *held[8];
+	for (int i = 0; i < 8; i++)
+		assert_non_null(held[i] = myrio_tcp_recv(p.c));
+	struct tcpv v;
+	uint32_t last_ack = 0, last_win = 0;
+	for (unsigned i = 0; cap_tcp(&r, i, &v); i++) {
+		last_ack = v.ack;
+		last_win = v.win;
+	}
+	assert_int_equal(last_ack, p.snd_nxt);
+	assert_int_equal(last_win, 65535);
+	for (int i = 0; i < 8; i++) {
+		myrio_tcp_release(p.c, held[i]);
+		raw_poll(&r);
+		for (unsigned k = 0; cap_tcp(&r, k, &v); k++)
+			assert_false(v.ack == last_ack && v.win == last_win); /* a duplicate */
+	}
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +386,7 @@ int main(void)
 	    cmocka_unit_test(small_window_gets_cut_segments),
 	    cmocka_unit_test(persist_probes_carry_data_into_a_small_window),
 	    cmocka_unit_test(closed_window_with_data_outstanding_is_held_open),
+	    cmocka_unit_test(release_without_window_change_sends_no_ack),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

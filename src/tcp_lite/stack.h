@@ -160,6 +160,7 @@ struct myrio_tcp_conn {
 	/* congestion control */
 	uint32_t cwnd, ssthresh, bytes_acked, dupacks, recover, high_sack;
 	bool in_recovery;
+	bool rto_recover; /* since an RTO, until snd_una passes recover */
 	uint64_t retx_ms; /* last loss-recovery retransmission (lost-retransmission check) */
 	/* CUBIC (RFC 9438): window at the last loss, epoch, its K and origin, Reno estimate */
 	double cub_wmax, cub_k, cub_origin, cub_west;
@@ -391,6 +392,8 @@ void cc_on_ack(struct myrio_tcp_conn *c, uint32_t acked);
 void cc_enter_recovery(struct myrio_tcp_conn *c);
 void cc_exit_recovery(struct myrio_tcp_conn *c);
 void cc_on_rto(struct myrio_tcp_conn *c);
+/* Whether duplicate ACKs (or SACKed data) may start a fast retransmit now. */
+bool cc_loss_signal_ok(struct myrio_tcp_conn *c);
 
 /* tcp_cubic.c */
 void cubic_on_loss(struct myrio_tcp_conn *c);

@@ -73,4 +73,17 @@ void cc_on_rto(struct myrio_tcp_conn *c)
 	c->in_recovery = false;
 	c->dupacks = 0;
 	c->bytes_acked = 0;
+	/* RFC 6582 §3.2 step 1: the highest sequence number sent is the recovery point. */
+	c->recover = c->snd_max;
+	c->rto_recover = true;
+}
+
+bool cc_loss_signal_ok(struct myrio_tcp_conn *c)
+{
+	/* RFC 6582 §3.2 step 2 (and Linux's Loss state): after a timeout, duplicate ACKs that
+	 * do not acknowledge beyond the recovery point come from go-back-N resending data the
+	 * peer held, not from a new loss. */
+	if (c->rto_recover && seq_gt(c->snd_una, c->recover))
+		c->rto_recover = false;
+	return !c->rto_recover;
 }

@@ -391,7 +391,8 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 		c->dupacks++;
 	}
 	if (!c->in_recovery && c->sndq && c->snd_max != c->snd_una &&
-	    (c->dupacks >= 3 || (c->sack_ok && (seg_flags(c->sndq) & SEG_LOST)))) {
+	    (c->dupacks >= 3 || (c->sack_ok && (seg_flags(c->sndq) & SEG_LOST))) &&
+	    cc_loss_signal_ok(c)) {
 		cc_enter_recovery(c);
 		c->rtt_timing = false; /* Karn: the timed segment may be resent now */
 		retransmit_head(c);    /* RFC 6675 §5 (4.3): at once, whatever the pipe says */

@@ -377,6 +377,58 @@ static void release_without_window_change_sends_no_ack(void **state)
 	raw_close(&r);
 }
 
+/* Highest sequence number the captured segments reach, at least hi. */
+static uint32_t highest_sent(struct raw *r, uint32_t hi)
+{
+	struct tcpv v;
+	for (unsigned i = 0; cap_tcp(r, i, &v); i++)
+		if (seq_gt(v.seq + v.len, hi))
+			hi = v.seq + v.len;
+	return hi;
+}
+
+/* Defect: NewReno recorded no recovery point at a timeout (RFC 6582 §3.2 step 1), so the
+ * duplicate ACKs that go-back-N's resends of data the peer held produced a spurious fast
+ * retransmit and a second ssthresh cut. */
+static void newreno_timeout_sets_a_recovery_point(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "snd8", NULL, NULL, true), 0);
+	listen80(&r);
+	struct peer p;
+	peer_connect(&r, &p, 41008, 80, 1, false); /* no SACK, no timestamps: NewReno */
+	assert_non_null(p.c);
+	char d[500];
+	memset(d, 'n', sizeof(d));
+	for (int i = 0; i < 30; i++)
+		assert_int_equal(myrio_tcp_write(p.c, d, sizeof(d)), 500);
+	raw_poll(&r);
+	uint32_t base = p.rcv_nxt, hi = highest_sent(&r, base);
+	/* Nothing comes back: a tail loss probe, then the RTO. */
+	for (int ms = 0; ms < 250; ms++) {
+		raw_wait_ms(&r, 1);
+		hi = highest_sent(&r, hi);
+	}
+	struct myrio_tcp_conn_stats cs;
+	myrio_tcp_conn_stats(p.c, &cs);
+	assert_int_equal(cs.rto_expired, 1);
+	uint32_t ssthresh = cs.ssthresh;
+	/* The peer had all but the first and the fifth segment: the resent first one is
+	 * acknowledged up to the fifth, ... */
+	p.rcv_nxt = base + 4 * 500;
+	peer_ack(&r, &p);
+	/* ... the resent fifth fills the last hole, the rest it sent meanwhile are
+	 * duplicates the peer acknowledges each once more. */
+	p.rcv_nxt = hi;
+	peer_ack(&r, &p);
+	for (int i = 0; i < 4; i++)
+		peer_ack(&r, &p);
+	myrio_tcp_conn_stats(p.c, &cs);
+	assert_int_equal(cs.fast_retransmits, 0);
+	assert_int_equal(cs.ssthresh, ssthresh);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +439,7 @@ int main(void)
 	    cmocka_unit_test(persist_probes_carry_data_into_a_small_window),
 	    cmocka_unit_test(closed_window_with_data_outstanding_is_held_open),
 	    cmocka_unit_test(release_without_window_change_sends_no_ack),
+	    cmocka_unit_test(newreno_timeout_sets_a_recovery_point),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -368,8 +368,10 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 		if (c->in_recovery) {
 			if (seq_ge(ack, c->recover)) {
 				cc_exit_recovery(c);
-			} else if (c->sndq && !(seg_flags(c->sndq) & SEG_SACKED)) {
-				/* Partial ACK (RFC 6582): the next hole is lost too; resend it now.
+			} else if (c->sndq && !(seg_flags(c->sndq) & (SEG_SACKED | SEG_RETX))) {
+				/* Partial ACK (RFC 6582): the next hole is lost too; resend it now,
+				 * unless this recovery resent it already (RFC 6675 NextSeg 1.a:
+				 * only above HighRxt; tcp_sack_relost finds it if it is lost again).
 				 */
 				retransmit_head(c);
 			}

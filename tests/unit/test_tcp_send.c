@@ -429,6 +429,57 @@ static void newreno_timeout_sets_a_recovery_point(void **state)
 	raw_close(&r);
 }
 
+/* How many captured segments start at seq with data. */
+static unsigned sent_at(struct raw *r, uint32_t seq)
+{
+	struct tcpv v;
+	unsigned n = 0;
+	for (unsigned i = 0; cap_tcp(r, i, &v); i++)
+		n += v.len && v.seq == seq;
+	return n;
+}
+
+/* Defect: in SACK recovery a partial ACK resent the next hole although it had been
+ * retransmitted already (RFC 6675 NextSeg rule 1.a: only above HighRxt). */
+static void partial_ack_does_not_resend_a_retransmitted_hole(void **state)
+{
+	struct raw r;
+	struct peer p;
+	connected(&r, "snd9", NULL, &p, 41009);
+	char d[1000];
+	memset(d, 's', sizeof(d));
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(myrio_tcp_write(p.c, d, sizeof(d)), 1000);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 6);
+	uint32_t b = p.rcv_nxt;
+	/* The first and the third are lost: the peer SACKs the second, then the rest. */
+	const uint32_t one[1][2] = {{b + 1000, b + 2000}};
+	const uint32_t two[2][2] = {{b + 3000, b + 6000}, {b + 1000, b + 2000}};
+	peer_send_sack(&r, &p, one, 1);
+	raw_poll(&r);
+	unsigned third = 0;
+	for (int k = 0; k < 3; k++) {
+		peer_send_sack(&r, &p, two, 2);
+		raw_poll(&r);
+		third += sent_at(&r, b + 2000);
+	}
+	struct myrio_stack_stats st = raw_stats(&r);
+	assert_int_equal(st.tcp_fast_retransmits, 1);
+	assert_int_equal(third, 1); /* both holes resent, each once */
+	/* The first's retransmission arrives: a partial ACK up to the third. */
+	p.rcv_nxt = b + 2000;
+	const uint32_t rest[1][2] = {{b + 3000, b + 6000}};
+	peer_send_sack(&r, &p, rest, 1);
+	raw_poll(&r);
+	assert_int_equal(sent_at(&r, b + 2000), 0);
+	/* And it arrives too: recovery is over. */
+	p.rcv_nxt = b + 6000;
+	peer_ack(&r, &p);
+	assert_int_equal(myrio_tcp_unacked(p.c), 0);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +491,7 @@ int main(void)
 	    cmocka_unit_test(closed_window_with_data_outstanding_is_held_open),
 	    cmocka_unit_test(release_without_window_change_sends_no_ack),
 	    cmocka_unit_test(newreno_timeout_sets_a_recovery_point),
+	    cmocka_unit_test(partial_ack_does_not_resend_a_retransmitted_hole),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -970,24 +970,8 @@ static void full_send_queue_refuses_then_signals_writable(void **state)
 /* An ACK from the peer with a timestamp and one SACK block [l, r). */
 static void peer_sack(struct raw *r, struct peer *p, uint32_t l, uint32_t rr)
 {
-	uint8_t o[24] = {1, 1, 8, 10};
-	put_be32(o + 4, p->tsval);
-	put_be32(o + 8, p->ts_stack);
-	o[12] = 1;
-	o[13] = 1;
-	o[14] = 5;
-	o[15] = 10;
-	put_be32(o + 16, l);
-	put_be32(o + 20, rr);
-	struct tcpf t = {.sport = p->sport,
-			 .dport = p->dport,
-			 .seq = p->snd_nxt,
-			 .ack = p->rcv_nxt,
-			 .flags = F_ACK,
-			 .win = p->win,
-			 .opts = o,
-			 .optlen = 24};
-	raw_send_tcp(r, &t);
+	const uint32_t b[1][2] = {{l, rr}};
+	peer_send_sack(r, p, b, 1);
 }
 
 static void sack_recovery_and_a_lost_retransmission(void **state)

@@ -147,6 +147,10 @@ int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx)
 	if (retx) {
 		s->st.tcp_retransmits++;
 		c->st.retransmits++;
+		/* Karn's rule (RFC 6298 §3): an ACK that may answer a resent copy times
+		 * nothing, as Linux takes no sample from an ACK of retransmitted data (the tail
+		 * loss probe, partial ACKs and lost retransmissions come here too). */
+		c->rtt_timing = false;
 	}
 	if (f == p)
 		myrio_pkt_ref(p); /* the NIC's hold, dropped when it has read the frame */

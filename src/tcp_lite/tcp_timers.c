@@ -6,6 +6,10 @@
 
 #include "tcp_lite/stack.h"
 
+/* RFC 8985 §7.2 WCDelAckT: a single segment's ACK may be delayed by the peer that long
+ * (Linux allows TCP_RTO_MIN, 200 ms, too), so its probe waits for it. */
+#define TLP_WCDELACK_MS 200u
+
 void tcp_arm_rto(struct myrio_tcp_conn *c)
 {
 	uint64_t t = c->rto_ms;
@@ -25,7 +29,7 @@ void tcp_arm_rto(struct myrio_tcp_conn *c)
 		} else {
 			pto = 2ull * c->srtt_us / 1000 + 2;
 			if (c->snd_max - c->snd_una <= c->mss)
-				pto += c->s->conf.delayed_ack_ms ? c->s->conf.delayed_ack_ms : 40;
+				pto += TLP_WCDELACK_MS;
 		}
 		if (pto < t) {
 			t = pto;

@@ -480,6 +480,64 @@ static void partial_ack_does_not_resend_a_retransmitted_hole(void **state)
 	raw_close(&r);
 }
 
+/* Defect: the probe timeout allowed 40 ms (our own delayed ACK) for the peer's delayed
+ * ACK of a lone segment, so a Linux peer (40 ms and more) drew a tail loss probe, counted
+ * as a retransmission, on a clean link. RFC 8985 §7.2: 200 ms (WCDelAckT). */
+static void tail_loss_probe_waits_for_a_delayed_ack(void **state)
+{
+	struct raw r;
+	struct peer p;
+	connected(&r, "snd10", NULL, &p, 41010);
+	assert_int_equal(myrio_tcp_write(p.c, "lone", 4), 4);
+	raw_poll(&r);
+	assert_int_equal(cap_count_tcp(&r), 1);
+	for (int ms = 0; ms < 45; ms++) { /* the peer delays its ACK by 45 ms */
+		raw_wait_ms(&r, 1);
+		assert_int_equal(cap_count_tcp(&r), 0);
+	}
+	p.rcv_nxt += 4;
+	peer_ack(&r, &p);
+	struct myrio_stack_stats st = raw_stats(&r);
+	assert_int_equal(st.tcp_tail_loss_probes, 0);
+	assert_int_equal(st.tcp_retransmits, 0);
+	raw_close(&r);
+}
+
+/* Defect (Karn's rule): the ACK of a segment the tail loss probe resent was taken as an
+ * RTT sample of its first transmission (srtt 0.65 -> 6 ms was seen). */
+static void tail_loss_probe_resend_gives_no_rtt_sample(void **state)
+{
+	struct raw r;
+	struct peer p;
+	connected(&r, "snd11", NULL, &p, 41011);
+	char d[1000];
+	memset(d, 'k', sizeof(d));
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(myrio_tcp_write(p.c, d, sizeof(d)), 1000);
+	raw_poll(&r);
+	p.rcv_nxt += 1000; /* the first at once: a sample; the probe timer for the rest */
+	peer_ack(&r, &p);
+	assert_int_equal(myrio_tcp_write(p.c, d, sizeof(d)), 1000); /* timed */
+	raw_poll(&r);
+	struct myrio_tcp_conn_stats cs;
+	myrio_tcp_conn_stats(p.c, &cs);
+	uint32_t srtt = cs.srtt_us;
+	assert_true(srtt < 100);
+	/* Their ACKs are lost: the probe resends the last, the timed one, and the ACK that
+	 * covers it may answer the copy. */
+	unsigned probes = 0;
+	for (int ms = 0; ms < 20 && !probes; ms++) {
+		raw_wait_ms(&r, 1);
+		probes = sent_at(&r, p.rcv_nxt + 2000);
+	}
+	assert_int_equal(probes, 1);
+	p.rcv_nxt += 3000;
+	peer_ack(&r, &p);
+	myrio_tcp_conn_stats(p.c, &cs);
+	assert_int_equal(cs.srtt_us, srtt);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -492,6 +550,8 @@ int main(void)
 	    cmocka_unit_test(release_without_window_change_sends_no_ack),
 	    cmocka_unit_test(newreno_timeout_sets_a_recovery_point),
 	    cmocka_unit_test(partial_ack_does_not_resend_a_retransmitted_hole),
+	    cmocka_unit_test(tail_loss_probe_waits_for_a_delayed_ack),
+	    cmocka_unit_test(tail_loss_probe_resend_gives_no_rtt_sample),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,6 +161,7 @@ struct myrio_tcp_conn {
 	uint32_t cwnd, ssthresh, bytes_acked, dupacks, recover, high_sack;
 	bool in_recovery;
 	bool rto_recover; /* since an RTO, until snd_una passes recover */
+	uint64_t last_snd_ms; /* data last sent (restart after idle) */
 	uint64_t retx_ms; /* last loss-recovery retransmission (lost-retransmission check) */
 	/* CUBIC (RFC 9438): window at the last loss, epoch, its K and origin, Reno estimate */
 	double cub_wmax, cub_k, cub_origin, cub_west;
@@ -369,6 +370,8 @@ int tcp_challenge_ack(struct myrio_tcp_conn *c);
 void tcp_timers_run(struct myrio_stack *s);
 void tcp_arm_rto(struct myrio_tcp_conn *c);
 void tcp_rtt_sample(struct myrio_tcp_conn *c, uint32_t rtt_us);
+/* The handshake completed rtt_us after our SYN (or SYN-ACK) first went. */
+void tcp_rtt_handshake(struct myrio_tcp_conn *c, uint32_t rtt_us);
 
 /* tcp_options.c */
 void tcp_opts_parse(const uint8_t *opt, unsigned len, bool syn, struct tcp_opts *o);
@@ -394,6 +397,8 @@ void cc_exit_recovery(struct myrio_tcp_conn *c);
 void cc_on_rto(struct myrio_tcp_conn *c);
 /* Whether duplicate ACKs (or SACKed data) may start a fast retransmit now. */
 bool cc_loss_signal_ok(struct myrio_tcp_conn *c);
+/* Data is about to go after the connection was idle longer than an RTO. */
+void cc_after_idle(struct myrio_tcp_conn *c);
 
 /* tcp_cubic.c */
 void cubic_on_loss(struct myrio_tcp_conn *c);

@@ -285,8 +285,7 @@ static void syn_sent(struct myrio_tcp_conn *c, struct myrio_pkt *p, const struct
 		tcp_send_syn(c);
 		return;
 	}
-	if (c->retries == 0) /* Karn: no sample from a retransmitted SYN */
-		tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
+	tcp_rtt_handshake(c, (uint32_t)(s->now_us - c->rtt_start_us));
 	c->snd_una = sg->ack;
 	c->snd_wnd = c->max_snd_wnd = sg->wnd; /* never scaled in a SYN */
 	c->snd_wl1 = sg->seq;
@@ -473,8 +472,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 			c->listener = NULL;
 		}
 		c->app_owned = true;
-		if (c->retries == 0)
-			tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
+		tcp_rtt_handshake(c, (uint32_t)(s->now_us - c->rtt_start_us));
 		c->retries = 0;
 		s->st.tcp_conns_established++;
 		tcp_event(c, MYRIO_TCP_EV_ACCEPTED);

@@ -453,6 +453,8 @@ void tcp_output(struct myrio_tcp_conn *c)
 	}
 	/* Limited transmit (RFC 3042): each of the first two duplicate ACKs lets one new
 	 * segment go beyond cwnd, so that a small window still produces three. */
+	if (c->snd_una == c->snd_max && c->snd_next && s->now_ms - c->last_snd_ms > c->rto_ms)
+		cc_after_idle(c);
 	uint32_t cwnd = c->cwnd;
 	if (!c->in_recovery && c->dupacks && c->dupacks < 3)
 		cwnd += c->dupacks * c->mss;
@@ -520,6 +522,8 @@ void tcp_output(struct myrio_tcp_conn *c)
 			c->t_rtx = 0;
 		}
 	}
+	if (sent)
+		c->last_snd_ms = s->now_ms;
 	if (!sent &&
 	    (c->ack_now || c->delack_segs >= 2 || (c->delack_segs && s->conf.delayed_ack_ms == 0)))
 		tcp_send_ack(c);

@@ -66,6 +66,18 @@ void tcp_rtt_sample(struct myrio_tcp_conn *c, uint32_t r)
 	c->st.rttvar_us = c->rttvar_us;
 }
 
+/* RFC 6298 §5.7: the timeout of an RTO below 3 s while waiting for the handshake sets the
+ * RTO to 3 s (TCP_TIMEOUT_FALLBACK in Linux) when data transmission begins. */
+#define RTO_AFTER_SYN_TIMEOUT_MS 3000u
+
+void tcp_rtt_handshake(struct myrio_tcp_conn *c, uint32_t rtt_us)
+{
+	if (c->retries == 0) /* Karn: no sample from a retransmitted SYN */
+		tcp_rtt_sample(c, rtt_us);
+	else if (c->rto_ms < RTO_AFTER_SYN_TIMEOUT_MS)
+		c->rto_ms = RTO_AFTER_SYN_TIMEOUT_MS;
+}
+
 static void backoff(struct myrio_tcp_conn *c)
 {
 	uint64_t r = (uint64_t)c->rto_ms * 2;

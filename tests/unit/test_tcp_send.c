@@ -538,6 +538,54 @@ static void tail_loss_probe_resend_gives_no_rtt_sample(void **state)
 	raw_close(&r);
 }
 
+/* Defect: no restart window after idle (RFC 5681 §4.1): a connection idle for longer than
+ * an RTO sent a burst of its old cwnd. */
+static void idle_connection_restarts_from_the_initial_window(void **state)
+{
+	struct raw r;
+	struct peer p;
+	connected(&r, "snd12", NULL, &p, 41012);
+	write_and_check(&r, &p, 65536, 1448); /* slow start opens cwnd */
+	raw_poll(&r); /* the last ACK */
+	assert_int_equal(myrio_tcp_unacked(p.c), 0);
+	struct myrio_tcp_conn_stats cs;
+	myrio_tcp_conn_stats(p.c, &cs);
+	assert_true(cs.cwnd > 20u * 1448);
+	raw_wait_ms(&r, 1000); /* idle, the application's loop polling */
+	static uint8_t buf[40000];
+	assert_int_equal(myrio_tcp_write(p.c, buf, sizeof(buf)), sizeof(buf));
+	raw_poll(&r);
+	unsigned n = 0;
+	struct tcpv v;
+	for (unsigned i = 0; cap_tcp(&r, i, &v); i++)
+		n += v.len > 0;
+	assert_int_equal(n, 10);
+	raw_close(&r);
+}
+
+/* RFC 6298 §5.7: after a SYN timed out, the RTO is 3 s once the connection is open (no
+ * sample may come from the retransmitted SYN). */
+static void syn_timeout_leaves_a_3s_rto(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "snd13", NULL, NULL, true), 0);
+	struct myrio_tcp_conn *c;
+	assert_int_equal(myrio_tcp_connect(r.s, PEER_IP, 7000, NULL, &c), 0);
+	raw_poll(&r); /* this SYN is lost */
+	raw_wait_ms(&r, 1000);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	assert_int_equal(v.flags, F_SYN);
+	struct tcpf t = {.sport = 7000, .dport = v.sport, .seq = 999, .ack = v.seq + 1,
+			 .flags = F_SYN | F_ACK, .win = 65535};
+	raw_send_tcp_poll(&r, &t);
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
+	struct myrio_tcp_conn_stats cs;
+	myrio_tcp_conn_stats(c, &cs);
+	assert_int_equal(cs.rto_ms, 3000);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -552,6 +600,8 @@ int main(void)
 	    cmocka_unit_test(partial_ack_does_not_resend_a_retransmitted_hole),
 	    cmocka_unit_test(tail_loss_probe_waits_for_a_delayed_ack),
 	    cmocka_unit_test(tail_loss_probe_resend_gives_no_rtt_sample),
+	    cmocka_unit_test(idle_connection_restarts_from_the_initial_window),
+	    cmocka_unit_test(syn_timeout_leaves_a_3s_rto),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

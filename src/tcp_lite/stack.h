@@ -184,6 +184,7 @@ struct myrio_tcp_conn {
 	struct myrio_pkt *ooo;
 	uint32_t ooo_segs;
 	uint32_t ooo_last_seq, ooo_last_end; /* most recent out-of-order arrival (SACK) */
+	uint32_t sack_recent[4]; /* the latest out-of-order arrivals, most recent first */
 	bool fin_rcvd, ack_now;
 	uint32_t delack_segs;
 

@@ -586,6 +586,31 @@ static void syn_timeout_leaves_a_3s_rto(void **state)
 	raw_close(&r);
 }
 
+/* RFC 2018 §4: the first block holds the segment that triggered the ACK, the others the
+ * most recently reported ones, most recent first (not in sequence order). */
+static void sack_blocks_most_recent_first(void **state)
+{
+	struct raw r;
+	struct peer p;
+	connected(&r, "snd14", NULL, &p, 41014);
+	char d[100];
+	memset(d, 'o', sizeof(d));
+	uint32_t base = p.snd_nxt;
+	const uint32_t order[4] = {7000, 1000, 5000, 3000}; /* four islands, holes between */
+	for (int k = 0; k < 4; k++) {
+		p.snd_nxt = base + order[k];
+		peer_send_poll(&r, &p, F_ACK, d, sizeof(d));
+	}
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	int o = find_opt(v.opts, v.optlen, 5);
+	assert_true(o >= 0);
+	assert_int_equal(v.opts[o + 1], 2 + 3 * 8); /* three fit beside the timestamps */
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(get_be32(v.opts + o + 2 + 8 * k), base + order[3 - k]);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -602,6 +627,7 @@ int main(void)
 	    cmocka_unit_test(tail_loss_probe_resend_gives_no_rtt_sample),
 	    cmocka_unit_test(idle_connection_restarts_from_the_initial_window),
 	    cmocka_unit_test(syn_timeout_leaves_a_3s_rto),
+	    cmocka_unit_test(sack_blocks_most_recent_first),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -451,10 +451,10 @@ void tcp_output(struct myrio_tcp_conn *c)
 		if (sent)
 			tcp_arm_rto(c); /* with the lost-retransmission probe */
 	}
-	/* Limited transmit (RFC 3042): each of the first two duplicate ACKs lets one new
-	 * segment go beyond cwnd, so that a small window still produces three. */
 	if (c->snd_una == c->snd_max && c->snd_next && s->now_ms - c->last_snd_ms > c->rto_ms)
 		cc_after_idle(c);
+	/* Limited transmit (RFC 3042): each of the first two duplicate ACKs lets one new
+	 * segment go beyond cwnd, so that a small window still produces three. */
 	uint32_t cwnd = c->cwnd;
 	if (!c->in_recovery && c->dupacks && c->dupacks < 3)
 		cwnd += c->dupacks * c->mss;

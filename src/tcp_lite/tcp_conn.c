@@ -498,14 +498,21 @@ static void maybe_window_update(struct myrio_tcp_conn *c)
 	if (c->state < MYRIO_TCP_ESTABLISHED || c->state > MYRIO_TCP_FIN_WAIT_2 || c->fin_rcvd)
 		return;
 	uint32_t adv = c->rcv_adv - c->rcv_nxt;
-	/* What an ACK would advertise, not the free space: without window scaling that is
-	 * capped at 65535, and an ACK that does not move the window is a duplicate ACK to the
-	 * sender (RFC 5681 §4.2), which takes three for a loss. */
-	uint32_t now = tcp_rcv_window(c);
-	if (now > adv && (now - adv >= 2u * c->mss || now - adv >= c->s->conf.rcv_buf / 2)) {
-		c->ack_now = true;
-		tcp_mark_output(c);
+	uint32_t step = 2u * c->mss < c->s->conf.rcv_buf / 2 ? 2u * c->mss : c->s->conf.rcv_buf / 2;
+	/* The free space bounds the window: most releases stop here. Then what an ACK would
+	 * advertise, not the free space: without window scaling that is capped at 65535, and
+	 * an ACK that does not move the window is a duplicate ACK to the sender (RFC 5681
+	 * §4.2), which takes three for a loss. */
+	uint32_t free = c->s->conf.rcv_buf - c->rcv_held;
+	if (free <= adv || free - adv < step)
+		return;
+	if (!c->ws_ok || (65535ull << c->rcv_wscale) < c->s->conf.rcv_buf) {
+		uint32_t now = tcp_rcv_window(c);
+		if (now <= adv || now - adv < step)
+			return;
 	}
+	c->ack_now = true;
+	tcp_mark_output(c);
 }
 
 struct myrio_pkt *myrio_tcp_recv(struct myrio_tcp_conn *c)

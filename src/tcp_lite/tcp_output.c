@@ -436,7 +436,7 @@ void tcp_output(struct myrio_tcp_conn *c)
 		return;
 	}
 	bool sent = false;
-	uint32_t pipe = 0;
+	uint32_t pipe = 0, max_before = c->snd_max;
 	if (c->in_recovery) {
 		pipe = tcp_pipe(c);
 		struct myrio_pkt *p;
@@ -531,8 +531,11 @@ void tcp_output(struct myrio_tcp_conn *c)
 		c->t_delack = s->now_ms + s->conf.delayed_ack_ms;
 		stack_arm_timer(s, c->t_delack);
 	}
-	/* The RTO, unless the persist timer probes a window that holds everything back. */
-	if (c->snd_max != c->snd_una && (!c->t_rtx || (c->persist && c->snd_nxt != c->snd_una))) {
+	/* The RTO, unless the persist timer probes a window that holds everything back; a
+	 * tail loss probe is timed again from the last new data (RFC 8985 §7.2). */
+	bool probe_later = c->tlp && !c->in_recovery && seq_gt(c->snd_max, max_before);
+	if (c->snd_max != c->snd_una &&
+	    (!c->t_rtx || (c->persist && c->snd_nxt != c->snd_una) || probe_later)) {
 		c->persist = false;
 		c->t_rtx = 0;
 		tcp_arm_rto(c);

@@ -31,10 +31,11 @@ void tcp_arm_rto(struct myrio_tcp_conn *c)
 			if (c->snd_max - c->snd_una <= c->mss)
 				pto += TLP_WCDELACK_MS;
 		}
-		if (pto < t) {
+		/* Not later than the RTO would be (RFC 8985 §7.2, as Linux): then the probe
+		 * goes at its time instead, so a lost lone segment costs no RTO either. */
+		if (pto < t)
 			t = pto;
-			c->tlp = true;
-		}
+		c->tlp = true;
 	}
 	c->t_rtx = c->s->now_ms + t;
 	stack_arm_timer(c->s, c->t_rtx);

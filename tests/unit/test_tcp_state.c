@@ -371,9 +371,9 @@ static void retransmission_timer_backs_off(void **state)
 	raw_poll(&r);
 	assert_int_equal(cap_count_tcp(&r), 1);
 	/* The handshake RTT was ~0, but one segment in flight may have its ACK delayed by
-	 * the peer up to 200 ms (RFC 8985 §7.2), so no tail loss probe comes before the RTO:
-	 * 200 ms (the floor), then 400, 800, 1600, 3200. */
-	uint64_t expect[] = {200, 400, 800, 1600, 3200};
+	 * the peer up to 200 ms (RFC 8985 §7.2): the tail loss probe goes when the RTO would
+	 * (200 ms, the floor), then the RTO 200 ms later, then 400, 800, 1600. */
+	uint64_t expect[] = {200, 200, 400, 800, 1600};
 	for (int i = 0; i < 5; i++) {
 		raw_wait_ms(&r, expect[i] - 1);
 		assert_int_equal(cap_count_tcp(&r), 0);
@@ -385,10 +385,10 @@ static void retransmission_timer_backs_off(void **state)
 	}
 	struct myrio_tcp_conn_stats cs;
 	myrio_tcp_conn_stats(p.c, &cs);
-	assert_int_equal(cs.rto_expired, 5);
-	assert_int_equal(cs.rto_ms, 6400);
+	assert_int_equal(cs.rto_expired, 4);
+	assert_int_equal(cs.rto_ms, 3200);
 	struct myrio_stack_stats st = raw_stats(&r);
-	assert_int_equal(st.tcp_tail_loss_probes, 0);
+	assert_int_equal(st.tcp_tail_loss_probes, 1);
 	/* An ACK stops it and resets the backoff. */
 	p.rcv_nxt += 4;
 	peer_ack(&r, &p);
@@ -449,8 +449,8 @@ static void orphan_deadline_spares_a_retransmitted_fin(void **state)
 	myrio_tcp_close(p.c); /* orphan: the application let go */
 	raw_poll(&r);
 	unsigned fins = 0, rsts = 0;
-	/* FIN lost again and again: retransmitted at 200, 600, 1400 ms, past the 500 ms
-	 * deadline, with no RST. */
+	/* FIN lost again and again: probed at 200 ms, retransmitted at 400, 800, 1600 ms,
+	 * past the 500 ms deadline, with no RST. */
 	run_ms(&r, 1500, &fins, &rsts);
 	assert_true(fins >= 3);
 	assert_int_equal(rsts, 0);
@@ -474,7 +474,7 @@ static void orphan_deadline_spares_a_retransmitted_fin(void **state)
 	run_ms(&r, 2000, &fins, &rsts);
 	assert_int_equal(rsts, 0); /* 200 + 400 + 800 ms: still retrying */
 	run_ms(&r, 60000, &fins, &rsts);
-	assert_int_equal(fins, 4); /* max_retries RTOs (no probe before a lone FIN's RTO) */
+	assert_int_equal(fins, 5); /* a tail loss probe, then max_retries RTOs */
 	assert_int_equal(rsts, 1);
 	st = raw_stats(&r);
 	assert_int_equal(st.tcp_orphan_resets, 1);

@@ -532,8 +532,10 @@ void tcp_output(struct myrio_tcp_conn *c)
 		stack_arm_timer(s, c->t_delack);
 	}
 	/* The RTO, unless the persist timer probes a window that holds everything back; a
-	 * tail loss probe is timed again from the last new data (RFC 8985 §7.2). */
-	bool probe_later = c->tlp && !c->in_recovery && seq_gt(c->snd_max, max_before);
+	 * tail loss probe timed for a lone segment (with the peer's delayed ACK) is timed
+	 * again when more data joined it (RFC 8985 §7.2: rearmed on new data). */
+	bool probe_later = c->tlp && max_before - c->snd_una <= c->mss &&
+			   seq_gt(c->snd_max, max_before) && !c->in_recovery;
 	if (c->snd_max != c->snd_una &&
 	    (!c->t_rtx || (c->persist && c->snd_nxt != c->snd_una) || probe_later)) {
 		c->persist = false;

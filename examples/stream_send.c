@@ -126,9 +126,14 @@ int main(int argc, char **argv)
 			argv[optind]);
 		return 1;
 	}
+	/* The peer decides the MSS: a message is also bounded by what a buffer holds. */
+	uint32_t room = myrio_stack_pkt_room(s);
+	uint32_t limit = udp ? mtu - 28 : myrio_tcp_mss(tx.conn);
+	if (limit > room)
+		limit = room;
 	if (!size)
-		size = udp ? mtu - 28 : myrio_tcp_mss(tx.conn);
-	if (size > (udp ? mtu - 28 : myrio_tcp_mss(tx.conn)) || (udp && size < 8)) {
+		size = limit;
+	if (size > limit || (udp && size < 8)) {
 		fprintf(stderr, "stream_send: message size %u does not fit the MTU %u\n", size,
 			mtu);
 		return 2;

@@ -225,7 +225,9 @@ static void pump_send(struct app *a)
 {
 	if (a->out_state != 2)
 		return;
-	uint16_t mss = myrio_tcp_mss(a->out);
+	uint32_t mss = myrio_tcp_mss(a->out); /* the peer's say; a buffer holds what it holds */
+	if (mss > myrio_stack_pkt_room(a->s))
+		mss = myrio_stack_pkt_room(a->s);
 	while (a->sent < a->send_bytes && myrio_tcp_send_space(a->out)) {
 		struct myrio_pkt *p = myrio_stack_pkt_alloc(a->s);
 		if (!p)

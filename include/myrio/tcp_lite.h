@@ -180,7 +180,8 @@ int myrio_tcp_connect(struct myrio_stack *s, uint32_t ip, uint16_t port, void *u
 /* Zero-copy send of one segment's worth of payload (p->len <= myrio_tcp_mss(c), from
  * myrio_stack_pkt_alloc or any buffer with MYRIO_PKT_HEADROOM in front). On success the
  * stack owns p. -EAGAIN when the send queue is full (MYRIO_TCP_EV_WRITABLE follows),
- * -EMSGSIZE, -EPIPE after shutdown, -ENOTCONN. */
+ * -EMSGSIZE, -ENOSPC (no headroom, or the payload runs past the buffer), -EPIPE after
+ * shutdown, -ENOTCONN. The peer sets the MSS: bound copies by myrio_stack_pkt_room too. */
 int myrio_tcp_send(struct myrio_tcp_conn *c, struct myrio_pkt *p);
 /* Copies up to len bytes into new segments; returns the bytes taken (0 if full). */
 ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len);

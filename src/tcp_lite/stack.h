@@ -188,6 +188,8 @@ struct myrio_tcp_conn {
 	/* congestion control */
 	uint32_t cwnd, ssthresh, bytes_acked, dupacks, recover, high_sack;
 	bool in_recovery;
+	bool rto_recover; /* since an RTO, until snd_una passes recover */
+	uint64_t last_snd_ms; /* data last sent (restart after idle) */
 	uint64_t retx_ms; /* last loss-recovery retransmission (lost-retransmission check) */
 	/* CUBIC (RFC 9438): window at the last loss, epoch, its K and origin, Reno estimate */
 	double cub_wmax, cub_k, cub_origin, cub_west;
@@ -212,6 +214,7 @@ struct myrio_tcp_conn {
 	struct myrio_pkt *ooo;
 	uint32_t ooo_segs;
 	uint32_t ooo_last_seq, ooo_last_end; /* most recent out-of-order arrival (SACK) */
+	uint32_t sack_recent[4]; /* the latest out-of-order arrivals, most recent first */
 	bool fin_rcvd, ack_now;
 	uint32_t delack_segs;
 
@@ -225,6 +228,8 @@ struct myrio_tcp_conn {
 	struct tw_timer timer;
 	bool persist;
 	uint32_t persist_backoff;
+	uint32_t persist_unanswered; /* window probes the peer left unanswered in a row */
+	uint64_t persist_probe_ms;   /* the last one */
 
 	struct myrio_tcp_conn_stats st;
 };
@@ -457,6 +462,9 @@ void tcp_send_rst_reply(struct myrio_stack *s, const struct ip_rx *ip, const uin
 			uint32_t seg_len);
 int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx);
 void tcp_send_tlp(struct myrio_tcp_conn *c);
+/* The persist timer ran out: data into a small window, a byte beyond a closed one; re-armed
+ * while nothing is in flight. */
+void tcp_window_probe(struct myrio_tcp_conn *c);
 uint32_t tcp_rcv_window(struct myrio_tcp_conn *c);
 
 /* tcp_ratelimit.c: the ACKs answering segments not accepted */
@@ -472,12 +480,17 @@ void tcp_timers_run(struct myrio_stack *s);
 void tcp_timer_arm(struct myrio_tcp_conn *c, uint64_t when);
 void tcp_arm_rto(struct myrio_tcp_conn *c);
 void tcp_rtt_sample(struct myrio_tcp_conn *c, uint32_t rtt_us);
+/* The handshake completed rtt_us after our SYN (or SYN-ACK) first went. */
+void tcp_rtt_handshake(struct myrio_tcp_conn *c, uint32_t rtt_us);
 
 /* tcp_options.c */
 void tcp_opts_parse(const uint8_t *opt, unsigned len, bool syn, struct tcp_opts *o);
 unsigned tcp_opts_write_syn(struct myrio_tcp_conn *c, uint8_t *opt, bool synack);
 unsigned tcp_opts_write(struct myrio_tcp_conn *c, uint8_t *opt, bool with_sack);
 unsigned tcp_opts_len(struct myrio_tcp_conn *c, bool with_sack);
+/* Payload bytes per segment we send, from the peer's SYN options o (ts: every segment
+ * carries timestamps); between the floor (minus option bytes) and our own MSS. */
+uint16_t tcp_send_mss(const struct myrio_stack *s, const struct tcp_opts *o, bool ts);
 
 /* tcp_sack.c */
 unsigned tcp_sack_blocks(struct myrio_tcp_conn *c, uint32_t blocks[][2], unsigned max);
@@ -492,6 +505,10 @@ void cc_on_ack(struct myrio_tcp_conn *c, uint32_t acked);
 void cc_enter_recovery(struct myrio_tcp_conn *c);
 void cc_exit_recovery(struct myrio_tcp_conn *c);
 void cc_on_rto(struct myrio_tcp_conn *c);
+/* Whether duplicate ACKs (or SACKed data) may start a fast retransmit now. */
+bool cc_loss_signal_ok(struct myrio_tcp_conn *c);
+/* Data is about to go after the connection was idle longer than an RTO. */
+void cc_after_idle(struct myrio_tcp_conn *c);
 
 /* tcp_cubic.c */
 void cubic_on_loss(struct myrio_tcp_conn *c);

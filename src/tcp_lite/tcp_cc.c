@@ -3,9 +3,15 @@
  * RFC 6582), or by CUBIC (tcp_cubic.c) when conf.cc asks for it. */
 #include "tcp_lite/stack.h"
 
+/* RFC 6928: ten segments. */
+static uint32_t initial_window(const struct myrio_tcp_conn *c)
+{
+	return 10u * c->mss;
+}
+
 void cc_init(struct myrio_tcp_conn *c)
 {
-	c->cwnd = 10u * c->mss;
+	c->cwnd = initial_window(c);
 	c->ssthresh = UINT32_MAX;
 	c->bytes_acked = 0;
 	c->dupacks = 0;
@@ -73,4 +79,26 @@ void cc_on_rto(struct myrio_tcp_conn *c)
 	c->in_recovery = false;
 	c->dupacks = 0;
 	c->bytes_acked = 0;
+	/* RFC 6582 §3.2 step 1: the highest sequence number sent is the recovery point. */
+	c->recover = c->snd_max;
+	c->rto_recover = true;
+}
+
+bool cc_loss_signal_ok(struct myrio_tcp_conn *c)
+{
+	/* RFC 6582 §3.2 step 2 (and Linux's Loss state): after a timeout, duplicate ACKs that
+	 * do not acknowledge beyond the recovery point come from go-back-N resending data the
+	 * peer held, not from a new loss. */
+	if (c->rto_recover && seq_gt(c->snd_una, c->recover))
+		c->rto_recover = false;
+	return !c->rto_recover;
+}
+
+void cc_after_idle(struct myrio_tcp_conn *c)
+{
+	/* RFC 5681 §4.1: after an idle period the ACK clock is gone; start again from the
+	 * restart window (the initial window) rather than a burst of the old cwnd. */
+	uint32_t rw = initial_window(c);
+	if (c->cwnd > rw)
+		c->cwnd = rw;
 }

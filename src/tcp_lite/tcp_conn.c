@@ -476,7 +476,7 @@ int myrio_tcp_send(struct myrio_tcp_conn *c, struct myrio_pkt *p)
 		return -EINVAL;
 	if (p->len > c->mss)
 		return -EMSGSIZE;
-	if (p->data_off < HDR_ROOM)
+	if (p->data_off < HDR_ROOM || p->data_off > p->buf_len || p->len > p->buf_len - p->data_off)
 		return -ENOSPC;
 	if (c->sndq_segs >= c->s->conf.snd_queue_segs) {
 		c->want_writable = true;
@@ -513,6 +513,8 @@ ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len)
 			break;
 		}
 		uint32_t n = (uint32_t)(len - done < c->mss ? len - done : c->mss);
+		if (n > myrio_pkt_tailroom(p)) /* whatever the MSS says, no more than it holds */
+			n = myrio_pkt_tailroom(p);
 		memcpy(myrio_pkt_data(p), b + done, n);
 		p->len = n;
 		int rc = myrio_tcp_send(c, p);
@@ -549,11 +551,21 @@ static void maybe_window_update(struct myrio_tcp_conn *c)
 	if (c->state < MYRIO_TCP_ESTABLISHED || c->state > MYRIO_TCP_FIN_WAIT_2 || c->fin_rcvd)
 		return;
 	uint32_t adv = c->rcv_adv - c->rcv_nxt;
-	uint32_t now = c->s->conf.rcv_buf - c->rcv_held;
-	if (now > adv && (now - adv >= 2u * c->mss || now - adv >= c->s->conf.rcv_buf / 2)) {
-		c->ack_now = true;
-		tcp_mark_output(c);
+	uint32_t step = 2u * c->mss < c->s->conf.rcv_buf / 2 ? 2u * c->mss : c->s->conf.rcv_buf / 2;
+	/* The free space bounds the window: most releases stop here. Then what an ACK would
+	 * advertise, not the free space: without window scaling that is capped at 65535, and
+	 * an ACK that does not move the window is a duplicate ACK to the sender (RFC 5681
+	 * §4.2), which takes three for a loss. */
+	uint32_t free = c->s->conf.rcv_buf - c->rcv_held;
+	if (free <= adv || free - adv < step)
+		return;
+	if (!c->ws_ok || (65535ull << c->rcv_wscale) < c->s->conf.rcv_buf) {
+		uint32_t now = tcp_rcv_window(c);
+		if (now <= adv || now - adv < step)
+			return;
 	}
+	c->ack_now = true;
+	tcp_mark_output(c);
 }
 
 struct myrio_pkt *myrio_tcp_recv(struct myrio_tcp_conn *c)

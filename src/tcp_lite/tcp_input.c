@@ -28,14 +28,7 @@ static void apply_syn_opts(struct myrio_tcp_conn *c, const struct tcp_opts *o)
 	if (c->ts_ok)
 		tcp_ts_recent_set(c, o->tsval);
 	c->sack_ok = cf->sack && o->sack_ok;
-	uint32_t mss = o->mss_ok ? o->mss : 536; /* RFC 9293 default */
-	if (mss > c->s->mss)
-		mss = c->s->mss;
-	if (c->ts_ok)
-		mss -= 12; /* every segment carries the timestamp option */
-	if (mss < 64)
-		mss = 64;
-	c->mss = (uint16_t)mss;
+	c->mss = tcp_send_mss(c->s, o, c->ts_ok);
 	tcp_pmtu_clamp(c);
 	cc_init(c);
 }
@@ -333,8 +326,7 @@ static void syn_sent(struct myrio_tcp_conn *c, struct myrio_pkt *p, const struct
 		tcp_send_syn(c);
 		return;
 	}
-	if (c->retries == 0) /* Karn: no sample from a retransmitted SYN */
-		tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
+	tcp_rtt_handshake(c, (uint32_t)(s->now_us - c->rtt_start_us));
 	c->snd_una = sg->ack;
 	c->snd_wnd = c->max_snd_wnd = sg->wnd; /* never scaled in a SYN */
 	c->snd_wl1 = sg->seq;
@@ -416,8 +408,10 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 		if (c->in_recovery) {
 			if (seq_ge(ack, c->recover)) {
 				cc_exit_recovery(c);
-			} else if (c->sndq && !(seg_flags(c->sndq) & SEG_SACKED)) {
-				/* Partial ACK (RFC 6582): the next hole is lost too; resend it now.
+			} else if (c->sndq && !(seg_flags(c->sndq) & (SEG_SACKED | SEG_RETX))) {
+				/* Partial ACK (RFC 6582): the next hole is lost too; resend it now,
+				 * unless this recovery resent it already (RFC 6675 NextSeg 1.a:
+				 * only above HighRxt; tcp_sack_relost finds it if it is lost again).
 				 */
 				retransmit_head(c);
 			}
@@ -433,12 +427,14 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 			c->want_writable = false;
 			tcp_event(c, MYRIO_TCP_EV_WRITABLE);
 		}
-	} else if (ack == c->snd_una && sg->len == 0 && !(sg->flags & TH_FIN) &&
+	} else if (ack == c->snd_una && sg->len == 0 && !(sg->flags & TH_FIN) && wnd &&
 		   wnd == c->snd_wnd && c->snd_max != c->snd_una) {
+		/* (A closed window's ACKs answer window probes, they tell of no loss.) */
 		c->dupacks++;
 	}
 	if (!c->in_recovery && c->sndq && c->snd_max != c->snd_una &&
-	    (c->dupacks >= 3 || (c->sack_ok && (seg_flags(c->sndq) & SEG_LOST)))) {
+	    (c->dupacks >= 3 || (c->sack_ok && (seg_flags(c->sndq) & SEG_LOST))) &&
+	    cc_loss_signal_ok(c)) {
 		cc_enter_recovery(c);
 		c->rtt_timing = false; /* Karn: the timed segment may be resent now */
 		retransmit_head(c);    /* RFC 6675 §5 (4.3): at once, whatever the pipe says */
@@ -537,8 +533,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 			c->listener->pending--;
 			c->listener = NULL;
 		}
-		if (c->retries == 0)
-			tcp_rtt_sample(c, (uint32_t)(s->now_us - c->rtt_start_us));
+		tcp_rtt_handshake(c, (uint32_t)(s->now_us - c->rtt_start_us));
 		c->retries = 0;
 		s->st.tcp_conns_established++;
 		if (c->passive) {

@@ -14,6 +14,12 @@
 #define OPT_SACK 5
 #define OPT_TS 8
 
+/* The smallest MSS a peer may impose (Linux's tcp_min_snd_mss): tiny segments would make a
+ * transfer cost a buffer and a frame per few bytes (CVE-2019-11479). */
+#define TCP_MIN_SND_MSS 48u
+/* The timestamp option as every segment carries it: two NOPs, kind, length, 8 bytes. */
+#define TS_OPT_LEN 12u
+
 void tcp_opts_parse(const uint8_t *opt, unsigned len, bool syn, struct tcp_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -118,9 +124,22 @@ unsigned tcp_opts_write_syn(struct myrio_tcp_conn *c, uint8_t *opt, bool synack)
 	return n;
 }
 
+uint16_t tcp_send_mss(const struct myrio_stack *s, const struct tcp_opts *o, bool ts)
+{
+	/* RFC 9293 §3.7.1 / RFC 6691: the option carries the peer's largest payload without
+	 * options (536 when absent); ours bounds it, the floor keeps it sane, and the options
+	 * every segment carries come off last, so no peer value can make it wrap. */
+	uint32_t mss = o->mss_ok ? o->mss : 536;
+	if (mss > s->mss)
+		mss = s->mss;
+	if (mss < TCP_MIN_SND_MSS)
+		mss = TCP_MIN_SND_MSS;
+	return (uint16_t)(mss - (ts ? TS_OPT_LEN : 0));
+}
+
 unsigned tcp_opts_len(struct myrio_tcp_conn *c, bool with_sack)
 {
-	unsigned n = c->ts_ok ? 12 : 0;
+	unsigned n = c->ts_ok ? TS_OPT_LEN : 0;
 	if (with_sack && c->sack_ok && c->ooo) {
 		uint32_t b[4][2];
 		unsigned nb = tcp_sack_blocks(c, b, c->ts_ok ? 3 : 4);

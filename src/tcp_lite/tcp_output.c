@@ -74,9 +74,48 @@ static int send_frame(struct myrio_tcp_conn *c, struct myrio_pkt *f)
 	return ipv4_output(s, f, IPPROTO_TCP_, c->lip, c->rip, 0, true);
 }
 
+/* Cuts queued segment p after len payload bytes: the rest moves into a new buffer queued
+ * right behind it, with p's flags, so it goes (or is resent) next. -ENOBUFS without one. */
+static int seg_split(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t len)
+{
+	struct myrio_pkt *q = stack_alloc(c->s);
+	if (!q)
+		return -ENOBUFS;
+	uint32_t rest = seg_len(p) - len;
+	memcpy(myrio_pkt_data(q), p->buf + p->data_off + seg_hlen(p) + len, rest);
+	q->len = rest;
+	seg_set(q, seg_seq(p) + len, rest, 0, seg_flags(p));
+	seg_set(p, seg_seq(p), len, seg_hlen(p), seg_flags(p));
+	q->next = p->next;
+	p->next = q;
+	if (c->sndq_tail == p)
+		c->sndq_tail = q;
+	c->sndq_segs++;
+	return 0;
+}
+
+/* Whether SACK blocks are due on what we send (tcp_opts_len adds them then). */
+static bool sack_due(const struct myrio_tcp_conn *c)
+{
+	return c->sack_ok && c->ooo;
+}
+
 int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx)
 {
 	struct myrio_stack *s = c->s;
+	bool with_sack = true;
+	unsigned optlen = tcp_opts_len(c, true);
+	if (sack_due(c)) {
+		/* RFC 9293 MUST-16, RFC 6691: the options of this segment count against the
+		 * peer's MSS, which c->mss allows only for the timestamps. Cut the segment to fit
+		 * its SACK blocks (as Linux fragments it); without a buffer for that, leave the
+		 * blocks out instead (pure ACKs still carry them). */
+		uint32_t fit = c->mss + tcp_opts_len(c, false) - optlen;
+		if (seg_len(p) > fit && seg_split(c, p, fit) < 0) {
+			with_sack = false;
+			optlen = tcp_opts_len(c, false);
+		}
+	}
 	uint32_t paylen = seg_len(p);
 	uint32_t pstart = p->data_off + seg_hlen(p);
 	struct myrio_pkt *f = p;
@@ -94,7 +133,6 @@ int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx)
 		p->len = paylen;
 		p->ol_flags = 0;
 	}
-	unsigned optlen = tcp_opts_len(c, true);
 	unsigned hlen = TCP_HLEN + optlen;
 	uint8_t *th = myrio_pkt_prepend(f, hlen);
 	uint8_t flags = TH_ACK;
@@ -103,12 +141,16 @@ int tcp_xmit_seg(struct myrio_tcp_conn *c, struct myrio_pkt *p, bool retx)
 	if (seg_flags(p) & SEG_FIN)
 		flags |= TH_FIN;
 	write_hdr(c, th, seg_seq(p), flags, hlen);
-	tcp_opts_write(c, th + TCP_HLEN, true);
+	tcp_opts_write(c, th + TCP_HLEN, with_sack);
 	fill_ack(c, th, false);
 	c->st.bytes_out += paylen;
 	if (retx) {
 		s->st.tcp_retransmits++;
 		c->st.retransmits++;
+		/* Karn's rule (RFC 6298 §3): an ACK that may answer a resent copy times
+		 * nothing, as Linux takes no sample from an ACK of retransmitted data (the tail
+		 * loss probe, partial ACKs and lost retransmissions come here too). */
+		c->rtt_timing = false;
 	}
 	if (f == p)
 		myrio_pkt_ref(p); /* the NIC's hold, dropped when it has read the frame */
@@ -303,6 +345,13 @@ void tcp_send_tlp(struct myrio_tcp_conn *c)
 	tcp_arm_rto(c);
 }
 
+/* Bytes of the peer's window left from seq on. */
+static uint32_t usable_window(const struct myrio_tcp_conn *c, uint32_t seq)
+{
+	uint32_t end = c->snd_una + c->snd_wnd;
+	return seq_gt(end, seq) ? end - seq : 0;
+}
+
 static void arm_persist(struct myrio_tcp_conn *c)
 {
 	if (c->t_rtx)
@@ -313,6 +362,40 @@ static void arm_persist(struct myrio_tcp_conn *c)
 		t = c->s->conf.rto_max_ms;
 	c->t_rtx = c->s->now_ms + t;
 	tcp_timer_arm(c, c->t_rtx);
+}
+
+void tcp_window_probe(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	struct myrio_pkt *p = c->snd_next;
+	if (!p || !seg_len(p)) { /* nothing the window holds back: the bare probe */
+		tcp_send_ctl(c, TH_ACK, c->snd_una - 1);
+		arm_persist(c);
+		return;
+	}
+	/* The persist timer is the override timeout of RFC 9293 §3.8.6.2.1: what the window
+	 * takes goes now, cut from the next segment. */
+	uint32_t seq = seg_seq(p), usable = usable_window(c, seq);
+	if (usable && (usable >= seg_len(p) || seg_split(c, p, usable) == 0)) {
+		tcp_output(c);
+		return;
+	}
+	/* A closed window: one byte of new data beyond it (RFC 9293 §3.8.6.1), a copy, so the
+	 * queue is as before; a peer whose window opened meanwhile takes it, any other answers
+	 * with its window. */
+	uint32_t off = seq_lt(seq, c->snd_una) ? c->snd_una - seq : 0;
+	struct myrio_pkt *f = off < seg_len(p) ? stack_alloc(s) : NULL;
+	if (f) {
+		*myrio_pkt_data(f) = p->buf[p->data_off + seg_hlen(p) + off];
+		f->len = 1;
+		unsigned hlen = TCP_HLEN + tcp_opts_len(c, true);
+		uint8_t *th = myrio_pkt_prepend(f, hlen);
+		write_hdr(c, th, seq + off, TH_ACK | TH_PSH, hlen);
+		tcp_opts_write(c, th + TCP_HLEN, true);
+		fill_ack(c, th, false);
+		send_frame(c, f);
+	}
+	arm_persist(c);
 }
 
 void tcp_output(struct myrio_tcp_conn *c)
@@ -334,7 +417,7 @@ void tcp_output(struct myrio_tcp_conn *c)
 		return;
 	}
 	bool sent = false;
-	uint32_t pipe = 0;
+	uint32_t pipe = 0, max_before = c->snd_max;
 	if (c->in_recovery) {
 		pipe = tcp_pipe(c);
 		struct myrio_pkt *p;
@@ -349,6 +432,8 @@ void tcp_output(struct myrio_tcp_conn *c)
 		if (sent)
 			tcp_arm_rto(c); /* with the lost-retransmission probe */
 	}
+	if (c->snd_una == c->snd_max && c->snd_next && s->now_ms - c->last_snd_ms > c->rto_ms)
+		cc_after_idle(c);
 	/* Limited transmit (RFC 3042): each of the first two duplicate ACKs lets one new
 	 * segment go beyond cwnd, so that a small window still produces three. */
 	uint32_t cwnd = c->cwnd;
@@ -363,9 +448,16 @@ void tcp_output(struct myrio_tcp_conn *c)
 			continue;
 		}
 		if (len && seq_gt(seq + len, c->snd_una + c->snd_wnd)) {
-			if (c->snd_nxt == c->snd_una)
-				arm_persist(c); /* zero (or too small) window, nothing in flight */
-			break;
+			/* Sender SWS avoidance (RFC 9293 §3.8.6.2.1, Fs = 1/2): what the window
+			 * takes goes once it is half the largest window the peer offered (Linux
+			 * bounds its segments by that half); less waits for the persist timer. */
+			uint32_t usable = usable_window(c, seq);
+			if (!usable || usable < c->max_snd_wnd / 2 || seg_split(c, p, usable) < 0) {
+				if (c->snd_nxt == c->snd_una)
+					arm_persist(c); /* window too small, nothing in flight */
+				break;
+			}
+			sp = len = usable;
 		}
 		uint32_t flight = c->in_recovery ? pipe : c->snd_nxt - c->snd_una;
 		if (flight > 0 && flight + sp > cwnd)
@@ -379,7 +471,9 @@ void tcp_output(struct myrio_tcp_conn *c)
 		bool retx = seq_lt(seq, c->snd_max);
 		struct myrio_pkt *last = p;
 		uint32_t nseg = 1;
-		if (s->tso && !retx && len == c->mss && p->next && p->refcnt == 1) {
+		/* Not while SACK blocks are due: the NIC would cut full-MSS segments that no
+		 * longer fit with them. */
+		if (s->tso && !retx && len == c->mss && p->next && p->refcnt == 1 && !sack_due(c)) {
 			nseg = tso_group(c, p, flight, cwnd, &last, &sp);
 			if (tso_defer(c, nseg, flight))
 				break;
@@ -388,6 +482,8 @@ void tcp_output(struct myrio_tcp_conn *c)
 			tcp_xmit_tso(c, p, nseg);
 		} else if (tcp_xmit_seg(c, p, retx) < 0) {
 			break;
+		} else {
+			sp = seg_space(p); /* it may have been cut to fit its options */
 		}
 		if (!retx && !c->rtt_timing) {
 			c->rtt_timing = true;
@@ -407,6 +503,8 @@ void tcp_output(struct myrio_tcp_conn *c)
 			c->t_rtx = 0;
 		}
 	}
+	if (sent)
+		c->last_snd_ms = s->now_ms;
 	if (!sent &&
 	    (c->ack_now || c->delack_segs >= 2 || (c->delack_segs && s->conf.delayed_ack_ms == 0)))
 		tcp_send_ack(c);
@@ -414,7 +512,13 @@ void tcp_output(struct myrio_tcp_conn *c)
 		c->t_delack = s->now_ms + s->conf.delayed_ack_ms;
 		tcp_timer_arm(c, c->t_delack);
 	}
-	if (c->snd_max != c->snd_una && (!c->t_rtx || c->persist)) {
+	/* The RTO, unless the persist timer probes a window that holds everything back; a
+	 * tail loss probe timed for a lone segment (with the peer's delayed ACK) is timed
+	 * again when more data joined it (RFC 8985 §7.2: rearmed on new data). */
+	bool probe_later = c->tlp && max_before - c->snd_una <= c->mss &&
+			   seq_gt(c->snd_max, max_before) && !c->in_recovery;
+	if (c->snd_max != c->snd_una &&
+	    (!c->t_rtx || (c->persist && c->snd_nxt != c->snd_una) || probe_later)) {
 		c->persist = false;
 		c->t_rtx = 0;
 		tcp_arm_rto(c);

@@ -5,10 +5,21 @@
 
 #define DUP_THRESH 3
 
+/* The recent arrivals, most recent first (pushed when ooo_last_seq moves on). */
+static void note_arrival(struct myrio_tcp_conn *c)
+{
+	if (c->sack_recent[0] == c->ooo_last_seq)
+		return;
+	for (unsigned k = 3; k > 0; k--)
+		c->sack_recent[k] = c->sack_recent[k - 1];
+	c->sack_recent[0] = c->ooo_last_seq;
+}
+
 unsigned tcp_sack_blocks(struct myrio_tcp_conn *c, uint32_t blocks[][2], unsigned max)
 {
-	/* Merge the out-of-order queue (sorted, non-overlapping) into ranges; the range with
-	 * the latest arrival goes first (RFC 2018 §4). */
+	/* Merge the out-of-order queue (sorted, non-overlapping) into ranges. RFC 2018 §4:
+	 * the range with the latest arrival first, then those of the arrivals before it,
+	 * most recent first (the blocks reported most recently), then the rest. */
 	uint32_t ranges[32][2];
 	unsigned n = 0;
 	for (struct myrio_pkt *p = c->ooo; p; p = p->next) {
@@ -21,17 +32,25 @@ unsigned tcp_sack_blocks(struct myrio_tcp_conn *c, uint32_t blocks[][2], unsigne
 			n++;
 		}
 	}
-	unsigned out = 0, first = n;
-	for (unsigned i = 0; i < n; i++)
-		if (seq_le(ranges[i][0], c->ooo_last_seq) && seq_lt(c->ooo_last_seq, ranges[i][1]))
-			first = i;
-	if (first < n && out < max) {
-		blocks[out][0] = ranges[first][0];
-		blocks[out][1] = ranges[first][1];
-		out++;
+	note_arrival(c);
+	uint32_t used = 0; /* ranges[i] emitted: bit i */
+	unsigned out = 0;
+	for (unsigned k = 0; k < 4 && out < max; k++) {
+		uint32_t seq = c->sack_recent[k];
+		for (unsigned i = 0; i < n; i++) {
+			if (seq_le(ranges[i][0], seq) && seq_lt(seq, ranges[i][1])) {
+				if (!(used & (1u << i))) {
+					used |= 1u << i;
+					blocks[out][0] = ranges[i][0];
+					blocks[out][1] = ranges[i][1];
+					out++;
+				}
+				break;
+			}
+		}
 	}
 	for (unsigned i = 0; i < n && out < max; i++) {
-		if (i == first)
+		if (used & (1u << i))
 			continue;
 		blocks[out][0] = ranges[i][0];
 		blocks[out][1] = ranges[i][1];

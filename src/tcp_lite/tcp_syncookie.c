@@ -160,10 +160,8 @@ struct myrio_tcp_conn *tcp_syncookie_check(struct myrio_stack *s, struct myrio_t
 	c->ws_ok = opts.ws_ok;
 	c->snd_wscale = opts.snd_wscale;
 	c->rcv_wscale = opts.rcv_wscale;
-	uint32_t mss = mss_table[mssi] < s->mss ? mss_table[mssi] : s->mss;
-	if (c->ts_ok)
-		mss -= 12; /* every segment carries the timestamp option */
-	c->mss = (uint16_t)mss;
+	const struct tcp_opts peer = {.mss = mss_table[mssi], .mss_ok = true};
+	c->mss = tcp_send_mss(s, &peer, c->ts_ok);
 	cc_init(c);
 	c->iss = cookie;
 	c->snd_una = cookie;

@@ -11,6 +11,10 @@
 
 #include "tcp_lite/stack.h"
 
+/* RFC 8985 §7.2 WCDelAckT: a single segment's ACK may be delayed by the peer that long
+ * (Linux allows TCP_RTO_MIN, 200 ms, too), so its probe waits for it. */
+#define TLP_WCDELACK_MS 200u
+
 void tcp_arm_rto(struct myrio_tcp_conn *c)
 {
 	uint64_t t = c->rto_ms;
@@ -30,12 +34,13 @@ void tcp_arm_rto(struct myrio_tcp_conn *c)
 		} else {
 			pto = 2ull * c->srtt_us / 1000 + 2;
 			if (c->snd_max - c->snd_una <= c->mss)
-				pto += c->s->conf.delayed_ack_ms ? c->s->conf.delayed_ack_ms : 40;
+				pto += TLP_WCDELACK_MS;
 		}
-		if (pto < t) {
+		/* Not later than the RTO would be (RFC 8985 §7.2, as Linux): then the probe
+		 * goes at its time instead, so a lost lone segment costs no RTO either. */
+		if (pto < t)
 			t = pto;
-			c->tlp = true;
-		}
+		c->tlp = true;
 	}
 	c->t_rtx = c->s->now_ms + t;
 	tcp_timer_arm(c, c->t_rtx);
@@ -73,10 +78,72 @@ void tcp_rtt_sample(struct myrio_tcp_conn *c, uint32_t r)
 	c->st.rttvar_us = c->rttvar_us;
 }
 
+/* RFC 6298 §5.7: the timeout of an RTO below 3 s while waiting for the handshake sets the
+ * RTO to 3 s (TCP_TIMEOUT_FALLBACK in Linux) when data transmission begins. */
+#define RTO_AFTER_SYN_TIMEOUT_MS 3000u
+
+void tcp_rtt_handshake(struct myrio_tcp_conn *c, uint32_t rtt_us)
+{
+	if (c->retries == 0) /* Karn: no sample from a retransmitted SYN */
+		tcp_rtt_sample(c, rtt_us);
+	else if (c->rto_ms < RTO_AFTER_SYN_TIMEOUT_MS)
+		c->rto_ms = RTO_AFTER_SYN_TIMEOUT_MS;
+}
+
 static void backoff(struct myrio_tcp_conn *c)
 {
 	uint64_t r = (uint64_t)c->rto_ms * 2;
 	c->rto_ms = r > c->s->conf.rto_max_ms ? c->s->conf.rto_max_ms : (uint32_t)r;
+}
+
+/* The peer is gone (retries or probes unanswered): RST, -ETIMEDOUT. */
+static void give_up(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	s->st.tcp_timeouts++;
+	s->st.tcp_resets_sent++;
+	if (!c->app_owned)
+		s->st.tcp_orphan_resets++;
+	tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_max);
+	tcp_conn_finish(c, -ETIMEDOUT);
+}
+
+/* Everything from the first unacknowledged segment is sent again; the SACK scoreboard is
+ * forgotten (RFC 2018 §8: the receiver may renege). */
+static void go_back_n(struct myrio_tcp_conn *c)
+{
+	for (struct myrio_pkt *p = c->sndq; p; p = p->next)
+		seg_set_flags(p, seg_flags(p) & (SEG_FIN | SEG_EVER_RETX));
+	c->high_sack = 0;
+	c->snd_nxt = c->snd_una;
+	c->snd_next = c->sndq;
+	c->rtt_timing = false;
+}
+
+/* The persist timer, or the RTO while the peer's window is closed. RFC 9293 §3.8.6.1: the
+ * window may stay closed for as long as the peer answers the probes; only probes left
+ * unanswered count against the retry limit (Linux's icsk_probes_out against
+ * tcp_retries2), and the interval doubles up to rto_max_ms either way. What was in flight
+ * is sent again once the window opens. */
+static void persist_timeout(struct myrio_tcp_conn *c)
+{
+	struct myrio_stack *s = c->s;
+	bool answered = c->last_rcv_ms >= c->persist_probe_ms;
+	c->persist_unanswered = answered ? 0 : c->persist_unanswered + 1;
+	if (c->persist_unanswered > s->conf.max_retries) {
+		give_up(c);
+		return;
+	}
+	if (c->snd_nxt != c->snd_una) {
+		if (c->in_recovery)
+			cc_exit_recovery(c);
+		go_back_n(c);
+	}
+	s->st.tcp_zero_window_probes++;
+	c->st.zero_window_probes++;
+	c->persist_probe_ms = s->now_ms;
+	c->persist_backoff++;
+	tcp_window_probe(c);
 }
 
 static void rtx_timeout(struct myrio_tcp_conn *c)
@@ -95,18 +162,9 @@ static void rtx_timeout(struct myrio_tcp_conn *c)
 		tcp_arm_rto(c);
 		return;
 	}
-	if (c->persist) {
-		/* Zero-window probe: an old sequence number makes the peer answer with its
-		 * current window (as Linux's window probe). */
-		s->st.tcp_zero_window_probes++;
-		c->st.zero_window_probes++;
-		tcp_send_ctl(c, TH_ACK, c->snd_una - 1);
-		c->persist_backoff++;
-		uint32_t t = c->rto_ms << (c->persist_backoff < 6 ? c->persist_backoff : 6);
-		if (t > s->conf.rto_max_ms)
-			t = s->conf.rto_max_ms;
-		c->t_rtx = s->now_ms + t;
-		tcp_timer_arm(c, c->t_rtx);
+	/* A closed window with data outstanding is probed too, not retransmitted into. */
+	if (c->persist || (c->snd_wnd == 0 && c->snd_max != c->snd_una)) {
+		persist_timeout(c);
 		return;
 	}
 	if (c->snd_max == c->snd_una)
@@ -124,25 +182,13 @@ static void rtx_timeout(struct myrio_tcp_conn *c)
 		return;
 	}
 	if (++c->retries > s->conf.max_retries) {
-		s->st.tcp_timeouts++;
-		s->st.tcp_resets_sent++;
-		if (!c->app_owned)
-			s->st.tcp_orphan_resets++;
-		tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_max);
-		tcp_conn_finish(c, -ETIMEDOUT);
+		give_up(c);
 		return;
 	}
 	s->st.tcp_rto_expired++;
 	c->st.rto_expired++;
 	cc_on_rto(c);
-	/* Go back N from the first unacknowledged segment; the SACK scoreboard is
-	 * forgotten (RFC 2018 §8: the receiver may renege). */
-	for (struct myrio_pkt *p = c->sndq; p; p = p->next)
-		seg_set_flags(p, seg_flags(p) & (SEG_FIN | SEG_EVER_RETX));
-	c->high_sack = 0;
-	c->snd_nxt = c->snd_una;
-	c->snd_next = c->sndq;
-	c->rtt_timing = false;
+	go_back_n(c);
 	backoff(c);
 	tcp_output(c);
 	if (!c->t_rtx)

@@ -54,20 +54,25 @@ static inline void pump_send(struct harness *h, struct xfer *x)
 	}
 }
 
+/* Checks a received buffer against the pattern at x->rcvd, counts it and releases it. */
+static inline void xfer_take(struct xfer *x, struct myrio_pkt *p)
+{
+	const uint8_t *d = myrio_pkt_data(p);
+	for (uint32_t i = 0; i < p->len; i++)
+		if (d[i] != pattern(x->rcvd + i) && !x->bad)
+			x->bad = x->rcvd + i + 1;
+	x->rcvd += p->len;
+	myrio_tcp_release(x->srv, p);
+}
+
 static inline void pump_recv(struct xfer *x)
 {
 	if (!x->srv || x->hold)
 		return;
 	if (x->zero_copy) {
 		struct myrio_pkt *p;
-		while ((p = myrio_tcp_recv(x->srv)) != NULL) {
-			const uint8_t *d = myrio_pkt_data(p);
-			for (uint32_t i = 0; i < p->len; i++)
-				if (d[i] != pattern(x->rcvd + i) && !x->bad)
-					x->bad = x->rcvd + i + 1;
-			x->rcvd += p->len;
-			myrio_tcp_release(x->srv, p);
-		}
+		while ((p = myrio_tcp_recv(x->srv)) != NULL)
+			xfer_take(x, p);
 	} else {
 		uint8_t buf[3000];
 		ssize_t r;

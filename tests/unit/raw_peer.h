@@ -396,6 +396,26 @@ static inline void peer_ack(struct raw *r, struct peer *p)
 	raw_poll(r);
 }
 
+/* An ACK from the peer with a timestamp and n (up to 2) SACK blocks b. */
+static inline void peer_send_sack(struct raw *r, struct peer *p, const uint32_t b[][2], unsigned n)
+{
+	uint8_t o[32] = {1, 1, 8, 10};
+	put_be32(o + 4, p->tsval);
+	put_be32(o + 8, p->ts_stack);
+	o[12] = 1;
+	o[13] = 1;
+	o[14] = 5;
+	o[15] = (uint8_t)(2 + 8 * n);
+	for (unsigned k = 0; k < n; k++) {
+		put_be32(o + 16 + 8 * k, b[k][0]);
+		put_be32(o + 20 + 8 * k, b[k][1]);
+	}
+	struct tcpf t = {.sport = p->sport, .dport = p->dport, .seq = p->snd_nxt,
+			 .ack = p->rcv_nxt, .flags = F_ACK, .win = p->win, .opts = o,
+			 .optlen = (uint8_t)(16 + 8 * n)};
+	raw_send_tcp(r, &t);
+}
+
 /* Passive open on the stack's port dport (must be listening): SYN with MSS 1460,
  * SACK-permitted, timestamps, window scale 7; SYN-ACK checked; final ACK. */
 static inline void peer_connect(struct raw *r, struct peer *p, uint16_t sport, uint16_t dport,
@@ -471,6 +491,8 @@ static inline void icmp_in(struct raw *r, uint8_t type, uint8_t code, uint32_t r
 	}
 	raw_send(r, f, n);
 	raw_poll(r);
+}
+
 /* A stack (its configuration changed by tweak unless NULL) on a fresh link called name,
  * listening on port 80 with a backlog of 16, and a peer connected to it from sport with
  * initial sequence number isn, all options offered. */

@@ -378,10 +378,10 @@ static void retransmission_timer_backs_off(void **state)
 	assert_int_equal(myrio_tcp_write(p.c, "data", 4), 4);
 	raw_poll(&r);
 	assert_int_equal(cap_count_tcp(&r), 1);
-	/* The handshake RTT was ~0: a tail loss probe after 2 ms + 40 ms (one segment in
-	 * flight: the peer may delay its ACK), then the RTO at the 200 ms floor, then 400,
-	 * 800, 1600. */
-	uint64_t expect[] = {42, 200, 400, 800, 1600};
+	/* The handshake RTT was ~0, but one segment in flight may have its ACK delayed by
+	 * the peer up to 200 ms (RFC 8985 §7.2): the tail loss probe goes when the RTO would
+	 * (200 ms, the floor), then the RTO 200 ms later, then 400, 800, 1600. */
+	uint64_t expect[] = {200, 200, 400, 800, 1600};
 	for (int i = 0; i < 5; i++) {
 		raw_wait_ms(&r, expect[i] - 1);
 		assert_int_equal(cap_count_tcp(&r), 0);
@@ -457,7 +457,7 @@ static void orphan_deadline_spares_a_retransmitted_fin(void **state)
 	myrio_tcp_close(p.c); /* orphan: the application let go */
 	raw_poll(&r);
 	unsigned fins = 0, rsts = 0;
-	/* FIN lost again and again: probed at 42 ms, retransmitted at 242, 642, 1442 ms,
+	/* FIN lost again and again: probed at 200 ms, retransmitted at 400, 800, 1600 ms,
 	 * past the 500 ms deadline, with no RST. */
 	run_ms(&r, 1500, &fins, &rsts);
 	assert_true(fins >= 3);
@@ -522,9 +522,10 @@ static void zero_window_is_probed(void **state)
 	assert_int_equal(cap_count_tcp(&r), 0); /* nothing may go */
 	raw_wait_ms(&r, 500);
 	struct tcpv v;
-	assert_true(cap_tcp(&r, 0, &v)); /* window probe: old sequence number, no data */
-	assert_int_equal(v.len, 0);
-	assert_int_equal(v.seq, p.rcv_nxt - 1);
+	assert_true(cap_tcp(&r, 0, &v)); /* window probe: one byte of new data */
+	assert_int_equal(v.len, 1);
+	assert_int_equal(v.seq, p.rcv_nxt);
+	assert_int_equal(v.data[0], 'b');
 	struct myrio_stack_stats st = raw_stats(&r);
 	assert_int_equal(st.tcp_zero_window_probes, 1);
 	p.win = 1000; /* opens */
@@ -975,24 +976,8 @@ static void full_send_queue_refuses_then_signals_writable(void **state)
 /* An ACK from the peer with a timestamp and one SACK block [l, r). */
 static void peer_sack(struct raw *r, struct peer *p, uint32_t l, uint32_t rr)
 {
-	uint8_t o[24] = {1, 1, 8, 10};
-	put_be32(o + 4, p->tsval);
-	put_be32(o + 8, p->ts_stack);
-	o[12] = 1;
-	o[13] = 1;
-	o[14] = 5;
-	o[15] = 10;
-	put_be32(o + 16, l);
-	put_be32(o + 20, rr);
-	struct tcpf t = {.sport = p->sport,
-			 .dport = p->dport,
-			 .seq = p->snd_nxt,
-			 .ack = p->rcv_nxt,
-			 .flags = F_ACK,
-			 .win = p->win,
-			 .opts = o,
-			 .optlen = 24};
-	raw_send_tcp(r, &t);
+	const uint32_t b[1][2] = {{l, rr}};
+	peer_send_sack(r, p, b, 1);
 }
 
 static void sack_recovery_and_a_lost_retransmission(void **state)

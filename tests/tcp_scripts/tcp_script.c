@@ -37,10 +37,10 @@ struct script {
 	bool dynamic_arp, up;
 
 	uint16_t peer_port, stack_port;
-	uint32_t peer_isn, peer_nxt;	       /* absolute */
-	uint32_t stack_isn, stack_max;	       /* absolute; stack_max: after its highest byte */
-	uint32_t stack_tsval;		       /* the stack's last TSval */
-	bool stack_isn_known, ts_on;	       /* ts_on: segments carry timestamps by default */
+	uint32_t peer_isn, peer_nxt;   /* absolute */
+	uint32_t stack_isn, stack_max; /* absolute; stack_max: after its highest byte */
+	uint32_t stack_tsval;	       /* the stack's last TSval */
+	bool stack_isn_known, ts_on;   /* ts_on: segments carry timestamps by default */
 	uint16_t peer_win;
 	struct frame q[MAX_CAP]; /* frames the stack sent, not yet matched */
 	unsigned nq;
@@ -107,7 +107,7 @@ static uint32_t ip_addr(const char *v)
 }
 
 static const char *const state_names[] = {
-    "CLOSED",	   "LISTEN",	  "SYN_SENT", "SYN_RCVD", "ESTABLISHED", "FIN_WAIT_1",
+    "CLOSED",	  "LISTEN",	"SYN_SENT", "SYN_RCVD", "ESTABLISHED", "FIN_WAIT_1",
     "FIN_WAIT_2", "CLOSE_WAIT", "CLOSING",  "LAST_ACK", "TIME_WAIT",
 };
 
@@ -386,7 +386,8 @@ static void cmd_stack(char **tok, int n)
 		else if (!strcmp(k, "arp"))
 			S.dynamic_arp = v == 0;
 		else if (!strcmp(k, "cc"))
-			S.conf.cc = !strcmp(c.val, "cubic") ? MYRIO_TCP_CC_CUBIC : MYRIO_TCP_CC_NEWRENO;
+			S.conf.cc =
+			    !strcmp(c.val, "cubic") ? MYRIO_TCP_CC_CUBIC : MYRIO_TCP_CC_NEWRENO;
 		else
 			fail("stack: unknown key '%s'", k);
 	}
@@ -437,7 +438,8 @@ static unsigned build_opts(const char *spec, uint8_t *o)
 			unsigned start = n;
 			o[n++] = 5, o[n++] = 2;
 			char *bsave = NULL;
-			for (char *b = strtok_r(t + 5, ":", &bsave); b; b = strtok_r(NULL, ":", &bsave)) {
+			for (char *b = strtok_r(t + 5, ":", &bsave); b;
+			     b = strtok_r(NULL, ":", &bsave)) {
 				char *dash = strchr(b, '-');
 				if (!dash || n + 8 > TCP_OPT_MAX)
 					fail("sack:A-B[:C-D] expected");
@@ -463,15 +465,32 @@ static uint8_t parse_flags(const char *f)
 	uint8_t x = 0;
 	for (; *f; f++) {
 		switch (*f) {
-		case 'S': x |= F_SYN; break;
-		case 'F': x |= F_FIN; break;
-		case 'R': x |= F_RST; break;
-		case 'P': x |= F_PSH; break;
-		case '.': x |= F_ACK; break;
-		case 'E': x |= 0x40; break;
-		case 'W': x |= 0x80; break;
-		case 'U': x |= 0x20; break;
-		default: fail("unknown flag '%c' in '%s'", *f, f);
+		case 'S':
+			x |= F_SYN;
+			break;
+		case 'F':
+			x |= F_FIN;
+			break;
+		case 'R':
+			x |= F_RST;
+			break;
+		case 'P':
+			x |= F_PSH;
+			break;
+		case '.':
+			x |= F_ACK;
+			break;
+		case 'E':
+			x |= 0x40;
+			break;
+		case 'W':
+			x |= 0x80;
+			break;
+		case 'U':
+			x |= 0x20;
+			break;
+		default:
+			fail("unknown flag '%c' in '%s'", *f, f);
 		}
 	}
 	return x;
@@ -551,8 +570,8 @@ static void cmd_inject_tcp(char **tok, int n)
 		payload[i] = peer_byte(rel + (uint64_t)i);
 	t.data = payload;
 	t.len = (uint16_t)len;
-	uint32_t end = t.seq + (uint32_t)len + ((t.flags & F_SYN) ? 1u : 0u) +
-		       ((t.flags & F_FIN) ? 1u : 0u);
+	uint32_t end =
+	    t.seq + (uint32_t)len + ((t.flags & F_SYN) ? 1u : 0u) + ((t.flags & F_FIN) ? 1u : 0u);
 	if ((int32_t)(end - S.peer_nxt) > 0 || (t.flags & F_SYN))
 		S.peer_nxt = end;
 	static uint8_t f[9216];
@@ -655,7 +674,9 @@ static long long opt_value(const struct tcpv *v, const char *key, const char *wa
 	if (!strcmp(key, "ts"))
 		return find_opt(v->opts, v->optlen, 8) >= 0;
 	if (!strcmp(key, "tsecr"))
-		return (k = find_opt(v->opts, v->optlen, 8)) >= 0 ? (long long)get_be32(v->opts + k + 6) : -1;
+		return (k = find_opt(v->opts, v->optlen, 8)) >= 0
+			   ? (long long)get_be32(v->opts + k + 6)
+			   : -1;
 	if (!strcmp(key, "nsack"))
 		return (k = find_opt(v->opts, v->optlen, 5)) >= 0 ? (v->opts[k + 1] - 2) / 8 : 0;
 	if (!strcmp(key, "sack")) {
@@ -774,10 +795,11 @@ static void cmd_expect_frame(char **tok, int n)
 		int i = frame_find(kind);
 		if (i >= 0) {
 			const struct tcpv *v = &S.q[i].t;
-			fail("expected no %s, got one after %llu ms (flags 0x%02x seq %u ack %u len "
-			     "%u)",
-			     kind_name(kind), (unsigned long long)(S.q[i].at_ms - start), v->flags,
-			     v->seq - S.stack_isn, v->ack - S.peer_isn, v->len);
+			fail(
+			    "expected no %s, got one after %llu ms (flags 0x%02x seq %u ack %u len "
+			    "%u)",
+			    kind_name(kind), (unsigned long long)(S.q[i].at_ms - start), v->flags,
+			    v->seq - S.stack_isn, v->ack - S.peer_isn, v->len);
 		}
 		return;
 	}
@@ -799,7 +821,9 @@ static void cmd_expect_frame(char **tok, int n)
 			struct cmp c;
 			if (!split_cmp(tok[k], &c) || !strcmp(c.key, "within"))
 				continue;
-			long long got = !strcmp(c.key, "type") ? ic[0] : !strcmp(c.key, "code") ? ic[1] : -1;
+			long long got = !strcmp(c.key, "type")	 ? ic[0]
+					: !strcmp(c.key, "code") ? ic[1]
+								 : -1;
 			if (!holds(got, c.op, num(c.val)))
 				fail("ICMP %s is %lld, expected %s%s", c.key, got, c.op, c.val);
 		}
@@ -922,7 +946,8 @@ static void app_write(long long len)
 	static uint8_t buf[65536];
 	long long total = 0;
 	while (total < len) {
-		size_t chunk = (size_t)(len - total) < sizeof(buf) ? (size_t)(len - total) : sizeof(buf);
+		size_t chunk =
+		    (size_t)(len - total) < sizeof(buf) ? (size_t)(len - total) : sizeof(buf);
 		for (size_t i = 0; i < chunk; i++)
 			buf[i] = app_byte(S.app_written + i);
 		ssize_t w = myrio_tcp_write(S.c, buf, chunk);
@@ -997,11 +1022,13 @@ static void cmd_app(char **tok, int n)
 		need_conn(c);
 		struct myrio_pkt *p;
 		long long want = n > 1 ? num(tok[1]) : 1;
-		for (long long i = 0; i < want && S.nheld < MAX_HELD && (p = myrio_tcp_recv(S.c)); i++) {
+		for (long long i = 0; i < want && S.nheld < MAX_HELD && (p = myrio_tcp_recv(S.c));
+		     i++) {
 			const uint8_t *d = myrio_pkt_data(p);
 			for (uint32_t k = 0; k < p->len; k++)
 				if (d[k] != peer_byte(S.app_read + k))
-					fail("held byte %llu wrong", (unsigned long long)(S.app_read + k));
+					fail("held byte %llu wrong",
+					     (unsigned long long)(S.app_read + k));
 			S.app_read += p->len;
 			S.held[S.nheld++] = p;
 		}

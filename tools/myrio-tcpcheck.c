@@ -50,6 +50,7 @@ struct app {
 	uint32_t send_ip;
 	uint16_t send_port;
 	uint64_t send_bytes, sent;
+	unsigned send_repeat, sends_ok; /* connections to make, one after the other */
 	struct myrio_tcp_conn *out;
 	int out_state; /* 0 idle, 1 connecting, 2 sending, 3 closing, 4 done ok, -1 failed */
 	uint64_t out_start_ns, out_end_ns;
@@ -93,11 +94,15 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 {
 	struct app *a = arg;
 	if (ev == MYRIO_TCP_EV_ACCEPTED) {
-		if (a->nin == MAX_IN) {
+		struct inbound *slot = a->nin < MAX_IN ? &a->in[a->nin++] : NULL;
+		for (unsigned i = 0; !slot && i < MAX_IN; i++)
+			if (a->in[i].closed) /* a finished connection's slot */
+				slot = &a->in[i];
+		if (!slot) {
 			myrio_tcp_abort(c);
 			return;
 		}
-		a->in[a->nin++] = (struct inbound){.c = c};
+		*slot = (struct inbound){.c = c};
 		return;
 	}
 	if (c == a->ref) {
@@ -126,6 +131,15 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 			a->out_end_ns = now_ns();
 			myrio_tcp_close(c);
 			a->out = NULL;
+			/* --repeat: the next connection at once (our side keeps TIME_WAIT) */
+			if (a->out_state == 4 && ++a->sends_ok < a->send_repeat) {
+				a->sent = 0;
+				if (myrio_tcp_connect(a->s, a->send_ip, a->send_port, NULL,
+						      &a->out) == 0)
+					a->out_state = 1;
+				else
+					a->out_state = -1;
+			}
 		} else if (ev == MYRIO_TCP_EV_READABLE) {
 			char junk[256];
 			while (myrio_tcp_read(c, junk, sizeof(junk)) > 0)
@@ -290,7 +304,9 @@ static void usage(void)
 		"       [--ready FILE] [--go FILE] [--timeout SECONDS] [--stats] [--via sim|pair]\n"
 		"       [--sim SPEC]   model options, e.g. loss=0.01,reorder=0.01,dup=0.01,seed=1\n"
 		"       [--cubic]      CUBIC congestion control instead of NewReno\n"
-		"       [--syncookies] answer every SYN with a SYN cookie\n");
+		"       [--syncookies] answer every SYN with a SYN cookie\n"
+		"       [--mtu N]      the port's IP MTU (sim: up to 9000)\n"
+		"       [--repeat N]   make the --send connection N times, one after the other\n");
 }
 
 int main(int argc, char **argv)
@@ -301,15 +317,26 @@ int main(int argc, char **argv)
 	uint32_t ip = 0, mask = 0, gw = 0;
 	int listen_port = 0, udp_port = 0, timeout = 120;
 	bool stats = false, via_pair = false, cubic = false, cookies = false;
+	uint32_t mtu = 0;
 	static const struct option opts[] = {
-	    {"tap", 1, 0, 't'},		 {"ip", 1, 0, 'i'},
-	    {"gw", 1, 0, 'g'},		 {"listen", 1, 0, 'l'},
-	    {"expect-conns", 1, 0, 'n'}, {"udp-echo", 1, 0, 'u'},
-	    {"send", 1, 0, 's'},	 {"expect-refused", 1, 0, 'r'},
-	    {"ready", 1, 0, 'R'},	 {"go", 1, 0, 'G'},
-	    {"timeout", 1, 0, 'T'},	 {"stats", 0, 0, 'S'},
-	    {"via", 1, 0, 'V'},		 {"sim", 1, 0, 'M'},
-	    {"cubic", 0, 0, 'C'},	 {"syncookies", 0, 0, 'K'},
+	    {"tap", 1, 0, 't'},
+	    {"ip", 1, 0, 'i'},
+	    {"gw", 1, 0, 'g'},
+	    {"listen", 1, 0, 'l'},
+	    {"expect-conns", 1, 0, 'n'},
+	    {"udp-echo", 1, 0, 'u'},
+	    {"send", 1, 0, 's'},
+	    {"expect-refused", 1, 0, 'r'},
+	    {"ready", 1, 0, 'R'},
+	    {"go", 1, 0, 'G'},
+	    {"timeout", 1, 0, 'T'},
+	    {"stats", 0, 0, 'S'},
+	    {"via", 1, 0, 'V'},
+	    {"sim", 1, 0, 'M'},
+	    {"cubic", 0, 0, 'C'},
+	    {"syncookies", 0, 0, 'K'},
+	    {"mtu", 1, 0, 'm'},
+	    {"repeat", 1, 0, 'N'},
 	    {0, 0, 0, 0},
 	};
 	int o;
@@ -372,6 +399,12 @@ int main(int argc, char **argv)
 		case 'M':
 			sim_spec = optarg;
 			break;
+		case 'm':
+			mtu = (uint32_t)atoi(optarg);
+			break;
+		case 'N':
+			a.send_repeat = (unsigned)atoi(optarg);
+			break;
 		case 'C':
 			cubic = true;
 			break;
@@ -400,10 +433,13 @@ int main(int argc, char **argv)
 	if (via_pair) {
 		char dev[64];
 		snprintf(dev, sizeof(dev), "pair:tcpcheck%d/0", (int)getpid() % 100000);
-		if ((rc = myrio_pair_port_open(dev, NULL, &a.port)) < 0)
+		struct myrio_port_conf ppc;
+		myrio_port_conf_init(&ppc);
+		ppc.mtu = mtu;
+		if ((rc = myrio_pair_port_open(dev, &ppc, &a.port)) < 0)
 			return 1;
 		dev[strlen(dev) - 1] = '1';
-		if ((rc = myrio_pair_port_open(dev, NULL, &a.wire)) < 0 ||
+		if ((rc = myrio_pair_port_open(dev, &ppc, &a.wire)) < 0 ||
 		    (rc = myrio_pool_create_in(NULL, 1024, 9600, &a.wire_pool)) < 0)
 			return 1;
 	} else {
@@ -420,6 +456,7 @@ int main(int argc, char **argv)
 		struct myrio_port_conf pc;
 		myrio_port_conf_init(&pc);
 		pc.sim = a.sim;
+		pc.mtu = mtu;
 		if (myrio_port_open(&a.port, "sim:sim0", &pc) < 0)
 			return 1;
 	}
@@ -500,6 +537,8 @@ int main(int argc, char **argv)
 			double s = (double)(a.out_end_ns - a.out_start_ns) / 1e9;
 			printf("sent %llu bytes to the kernel in %.2f s (%.1f MB/s)\n",
 			       (unsigned long long)a.sent, s, (double)a.sent / s / 1e6);
+			if (a.send_repeat)
+				printf("sent on %u connections one after the other\n", a.sends_ok);
 		} else {
 			printf("send: FAILED (state %d, %llu of %llu bytes queued)\n", a.out_state,
 			       (unsigned long long)a.sent, (unsigned long long)a.send_bytes);

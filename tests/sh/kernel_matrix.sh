@@ -9,7 +9,8 @@
 #
 # usage: kernel_matrix.sh BUILD_DIR
 #   MYRIO_MATRIX_ROWS="name name..." runs only those rows; MYRIO_MATRIX_BYTES (20M) the
-#   size each way; MYRIO_MATRIX_VIA (pair) the link for rows that do not need the model.
+#   size each way; MYRIO_MATRIX_VIA (pair) the link for rows that do not need the model;
+#   MYRIO_MATRIX_VERBOSE=1 prints all of our side's counters for each row.
 # exit 77 (skipped) without root, network namespaces or /dev/net/tun.
 set -u
 build=${1:?usage: $0 BUILD_DIR}
@@ -206,6 +207,7 @@ row() {
 	echo "---- $name: $desc: $res in ${secs} s"
 	cat $r/server.out $r/client.out 2>/dev/null
 	grep -E '^(sent|inbound|send:|timeout)|tcp_(retransmits|fast_retransmits|rto_expired|zero_window_probes|resets_sent|resets_rcvd|timeouts) ' $r/tool.out
+	[ -n "${MYRIO_MATRIX_VERBOSE:-}" ] && cat $r/tool.out
 	results+=("$(printf '%-14s %-58s %4s s  %s' "$name" "$desc" "$secs" "$res")")
 	for n in $ns $ns-k $ns-m; do ip netns del $n 2>/dev/null; done
 }

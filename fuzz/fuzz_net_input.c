@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "fuzz_wrap_port.h"
 #include "myrio/port.h"
 #include "myrio/tcp_lite.h"
 #include "port/port_ops.h"
@@ -38,17 +39,11 @@ struct flow {
 	bool seen;
 };
 
-struct harness;
-struct wrap_port {
-	struct myrio_port port;
-	struct harness *h;
-};
-
 struct harness {
 	struct myrio_port *sp, *fp; /* stack's port, fuzzer's port */
 	struct myrio_stack *s;
 	struct myrio_pool *pool;    /* fuzzer's transmit buffers */
-	struct wrap_port wrap;      /* what the stack is bound to */
+	struct fuzz_wrap_port wrap; /* what the stack is bound to */
 	uint8_t smac[6], fmac[6];
 	uint64_t now_ns;
 	struct flow flows[MAX_FLOWS];
@@ -172,54 +167,10 @@ static void drain(struct harness *h)
 	}
 }
 
-/* The stack's port as the stack sees it: the pair port's end, plus the fuzzer reading the
- * other end after every transmit, as a live peer would. The stack waits at destroy for
- * the port to hand back its buffers, and on the pair port that needs the peer to read. */
-static struct myrio_port *inner(struct myrio_port *p)
+static void drain_arg(void *h)
 {
-	return ((struct wrap_port *)p)->h->sp;
+	drain(h);
 }
-
-static uint16_t wrap_rx(struct myrio_port *p, struct myrio_pkt **pkts, uint16_t n)
-{
-	return inner(p)->ops->rx_burst(inner(p), pkts, n);
-}
-
-static uint16_t wrap_tx(struct myrio_port *p, struct myrio_pkt **pkts, uint16_t n)
-{
-	uint16_t took = inner(p)->ops->tx_burst(inner(p), pkts, n);
-	drain(((struct wrap_port *)p)->h);
-	return took;
-}
-
-static int wrap_pool(struct myrio_port *p, uint32_t count, uint32_t len, struct myrio_pool **out)
-{
-	return inner(p)->ops->pool_create(inner(p), count, len, out);
-}
-
-static int wrap_link(struct myrio_port *p)
-{
-	return inner(p)->ops->link(inner(p));
-}
-
-static int wrap_info(struct myrio_port *p, struct myrio_port_info *info)
-{
-	return inner(p)->ops->info(inner(p), info);
-}
-
-static int wrap_stats(struct myrio_port *p, struct myrio_port_stats *st)
-{
-	return inner(p)->ops->stats(inner(p), st);
-}
-
-static const struct myrio_port_ops wrap_ops = {
-	.rx_burst = wrap_rx,
-	.tx_burst = wrap_tx,
-	.pool_create = wrap_pool,
-	.link = wrap_link,
-	.info = wrap_info,
-	.stats = wrap_stats,
-};
 
 static void settle(struct harness *h)
 {
@@ -348,7 +299,7 @@ static void op_tcp(struct harness *h, struct fuzz_in *in)
 	put_be16(t + 14, win);
 	put_be16(t + 16, 0);
 	put_be16(t + 18, (mode & 8) ? fuzz_u16(in) : 0); /* urgent pointer */
-	memset(t + 20, 1, thl - 20);                      /* NOP padding */
+	memset(t + 20, 1, thl - 20);			 /* NOP padding */
 	if (optlen)
 		memcpy(t + 20, opt, optlen);
 	memset(t + thl, fill, paylen);
@@ -561,9 +512,7 @@ static int harness_open(struct harness *h, uint8_t cfg)
 	c.udp_event = on_udp;
 	c.event_arg = h;
 	h->echo = (cfg & 64) ? 100 : 0;
-	h->wrap.port.ops = &wrap_ops;
-	snprintf(h->wrap.port.device, sizeof(h->wrap.port.device), "fuzz");
-	h->wrap.h = h;
+	fuzz_wrap_init(&h->wrap, h->sp, NULL, drain_arg, h);
 	if (myrio_stack_create(&h->s, &h->wrap.port, &c) < 0)
 		return -1;
 	struct myrio_tcp_listener *l;
@@ -590,12 +539,12 @@ static void harness_close(struct harness *h)
 			"rx %lu tx %lu arp %lu icmp %lu udp %lu tcp in %lu out %lu established %lu "
 			"ooo %lu retx %lu rst_in %lu rst_out %lu challenge %lu drop_csum %lu\n",
 			(unsigned long)st.rx_frames, (unsigned long)st.tx_frames,
-			(unsigned long)st.arp_rx, (unsigned long)st.icmp_rx, (unsigned long)st.udp_rx,
-			(unsigned long)st.tcp_segs_in, (unsigned long)st.tcp_segs_out,
-			(unsigned long)st.tcp_conns_established, (unsigned long)st.tcp_ooo_segs,
-			(unsigned long)st.tcp_retransmits, (unsigned long)st.tcp_resets_rcvd,
-			(unsigned long)st.tcp_resets_sent, (unsigned long)st.tcp_challenge_acks,
-			(unsigned long)st.drop_tcp_csum);
+			(unsigned long)st.arp_rx, (unsigned long)st.icmp_rx,
+			(unsigned long)st.udp_rx, (unsigned long)st.tcp_segs_in,
+			(unsigned long)st.tcp_segs_out, (unsigned long)st.tcp_conns_established,
+			(unsigned long)st.tcp_ooo_segs, (unsigned long)st.tcp_retransmits,
+			(unsigned long)st.tcp_resets_rcvd, (unsigned long)st.tcp_resets_sent,
+			(unsigned long)st.tcp_challenge_acks, (unsigned long)st.drop_tcp_csum);
 	}
 	if (h->s)
 		myrio_stack_destroy(h->s);
@@ -652,7 +601,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			op_arp(&h, &in);
 			break;
 		case 8: /* time passes: timers, retransmissions, TIME_WAIT, ARP expiry */
-			h.now_ns += (uint64_t)fuzz_u16(&in) * ((op & 0x10) ? 1000000000ull : 1000000ull);
+			h.now_ns +=
+			    (uint64_t)fuzz_u16(&in) * ((op & 0x10) ? 1000000000ull : 1000000ull);
 			settle(&h);
 			break;
 		case 9:

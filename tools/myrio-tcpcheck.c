@@ -50,6 +50,7 @@ struct app {
 	uint32_t send_ip;
 	uint16_t send_port;
 	uint64_t send_bytes, sent;
+	unsigned send_repeat, sends_ok; /* connections to make, one after the other */
 	struct myrio_tcp_conn *out;
 	int out_state; /* 0 idle, 1 connecting, 2 sending, 3 closing, 4 done ok, -1 failed */
 	uint64_t out_start_ns, out_end_ns;
@@ -114,11 +115,15 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 {
 	struct app *a = arg;
 	if (ev == MYRIO_TCP_EV_ACCEPTED) {
-		if (a->nin == MAX_IN) {
+		struct inbound *slot = a->nin < MAX_IN ? &a->in[a->nin++] : NULL;
+		for (unsigned i = 0; !slot && i < MAX_IN; i++)
+			if (a->in[i].closed) /* a finished connection's slot */
+				slot = &a->in[i];
+		if (!slot) {
 			myrio_tcp_abort(c);
 			return;
 		}
-		a->in[a->nin++] = (struct inbound){.c = c};
+		*slot = (struct inbound){.c = c};
 		return;
 	}
 	if (c == a->unreach.c) {
@@ -152,6 +157,15 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 			a->out_end_ns = now_ns();
 			myrio_tcp_close(c);
 			a->out = NULL;
+			/* --repeat: the next connection at once (our side keeps TIME_WAIT) */
+			if (a->out_state == 4 && ++a->sends_ok < a->send_repeat) {
+				a->sent = 0;
+				if (myrio_tcp_connect(a->s, a->send_ip, a->send_port, NULL,
+						      &a->out) == 0)
+					a->out_state = 1;
+				else
+					a->out_state = -1;
+			}
 		} else if (ev == MYRIO_TCP_EV_READABLE) {
 			char junk[256];
 			while (myrio_tcp_read(c, junk, sizeof(junk)) > 0)
@@ -340,7 +354,8 @@ static void usage(void)
 		"       [--syncookies] answer every SYN with a SYN cookie\n"
 		"       [--mtu N]      the port's IP MTU (68..9000; 1500)\n"
 		"       [--expect-unreachable IP:PORT] a connect there ends with EHOSTUNREACH\n"
-		"       [--udp-refused IP:PORT] a datagram there gets ECONNREFUSED\n");
+		"       [--udp-refused IP:PORT] a datagram there gets ECONNREFUSED\n"
+		"       [--repeat N]   make the --send connection N times, one after the other\n");
 }
 
 int main(int argc, char **argv)
@@ -353,16 +368,27 @@ int main(int argc, char **argv)
 	uint32_t mtu = 0;
 	bool stats = false, via_pair = false, cubic = false, cookies = false;
 	static const struct option opts[] = {
-	    {"tap", 1, 0, 't'},		 {"ip", 1, 0, 'i'},
-	    {"gw", 1, 0, 'g'},		 {"listen", 1, 0, 'l'},
-	    {"expect-conns", 1, 0, 'n'}, {"udp-echo", 1, 0, 'u'},
-	    {"send", 1, 0, 's'},	 {"expect-refused", 1, 0, 'r'},
-	    {"ready", 1, 0, 'R'},	 {"go", 1, 0, 'G'},
-	    {"timeout", 1, 0, 'T'},	 {"stats", 0, 0, 'S'},
-	    {"via", 1, 0, 'V'},		 {"sim", 1, 0, 'M'},
-	    {"cubic", 0, 0, 'C'},	 {"syncookies", 0, 0, 'K'},
-	    {"mtu", 1, 0, 'm'},		 {"expect-unreachable", 1, 0, 'h'},
-	    {"udp-refused", 1, 0, 'U'},	 {0, 0, 0, 0},
+	    {"tap", 1, 0, 't'},
+	    {"ip", 1, 0, 'i'},
+	    {"gw", 1, 0, 'g'},
+	    {"listen", 1, 0, 'l'},
+	    {"expect-conns", 1, 0, 'n'},
+	    {"udp-echo", 1, 0, 'u'},
+	    {"send", 1, 0, 's'},
+	    {"expect-refused", 1, 0, 'r'},
+	    {"ready", 1, 0, 'R'},
+	    {"go", 1, 0, 'G'},
+	    {"timeout", 1, 0, 'T'},
+	    {"stats", 0, 0, 'S'},
+	    {"via", 1, 0, 'V'},
+	    {"sim", 1, 0, 'M'},
+	    {"cubic", 0, 0, 'C'},
+	    {"syncookies", 0, 0, 'K'},
+	    {"mtu", 1, 0, 'm'},
+	    {"expect-unreachable", 1, 0, 'h'},
+	    {"udp-refused", 1, 0, 'U'},
+	    {"repeat", 1, 0, 'N'},
+	    {0, 0, 0, 0},
 	};
 	int o;
 	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -424,14 +450,17 @@ int main(int argc, char **argv)
 		case 'M':
 			sim_spec = optarg;
 			break;
+		case 'm':
+			mtu = (uint32_t)atoi(optarg);
+			break;
+		case 'N':
+			a.send_repeat = (unsigned)atoi(optarg);
+			break;
 		case 'C':
 			cubic = true;
 			break;
 		case 'K':
 			cookies = true;
-			break;
-		case 'm':
-			mtu = (uint32_t)atoi(optarg);
 			break;
 		case 'h':
 		case 'U': {
@@ -572,6 +601,8 @@ int main(int argc, char **argv)
 			double s = (double)(a.out_end_ns - a.out_start_ns) / 1e9;
 			printf("sent %llu bytes to the kernel in %.2f s (%.1f MB/s)\n",
 			       (unsigned long long)a.sent, s, (double)a.sent / s / 1e6);
+			if (a.send_repeat)
+				printf("sent on %u connections one after the other\n", a.sends_ok);
 		} else {
 			printf("send: FAILED (state %d, %llu of %llu bytes queued)\n", a.out_state,
 			       (unsigned long long)a.sent, (unsigned long long)a.send_bytes);

@@ -99,14 +99,24 @@ static void tiny_mss_on_passive_open_is_floored(void **state)
 	listen80(&r);
 	uint8_t o[20];
 	syn_opts(o, 4);
-	struct tcpf t = {.sport = 41000, .dport = 80, .seq = 1, .flags = F_SYN, .win = 65535,
-			 .opts = o, .optlen = 20};
+	struct tcpf t = {.sport = 41000,
+			 .dport = 80,
+			 .seq = 1,
+			 .flags = F_SYN,
+			 .win = 65535,
+			 .opts = o,
+			 .optlen = 20};
 	raw_send_tcp_poll(&r, &t);
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.flags, F_SYN | F_ACK);
-	struct peer p = {.sport = 41000, .dport = 80, .snd_nxt = 2, .rcv_nxt = v.seq + 1,
-			 .tsval = 1000, .ts = true, .win = 65535};
+	struct peer p = {.sport = 41000,
+			 .dport = 80,
+			 .snd_nxt = 2,
+			 .rcv_nxt = v.seq + 1,
+			 .tsval = 1000,
+			 .ts = true,
+			 .win = 65535};
 	int k = find_opt(v.opts, v.optlen, 8);
 	assert_true(k >= 0);
 	p.ts_stack = get_be32(v.opts + k + 2);
@@ -129,10 +139,22 @@ static void tiny_mss_on_active_open_is_floored(void **state)
 	assert_true(cap_tcp(&r, 0, &v));
 	uint8_t o[20];
 	syn_opts(o, 4);
-	struct tcpf t = {.sport = 7000, .dport = v.sport, .seq = 999, .ack = v.seq + 1,
-			 .flags = F_SYN | F_ACK, .win = 65535, .opts = o, .optlen = 20};
-	struct peer p = {.sport = 7000, .dport = v.sport, .snd_nxt = 1000, .rcv_nxt = v.seq + 1,
-			 .tsval = 1000, .ts = true, .win = 65535, .c = c};
+	struct tcpf t = {.sport = 7000,
+			 .dport = v.sport,
+			 .seq = 999,
+			 .ack = v.seq + 1,
+			 .flags = F_SYN | F_ACK,
+			 .win = 65535,
+			 .opts = o,
+			 .optlen = 20};
+	struct peer p = {.sport = 7000,
+			 .dport = v.sport,
+			 .snd_nxt = 1000,
+			 .rcv_nxt = v.seq + 1,
+			 .tsval = 1000,
+			 .ts = true,
+			 .win = 65535,
+			 .c = c};
 	int k = find_opt(v.opts, v.optlen, 8);
 	assert_true(k >= 0);
 	p.ts_stack = get_be32(v.opts + k + 2);
@@ -148,8 +170,14 @@ static void tiny_mss_on_active_open_is_floored(void **state)
 	assert_true(cap_tcp(&r, 0, &v));
 	sport = v.sport;
 	const uint8_t mss_only[4] = {2, 4, 0, 40};
-	struct tcpf u = {.sport = 7001, .dport = sport, .seq = 5, .ack = v.seq + 1,
-			 .flags = F_SYN | F_ACK, .win = 65535, .opts = mss_only, .optlen = 4};
+	struct tcpf u = {.sport = 7001,
+			 .dport = sport,
+			 .seq = 5,
+			 .ack = v.seq + 1,
+			 .flags = F_SYN | F_ACK,
+			 .win = 65535,
+			 .opts = mss_only,
+			 .optlen = 4};
 	raw_send_tcp_poll(&r, &u);
 	assert_int_equal(myrio_tcp_mss(c), 48);
 	raw_close(&r);
@@ -200,11 +228,16 @@ static void sack_blocks_count_against_the_segment_size(void **state)
 }
 
 /* Passive open from a peer whose SYN offers window win and options o (no timestamps). */
-static void handshake(struct raw *r, struct peer *p, uint16_t sport, uint16_t win,
-		      const uint8_t *o, uint8_t optlen)
+static void handshake(struct raw *r, struct peer *p, uint16_t sport, uint16_t win, const uint8_t *o,
+		      uint8_t optlen)
 {
-	struct tcpf t = {.sport = sport, .dport = 80, .seq = 1, .flags = F_SYN, .win = win,
-			 .opts = o, .optlen = optlen};
+	struct tcpf t = {.sport = sport,
+			 .dport = 80,
+			 .seq = 1,
+			 .flags = F_SYN,
+			 .win = win,
+			 .opts = o,
+			 .optlen = optlen};
 	raw_send_tcp_poll(r, &t);
 	struct tcpv v;
 	assert_true(cap_tcp(r, 0, &v));
@@ -546,7 +579,7 @@ static void idle_connection_restarts_from_the_initial_window(void **state)
 	struct peer p;
 	connected(&r, "snd12", NULL, &p, 41012);
 	write_and_check(&r, &p, 65536, 1448); /* slow start opens cwnd */
-	raw_poll(&r); /* the last ACK */
+	raw_poll(&r);			      /* the last ACK */
 	assert_int_equal(myrio_tcp_unacked(p.c), 0);
 	struct myrio_tcp_conn_stats cs;
 	myrio_tcp_conn_stats(p.c, &cs);
@@ -576,8 +609,12 @@ static void syn_timeout_leaves_a_3s_rto(void **state)
 	struct tcpv v;
 	assert_true(cap_tcp(&r, 0, &v));
 	assert_int_equal(v.flags, F_SYN);
-	struct tcpf t = {.sport = 7000, .dport = v.sport, .seq = 999, .ack = v.seq + 1,
-			 .flags = F_SYN | F_ACK, .win = 65535};
+	struct tcpf t = {.sport = 7000,
+			 .dport = v.sport,
+			 .seq = 999,
+			 .ack = v.seq + 1,
+			 .flags = F_SYN | F_ACK,
+			 .win = 65535};
 	raw_send_tcp_poll(&r, &t);
 	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
 	struct myrio_tcp_conn_stats cs;

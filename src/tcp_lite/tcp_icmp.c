@@ -79,7 +79,8 @@ static void resegment(struct myrio_tcp_conn *c)
 	if (!resend)
 		return;
 	c->snd_next = resend;
-	c->snd_nxt = seg_seq(resend);
+	/* the first copy may begin below snd_una (its segment was acknowledged in part) */
+	c->snd_nxt = seq_lt(seg_seq(resend), c->snd_una) ? c->snd_una : seg_seq(resend);
 	c->rtt_timing = false; /* Karn: the resent segments give no RTT sample */
 	tcp_output(c);
 }

@@ -1,0 +1,298 @@
+/* Hostile clients of the model daemon (issue 12): each case attacks the daemon from a
+ * client of its own while an honest client on another cable keeps its traffic going. After
+ * every attack the daemon is alive, the honest echoes are still coming back byte-exact and
+ * the honest client's canary buffers (DMA memory it registered and never uses) still hold
+ * their pattern.
+ *
+ * One daemon: nic0 <-> nic1 is the attackers' cable, nic2 <-> nic3 the honest one (an
+ * echo on nic2, a checking sender on nic3).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h> /* after the headers it needs */
+
+#include "bus/bus.h"
+#include "myrio/port.h"
+#include "sim/fw_image.h"
+#include "sim/nic.h"
+#include "test_simd_harness.h"
+#include "util/byteorder.h"
+
+#define ETHERTYPE 0x88b5
+#define BURST 32
+#define WINDOW 256
+#define CANARIES 64
+#define CANARY_LEN 2048
+
+struct shared {
+	char sock[108];
+	atomic_int stop, echo_ready;
+	atomic_uint_fast64_t verified; /* echoes checked byte-exact */
+	atomic_int canaries_bad;       /* set by the honest client at the end */
+};
+
+struct fixture {
+	struct simd_daemon_proc d;
+	struct shared *sh;
+	pid_t echo, client;
+};
+
+static const uint8_t nic2_mac[6] = {0x02, 0x60, 0xdd, 0x00, 0x00, 0x03};
+
+static int open_port(const struct shared *sh, const char *nic, struct myrio_port **port)
+{
+	char dev[160];
+	snprintf(dev, sizeof(dev), "simd:%s@%s", nic, sh->sock);
+	return myrio_port_open(port, dev, NULL);
+}
+
+static uint32_t frame_len(uint64_t k)
+{
+	return 60 + (uint32_t)((k * 7919) % (1514 - 60 + 1));
+}
+
+static void fill(uint8_t *f, uint32_t len, const uint8_t dst[6], const uint8_t src[6], uint64_t k)
+{
+	memcpy(f, dst, 6);
+	memcpy(f + 6, src, 6);
+	put_be16(f + 12, ETHERTYPE);
+	put_be32(f + 14, (uint32_t)(k >> 32));
+	put_be32(f + 18, (uint32_t)k);
+	for (uint32_t i = 22; i < len; i++)
+		f[i] = (uint8_t)(k * 31 + i * 13);
+}
+
+static uint8_t canary_byte(unsigned pkt, unsigned i)
+{
+	return (uint8_t)(0xA5 ^ pkt * 7 ^ i * 3);
+}
+
+static int echo_main(struct shared *sh)
+{
+	struct myrio_port *port;
+	if (open_port(sh, "nic2", &port) < 0)
+		return 10;
+	atomic_store(&sh->echo_ready, 1);
+	struct myrio_pkt *pkts[BURST];
+	while (!atomic_load(&sh->stop)) {
+		uint16_t n = myrio_rx_burst(port, pkts, BURST);
+		if (n == 0)
+			sched_yield();
+		for (uint16_t i = 0; i < n; i++) {
+			uint8_t *f = myrio_pkt_data(pkts[i]);
+			memcpy(f, f + 6, 6);
+			memcpy(f + 6, nic2_mac, 6);
+		}
+		uint16_t sent = 0;
+		while (sent < n && !atomic_load(&sh->stop))
+			sent += myrio_tx_burst(port, pkts + sent, (uint16_t)(n - sent));
+		for (uint16_t i = sent; i < n; i++)
+			myrio_pkt_free(pkts[i]);
+	}
+	myrio_port_close(port);
+	return 0;
+}
+
+/* nic3: a window of frames out, each echo checked in order and byte-exact; canaries in
+ * a DMA pool of its own, checked at the end. */
+static int client_main(struct shared *sh)
+{
+	struct myrio_port *port;
+	struct myrio_port_info info;
+	struct myrio_pool *pool, *cpool;
+	struct myrio_pkt *canary[CANARIES];
+	if (open_port(sh, "nic3", &port) < 0)
+		return 10;
+	myrio_port_info(port, &info);
+	if (myrio_port_pool_create(port, 1024, 2048, &pool) < 0 ||
+	    myrio_port_pool_create(port, CANARIES, CANARY_LEN, &cpool) < 0)
+		return 11;
+	for (unsigned k = 0; k < CANARIES; k++) {
+		canary[k] = myrio_pkt_alloc(cpool);
+		if (!canary[k])
+			return 11;
+		for (unsigned i = 0; i < CANARY_LEN; i++)
+			myrio_pkt_data(canary[k])[i] = canary_byte(k, i);
+	}
+	uint64_t sent = 0, got = 0;
+	struct simd_progress pr = {0};
+	uint8_t want[1514];
+	while (!atomic_load(&sh->stop)) {
+		if (simd_stalled(&pr, got)) {
+			fprintf(stderr, "honest client: no echo for 5 s (%llu of %llu back)\n",
+				(unsigned long long)got, (unsigned long long)sent);
+			return 14;
+		}
+		struct myrio_pkt *pkts[BURST];
+		unsigned n = 0;
+		while (n < BURST && sent + n - got < WINDOW) {
+			struct myrio_pkt *p = myrio_pkt_alloc(pool);
+			if (!p)
+				break;
+			p->len = frame_len(sent + n);
+			fill(myrio_pkt_data(p), p->len, nic2_mac, info.mac, sent + n);
+			pkts[n++] = p;
+		}
+		uint16_t took = myrio_tx_burst(port, pkts, (uint16_t)n);
+		for (unsigned i = took; i < n; i++)
+			myrio_pkt_free(pkts[i]);
+		sent += took;
+		uint16_t r = myrio_rx_burst(port, pkts, BURST);
+		if (r == 0)
+			sched_yield();
+		for (uint16_t i = 0; i < r; i++) {
+			fill(want, frame_len(got), info.mac, nic2_mac, got);
+			if (pkts[i]->len != frame_len(got) ||
+			    memcmp(myrio_pkt_data(pkts[i]), want, pkts[i]->len) != 0) {
+				fprintf(stderr, "honest client: echo %llu not as sent\n",
+					(unsigned long long)got);
+				return 12;
+			}
+			myrio_pkt_free(pkts[i]);
+			atomic_store(&sh->verified, ++got);
+		}
+	}
+	int bad = 0;
+	for (unsigned k = 0; k < CANARIES; k++)
+		for (unsigned i = 0; i < CANARY_LEN; i++)
+			bad += myrio_pkt_data(canary[k])[i] != canary_byte(k, i);
+	atomic_store(&sh->canaries_bad, bad);
+	myrio_port_close(port);
+	return bad ? 13 : 0;
+}
+
+static pid_t spawn(int (*fn)(struct shared *), struct shared *sh)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		simd_die_with_parent();
+		_exit(fn(sh));
+	}
+	return pid;
+}
+
+static int exit_code(pid_t pid)
+{
+	int st;
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The honest traffic has moved on by `more` echoes since this was called. */
+static void honest_still_flowing(struct fixture *f, uint64_t more)
+{
+	uint64_t at = atomic_load(&f->sh->verified);
+	for (unsigned i = 0; i < 10000 && atomic_load(&f->sh->verified) < at + more; i++)
+		usleep(1000);
+	assert_true(simd_daemon_alive(&f->d));
+	assert_true(atomic_load(&f->sh->verified) >= at + more);
+}
+
+/* A hostile client in a child of its own, so that a crash of the attack is contained;
+ * its exit code is returned. */
+static int run_hostile(struct fixture *f, int (*fn)(struct shared *))
+{
+	return exit_code(spawn(fn, f->sh));
+}
+
+/* ---- finding 3: a header pointer that wraps past BAR0 ---- */
+
+static void bar_put(volatile uint8_t *bar, uint32_t off, uint32_t host)
+{
+	uint8_t b[4];
+	put_be32(b, host);
+	memcpy((uint8_t *)bar + off, b, 4);
+}
+
+static int hostile_handoff_wrap(struct shared *sh)
+{
+	struct myrio_bus *bus;
+	if (myrio_simd_bus_open("nic0", sh->sock, &bus) < 0)
+		return 10;
+	volatile uint8_t *bar = bus->bar0;
+	static uint8_t img[FW_IMAGE_LEN_DEFAULT];
+	size_t len;
+	if (sim_fw_image_build(img, sizeof(img), "eth", &len) < 0)
+		return 11;
+	/* The image staged whole; the copy starts past 0x3C, so the word there stays the
+	 * host's: a header pointer 4 GiB away. */
+	const uint32_t dst = 0x40;
+	memcpy((uint8_t *)bar + SIM_STAGING_OFF, img, len);
+	bar_put(bar, SIM_HDR_PTR_OFF, 0xFFFFFF40u);
+	bar_put(bar, SIM_HANDOFF_OFF + 12, SIM_STAGING_OFF + dst);
+	bar_put(bar, SIM_HANDOFF_OFF + 16, (uint32_t)len - dst);
+	bar_put(bar, SIM_HANDOFF_OFF + 20, dst);
+	bar_put(bar, SIM_HANDOFF_OFF + 60, 0);
+	usleep(200000);
+	bus->ops->close(bus);
+	return 0;
+}
+
+static void handoff_header_pointer_cannot_wrap(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(run_hostile(f, hostile_handoff_wrap), 0);
+	honest_still_flowing(f, 2000);
+}
+
+static int setup(void **state)
+{
+	static struct fixture f;
+	static const char *const args[] = {"--nic",  "nic0,cable=nic1", "--nic",
+					   "nic1",   "--nic",		"nic2,cable=nic3",
+					   "--nic",  "nic3",		"--link",
+					   "unlimited", NULL};
+	if (simd_daemon_start(&f.d, "hostile", args) < 0)
+		return -1;
+	f.sh = mmap(NULL, sizeof(*f.sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (f.sh == MAP_FAILED)
+		return -1;
+	memset(f.sh, 0, sizeof(*f.sh));
+	snprintf(f.sh->sock, sizeof(f.sh->sock), "%s", f.d.sock);
+	f.echo = spawn(echo_main, f.sh);
+	for (int i = 0; i < 1000 && !atomic_load(&f.sh->echo_ready); i++)
+		usleep(10000);
+	f.client = spawn(client_main, f.sh);
+	for (int i = 0; i < 1000 && atomic_load(&f.sh->verified) < 1000; i++)
+		usleep(10000);
+	*state = &f;
+	return atomic_load(&f.sh->verified) >= 1000 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	atomic_store(&f->sh->stop, 1);
+	int client = exit_code(f->client), echo = exit_code(f->echo);
+	int bad = atomic_load(&f->sh->canaries_bad);
+	int daemon = simd_daemon_stop(&f->d);
+	if (client || echo || bad || daemon) {
+		fprintf(stderr, "honest client %d, echo %d, canary bytes changed %d, daemon %d\n",
+			client, echo, bad, daemon);
+		return -1;
+	}
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(handoff_header_pointer_cannot_wrap),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -295,7 +295,6 @@ bool sim_nic_ratelimit(struct sim_nic *nic, enum sim_diag kind);
 void sim_nic_get_stats(const struct sim_nic *nic, struct sim_nic_stats *st);
 void sim_nic_get_counters(const struct sim_nic *nic, struct sim_counters *c);
 void sim_nic_link_changed(struct sim_nic *nic, bool up);
-void sim_nic_flr(struct sim_nic *nic);
 
 /* sram.c */
 int sim_sram_create(struct sim_nic *nic);

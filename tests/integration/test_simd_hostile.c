@@ -26,6 +26,7 @@
 #include <cmocka.h> /* after the headers it needs */
 
 #include "bus/bus.h"
+#include "mem/dma.h"
 #include "myrio/port.h"
 #include "sim/fw_image.h"
 #include "sim/nic.h"
@@ -250,6 +251,72 @@ static void handoff_header_pointer_cannot_wrap(void **state)
 	honest_still_flowing(f, 2000);
 }
 
+/* ---- finding 1: a former owner keeps its BAR0 ---- */
+
+/* Attaches on a connection of its own: the socket, the BAR0 mapping and the eventfd. */
+static int raw_attach(const char *sock, const char *nic, int *s, volatile uint8_t **bar,
+		      int *irq)
+{
+	struct simd_msg m, rep;
+	int fds[SIMD_MAX_FDS];
+	unsigned nfds = 0;
+	if (simd_connect(sock, s) < 0)
+		return -1;
+	simd_hdr_init(&m.h, SIMD_ATTACH, 1);
+	memset(&m.u.attach_req, 0, sizeof(m.u.attach_req));
+	snprintf(m.u.attach_req.nic, sizeof(m.u.attach_req.nic), "%s", nic);
+	if (simd_send(*s, &m, sizeof(m.h) + sizeof(m.u.attach_req), NULL, 0) < 0)
+		return -1;
+	ssize_t n = simd_recv_timeout(*s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds, 5000);
+	if (n < (ssize_t)sizeof(rep.h) || rep.h.status != 0 || nfds != 2)
+		return -1;
+	void *p = mmap(NULL, SIM_BAR0_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	close(fds[0]);
+	if (p == MAP_FAILED)
+		return -1;
+	*bar = p;
+	*irq = fds[1];
+	return 0;
+}
+
+/* The former owner attaches nic0, hangs up and keeps its mapping; the next owner maps
+ * memory and turns bus mastering on; the former one then aims the dummy RDMA block's
+ * confirmation (a 4-byte DMA write) at the next owner's memory through its old BAR0. */
+static void former_owner_reaches_nothing(void **state)
+{
+	struct fixture *f = *state;
+	int s = -1, irq = -1;
+	volatile uint8_t *old = NULL;
+	assert_int_equal(raw_attach(f->sh->sock, "nic0", &s, &old, &irq), 0);
+	close(s);
+	usleep(100000);
+	struct myrio_bus *bus = NULL;
+	for (int i = 0; i < 100 && myrio_simd_bus_open("nic0", f->sh->sock, &bus) < 0; i++)
+		usleep(10000);
+	assert_non_null(bus);
+	struct myrio_dma_region r;
+	assert_int_equal(myrio_dma_alloc(&r, 1 << 20), 0);
+	memset(r.va, 0x5A, r.len);
+	assert_int_equal(bus->ops->dma_map(bus, &r), 0);
+	assert_int_equal(bus->ops->cfg_write(bus, 4, 2, 0x0006), 0);
+	bar_put(old, SIM_DUMMY_RDMA_OFF + 0, (uint32_t)(r.iova >> 32));
+	bar_put(old, SIM_DUMMY_RDMA_OFF + 4, (uint32_t)r.iova);
+	bar_put(old, SIM_DUMMY_RDMA_OFF + 8, 0xDEADBEEFu);
+	bar_put(old, SIM_DUMMY_RDMA_OFF + 60, 0);
+	usleep(200000);
+	const uint8_t *v = r.va;
+	size_t changed = 0;
+	for (size_t i = 0; i < r.len; i++)
+		changed += v[i] != 0x5A;
+	assert_int_equal(changed, 0);
+	bus->ops->dma_unmap(bus, &r);
+	myrio_dma_free(&r);
+	bus->ops->close(bus);
+	munmap((void *)old, SIM_BAR0_LEN);
+	close(irq);
+	honest_still_flowing(f, 2000);
+}
+
 static int setup(void **state)
 {
 	static struct fixture f;
@@ -293,6 +360,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(handoff_header_pointer_cannot_wrap),
+	    cmocka_unit_test(former_owner_reaches_nothing),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

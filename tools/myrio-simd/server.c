@@ -226,16 +226,8 @@ static int do_cfg(struct simd_daemon *d, struct simd_client *c, const struct sim
  * registrations outlive it. */
 static int do_reset(struct simd_daemon *d, struct simd_client *c, const struct simd_msg *m)
 {
-	struct sim_nic *nic = c->nic->nic;
-	sim_nic_detach(nic);
-	int rc = sim_nic_attach(nic);
-	for (unsigned i = 0; rc == 0 && i < c->nregions; i++)
-		rc = sim_nic_dma_map(nic, c->regions[i].iova, c->regions[i].va, c->regions[i].len);
-	if (rc < 0) {
-		log_err("%s: reset failed: %s; detaching pid %d", c->nic->conf->name, strerror(-rc),
-			(int)c->pid);
-		return refuse(d, c, &m->h, rc, "reset failed");
-	}
+	(void)d;
+	sim_nic_flr(c->nic->nic); /* the attachment's BAR0 and eventfd stay its own */
 	reply(c, &m->h, 0, NULL, 0, NULL, 0);
 	return 0;
 }

@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -317,6 +320,81 @@ static void former_owner_reaches_nothing(void **state)
 	honest_still_flowing(f, 2000);
 }
 
+/* A DMA_MAP request on a raw connection: the daemon's status. */
+static int raw_dma_map(int s, uint64_t iova, uint64_t len, int fd)
+{
+	struct simd_msg m, rep;
+	int fds[SIMD_MAX_FDS];
+	unsigned nfds = 0;
+	simd_hdr_init(&m.h, SIMD_DMA_MAP, 2);
+	m.u.dma = (struct simd_dma_req){.iova = iova, .len = len};
+	if (simd_send(s, &m, sizeof(m.h) + sizeof(m.u.dma), &fd, 1) < 0)
+		return -EIO;
+	ssize_t n = simd_recv_timeout(s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds, 5000);
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]);
+	return n < (ssize_t)sizeof(rep.h) ? -EIO : rep.h.status;
+}
+
+/* ---- finding 4: a 4 KiB region of a 2 MiB hugetlbfs file ---- */
+
+static void hugetlbfs_region_in_whole_pages(void **state)
+{
+	struct fixture *f = *state;
+	int fd = memfd_create("hostile-huge", MFD_CLOEXEC | MFD_HUGETLB);
+	if (fd < 0 || ftruncate(fd, 2u << 20) != 0) {
+		if (fd >= 0)
+			close(fd);
+		skip(); /* no huge pages reserved here */
+	}
+	int s = -1, irq = -1;
+	volatile uint8_t *bar = NULL;
+	assert_int_equal(raw_attach(f->sh->sock, "nic0", &s, &bar, &irq), 0);
+	/* Mapped, then truncated and unmapped, it used to leave 2 MiB mapped in the daemon
+	 * for good (munmap of 4 KiB of a huge page fails), or kill it by SIGBUS. */
+	assert_int_equal(raw_dma_map(s, SIMD_IOVA_BASE, 4096, fd), -EINVAL);
+	assert_int_equal(raw_dma_map(s, SIMD_IOVA_BASE, 2u << 20, fd), 0);
+	close(fd);
+	close(s);
+	munmap((void *)bar, SIM_BAR0_LEN);
+	close(irq);
+	honest_still_flowing(f, 2000);
+}
+
+/* ---- finding 5: a file that is not memory ---- */
+
+static void only_memory_files_are_dma_memory(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX + 32];
+	simd_daemon_path(path, sizeof(path));
+	strcat(path, "-hostile-dma");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(ftruncate(fd, 1 << 20), 0);
+	struct statfs sfs;
+	assert_int_equal(fstatfs(fd, &sfs), 0);
+	if (sfs.f_type == TMPFS_MAGIC || sfs.f_type == HUGETLBFS_MAGIC) {
+		close(fd);
+		skip(); /* the build tree is on a memory file system */
+	}
+	int s = -1, irq = -1;
+	volatile uint8_t *bar = NULL;
+	assert_int_equal(raw_attach(f->sh->sock, "nic0", &s, &bar, &irq), 0);
+	/* A file of a disk (or FUSE) file system: the model thread would fault on it. */
+	assert_int_equal(raw_dma_map(s, SIMD_IOVA_BASE, 1 << 20, fd), -EBADF);
+	int mfd = memfd_create("hostile-ok", MFD_CLOEXEC);
+	assert_int_equal(ftruncate(mfd, 1 << 20), 0);
+	assert_int_equal(raw_dma_map(s, SIMD_IOVA_BASE, 1 << 20, mfd), 0);
+	close(mfd);
+	close(fd);
+	close(s);
+	munmap((void *)bar, SIM_BAR0_LEN);
+	close(irq);
+	honest_still_flowing(f, 2000);
+}
+
 static int setup(void **state)
 {
 	static struct fixture f;
@@ -361,6 +439,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(handoff_header_pointer_cannot_wrap),
 	    cmocka_unit_test(former_owner_reaches_nothing),
+	    cmocka_unit_test(hugetlbfs_region_in_whole_pages),
+	    cmocka_unit_test(only_memory_files_are_dma_memory),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

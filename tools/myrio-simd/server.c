@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -76,7 +78,9 @@ static void drop_region(struct simd_daemon *d, struct simd_client *c, unsigned i
 	uintptr_t fault = simd_guard_remove(&d->guard, r->guard);
 	if (fault)
 		note_shrink(c, r, fault);
-	munmap(r->va, r->len);
+	if (munmap(r->va, r->len) != 0)
+		log_err("pid %d: cannot unmap DMA region 0x%llx+%llu: %s", (int)c->pid,
+			(unsigned long long)r->iova, (unsigned long long)r->len, strerror(errno));
 	c->mapped_bytes -= r->len;
 	c->regions[i] = c->regions[--c->nregions];
 }
@@ -160,10 +164,22 @@ static int do_dma_map(struct simd_daemon *d, struct simd_client *c, const struct
 		return refuse(d, c, &m->h, -ENOSPC, "too many DMA regions");
 	if (len > MAX_MAPPED_BYTES - c->mapped_bytes)
 		return refuse(d, c, &m->h, -ENOSPC, "more than 64 GiB of DMA memory");
+	/* Memory files only: a file of any other file system may block the model thread in
+	 * a page fault for ever (a FUSE server that never answers), the whole daemon with it.
+	 * A memfd lives on tmpfs (shmem); hugetlbfs files and MFD_HUGETLB memfds on
+	 * hugetlbfs, mapped in whole huge pages. */
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	struct statfs sfs;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fstatfs(fd, &sfs) != 0 ||
+	    (sfs.f_type != TMPFS_MAGIC && sfs.f_type != HUGETLBFS_MAGIC))
 		return refuse(d, c, &m->h, -EBADF,
 			      "DMA region fd is not a memory file (memfd or hugetlbfs)");
+	/* A huge page cannot be mapped, replaced or unmapped in part. */
+	if (sfs.f_type == HUGETLBFS_MAGIC && ((uint64_t)sfs.f_bsize < PAGE ||
+					      iova % (uint64_t)sfs.f_bsize != 0 ||
+					      len % (uint64_t)sfs.f_bsize != 0))
+		return refuse(d, c, &m->h, -EINVAL,
+			      "hugetlbfs DMA region not in whole pages of its file");
 	if (st.st_size < 0 || len > (uint64_t)st.st_size)
 		return refuse(d, c, &m->h, -EINVAL, "DMA region longer than its file");
 	/* Seal memfds against shrinking, where they allow it, so that a client cannot pull

@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -395,6 +396,57 @@ static void only_memory_files_are_dma_memory(void **state)
 	honest_still_flowing(f, 2000);
 }
 
+/* ---- finding 6: a socket directory someone else controls ---- */
+
+static void socket_dir_must_be_the_daemons(void **state)
+{
+	struct fixture *f = *state;
+	char dir[64], sock[96];
+	snprintf(dir, sizeof(dir), "/tmp/myrio-hostile-dir-%d", (int)getpid());
+	snprintf(sock, sizeof(sock), "%s/simd.sock", dir);
+	/* writable by anyone, not sticky: anyone may swap the socket for a symlink */
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(chmod(dir, 0777), 0);
+	char exe[PATH_MAX + 32];
+	simd_daemon_path(exe, sizeof(exe));
+	pid_t pid = fork();
+	if (pid == 0) {
+		simd_die_with_parent();
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, STDERR_FILENO);
+		execl(exe, "myrio-simd", "--socket", sock, "--mode", "0666", (char *)NULL);
+		_exit(127);
+	}
+	int rc = simd_wait_socket(sock, pid);
+	if (rc == 0)
+		kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	/* owned by another user */
+	assert_int_equal(chmod(dir, 0755), 0);
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	pid_t pid2 = fork();
+	if (pid2 == 0) {
+		simd_die_with_parent();
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, STDERR_FILENO);
+		execl(exe, "myrio-simd", "--socket", sock, (char *)NULL);
+		_exit(127);
+	}
+	int rc2 = simd_wait_socket(sock, pid2);
+	if (rc2 == 0)
+		kill(pid2, SIGTERM);
+	waitpid(pid2, NULL, 0);
+	unlink(sock);
+	rmdir(dir);
+	assert_int_equal(rc, -ECHILD); /* refused to serve there, and exited */
+	assert_int_equal(rc2, -ECHILD);
+	/* the socket of a daemon is made with its final mode, nothing done to the path */
+	struct stat st;
+	assert_int_equal(stat(f->sh->sock, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	honest_still_flowing(f, 2000);
+}
+
 static int setup(void **state)
 {
 	static struct fixture f;
@@ -441,6 +493,7 @@ int main(void)
 	    cmocka_unit_test(former_owner_reaches_nothing),
 	    cmocka_unit_test(hugetlbfs_region_in_whole_pages),
 	    cmocka_unit_test(only_memory_files_are_dma_memory),
+	    cmocka_unit_test(socket_dir_must_be_the_daemons),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -384,6 +384,40 @@ static void accept_client(struct simd_daemon *d)
 	close(fd);
 }
 
+/* The socket's directory must be the daemon's own: whoever else may rename or replace
+ * entries in it could put something else at the path between our calls. A sticky
+ * directory (/tmp) lets nobody touch an entry of ours. */
+static int safe_socket_dir(const char *dir)
+{
+	struct stat st;
+	if (lstat(dir, &st) != 0) {
+		int rc = -errno;
+		log_err("socket directory %s: %s", dir, strerror(errno));
+		return rc;
+	}
+	bool shared = (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX);
+	if (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) || shared) {
+		log_err("socket directory %s is not a directory owned by uid %d (or root) and "
+			"writable by it alone (or sticky): refusing to create the socket there",
+			dir, (int)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* The socket file is created with its final mode (umask around bind): nothing is done to
+ * the path afterwards, so no symlink put there can redirect a chmod. */
+static int bind_with_mode(int s, const struct sockaddr_un *sa, unsigned mode)
+{
+	mode_t old = umask(0);
+	umask(mode ? (mode_t)(~mode & 0777) : old); /* mode 0: the daemon's umask decides */
+	int rc = bind(s, (const struct sockaddr *)sa, sizeof(*sa));
+	int saved = errno;
+	umask(old);
+	errno = saved;
+	return rc;
+}
+
 static int listen_on(const char *path, unsigned mode)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -399,10 +433,13 @@ static int listen_on(const char *path, unsigned mode)
 		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
 			log_warn("cannot create %s: %s", dir, strerror(errno));
 	}
+	int rc = safe_socket_dir(slash && slash != dir ? dir : slash ? "/" : ".");
+	if (rc < 0)
+		return rc;
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
 		return -errno;
-	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+	if (bind_with_mode(s, &sa, mode) != 0) {
 		if (errno != EADDRINUSE)
 			goto fail;
 		/* A socket file left by a daemon that died: take it over, unless a live
@@ -416,17 +453,14 @@ static int listen_on(const char *path, unsigned mode)
 			return -EADDRINUSE;
 		}
 		unlink(path);
-		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		if (bind_with_mode(s, &sa, mode) != 0)
 			goto fail;
 	}
-	/* Who may attach: whoever may write the socket file. */
-	if (mode && chmod(path, mode) != 0)
-		goto fail;
 	if (listen(s, 16) != 0)
 		goto fail;
 	return s;
-fail:;
-	int rc = -errno;
+fail:
+	rc = -errno;
 	close(s);
 	log_err("cannot listen on %s: %s", path, strerror(-rc));
 	return rc;

@@ -117,7 +117,6 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->send_done = 0;
 	memset(&nic->ctr, 0, sizeof(nic->ctr));
 	nic->i2c_busy_until = 0;
-	memset(nic->log_budget, 0, sizeof(nic->log_budget)); /* fresh for every bring-up */
 	sim_irq_reset(nic);
 	sim_sram_init_rings(nic);
 }
@@ -221,6 +220,9 @@ static int fresh_bar_and_irq(struct sim_nic *nic)
 	close(old_fd);
 	close(nic->irq_fd);
 	nic->irq_fd = irq;
+	/* Fresh diagnostics for every driver, not for every reset it asks for: a reset
+	 * loop would otherwise log without bound. */
+	memset(nic->log_budget, 0, sizeof(nic->log_budget));
 	sim_sram_power_on(nic);
 	return 0;
 }

@@ -25,6 +25,9 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cmocka.h> /* after the headers it needs */
@@ -42,18 +45,21 @@
 #define WINDOW 256
 #define CANARIES 64
 #define CANARY_LEN 2048
+#define SIMD_MAX_CONNS_TRIED 70
 
 struct shared {
 	char sock[108];
 	atomic_int stop, echo_ready;
 	atomic_uint_fast64_t verified; /* echoes checked byte-exact */
 	atomic_int canaries_bad;       /* set by the honest client at the end */
+	atomic_int hoarded;	       /* 1: the hoarder holds its connections; 2: done */
 };
 
 struct fixture {
 	struct simd_daemon_proc d;
 	struct shared *sh;
 	pid_t echo, client;
+	char log[128];
 };
 
 static const uint8_t nic2_mac[6] = {0x02, 0x60, 0xdd, 0x00, 0x00, 0x03};
@@ -447,14 +453,175 @@ static void socket_dir_must_be_the_daemons(void **state)
 	honest_still_flowing(f, 2000);
 }
 
+/* In a child: become an unprivileged user (its own groups only). */
+static int become(uid_t uid)
+{
+	gid_t g = (gid_t)uid;
+	return setgroups(1, &g) == 0 && setgid(g) == 0 && setuid(uid) == 0 ? 0 : -1;
+}
+
+/* ---- finding 8: who may connect and attach ---- */
+
+static int hostile_stranger(struct shared *sh)
+{
+	int s = -1, irq = -1;
+	volatile uint8_t *bar = NULL;
+	if (become(65533) < 0)
+		return 20;
+	/* in no allow list, not in the socket's group: hung up on, nothing attached */
+	return raw_attach(sh->sock, "nic1", &s, &bar, &irq) == 0 ? 1 : 0;
+}
+
+static int hostile_listed_elsewhere(struct shared *sh)
+{
+	int s = -1, irq = -1;
+	volatile uint8_t *bar = NULL;
+	if (become(65534) < 0)
+		return 20;
+	/* admitted for nic4 (its allow list), so it connects; nic0 lists only uid 1 */
+	if (raw_attach(sh->sock, "nic0", &s, &bar, &irq) == 0)
+		return 1;
+	close(s);
+	if (raw_attach(sh->sock, "nic4", &s, &bar, &irq) != 0)
+		return 2;
+	close(s);
+	return 0;
+}
+
+static void only_admitted_users_attach(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(run_hostile(f, hostile_stranger), 0);
+	assert_int_equal(run_hostile(f, hostile_listed_elsewhere), 0);
+	honest_still_flowing(f, 2000);
+}
+
+/* ---- finding 7: connections held open to lock everyone out ---- */
+
+static int hostile_hoarder(struct shared *sh)
+{
+	int socks[SIMD_MAX_CONNS_TRIED];
+	unsigned open_now = 0;
+	if (become(65534) < 0)
+		return 20;
+	for (unsigned i = 0; i < SIMD_MAX_CONNS_TRIED; i++)
+		if (simd_connect(sh->sock, &socks[i]) == 0)
+			open_now++;
+		else
+			socks[i] = -1;
+	atomic_store(&sh->hoarded, 1);
+	while (atomic_load(&sh->hoarded) == 1)
+		usleep(1000);
+	/* idle and unattached: every connection is closed by the daemon in the end */
+	unsigned closed = 0;
+	for (unsigned i = 0; i < SIMD_MAX_CONNS_TRIED; i++) {
+		char b;
+		if (socks[i] < 0)
+			continue;
+		struct timeval tv = {.tv_sec = 6};
+		setsockopt(socks[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		closed += recv(socks[i], &b, 1, 0) == 0;
+	}
+	return closed == open_now ? 0 : 1;
+}
+
+static void connection_hoarding_is_bounded(void **state)
+{
+	struct fixture *f = *state;
+	atomic_store(&f->sh->hoarded, 0);
+	pid_t h = spawn(hostile_hoarder, f->sh);
+	for (int i = 0; i < 5000 && atomic_load(&f->sh->hoarded) == 0; i++)
+		usleep(1000);
+	usleep(100000);
+	struct myrio_bus *bus = NULL;
+	assert_int_equal(myrio_simd_bus_open("nic1", f->sh->sock, &bus), 0);
+	bus->ops->close(bus);
+	atomic_store(&f->sh->hoarded, 2);
+	assert_int_equal(exit_code(h), 0);
+	honest_still_flowing(f, 2000);
+}
+
+/* ---- finding 9: flooding the log ---- */
+
+static unsigned log_lines(const struct fixture *f)
+{
+	FILE *l = fopen(f->log, "r");
+	unsigned n = 0;
+	int ch;
+	if (!l)
+		return 0;
+	while ((ch = fgetc(l)) != EOF)
+		n += ch == '\n';
+	fclose(l);
+	return n;
+}
+
+static void refusals_do_not_flood_the_log(void **state)
+{
+	struct fixture *f = *state;
+	unsigned before = log_lines(f);
+	int s = -1, irq = -1;
+	volatile uint8_t *bar = NULL;
+	assert_int_equal(raw_attach(f->sh->sock, "nic1", &s, &bar, &irq), 0);
+	struct simd_msg m, rep;
+	int fds[SIMD_MAX_FDS];
+	unsigned nfds;
+	for (unsigned i = 0; i < 3000; i++) { /* each one refused */
+		simd_hdr_init(&m.h, SIMD_DMA_UNMAP, i);
+		m.u.dma = (struct simd_dma_req){.iova = SIMD_IOVA_BASE, .len = 4096};
+		assert_int_equal(simd_send(s, &m, sizeof(m.h) + sizeof(m.u.dma), NULL, 0), 0);
+		assert_true(simd_recv_timeout(s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds,
+					      5000) > 0);
+	}
+	/* a refused boot handoff, then a reset, over and over */
+	for (unsigned i = 0; i < 200; i++) {
+		bar_put(bar, SIM_HANDOFF_OFF + 12, 0);
+		bar_put(bar, SIM_HANDOFF_OFF + 60, 0);
+		usleep(2000);
+		simd_hdr_init(&m.h, SIMD_RESET, i);
+		assert_int_equal(simd_send(s, &m, sizeof(m.h), NULL, 0), 0);
+		assert_true(simd_recv_timeout(s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds,
+					      5000) > 0);
+	}
+	close(s);
+	munmap((void *)bar, SIM_BAR0_LEN);
+	close(irq);
+	usleep(100000);
+	unsigned added = log_lines(f) - before;
+	printf("# %u log lines for 3000 refused requests and 200 refused handoffs\n", added);
+	assert_true(added < 60);
+	honest_still_flowing(f, 2000);
+}
+
+/* The daemon with its stderr (its log) in a file. */
+static int start_logged(struct simd_daemon_proc *d, const char *const *args, const char *log)
+{
+	int logfd = open(log, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	int saved = dup(STDERR_FILENO);
+	if (logfd < 0 || saved < 0 || dup2(logfd, STDERR_FILENO) < 0)
+		return -EIO;
+	int rc = simd_daemon_start(d, "hostile", args);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(logfd);
+	return rc;
+}
+
 static int setup(void **state)
 {
 	static struct fixture f;
-	static const char *const args[] = {"--nic",  "nic0,cable=nic1", "--nic",
-					   "nic1",   "--nic",		"nic2,cable=nic3",
-					   "--nic",  "nic3",		"--link",
-					   "unlimited", NULL};
-	if (simd_daemon_start(&f.d, "hostile", args) < 0)
+	/* mode 0666: the kernel lets anyone connect, the daemon decides who stays */
+	static const char *const args[] = {"--nic",	   "nic0,cable=nic1,allow=uid:1",
+					   "--nic",	   "nic1",
+					   "--nic",	   "nic2,cable=nic3",
+					   "--nic",	   "nic3",
+					   "--nic",	   "nic4,allow=uid:65534",
+					   "--mode",	   "0666",
+					   "--idle",	   "2",
+					   "--link",	   "unlimited",
+					   NULL};
+	snprintf(f.log, sizeof(f.log), "/tmp/myrio-simd-hostile-%d.log", (int)getpid());
+	if (start_logged(&f.d, args, f.log) < 0)
 		return -1;
 	f.sh = mmap(NULL, sizeof(*f.sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (f.sh == MAP_FAILED)
@@ -494,6 +661,9 @@ int main(void)
 	    cmocka_unit_test(hugetlbfs_region_in_whole_pages),
 	    cmocka_unit_test(only_memory_files_are_dma_memory),
 	    cmocka_unit_test(socket_dir_must_be_the_daemons),
+	    cmocka_unit_test(connection_hoarding_is_bounded),
+	    cmocka_unit_test(only_admitted_users_attach),
+	    cmocka_unit_test(refusals_do_not_flood_the_log),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/fsuid.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -29,6 +31,37 @@
 /* Registered DMA memory per attachment: far more than any ring set needs, far less than
  * the daemon's address space. */
 #define MAX_MAPPED_BYTES (64ull << 30)
+
+#define LOG_BURST 10
+#define LOG_WINDOW_NS 10000000000ull
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* May this source log one more line? A client sending nothing but bad requests adds
+ * LOG_BURST lines per window, and one line saying how many it left out. */
+static bool log_budget(struct simd_log_budget *b)
+{
+	uint64_t now = monotonic_ns();
+	if (now - b->window_start >= LOG_WINDOW_NS) {
+		if (b->suppressed)
+			log_warn("%llu more such lines left out in the last %llu s",
+				 (unsigned long long)b->suppressed, LOG_WINDOW_NS / 1000000000ull);
+		b->window_start = now;
+		b->lines = 0;
+		b->suppressed = 0;
+	}
+	if (b->lines < LOG_BURST) {
+		b->lines++;
+		return true;
+	}
+	b->suppressed++;
+	return false;
+}
 
 static void reply(struct simd_client *c, const struct simd_hdr *req, int status,
 		  const void *payload, size_t len, const int *fds, unsigned nfds)
@@ -54,8 +87,9 @@ static int refuse(struct simd_daemon *d, struct simd_client *c, const struct sim
 {
 	c->errors++;
 	d->bad_requests++;
-	log_warn("pid %d: %s refused: %s (%s)", (int)c->pid, simd_type_name(req->type), why,
-		 strerror(-status));
+	if (log_budget(&c->log))
+		log_warn("pid %d: %s refused: %s (%s)", (int)c->pid, simd_type_name(req->type),
+			 why, strerror(-status));
 	reply(c, req, status, NULL, 0, NULL, 0);
 	return status;
 }
@@ -110,6 +144,54 @@ static void detach(struct simd_daemon *d, struct simd_client *c, const char *why
 	c->nic = NULL;
 }
 
+static bool in_groups(const struct simd_client *c, uint32_t gid)
+{
+	for (unsigned i = 0; i < c->ngids; i++)
+		if (c->gids[i] == gid)
+			return true;
+	return false;
+}
+
+static bool in_allow_list(const struct simd_client *c, const struct simd_nic_conf *n)
+{
+	for (unsigned i = 0; i < n->n_allow_uid; i++)
+		if (n->allow_uid[i] == c->uid)
+			return true;
+	for (unsigned i = 0; i < n->n_allow_gid; i++)
+		if (in_groups(c, n->allow_gid[i]))
+			return true;
+	return false;
+}
+
+static bool privileged(const struct simd_client *c)
+{
+	return c->uid == 0 || c->uid == geteuid();
+}
+
+/* Connecting at all: root, the daemon's user, the socket's group, or a user some NIC's
+ * allow list names (the socket file's mode and group keep out the rest, this holds when
+ * they are loosened). */
+static bool admitted(const struct simd_daemon *d, const struct simd_client *c)
+{
+	if (privileged(c) || (d->conf.has_group && in_groups(c, d->conf.group)))
+		return true;
+	for (unsigned i = 0; i < d->nnics; i++)
+		if (in_allow_list(c, d->nics[i].conf))
+			return true;
+	return false;
+}
+
+/* Attaching a NIC: its allow list when it has one; without one, anyone admitted, except
+ * on a cable into a host interface (raw frames in and out of it): root only there. */
+static bool may_attach(const struct simd_client *c, const struct simd_nic_conf *n)
+{
+	if (privileged(c))
+		return true;
+	if (n->n_allow_uid + n->n_allow_gid)
+		return in_allow_list(c, n);
+	return strncmp(n->cable, "tap:", 4) != 0 && strncmp(n->cable, "packet:", 7) != 0;
+}
+
 static int do_attach(struct simd_daemon *d, struct simd_client *c, const struct simd_msg *m)
 {
 	if (c->nic)
@@ -117,10 +199,13 @@ static int do_attach(struct simd_daemon *d, struct simd_client *c, const struct 
 	struct simd_nic *n = simd_daemon_nic(d, m->u.attach_req.nic);
 	if (!n)
 		return refuse(d, c, &m->h, -ENODEV, "no NIC of that name");
+	if (!may_attach(c, n->conf))
+		return refuse(d, c, &m->h, -EACCES, "this user may not attach that NIC");
 	if (n->owner) {
 		n->refusals++;
-		log_warn("pid %d: attach to %s refused: pid %d is attached to it", (int)c->pid,
-			 n->conf->name, (int)n->owner->pid);
+		if (log_budget(&c->log))
+			log_warn("pid %d: attach to %s refused: pid %d is attached to it",
+				 (int)c->pid, n->conf->name, (int)n->owner->pid);
 		c->errors++;
 		d->bad_requests++;
 		reply(c, &m->h, -EBUSY, NULL, 0, NULL, 0);
@@ -269,6 +354,7 @@ static int serve_one(struct simd_daemon *d, struct simd_client *c)
 	if (n == -EAGAIN)
 		return 0;
 	c->requests++;
+	c->last_ns = monotonic_ns();
 	if (n < 0) {
 		if (n != -EMSGSIZE)
 			return (int)n;
@@ -355,32 +441,77 @@ static void drop_all_shrunk(struct simd_daemon *d)
 			drop_client(d, i, "its DMA memory shrank");
 }
 
+static unsigned connections_of(const struct simd_daemon *d, uid_t uid)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < SIMD_MAX_CLIENTS; i++)
+		n += d->clients[i] && d->clients[i]->uid == uid;
+	return n;
+}
+
+/* The peer's credentials, from the kernel (SO_PEERCRED, SO_PEERGROUPS). */
+static int peer_identity(int fd, struct simd_client *c)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0)
+		return -errno;
+	c->pid = cred.pid;
+	c->uid = cred.uid;
+	c->gids[0] = cred.gid;
+	c->ngids = 1;
+	gid_t more[32];
+	socklen_t glen = sizeof(more);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, more, &glen) == 0)
+		for (unsigned i = 0; i < glen / sizeof(gid_t) && c->ngids < 33; i++)
+			c->gids[c->ngids++] = more[i];
+	return 0;
+}
+
+/* Connections that attached nothing and asked nothing for idle_s: a slot each, kept
+ * from whoever needs one. An attached driver may stay silent as long as it likes. */
+static void drop_idle(struct simd_daemon *d)
+{
+	if (!d->conf.idle_s)
+		return;
+	uint64_t now = monotonic_ns(), limit = (uint64_t)d->conf.idle_s * 1000000000ull;
+	for (unsigned i = 0; i < SIMD_MAX_CLIENTS; i++) {
+		struct simd_client *c = d->clients[i];
+		if (c && !c->nic && now - c->last_ns > limit)
+			drop_client(d, i, "idle");
+	}
+}
+
 static void accept_client(struct simd_daemon *d)
 {
 	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0)
-		memset(&cred, 0, sizeof(cred));
-	for (unsigned i = 0; i < SIMD_MAX_CLIENTS; i++) {
+	struct simd_client who = {0};
+	const char *why = NULL;
+	if (peer_identity(fd, &who) < 0)
+		why = "its credentials cannot be read";
+	else if (!admitted(d, &who))
+		why = "user not admitted (not root, not in the socket's group, in no allow list)";
+	else if (connections_of(d, who.uid) >= SIMD_MAX_CLIENTS_PER_UID)
+		why = "this user holds its limit of connections already";
+	for (unsigned i = 0; !why && i < SIMD_MAX_CLIENTS; i++) {
 		if (d->clients[i])
 			continue;
 		struct simd_client *c = calloc(1, sizeof(*c));
-		if (!c) {
-			close(fd);
-			return;
-		}
+		if (!c)
+			break;
+		*c = who;
 		c->fd = fd;
-		c->pid = cred.pid;
-		c->uid = cred.uid;
+		c->last_ns = monotonic_ns();
 		d->clients[i] = c;
-		log_debug("pid %d connected", (int)c->pid);
+		log_debug("pid %d (uid %d) connected", (int)c->pid, (int)c->uid);
 		return;
 	}
-	log_warn("pid %d: connection refused: %d connections open already", (int)cred.pid,
-		 SIMD_MAX_CLIENTS);
+	d->refused_connections++;
+	if (log_budget(&d->conn_log))
+		log_warn("pid %d (uid %d): connection refused: %s", (int)who.pid, (int)who.uid,
+			 why ? why : "every connection slot is in use");
 	close(fd);
 }
 
@@ -407,18 +538,21 @@ static int safe_socket_dir(const char *dir)
 
 /* The socket file is created with its final mode (umask around bind): nothing is done to
  * the path afterwards, so no symlink put there can redirect a chmod. */
-static int bind_with_mode(int s, const struct sockaddr_un *sa, unsigned mode)
+static int bind_with_mode(int s, const struct sockaddr_un *sa, unsigned mode, int gid)
 {
+	int old_gid = gid >= 0 ? setfsgid((gid_t)gid) : -1; /* the file's group, at birth */
 	mode_t old = umask(0);
 	umask(mode ? (mode_t)(~mode & 0777) : old); /* mode 0: the daemon's umask decides */
 	int rc = bind(s, (const struct sockaddr *)sa, sizeof(*sa));
 	int saved = errno;
 	umask(old);
+	if (old_gid >= 0)
+		setfsgid((gid_t)old_gid);
 	errno = saved;
 	return rc;
 }
 
-static int listen_on(const char *path, unsigned mode)
+static int listen_on(const char *path, unsigned mode, int gid)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -439,7 +573,7 @@ static int listen_on(const char *path, unsigned mode)
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
 		return -errno;
-	if (bind_with_mode(s, &sa, mode) != 0) {
+	if (bind_with_mode(s, &sa, mode, gid) != 0) {
 		if (errno != EADDRINUSE)
 			goto fail;
 		/* A socket file left by a daemon that died: take it over, unless a live
@@ -453,7 +587,7 @@ static int listen_on(const char *path, unsigned mode)
 			return -EADDRINUSE;
 		}
 		unlink(path);
-		if (bind_with_mode(s, &sa, mode) != 0)
+		if (bind_with_mode(s, &sa, mode, gid) != 0)
 			goto fail;
 	}
 	if (listen(s, 16) != 0)
@@ -482,7 +616,7 @@ static int serve_loop(struct simd_daemon *d)
 			slot_of[n] = i;
 			pfd[n++] = (struct pollfd){.fd = d->clients[i]->fd, .events = POLLIN};
 		}
-		if (poll(pfd, n, -1) < 0) {
+		if (poll(pfd, n, d->conf.idle_s ? 1000 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -509,6 +643,7 @@ static int serve_loop(struct simd_daemon *d)
 					    rc == -ECONNRESET ? "connection closed"
 							      : strerror(-rc));
 		}
+		drop_idle(d);
 		if (pfd[LISTEN].revents & POLLIN)
 			accept_client(d);
 	}
@@ -516,7 +651,8 @@ static int serve_loop(struct simd_daemon *d)
 
 int simd_serve(struct simd_daemon *d)
 {
-	int rc = listen_on(d->conf.socket_path, d->conf.socket_mode);
+	int rc = listen_on(d->conf.socket_path, d->conf.socket_mode,
+			   d->conf.has_group ? (int)d->conf.group : -1);
 	if (rc < 0)
 		return rc;
 	d->listen_fd = rc;

@@ -34,6 +34,7 @@
 
 #include "bus/bus.h"
 #include "mem/dma.h"
+#include "pci/sysfs.h"
 #include "myrio/port.h"
 #include "sim/fw_image.h"
 #include "sim/nic.h"
@@ -593,6 +594,33 @@ static void refusals_do_not_flood_the_log(void **state)
 	honest_still_flowing(f, 2000);
 }
 
+/* ---- finding 10: myrio-setup, run as root, writes sysfs through no symlink ---- */
+
+static void sysfs_writes_follow_no_symlink(void **state)
+{
+	struct fixture *f = *state;
+	char victim[64], link[64];
+	snprintf(victim, sizeof(victim), "/tmp/myrio-hostile-victim-%d", (int)getpid());
+	snprintf(link, sizeof(link), "/tmp/myrio-hostile-attr-%d", (int)getpid());
+	int fd = open(victim, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "precious", 8), 8);
+	close(fd);
+	unlink(link);
+	assert_int_equal(symlink(victim, link), 0);
+	int rc = myrio_sysfs_write(link, "vfio-pci");
+	char buf[16] = {0};
+	fd = open(victim, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf) - 1), 8);
+	close(fd);
+	unlink(link);
+	unlink(victim);
+	assert_int_equal(rc, -ELOOP);
+	assert_string_equal(buf, "precious");
+	honest_still_flowing(f, 1000);
+}
+
 /* The daemon with its stderr (its log) in a file. */
 static int start_logged(struct simd_daemon_proc *d, const char *const *args, const char *log)
 {
@@ -664,6 +692,7 @@ int main(void)
 	    cmocka_unit_test(connection_hoarding_is_bounded),
 	    cmocka_unit_test(only_admitted_users_attach),
 	    cmocka_unit_test(refusals_do_not_flood_the_log),
+	    cmocka_unit_test(sysfs_writes_follow_no_symlink),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -59,8 +59,9 @@ int myrio_sysfs_read_hex(const char *path, uint32_t *val)
 
 int myrio_sysfs_write(const char *path, const char *val)
 {
-	/* O_TRUNC as a shell's '>' does: sysfs ignores it, a plain file (tests) needs it. */
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	/* O_TRUNC as a shell's '>' does: sysfs ignores it, a plain file (tests) needs it.
+	 * O_NOFOLLOW: an attribute is never a symlink, and root must not write through one. */
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	size_t len = strlen(val);

@@ -79,9 +79,10 @@ static void handoff(struct sim_nic *nic, const uint32_t w[16])
 	}
 	/* Copy and start the image: it fills its header's run-time fields. */
 	memmove(nic->bar + dst, nic->bar + src, len);
-	uint32_t hdr = get_be32(nic->bar + SIM_HDR_PTR_OFF);
-	if (hdr + FW_HDR_SIZE <= SIM_CTRL_OFF)
-		put_be32(nic->bar + hdr + FW_HDR_SRAM_SIZE, SIM_SRAM_SIZE);
+	/* The header the image that was validated points at, not what SRAM at 0x3C says
+	 * now (the host owns that word); checked in 64 bits so no pointer wraps. */
+	if ((uint64_t)info.hdr_off + FW_HDR_SIZE <= SIM_CTRL_OFF && info.hdr_off >= dst)
+		put_be32(nic->bar + info.hdr_off + FW_HDR_SRAM_SIZE, SIM_SRAM_SIZE);
 	sim_sram_write_strings(nic);
 	fw_select(nic, &info, false);
 	sim_nic_logical_reset(nic);

@@ -40,6 +40,9 @@ const char *sim_nic_name(const struct sim_nic *nic);
  * firmware, all DMA regions forgotten, no DMA, link as the cable says. */
 int sim_nic_attach(struct sim_nic *nic); /* -EBUSY when attached */
 void sim_nic_detach(struct sim_nic *nic);
+/* Function-level reset: power-on state for the attached driver, which keeps its BAR0,
+ * eventfd and DMA registrations. */
+void sim_nic_flr(struct sim_nic *nic);
 
 /* BAR0: 16 MiB of shared memory (a memfd, so the daemon can pass it on). */
 volatile uint8_t *sim_nic_bar0(struct sim_nic *nic);

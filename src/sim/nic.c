@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "sim/nic.h"
@@ -120,7 +121,6 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->send_done = 0;
 	memset(&nic->ctr, 0, sizeof(nic->ctr));
 	nic->i2c_busy_until = 0;
-	memset(nic->log_budget, 0, sizeof(nic->log_budget)); /* fresh for every bring-up */
 	sim_irq_reset(nic);
 	sim_sram_init_rings(nic);
 }
@@ -184,8 +184,10 @@ static bool booting(struct sim_nic *nic, uint64_t now)
 
 unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
 {
+	/* A NIC nobody is attached to runs nothing: its BAR0 is nobody's to write. */
 	if (atomic_load_explicit(&nic->halted, memory_order_acquire) ||
-	    __builtin_expect(atomic_load_explicit(&nic->removed, memory_order_relaxed), 0))
+	    __builtin_expect(atomic_load_explicit(&nic->removed, memory_order_relaxed), 0) ||
+	    __builtin_expect(!atomic_load_explicit(&nic->attached, memory_order_relaxed), 0))
 		return 0;
 	if (__builtin_expect(nic->booted_at != 0, 0) && booting(nic, now))
 		return 0;
@@ -228,6 +230,32 @@ static void resume(struct sim_nic *nic)
 	atomic_store(&nic->halted, false);
 }
 
+/* Every attach gets a BAR0 and an interrupt eventfd of its own, made while the NIC is
+ * halted: whoever held the previous ones (a former owner that kept its mapping) writes
+ * into memory the model no longer reads and is never signalled again. */
+static int fresh_bar_and_irq(struct sim_nic *nic)
+{
+	uint8_t *old_bar = nic->bar;
+	int old_fd = nic->bar_fd;
+	int irq = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (irq < 0)
+		return -errno;
+	int rc = sim_sram_create(nic);
+	if (rc < 0) {
+		close(irq);
+		return rc;
+	}
+	munmap(old_bar, SIM_BAR0_LEN);
+	close(old_fd);
+	close(nic->irq_fd);
+	nic->irq_fd = irq;
+	/* Fresh diagnostics for every driver, not for every reset it asks for: a reset
+	 * loop would otherwise log without bound. */
+	memset(nic->log_budget, 0, sizeof(nic->log_budget));
+	sim_sram_power_on(nic);
+	return 0;
+}
+
 int sim_nic_attach(struct sim_nic *nic)
 {
 	bool expected = false;
@@ -237,7 +265,15 @@ int sim_nic_attach(struct sim_nic *nic)
 			nic->name);
 		return -EBUSY;
 	}
-	return 0;
+	halt(nic);
+	int rc = fresh_bar_and_irq(nic);
+	resume(nic);
+	if (rc < 0) {
+		log_err("%s: attach: no BAR0 or eventfd for the new driver: %s", nic->name,
+			strerror(-rc));
+		atomic_store(&nic->attached, false);
+	}
+	return rc;
 }
 
 void sim_nic_detach(struct sim_nic *nic)

@@ -260,7 +260,9 @@ struct sim_nic {
 	uint8_t *scratch;	/* 64 KiB + headers: gather buffer for TSO and endpoints */
 	/* The TSO request being put on the wire, one segment at a time (tx_tso.c): headers
 	 * gathered into scratch, payload read where the host put it (pl, from cursor pl_i,
-	 * pl_off); next < segs while segments are left. */
+	 * pl_off); next < segs while segments are left. The payload is kept as IOVAs and
+	 * translated for every segment: the host may unmap it while the request waits for
+	 * the wire (a PAUSE), and its memory must not be read after that. */
 	struct sim_tso {
 		bool active;
 		bool v6;
@@ -268,7 +270,10 @@ struct sim_nic {
 		uint32_t l3, l4, hdr, payload, mss, segs, next, seq0;
 		uint16_t id0;
 		uint8_t flags0;
-		struct sim_frag pl[64];
+		struct sim_tso_piece {
+			uint64_t iova;
+			uint32_t len;
+		} pl[64];
 		unsigned npl, pl_i;
 		uint32_t pl_off;
 	} tso;
@@ -307,7 +312,6 @@ bool sim_nic_ratelimit(struct sim_nic *nic, enum sim_diag kind);
 void sim_nic_get_stats(const struct sim_nic *nic, struct sim_nic_stats *st);
 void sim_nic_get_counters(const struct sim_nic *nic, struct sim_counters *c);
 void sim_nic_link_changed(struct sim_nic *nic, bool up);
-void sim_nic_flr(struct sim_nic *nic);
 
 /* sram.c */
 int sim_sram_create(struct sim_nic *nic);

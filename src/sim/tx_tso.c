@@ -121,7 +121,7 @@ int sim_tso_begin(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, un
 		if (!p)
 			return -EFAULT;
 		if (d[i].flags & TXF_TSO_PLD) {
-			t->pl[t->npl++] = (struct sim_frag){p, d[i].len};
+			t->pl[t->npl++] = (struct sim_tso_piece){d[i].addr, d[i].len};
 		} else {
 			memcpy(f + at, p, d[i].len);
 			at += d[i].len;
@@ -185,9 +185,14 @@ void sim_tso_send_next(struct sim_nic *nic, uint64_t now)
 	unsigned nf = 1;
 	fr[0] = (struct sim_frag){seg, hdr};
 	for (uint32_t got = 0; got < plen; nf++) {
-		const struct sim_frag *d = &t->pl[t->pl_i];
+		const struct sim_tso_piece *d = &t->pl[t->pl_i];
 		uint32_t take = d->len - t->pl_off < plen - got ? d->len - t->pl_off : plen - got;
-		fr[nf] = (struct sim_frag){d->p + t->pl_off, take};
+		const uint8_t *p = sim_dma(nic, d->iova + t->pl_off, take, "tx buffer (TSO)");
+		if (!p) { /* unmapped since the request began: the rest is not sent */
+			t->active = false;
+			return;
+		}
+		fr[nf] = (struct sim_frag){p, take};
 		got += take;
 		t->pl_off += take;
 		if (t->pl_off == d->len) {

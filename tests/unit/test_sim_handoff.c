@@ -217,6 +217,7 @@ static void reboot_and_detach_restore_power_on(void **state)
 	sim_nic_detach(c->h.nic);
 	assert_string_equal(running_version(c), "1.4.57 -- libmyrio model");
 	assert_int_equal(sim_nic_attach(c->h.nic), 0);
+	c->h.bar = sim_nic_bar0(c->h.nic); /* every attach has a BAR0 of its own */
 	assert_int_equal(sim_nic_attach(c->h.nic), -EBUSY);
 	assert_int_equal(h_cmd(&c->h, 1, 0, 0, 0, NULL), -1); /* response memory unmapped */
 	struct sim_nic_stats st = h_nic_stats(c->h.nic);

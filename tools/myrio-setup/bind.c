@@ -5,12 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "pci/iommu_group.h"
 #include "pci/pci_addr.h"
 #include "setup.h"
-
-extern char **environ;
 
 static int canonical(const char *in, char *out)
 {
@@ -23,12 +22,20 @@ static int canonical(const char *in, char *out)
 	return 0;
 }
 
+/* modprobe by absolute path with an environment of our own: PATH and the rest of the
+ * caller's environment are not root's to trust. */
 static int run_modprobe(const char *mod)
 {
+	static const char *const where[] = {"/usr/sbin/modprobe", "/sbin/modprobe"};
 	char *argv[] = {"modprobe", (char *)mod, NULL};
+	char *envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+	const char *exe = NULL;
 	pid_t pid;
 	int st;
-	if (posix_spawnp(&pid, "modprobe", NULL, NULL, argv, environ) != 0)
+	for (unsigned i = 0; i < sizeof(where) / sizeof(where[0]) && !exe; i++)
+		if (access(where[i], X_OK) == 0)
+			exe = where[i];
+	if (!exe || posix_spawn(&pid, exe, NULL, NULL, argv, envp) != 0)
 		return -ENOENT;
 	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		return -EIO;

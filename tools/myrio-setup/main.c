@@ -30,9 +30,15 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
+	/* Run as root, the tool trusts nothing its caller's environment says: the fake
+	 * roots exist only in a build made for testing it (-DMYRIO_SETUP_TEST_ROOTS). */
 	struct setup_ctx c = {
+#ifdef MYRIO_SETUP_TEST_ROOTS
 	    .paths = {.sysfs = getenv("MYRIO_SYSFS_ROOT"), .dev = getenv("MYRIO_DEV_ROOT")},
 	    .proc = getenv("MYRIO_PROC_ROOT") ? getenv("MYRIO_PROC_ROOT") : "/proc",
+#else
+	    .proc = "/proc",
+#endif
 	    .out = stdout,
 	};
 	if (argc < 2)

@@ -8,8 +8,8 @@
 #include "pci/sysfs.h"
 
 struct setup_ctx {
-	struct myrio_vfio_paths paths; /* MYRIO_SYSFS_ROOT / MYRIO_DEV_ROOT for tests */
-	const char *proc;	       /* MYRIO_PROC_ROOT, default /proc */
+	struct myrio_vfio_paths paths; /* test builds: MYRIO_SYSFS_ROOT / _DEV_ROOT */
+	const char *proc;	       /* /proc (test builds: MYRIO_PROC_ROOT) */
 	FILE *out;		       /* where check and the commands report */
 	int problems;
 };

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <grp.h>
 #include <string.h>
 
 #include "util/log.h"
@@ -12,6 +13,55 @@ void simd_config_init(struct simd_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	snprintf(c->socket_path, sizeof(c->socket_path), "%s", simd_socket_path(NULL));
+	c->socket_mode = 0660;
+	c->idle_s = SIMD_IDLE_DEFAULT_S;
+	const struct group *g = getgrnam(SIMD_GROUP_DEFAULT);
+	if (g) {
+		c->group = (uint32_t)g->gr_gid;
+		c->has_group = true;
+	}
+}
+
+/* A group by name or number. */
+static int parse_group(const char *v, uint32_t *gid)
+{
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+	if (*v && !*end && n < UINT32_MAX) {
+		*gid = (uint32_t)n;
+		return 0;
+	}
+	const struct group *g = getgrnam(v);
+	if (!g)
+		return -EINVAL;
+	*gid = (uint32_t)g->gr_gid;
+	return 0;
+}
+
+/* allow=uid:N+gid:N+...: numbers, or a group's name after gid:. */
+static int parse_allow(const char *v, struct simd_nic_conf *n)
+{
+	char buf[256];
+	if (strlen(v) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", v);
+	char *save;
+	for (char *e = strtok_r(buf, "+", &save); e; e = strtok_r(NULL, "+", &save)) {
+		char *end;
+		if (strncmp(e, "uid:", 4) == 0 && n->n_allow_uid < SIMD_ALLOW_MAX) {
+			unsigned long u = strtoul(e + 4, &end, 10);
+			if (!e[4] || *end || u >= UINT32_MAX)
+				return -EINVAL;
+			n->allow_uid[n->n_allow_uid++] = (uint32_t)u;
+		} else if (strncmp(e, "gid:", 4) == 0 && n->n_allow_gid < SIMD_ALLOW_MAX) {
+			if (parse_group(e + 4, &n->allow_gid[n->n_allow_gid]) < 0)
+				return -EINVAL;
+			n->n_allow_gid++;
+		} else {
+			return -EINVAL;
+		}
+	}
+	return n->n_allow_uid + n->n_allow_gid ? 0 : -EINVAL;
 }
 
 int simd_config_find(const struct simd_config *c, const char *name)
@@ -81,6 +131,8 @@ static int nic_item(struct simd_nic_conf *n, const char *item)
 		snprintf(n->cable, sizeof(n->cable), "%s", v);
 		return 0;
 	}
+	if (KEY("allow"))
+		return parse_allow(v, n);
 	if (KEY("flap")) {
 		unsigned period, down;
 		char tail;
@@ -135,7 +187,8 @@ static int add_nic(struct simd_config *c, const char *spec)
 		if (nic_item(n, item) < 0) {
 			log_err("--nic %s: bad item '%s' (expected mac=XX:XX:XX:XX:XX:XX, "
 				"cable=NIC|tap:IFNAME|packet:IFNAME, loss=P, reorder=P, dup=P, "
-				"corrupt=P with 0 <= P <= 1, flap=PERIOD_MS/DOWN_MS)",
+				"corrupt=P with 0 <= P <= 1, flap=PERIOD_MS/DOWN_MS, "
+				"allow=uid:N+gid:N...)",
 				spec, item);
 			return -EINVAL;
 		}
@@ -184,6 +237,24 @@ int simd_config_set(struct simd_config *c, const char *key, const char *value)
 		c->socket_mode = (unsigned)m;
 		return 0;
 	}
+	if (strcmp(key, "group") == 0) {
+		if (parse_group(value, &c->group) < 0) {
+			log_err("group %s: no such group", value);
+			return -EINVAL;
+		}
+		c->has_group = true;
+		return 0;
+	}
+	if (strcmp(key, "idle") == 0) {
+		char *end;
+		unsigned long sec = strtoul(value, &end, 10);
+		if (*end || sec > 86400) {
+			log_err("idle %s: expected seconds (0: never)", value);
+			return -EINVAL;
+		}
+		c->idle_s = (unsigned)sec;
+		return 0;
+	}
 	if (strcmp(key, "model") == 0)
 		return append_spec(c, value);
 	if (strcmp(key, "link") == 0 || strcmp(key, "seed") == 0) {
@@ -194,7 +265,8 @@ int simd_config_set(struct simd_config *c, const char *key, const char *value)
 	}
 	if (strcmp(key, "nic") == 0)
 		return add_nic(c, value);
-	log_err("unknown setting '%s' (socket, mode, model, link, seed, spin, nic)", key);
+	log_err("unknown setting '%s' (socket, mode, group, idle, model, link, seed, spin, nic)",
+		key);
 	return -EINVAL;
 }
 

@@ -12,6 +12,10 @@
 #define SIMD_MAX_NICS 32
 #define SIMD_MAX_CLIENTS 64 /* connections */
 #define SIMD_CABLE_MAX 64
+#define SIMD_MAX_CLIENTS_PER_UID 8 /* connections one user may hold */
+#define SIMD_ALLOW_MAX 8	   /* uids and gids in one NIC's allow list */
+#define SIMD_IDLE_DEFAULT_S 10	   /* an unattached connection is closed after */
+#define SIMD_GROUP_DEFAULT "myrio" /* the socket's group, when it exists */
 
 struct simd_nic_conf {
 	char name[SIMD_NAME_MAX];
@@ -20,18 +24,27 @@ struct simd_nic_conf {
 	char cable[SIMD_CABLE_MAX]; /* "" (unplugged), "NIC", "tap:IFNAME", "packet:IFNAME" */
 	struct myrio_sim_faults faults;
 	bool has_faults;
+	/* Who may attach (besides root): "allow=uid:N+gid:N+..." in the NIC's spec. Without
+	 * one, every admitted user may, except on a tap:/packet: cable (raw frames of a
+	 * host interface): root only there. */
+	uint32_t allow_uid[SIMD_ALLOW_MAX], allow_gid[SIMD_ALLOW_MAX];
+	unsigned n_allow_uid, n_allow_gid;
 };
 
 struct simd_config {
 	char socket_path[108];
-	unsigned socket_mode; /* permission bits for the socket file; 0 = leave to umask */
+	unsigned socket_mode; /* permission bits for the socket file (default 0660) */
+	uint32_t group;	      /* the socket's group, admitted; when has_group */
+	bool has_group;
+	unsigned idle_s; /* an unattached connection idle this long is closed; 0: never */
 	char model_spec[512]; /* for myrio_sim_conf_parse: link=, seed=, spin, rx_ring=... */
 	struct simd_nic_conf nics[SIMD_MAX_NICS];
 	unsigned nnics;
 };
 
 void simd_config_init(struct simd_config *c);
-/* One setting: key "socket", "mode", "model", "link", "seed", "spin" or "nic" with its value.
+/* One setting: key "socket", "mode", "group", "idle", "model", "link", "seed", "spin" or "nic"
+ * with its value.
  * Returns 0 or -EINVAL after logging what is wrong. */
 int simd_config_set(struct simd_config *c, const char *key, const char *value);
 /* A file of "key value" lines; '#' starts a comment. */

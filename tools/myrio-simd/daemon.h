@@ -15,6 +15,13 @@ struct sim_endpoint;
 struct myrio_sim;
 struct simd_client;
 
+/* Log lines a source may add: a burst, then one per LOG_WINDOW, the rest counted. */
+struct simd_log_budget {
+	uint64_t window_start; /* ns */
+	unsigned lines;
+	uint64_t suppressed;
+};
+
 struct simd_nic {
 	struct sim_nic *nic;
 	const struct simd_nic_conf *conf;
@@ -34,11 +41,15 @@ struct simd_client {
 	int fd;
 	pid_t pid; /* from SO_PEERCRED, not from anything the client says */
 	uid_t uid;
+	gid_t gids[33]; /* primary and supplementary groups, from the kernel too */
+	unsigned ngids;
+	uint64_t last_ns; /* its last request (idle timeout while unattached) */
 	struct simd_nic *nic; /* attached NIC or NULL */
 	struct simd_region regions[SIMD_MAX_REGIONS];
 	unsigned nregions;
 	uint64_t mapped_bytes;
 	uint64_t requests, errors;
+	struct simd_log_budget log; /* its refusals */
 	/* The first region whose file shrank under the model: the client is to be dropped. */
 	bool shrank;
 	uint64_t shrank_iova, shrank_len, shrank_off;
@@ -53,6 +64,8 @@ struct simd_daemon {
 	int signal_fd;
 	struct simd_client *clients[SIMD_MAX_CLIENTS];
 	uint64_t bad_requests; /* refused requests, all clients */
+	uint64_t refused_connections;
+	struct simd_log_budget conn_log;
 	uint64_t shrink_drops; /* clients dropped for shrinking their DMA memory */
 	struct simd_guard guard;
 };

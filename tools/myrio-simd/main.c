@@ -40,7 +40,9 @@ static void usage(FILE *f)
 		"\n"
 		"options (each also a 'key value' line of a --config file):\n"
 		"  --socket PATH      UNIX socket (default $%s or %s)\n"
-		"  --mode OCTAL       socket file permissions, e.g. 0660 (default: umask)\n"
+		"  --mode OCTAL       socket file permissions (default 0660)\n"
+		"  --group GROUP      the socket's group, admitted (default 'myrio' if it exists)\n"
+		"  --idle SECONDS     close unattached connections idle this long (default 10)\n"
 		"  --config FILE      read settings from FILE\n"
 		"  --nic SPEC         a NIC: NAME[,mac=XX:XX:XX:XX:XX:XX]\n"
 		"                     [,cable=NIC|tap:IFNAME|packet:IFNAME]\n"
@@ -74,6 +76,8 @@ static int parse_args(struct simd_config *c, int argc, char **argv)
 	    {"socket", required_argument, NULL, 's'},
 	    {"config", required_argument, NULL, 'c'},
 	    {"mode", required_argument, NULL, 'M'},
+	    {"group", required_argument, NULL, 'g'},
+	    {"idle", required_argument, NULL, 'i'},
 	    {"nic", required_argument, NULL, 'n'},
 	    {"link", required_argument, NULL, 'l'},
 	    {"seed", required_argument, NULL, 'S'},
@@ -94,6 +98,12 @@ static int parse_args(struct simd_config *c, int argc, char **argv)
 			break;
 		case 'M':
 			rc = simd_config_set(c, "mode", optarg);
+			break;
+		case 'g':
+			rc = simd_config_set(c, "group", optarg);
+			break;
+		case 'i':
+			rc = simd_config_set(c, "idle", optarg);
 			break;
 		case 'n':
 			rc = simd_config_set(c, "nic", optarg);

@@ -7,15 +7,19 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/fsuid.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -27,6 +31,37 @@
 /* Registered DMA memory per attachment: far more than any ring set needs, far less than
  * the daemon's address space. */
 #define MAX_MAPPED_BYTES (64ull << 30)
+
+#define LOG_BURST 10
+#define LOG_WINDOW_NS 10000000000ull
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* May this source log one more line? A client sending nothing but bad requests adds
+ * LOG_BURST lines per window, and one line saying how many it left out. */
+static bool log_budget(struct simd_log_budget *b)
+{
+	uint64_t now = monotonic_ns();
+	if (now - b->window_start >= LOG_WINDOW_NS) {
+		if (b->suppressed)
+			log_warn("%llu more such lines left out in the last %llu s",
+				 (unsigned long long)b->suppressed, LOG_WINDOW_NS / 1000000000ull);
+		b->window_start = now;
+		b->lines = 0;
+		b->suppressed = 0;
+	}
+	if (b->lines < LOG_BURST) {
+		b->lines++;
+		return true;
+	}
+	b->suppressed++;
+	return false;
+}
 
 static void reply(struct simd_client *c, const struct simd_hdr *req, int status,
 		  const void *payload, size_t len, const int *fds, unsigned nfds)
@@ -52,8 +87,9 @@ static int refuse(struct simd_daemon *d, struct simd_client *c, const struct sim
 {
 	c->errors++;
 	d->bad_requests++;
-	log_warn("pid %d: %s refused: %s (%s)", (int)c->pid, simd_type_name(req->type), why,
-		 strerror(-status));
+	if (log_budget(&c->log))
+		log_warn("pid %d: %s refused: %s (%s)", (int)c->pid, simd_type_name(req->type),
+			 why, strerror(-status));
 	reply(c, req, status, NULL, 0, NULL, 0);
 	return status;
 }
@@ -76,7 +112,9 @@ static void drop_region(struct simd_daemon *d, struct simd_client *c, unsigned i
 	uintptr_t fault = simd_guard_remove(&d->guard, r->guard);
 	if (fault)
 		note_shrink(c, r, fault);
-	munmap(r->va, r->len);
+	if (munmap(r->va, r->len) != 0)
+		log_err("pid %d: cannot unmap DMA region 0x%llx+%llu: %s", (int)c->pid,
+			(unsigned long long)r->iova, (unsigned long long)r->len, strerror(errno));
 	c->mapped_bytes -= r->len;
 	c->regions[i] = c->regions[--c->nregions];
 }
@@ -106,6 +144,54 @@ static void detach(struct simd_daemon *d, struct simd_client *c, const char *why
 	c->nic = NULL;
 }
 
+static bool in_groups(const struct simd_client *c, uint32_t gid)
+{
+	for (unsigned i = 0; i < c->ngids; i++)
+		if (c->gids[i] == gid)
+			return true;
+	return false;
+}
+
+static bool in_allow_list(const struct simd_client *c, const struct simd_nic_conf *n)
+{
+	for (unsigned i = 0; i < n->n_allow_uid; i++)
+		if (n->allow_uid[i] == c->uid)
+			return true;
+	for (unsigned i = 0; i < n->n_allow_gid; i++)
+		if (in_groups(c, n->allow_gid[i]))
+			return true;
+	return false;
+}
+
+static bool privileged(const struct simd_client *c)
+{
+	return c->uid == 0 || c->uid == geteuid();
+}
+
+/* Connecting at all: root, the daemon's user, the socket's group, or a user some NIC's
+ * allow list names (the socket file's mode and group keep out the rest, this holds when
+ * they are loosened). */
+static bool admitted(const struct simd_daemon *d, const struct simd_client *c)
+{
+	if (privileged(c) || (d->conf.has_group && in_groups(c, d->conf.group)))
+		return true;
+	for (unsigned i = 0; i < d->nnics; i++)
+		if (in_allow_list(c, d->nics[i].conf))
+			return true;
+	return false;
+}
+
+/* Attaching a NIC: its allow list when it has one; without one, anyone admitted, except
+ * on a cable into a host interface (raw frames in and out of it): root only there. */
+static bool may_attach(const struct simd_client *c, const struct simd_nic_conf *n)
+{
+	if (privileged(c))
+		return true;
+	if (n->n_allow_uid + n->n_allow_gid)
+		return in_allow_list(c, n);
+	return strncmp(n->cable, "tap:", 4) != 0 && strncmp(n->cable, "packet:", 7) != 0;
+}
+
 static int do_attach(struct simd_daemon *d, struct simd_client *c, const struct simd_msg *m)
 {
 	if (c->nic)
@@ -113,10 +199,13 @@ static int do_attach(struct simd_daemon *d, struct simd_client *c, const struct 
 	struct simd_nic *n = simd_daemon_nic(d, m->u.attach_req.nic);
 	if (!n)
 		return refuse(d, c, &m->h, -ENODEV, "no NIC of that name");
+	if (!may_attach(c, n->conf))
+		return refuse(d, c, &m->h, -EACCES, "this user may not attach that NIC");
 	if (n->owner) {
 		n->refusals++;
-		log_warn("pid %d: attach to %s refused: pid %d is attached to it", (int)c->pid,
-			 n->conf->name, (int)n->owner->pid);
+		if (log_budget(&c->log))
+			log_warn("pid %d: attach to %s refused: pid %d is attached to it",
+				 (int)c->pid, n->conf->name, (int)n->owner->pid);
 		c->errors++;
 		d->bad_requests++;
 		reply(c, &m->h, -EBUSY, NULL, 0, NULL, 0);
@@ -160,10 +249,22 @@ static int do_dma_map(struct simd_daemon *d, struct simd_client *c, const struct
 		return refuse(d, c, &m->h, -ENOSPC, "too many DMA regions");
 	if (len > MAX_MAPPED_BYTES - c->mapped_bytes)
 		return refuse(d, c, &m->h, -ENOSPC, "more than 64 GiB of DMA memory");
+	/* Memory files only: a file of any other file system may block the model thread in
+	 * a page fault for ever (a FUSE server that never answers), the whole daemon with it.
+	 * A memfd lives on tmpfs (shmem); hugetlbfs files and MFD_HUGETLB memfds on
+	 * hugetlbfs, mapped in whole huge pages. */
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+	struct statfs sfs;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fstatfs(fd, &sfs) != 0 ||
+	    (sfs.f_type != TMPFS_MAGIC && sfs.f_type != HUGETLBFS_MAGIC))
 		return refuse(d, c, &m->h, -EBADF,
 			      "DMA region fd is not a memory file (memfd or hugetlbfs)");
+	/* A huge page cannot be mapped, replaced or unmapped in part. */
+	if (sfs.f_type == HUGETLBFS_MAGIC && ((uint64_t)sfs.f_bsize < PAGE ||
+					      iova % (uint64_t)sfs.f_bsize != 0 ||
+					      len % (uint64_t)sfs.f_bsize != 0))
+		return refuse(d, c, &m->h, -EINVAL,
+			      "hugetlbfs DMA region not in whole pages of its file");
 	if (st.st_size < 0 || len > (uint64_t)st.st_size)
 		return refuse(d, c, &m->h, -EINVAL, "DMA region longer than its file");
 	/* Seal memfds against shrinking, where they allow it, so that a client cannot pull
@@ -226,16 +327,8 @@ static int do_cfg(struct simd_daemon *d, struct simd_client *c, const struct sim
  * registrations outlive it. */
 static int do_reset(struct simd_daemon *d, struct simd_client *c, const struct simd_msg *m)
 {
-	struct sim_nic *nic = c->nic->nic;
-	sim_nic_detach(nic);
-	int rc = sim_nic_attach(nic);
-	for (unsigned i = 0; rc == 0 && i < c->nregions; i++)
-		rc = sim_nic_dma_map(nic, c->regions[i].iova, c->regions[i].va, c->regions[i].len);
-	if (rc < 0) {
-		log_err("%s: reset failed: %s; detaching pid %d", c->nic->conf->name, strerror(-rc),
-			(int)c->pid);
-		return refuse(d, c, &m->h, rc, "reset failed");
-	}
+	(void)d;
+	sim_nic_flr(c->nic->nic); /* the attachment's BAR0 and eventfd stay its own */
 	reply(c, &m->h, 0, NULL, 0, NULL, 0);
 	return 0;
 }
@@ -261,6 +354,7 @@ static int serve_one(struct simd_daemon *d, struct simd_client *c)
 	if (n == -EAGAIN)
 		return 0;
 	c->requests++;
+	c->last_ns = monotonic_ns();
 	if (n < 0) {
 		if (n != -EMSGSIZE)
 			return (int)n;
@@ -347,36 +441,118 @@ static void drop_all_shrunk(struct simd_daemon *d)
 			drop_client(d, i, "its DMA memory shrank");
 }
 
+static unsigned connections_of(const struct simd_daemon *d, uid_t uid)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < SIMD_MAX_CLIENTS; i++)
+		n += d->clients[i] && d->clients[i]->uid == uid;
+	return n;
+}
+
+/* The peer's credentials, from the kernel (SO_PEERCRED, SO_PEERGROUPS). */
+static int peer_identity(int fd, struct simd_client *c)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0)
+		return -errno;
+	c->pid = cred.pid;
+	c->uid = cred.uid;
+	c->gids[0] = cred.gid;
+	c->ngids = 1;
+	gid_t more[32];
+	socklen_t glen = sizeof(more);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, more, &glen) == 0)
+		for (unsigned i = 0; i < glen / sizeof(gid_t) && c->ngids < 33; i++)
+			c->gids[c->ngids++] = more[i];
+	return 0;
+}
+
+/* Connections that attached nothing and asked nothing for idle_s: a slot each, kept
+ * from whoever needs one. An attached driver may stay silent as long as it likes. */
+static void drop_idle(struct simd_daemon *d)
+{
+	if (!d->conf.idle_s)
+		return;
+	uint64_t now = monotonic_ns(), limit = (uint64_t)d->conf.idle_s * 1000000000ull;
+	for (unsigned i = 0; i < SIMD_MAX_CLIENTS; i++) {
+		struct simd_client *c = d->clients[i];
+		if (c && !c->nic && now - c->last_ns > limit)
+			drop_client(d, i, "idle");
+	}
+}
+
 static void accept_client(struct simd_daemon *d)
 {
 	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
 		return;
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0)
-		memset(&cred, 0, sizeof(cred));
-	for (unsigned i = 0; i < SIMD_MAX_CLIENTS; i++) {
+	struct simd_client who = {0};
+	const char *why = NULL;
+	if (peer_identity(fd, &who) < 0)
+		why = "its credentials cannot be read";
+	else if (!admitted(d, &who))
+		why = "user not admitted (not root, not in the socket's group, in no allow list)";
+	else if (connections_of(d, who.uid) >= SIMD_MAX_CLIENTS_PER_UID)
+		why = "this user holds its limit of connections already";
+	for (unsigned i = 0; !why && i < SIMD_MAX_CLIENTS; i++) {
 		if (d->clients[i])
 			continue;
 		struct simd_client *c = calloc(1, sizeof(*c));
-		if (!c) {
-			close(fd);
-			return;
-		}
+		if (!c)
+			break;
+		*c = who;
 		c->fd = fd;
-		c->pid = cred.pid;
-		c->uid = cred.uid;
+		c->last_ns = monotonic_ns();
 		d->clients[i] = c;
-		log_debug("pid %d connected", (int)c->pid);
+		log_debug("pid %d (uid %d) connected", (int)c->pid, (int)c->uid);
 		return;
 	}
-	log_warn("pid %d: connection refused: %d connections open already", (int)cred.pid,
-		 SIMD_MAX_CLIENTS);
+	d->refused_connections++;
+	if (log_budget(&d->conn_log))
+		log_warn("pid %d (uid %d): connection refused: %s", (int)who.pid, (int)who.uid,
+			 why ? why : "every connection slot is in use");
 	close(fd);
 }
 
-static int listen_on(const char *path, unsigned mode)
+/* The socket's directory must be the daemon's own: whoever else may rename or replace
+ * entries in it could put something else at the path between our calls. A sticky
+ * directory (/tmp) lets nobody touch an entry of ours. */
+static int safe_socket_dir(const char *dir)
+{
+	struct stat st;
+	if (lstat(dir, &st) != 0) {
+		int rc = -errno;
+		log_err("socket directory %s: %s", dir, strerror(errno));
+		return rc;
+	}
+	bool shared = (st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX);
+	if (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) || shared) {
+		log_err("socket directory %s is not a directory owned by uid %d (or root) and "
+			"writable by it alone (or sticky): refusing to create the socket there",
+			dir, (int)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* The socket file is created with its final mode (umask around bind): nothing is done to
+ * the path afterwards, so no symlink put there can redirect a chmod. */
+static int bind_with_mode(int s, const struct sockaddr_un *sa, unsigned mode, int gid)
+{
+	int old_gid = gid >= 0 ? setfsgid((gid_t)gid) : -1; /* the file's group, at birth */
+	mode_t old = umask(0);
+	umask(mode ? (mode_t)(~mode & 0777) : old); /* mode 0: the daemon's umask decides */
+	int rc = bind(s, (const struct sockaddr *)sa, sizeof(*sa));
+	int saved = errno;
+	umask(old);
+	if (old_gid >= 0)
+		setfsgid((gid_t)old_gid);
+	errno = saved;
+	return rc;
+}
+
+static int listen_on(const char *path, unsigned mode, int gid)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -391,10 +567,13 @@ static int listen_on(const char *path, unsigned mode)
 		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
 			log_warn("cannot create %s: %s", dir, strerror(errno));
 	}
+	int rc = safe_socket_dir(slash && slash != dir ? dir : slash ? "/" : ".");
+	if (rc < 0)
+		return rc;
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
 		return -errno;
-	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+	if (bind_with_mode(s, &sa, mode, gid) != 0) {
 		if (errno != EADDRINUSE)
 			goto fail;
 		/* A socket file left by a daemon that died: take it over, unless a live
@@ -408,17 +587,14 @@ static int listen_on(const char *path, unsigned mode)
 			return -EADDRINUSE;
 		}
 		unlink(path);
-		if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		if (bind_with_mode(s, &sa, mode, gid) != 0)
 			goto fail;
 	}
-	/* Who may attach: whoever may write the socket file. */
-	if (mode && chmod(path, mode) != 0)
-		goto fail;
 	if (listen(s, 16) != 0)
 		goto fail;
 	return s;
-fail:;
-	int rc = -errno;
+fail:
+	rc = -errno;
 	close(s);
 	log_err("cannot listen on %s: %s", path, strerror(-rc));
 	return rc;
@@ -440,7 +616,7 @@ static int serve_loop(struct simd_daemon *d)
 			slot_of[n] = i;
 			pfd[n++] = (struct pollfd){.fd = d->clients[i]->fd, .events = POLLIN};
 		}
-		if (poll(pfd, n, -1) < 0) {
+		if (poll(pfd, n, d->conf.idle_s ? 1000 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
@@ -467,6 +643,7 @@ static int serve_loop(struct simd_daemon *d)
 					    rc == -ECONNRESET ? "connection closed"
 							      : strerror(-rc));
 		}
+		drop_idle(d);
 		if (pfd[LISTEN].revents & POLLIN)
 			accept_client(d);
 	}
@@ -474,7 +651,8 @@ static int serve_loop(struct simd_daemon *d)
 
 int simd_serve(struct simd_daemon *d)
 {
-	int rc = listen_on(d->conf.socket_path, d->conf.socket_mode);
+	int rc = listen_on(d->conf.socket_path, d->conf.socket_mode,
+			   d->conf.has_group ? (int)d->conf.group : -1);
 	if (rc < 0)
 		return rc;
 	d->listen_fd = rc;

@@ -1,0 +1,698 @@
+/* Hostile clients of the model daemon (issue 12): each case attacks the daemon from a
+ * client of its own while an honest client on another cable keeps its traffic going. After
+ * every attack the daemon is alive, the honest echoes are still coming back byte-exact and
+ * the honest client's canary buffers (DMA memory it registered and never uses) still hold
+ * their pattern.
+ *
+ * One daemon: nic0 <-> nic1 is the attackers' cable, nic2 <-> nic3 the honest one (an
+ * echo on nic2, a checking sender on nic3).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cmocka.h> /* after the headers it needs */
+
+#include "bus/bus.h"
+#include "mem/dma.h"
+#include "pci/sysfs.h"
+#include "myrio/port.h"
+#include "sim/fw_image.h"
+#include "sim/nic.h"
+#include "test_simd_harness.h"
+#include "util/byteorder.h"
+
+#define ETHERTYPE 0x88b5
+#define BURST 32
+#define WINDOW 256
+#define CANARIES 64
+#define CANARY_LEN 2048
+#define SIMD_MAX_CONNS_TRIED 70
+
+struct shared {
+	char sock[108];
+	atomic_int stop, echo_ready;
+	atomic_uint_fast64_t verified; /* echoes checked byte-exact */
+	atomic_int canaries_bad;       /* set by the honest client at the end */
+	atomic_int hoarded;	       /* 1: the hoarder holds its connections; 2: done */
+};
+
+struct fixture {
+	struct simd_daemon_proc d;
+	struct shared *sh;
+	pid_t echo, client;
+	char log[128];
+};
+
+static const uint8_t nic2_mac[6] = {0x02, 0x60, 0xdd, 0x00, 0x00, 0x03};
+
+static int open_port(const struct shared *sh, const char *nic, struct myrio_port **port)
+{
+	char dev[160];
+	snprintf(dev, sizeof(dev), "simd:%s@%s", nic, sh->sock);
+	return myrio_port_open(port, dev, NULL);
+}
+
+static uint32_t frame_len(uint64_t k)
+{
+	return 60 + (uint32_t)((k * 7919) % (1514 - 60 + 1));
+}
+
+static void fill(uint8_t *f, uint32_t len, const uint8_t dst[6], const uint8_t src[6], uint64_t k)
+{
+	memcpy(f, dst, 6);
+	memcpy(f + 6, src, 6);
+	put_be16(f + 12, ETHERTYPE);
+	put_be32(f + 14, (uint32_t)(k >> 32));
+	put_be32(f + 18, (uint32_t)k);
+	for (uint32_t i = 22; i < len; i++)
+		f[i] = (uint8_t)(k * 31 + i * 13);
+}
+
+static uint8_t canary_byte(unsigned pkt, unsigned i)
+{
+	return (uint8_t)(0xA5 ^ pkt * 7 ^ i * 3);
+}
+
+static int echo_main(struct shared *sh)
+{
+	struct myrio_port *port;
+	if (open_port(sh, "nic2", &port) < 0)
+		return 10;
+	atomic_store(&sh->echo_ready, 1);
+	struct myrio_pkt *pkts[BURST];
+	while (!atomic_load(&sh->stop)) {
+		uint16_t n = myrio_rx_burst(port, pkts, BURST);
+		if (n == 0)
+			sched_yield();
+		for (uint16_t i = 0; i < n; i++) {
+			uint8_t *f = myrio_pkt_data(pkts[i]);
+			memcpy(f, f + 6, 6);
+			memcpy(f + 6, nic2_mac, 6);
+		}
+		uint16_t sent = 0;
+		while (sent < n && !atomic_load(&sh->stop))
+			sent += myrio_tx_burst(port, pkts + sent, (uint16_t)(n - sent));
+		for (uint16_t i = sent; i < n; i++)
+			myrio_pkt_free(pkts[i]);
+	}
+	myrio_port_close(port);
+	return 0;
+}
+
+/* nic3: a window of frames out, each echo checked in order and byte-exact; canaries in
+ * a DMA pool of its own, checked at the end. */
+static int client_main(struct shared *sh)
+{
+	struct myrio_port *port;
+	struct myrio_port_info info;
+	struct myrio_pool *pool, *cpool;
+	struct myrio_pkt *canary[CANARIES];
+	if (open_port(sh, "nic3", &port) < 0)
+		return 10;
+	myrio_port_info(port, &info);
+	if (myrio_port_pool_create(port, 1024, 2048, &pool) < 0 ||
+	    myrio_port_pool_create(port, CANARIES, CANARY_LEN, &cpool) < 0)
+		return 11;
+	for (unsigned k = 0; k < CANARIES; k++) {
+		canary[k] = myrio_pkt_alloc(cpool);
+		if (!canary[k])
+			return 11;
+		for (unsigned i = 0; i < CANARY_LEN; i++)
+			myrio_pkt_data(canary[k])[i] = canary_byte(k, i);
+	}
+	uint64_t sent = 0, got = 0;
+	struct simd_progress pr = {0};
+	uint8_t want[1514];
+	while (!atomic_load(&sh->stop)) {
+		if (simd_stalled(&pr, got)) {
+			fprintf(stderr, "honest client: no echo for 5 s (%llu of %llu back)\n",
+				(unsigned long long)got, (unsigned long long)sent);
+			return 14;
+		}
+		struct myrio_pkt *pkts[BURST];
+		unsigned n = 0;
+		while (n < BURST && sent + n - got < WINDOW) {
+			struct myrio_pkt *p = myrio_pkt_alloc(pool);
+			if (!p)
+				break;
+			p->len = frame_len(sent + n);
+			fill(myrio_pkt_data(p), p->len, nic2_mac, info.mac, sent + n);
+			pkts[n++] = p;
+		}
+		uint16_t took = myrio_tx_burst(port, pkts, (uint16_t)n);
+		for (unsigned i = took; i < n; i++)
+			myrio_pkt_free(pkts[i]);
+		sent += took;
+		uint16_t r = myrio_rx_burst(port, pkts, BURST);
+		if (r == 0)
+			sched_yield();
+		for (uint16_t i = 0; i < r; i++) {
+			fill(want, frame_len(got), info.mac, nic2_mac, got);
+			if (pkts[i]->len != frame_len(got) ||
+			    memcmp(myrio_pkt_data(pkts[i]), want, pkts[i]->len) != 0) {
+				fprintf(stderr, "honest client: echo %llu not as sent\n",
+					(unsigned long long)got);
+				return 12;
+			}
+			myrio_pkt_free(pkts[i]);
+			atomic_store(&sh->verified, ++got);
+		}
+	}
+	int bad = 0;
+	for (unsigned k = 0; k < CANARIES; k++)
+		for (unsigned i = 0; i < CANARY_LEN; i++)
+			bad += myrio_pkt_data(canary[k])[i] != canary_byte(k, i);
+	atomic_store(&sh->canaries_bad, bad);
+	myrio_port_close(port);
+	return bad ? 13 : 0;
+}
+
+static pid_t spawn(int (*fn)(struct shared *), struct shared *sh)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		simd_die_with_parent();
+		_exit(fn(sh));
+	}
+	return pid;
+}
+
+static int exit_code(pid_t pid)
+{
+	int st;
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The honest traffic has moved on by `more` echoes since this was called. */
+static void honest_still_flowing(struct fixture *f, uint64_t more)
+{
+	uint64_t at = atomic_load(&f->sh->verified);
+	for (unsigned i = 0; i < 10000 && atomic_load(&f->sh->verified) < at + more; i++)
+		usleep(1000);
+	assert_true(simd_daemon_alive(&f->d));
+	assert_true(atomic_load(&f->sh->verified) >= at + more);
+}
+
+/* A hostile client in a child of its own, so that a crash of the attack is contained;
+ * its exit code is returned. */
+static int run_hostile(struct fixture *f, int (*fn)(struct shared *))
+{
+	return exit_code(spawn(fn, f->sh));
+}
+
+/* ---- finding 3: a header pointer that wraps past BAR0 ---- */
+
+static void bar_put(volatile uint8_t *bar, uint32_t off, uint32_t host)
+{
+	uint8_t b[4];
+	put_be32(b, host);
+	memcpy((uint8_t *)bar + off, b, 4);
+}
+
+static int hostile_handoff_wrap(struct shared *sh)
+{
+	struct myrio_bus *bus;
+	if (myrio_simd_bus_open("nic0", sh->sock, &bus) < 0)
+		return 10;
+	volatile uint8_t *bar = bus->bar0;
+	static uint8_t img[FW_IMAGE_LEN_DEFAULT];
+	size_t len;
+	if (sim_fw_image_build(img, sizeof(img), "eth", &len) < 0)
+		return 11;
+	/* The image staged whole; the copy starts past 0x3C, so the word there stays the
+	 * host's: a header pointer 4 GiB away. */
+	const uint32_t dst = 0x40;
+	memcpy((uint8_t *)bar + SIM_STAGING_OFF, img, len);
+	bar_put(bar, SIM_HDR_PTR_OFF, 0xFFFFFF40u);
+	bar_put(bar, SIM_HANDOFF_OFF + 12, SIM_STAGING_OFF + dst);
+	bar_put(bar, SIM_HANDOFF_OFF + 16, (uint32_t)len - dst);
+	bar_put(bar, SIM_HANDOFF_OFF + 20, dst);
+	bar_put(bar, SIM_HANDOFF_OFF + 60, 0);
+	usleep(200000);
+	bus->ops->close(bus);
+	return 0;
+}
+
+static void handoff_header_pointer_cannot_wrap(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(run_hostile(f, hostile_handoff_wrap), 0);
+	honest_still_flowing(f, 2000);
+}
+
+/* ---- finding 1: a former owner keeps its BAR0 ---- */
+
+/* Attaches on a connection of its own: the socket, the BAR0 mapping and the eventfd. */
+static int raw_attach(const char *sock, const char *nic, int *s, volatile uint8_t **bar,
+		      int *irq)
+{
+	struct simd_msg m, rep;
+	int fds[SIMD_MAX_FDS];
+	unsigned nfds = 0;
+	if (simd_connect(sock, s) < 0)
+		return -1;
+	simd_hdr_init(&m.h, SIMD_ATTACH, 1);
+	memset(&m.u.attach_req, 0, sizeof(m.u.attach_req));
+	snprintf(m.u.attach_req.nic, sizeof(m.u.attach_req.nic), "%s", nic);
+	if (simd_send(*s, &m, sizeof(m.h) + sizeof(m.u.attach_req), NULL, 0) < 0)
+		return -1;
+	ssize_t n = simd_recv_timeout(*s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds, 5000);
+	if (n < (ssize_t)sizeof(rep.h) || rep.h.status != 0 || nfds != 2)
+		return -1;
+	void *p = mmap(NULL, SIM_BAR0_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+	close(fds[0]);
+	if (p == MAP_FAILED)
+		return -1;
+	*bar = p;
+	*irq = fds[1];
+	return 0;
+}
+
+/* The former owner attaches nic0, hangs up and keeps its mapping; the next owner maps
+ * memory and turns bus mastering on; the former one then aims the dummy RDMA block's
+ * confirmation (a 4-byte DMA write) at the next owner's memory through its old BAR0. */
+static void former_owner_reaches_nothing(void **state)
+{
+	struct fixture *f = *state;
+	int s = -1, irq = -1;
+	volatile uint8_t *old = NULL;
+	assert_int_equal(raw_attach(f->sh->sock, "nic0", &s, &old, &irq), 0);
+	close(s);
+	usleep(100000);
+	struct myrio_bus *bus = NULL;
+	for (int i = 0; i < 100 && myrio_simd_bus_open("nic0", f->sh->sock, &bus) < 0; i++)
+		usleep(10000);
+	assert_non_null(bus);
+	struct myrio_dma_region r;
+	assert_int_equal(myrio_dma_alloc(&r, 1 << 20), 0);
+	memset(r.va, 0x5A, r.len);
+	assert_int_equal(bus->ops->dma_map(bus, &r), 0);
+	assert_int_equal(bus->ops->cfg_write(bus, 4, 2, 0x0006), 0);
+	bar_put(old, SIM_DUMMY_RDMA_OFF + 0, (uint32_t)(r.iova >> 32));
+	bar_put(old, SIM_DUMMY_RDMA_OFF + 4, (uint32_t)r.iova);
+	bar_put(old, SIM_DUMMY_RDMA_OFF + 8, 0xDEADBEEFu);
+	bar_put(old, SIM_DUMMY_RDMA_OFF + 60, 0);
+	usleep(200000);
+	const uint8_t *v = r.va;
+	size_t changed = 0;
+	for (size_t i = 0; i < r.len; i++)
+		changed += v[i] != 0x5A;
+	assert_int_equal(changed, 0);
+	bus->ops->dma_unmap(bus, &r);
+	myrio_dma_free(&r);
+	bus->ops->close(bus);
+	munmap((void *)old, SIM_BAR0_LEN);
+	close(irq);
+	honest_still_flowing(f, 2000);
+}
+
+/* A DMA_MAP request on a raw connection: the daemon's status. */
+static int raw_dma_map(int s, uint64_t iova, uint64_t len, int fd)
+{
+	struct simd_msg m, rep;
+	int fds[SIMD_MAX_FDS];
+	unsigned nfds = 0;
+	simd_hdr_init(&m.h, SIMD_DMA_MAP, 2);
+	m.u.dma = (struct simd_dma_req){.iova = iova, .len = len};
+	if (simd_send(s, &m, sizeof(m.h) + sizeof(m.u.dma), &fd, 1) < 0)
+		return -EIO;
+	ssize_t n = simd_recv_timeout(s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds, 5000);
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]);
+	return n < (ssize_t)sizeof(rep.h) ? -EIO : rep.h.status;
+}
+
+/* ---- finding 4: a 4 KiB region of a 2 MiB hugetlbfs file ---- */
+
+static void hugetlbfs_region_in_whole_pages(void **state)
+{
+	struct fixture *f = *state;
+	int fd = memfd_create("hostile-huge", MFD_CLOEXEC | MFD_HUGETLB);
+	if (fd < 0 || ftruncate(fd, 2u << 20) != 0) {
+		if (fd >= 0)
+			close(fd);
+		skip(); /* no huge pages reserved here */
+	}
+	int s = -1, irq = -1;
+	volatile uint8_t *bar = NULL;
+	assert_int_equal(raw_attach(f->sh->sock, "nic0", &s, &bar, &irq), 0);
+	/* Mapped, then truncated and unmapped, it used to leave 2 MiB mapped in the daemon
+	 * for good (munmap of 4 KiB of a huge page fails), or kill it by SIGBUS. */
+	assert_int_equal(raw_dma_map(s, SIMD_IOVA_BASE, 4096, fd), -EINVAL);
+	assert_int_equal(raw_dma_map(s, SIMD_IOVA_BASE, 2u << 20, fd), 0);
+	close(fd);
+	close(s);
+	munmap((void *)bar, SIM_BAR0_LEN);
+	close(irq);
+	honest_still_flowing(f, 2000);
+}
+
+/* ---- finding 5: a file that is not memory ---- */
+
+static void only_memory_files_are_dma_memory(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX + 32];
+	simd_daemon_path(path, sizeof(path));
+	strcat(path, "-hostile-dma");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(ftruncate(fd, 1 << 20), 0);
+	struct statfs sfs;
+	assert_int_equal(fstatfs(fd, &sfs), 0);
+	if (sfs.f_type == TMPFS_MAGIC || sfs.f_type == HUGETLBFS_MAGIC) {
+		close(fd);
+		skip(); /* the build tree is on a memory file system */
+	}
+	int s = -1, irq = -1;
+	volatile uint8_t *bar = NULL;
+	assert_int_equal(raw_attach(f->sh->sock, "nic0", &s, &bar, &irq), 0);
+	/* A file of a disk (or FUSE) file system: the model thread would fault on it. */
+	assert_int_equal(raw_dma_map(s, SIMD_IOVA_BASE, 1 << 20, fd), -EBADF);
+	int mfd = memfd_create("hostile-ok", MFD_CLOEXEC);
+	assert_int_equal(ftruncate(mfd, 1 << 20), 0);
+	assert_int_equal(raw_dma_map(s, SIMD_IOVA_BASE, 1 << 20, mfd), 0);
+	close(mfd);
+	close(fd);
+	close(s);
+	munmap((void *)bar, SIM_BAR0_LEN);
+	close(irq);
+	honest_still_flowing(f, 2000);
+}
+
+/* ---- finding 6: a socket directory someone else controls ---- */
+
+static void socket_dir_must_be_the_daemons(void **state)
+{
+	struct fixture *f = *state;
+	char dir[64], sock[96];
+	snprintf(dir, sizeof(dir), "/tmp/myrio-hostile-dir-%d", (int)getpid());
+	snprintf(sock, sizeof(sock), "%s/simd.sock", dir);
+	/* writable by anyone, not sticky: anyone may swap the socket for a symlink */
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(chmod(dir, 0777), 0);
+	char exe[PATH_MAX + 32];
+	simd_daemon_path(exe, sizeof(exe));
+	pid_t pid = fork();
+	if (pid == 0) {
+		simd_die_with_parent();
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, STDERR_FILENO);
+		execl(exe, "myrio-simd", "--socket", sock, "--mode", "0666", (char *)NULL);
+		_exit(127);
+	}
+	int rc = simd_wait_socket(sock, pid);
+	if (rc == 0)
+		kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	/* owned by another user */
+	assert_int_equal(chmod(dir, 0755), 0);
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	pid_t pid2 = fork();
+	if (pid2 == 0) {
+		simd_die_with_parent();
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, STDERR_FILENO);
+		execl(exe, "myrio-simd", "--socket", sock, (char *)NULL);
+		_exit(127);
+	}
+	int rc2 = simd_wait_socket(sock, pid2);
+	if (rc2 == 0)
+		kill(pid2, SIGTERM);
+	waitpid(pid2, NULL, 0);
+	unlink(sock);
+	rmdir(dir);
+	assert_int_equal(rc, -ECHILD); /* refused to serve there, and exited */
+	assert_int_equal(rc2, -ECHILD);
+	/* the socket of a daemon is made with its final mode, nothing done to the path */
+	struct stat st;
+	assert_int_equal(stat(f->sh->sock, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	honest_still_flowing(f, 2000);
+}
+
+/* In a child: become an unprivileged user (its own groups only). */
+static int become(uid_t uid)
+{
+	gid_t g = (gid_t)uid;
+	return setgroups(1, &g) == 0 && setgid(g) == 0 && setuid(uid) == 0 ? 0 : -1;
+}
+
+/* ---- finding 8: who may connect and attach ---- */
+
+static int hostile_stranger(struct shared *sh)
+{
+	int s = -1, irq = -1;
+	volatile uint8_t *bar = NULL;
+	if (become(65533) < 0)
+		return 20;
+	/* in no allow list, not in the socket's group: hung up on, nothing attached */
+	return raw_attach(sh->sock, "nic1", &s, &bar, &irq) == 0 ? 1 : 0;
+}
+
+static int hostile_listed_elsewhere(struct shared *sh)
+{
+	int s = -1, irq = -1;
+	volatile uint8_t *bar = NULL;
+	if (become(65534) < 0)
+		return 20;
+	/* admitted for nic4 (its allow list), so it connects; nic0 lists only uid 1 */
+	if (raw_attach(sh->sock, "nic0", &s, &bar, &irq) == 0)
+		return 1;
+	close(s);
+	if (raw_attach(sh->sock, "nic4", &s, &bar, &irq) != 0)
+		return 2;
+	close(s);
+	return 0;
+}
+
+static void only_admitted_users_attach(void **state)
+{
+	struct fixture *f = *state;
+	assert_int_equal(run_hostile(f, hostile_stranger), 0);
+	assert_int_equal(run_hostile(f, hostile_listed_elsewhere), 0);
+	honest_still_flowing(f, 2000);
+}
+
+/* ---- finding 7: connections held open to lock everyone out ---- */
+
+static int hostile_hoarder(struct shared *sh)
+{
+	int socks[SIMD_MAX_CONNS_TRIED];
+	unsigned open_now = 0;
+	if (become(65534) < 0)
+		return 20;
+	for (unsigned i = 0; i < SIMD_MAX_CONNS_TRIED; i++)
+		if (simd_connect(sh->sock, &socks[i]) == 0)
+			open_now++;
+		else
+			socks[i] = -1;
+	atomic_store(&sh->hoarded, 1);
+	while (atomic_load(&sh->hoarded) == 1)
+		usleep(1000);
+	/* idle and unattached: every connection is closed by the daemon in the end */
+	unsigned closed = 0;
+	for (unsigned i = 0; i < SIMD_MAX_CONNS_TRIED; i++) {
+		char b;
+		if (socks[i] < 0)
+			continue;
+		struct timeval tv = {.tv_sec = 6};
+		setsockopt(socks[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		closed += recv(socks[i], &b, 1, 0) == 0;
+	}
+	return closed == open_now ? 0 : 1;
+}
+
+static void connection_hoarding_is_bounded(void **state)
+{
+	struct fixture *f = *state;
+	atomic_store(&f->sh->hoarded, 0);
+	pid_t h = spawn(hostile_hoarder, f->sh);
+	for (int i = 0; i < 5000 && atomic_load(&f->sh->hoarded) == 0; i++)
+		usleep(1000);
+	usleep(100000);
+	struct myrio_bus *bus = NULL;
+	assert_int_equal(myrio_simd_bus_open("nic1", f->sh->sock, &bus), 0);
+	bus->ops->close(bus);
+	atomic_store(&f->sh->hoarded, 2);
+	assert_int_equal(exit_code(h), 0);
+	honest_still_flowing(f, 2000);
+}
+
+/* ---- finding 9: flooding the log ---- */
+
+static unsigned log_lines(const struct fixture *f)
+{
+	FILE *l = fopen(f->log, "r");
+	unsigned n = 0;
+	int ch;
+	if (!l)
+		return 0;
+	while ((ch = fgetc(l)) != EOF)
+		n += ch == '\n';
+	fclose(l);
+	return n;
+}
+
+static void refusals_do_not_flood_the_log(void **state)
+{
+	struct fixture *f = *state;
+	unsigned before = log_lines(f);
+	int s = -1, irq = -1;
+	volatile uint8_t *bar = NULL;
+	assert_int_equal(raw_attach(f->sh->sock, "nic1", &s, &bar, &irq), 0);
+	struct simd_msg m, rep;
+	int fds[SIMD_MAX_FDS];
+	unsigned nfds;
+	for (unsigned i = 0; i < 3000; i++) { /* each one refused */
+		simd_hdr_init(&m.h, SIMD_DMA_UNMAP, i);
+		m.u.dma = (struct simd_dma_req){.iova = SIMD_IOVA_BASE, .len = 4096};
+		assert_int_equal(simd_send(s, &m, sizeof(m.h) + sizeof(m.u.dma), NULL, 0), 0);
+		assert_true(simd_recv_timeout(s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds,
+					      5000) > 0);
+	}
+	/* a refused boot handoff, then a reset, over and over */
+	for (unsigned i = 0; i < 200; i++) {
+		bar_put(bar, SIM_HANDOFF_OFF + 12, 0);
+		bar_put(bar, SIM_HANDOFF_OFF + 60, 0);
+		usleep(2000);
+		simd_hdr_init(&m.h, SIMD_RESET, i);
+		assert_int_equal(simd_send(s, &m, sizeof(m.h), NULL, 0), 0);
+		assert_true(simd_recv_timeout(s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds,
+					      5000) > 0);
+	}
+	close(s);
+	munmap((void *)bar, SIM_BAR0_LEN);
+	close(irq);
+	usleep(100000);
+	unsigned added = log_lines(f) - before;
+	printf("# %u log lines for 3000 refused requests and 200 refused handoffs\n", added);
+	assert_true(added < 60);
+	honest_still_flowing(f, 2000);
+}
+
+/* ---- finding 10: myrio-setup, run as root, writes sysfs through no symlink ---- */
+
+static void sysfs_writes_follow_no_symlink(void **state)
+{
+	struct fixture *f = *state;
+	char victim[64], link[64];
+	snprintf(victim, sizeof(victim), "/tmp/myrio-hostile-victim-%d", (int)getpid());
+	snprintf(link, sizeof(link), "/tmp/myrio-hostile-attr-%d", (int)getpid());
+	int fd = open(victim, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "precious", 8), 8);
+	close(fd);
+	unlink(link);
+	assert_int_equal(symlink(victim, link), 0);
+	int rc = myrio_sysfs_write(link, "vfio-pci");
+	char buf[16] = {0};
+	fd = open(victim, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf) - 1), 8);
+	close(fd);
+	unlink(link);
+	unlink(victim);
+	assert_int_equal(rc, -ELOOP);
+	assert_string_equal(buf, "precious");
+	honest_still_flowing(f, 1000);
+}
+
+/* The daemon with its stderr (its log) in a file. */
+static int start_logged(struct simd_daemon_proc *d, const char *const *args, const char *log)
+{
+	int logfd = open(log, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	int saved = dup(STDERR_FILENO);
+	if (logfd < 0 || saved < 0 || dup2(logfd, STDERR_FILENO) < 0)
+		return -EIO;
+	int rc = simd_daemon_start(d, "hostile", args);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(logfd);
+	return rc;
+}
+
+static int setup(void **state)
+{
+	static struct fixture f;
+	/* mode 0666: the kernel lets anyone connect, the daemon decides who stays */
+	static const char *const args[] = {"--nic",	   "nic0,cable=nic1,allow=uid:1",
+					   "--nic",	   "nic1",
+					   "--nic",	   "nic2,cable=nic3",
+					   "--nic",	   "nic3",
+					   "--nic",	   "nic4,allow=uid:65534",
+					   "--mode",	   "0666",
+					   "--idle",	   "2",
+					   "--link",	   "unlimited",
+					   NULL};
+	snprintf(f.log, sizeof(f.log), "/tmp/myrio-simd-hostile-%d.log", (int)getpid());
+	if (start_logged(&f.d, args, f.log) < 0)
+		return -1;
+	f.sh = mmap(NULL, sizeof(*f.sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (f.sh == MAP_FAILED)
+		return -1;
+	memset(f.sh, 0, sizeof(*f.sh));
+	snprintf(f.sh->sock, sizeof(f.sh->sock), "%s", f.d.sock);
+	f.echo = spawn(echo_main, f.sh);
+	for (int i = 0; i < 1000 && !atomic_load(&f.sh->echo_ready); i++)
+		usleep(10000);
+	f.client = spawn(client_main, f.sh);
+	for (int i = 0; i < 1000 && atomic_load(&f.sh->verified) < 1000; i++)
+		usleep(10000);
+	*state = &f;
+	return atomic_load(&f.sh->verified) >= 1000 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	atomic_store(&f->sh->stop, 1);
+	int client = exit_code(f->client), echo = exit_code(f->echo);
+	int bad = atomic_load(&f->sh->canaries_bad);
+	int daemon = simd_daemon_stop(&f->d);
+	if (client || echo || bad || daemon) {
+		fprintf(stderr, "honest client %d, echo %d, canary bytes changed %d, daemon %d\n",
+			client, echo, bad, daemon);
+		return -1;
+	}
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(handoff_header_pointer_cannot_wrap),
+	    cmocka_unit_test(former_owner_reaches_nothing),
+	    cmocka_unit_test(hugetlbfs_region_in_whole_pages),
+	    cmocka_unit_test(only_memory_files_are_dma_memory),
+	    cmocka_unit_test(socket_dir_must_be_the_daemons),
+	    cmocka_unit_test(connection_hoarding_is_bounded),
+	    cmocka_unit_test(only_admitted_users_attach),
+	    cmocka_unit_test(refusals_do_not_flood_the_log),
+	    cmocka_unit_test(sysfs_writes_follow_no_symlink),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -76,10 +76,14 @@ static void resegment(struct myrio_tcp_conn *c)
 		prev = p;
 		p = next;
 	}
-	if (!resend)
+	/* Copies of a segment acknowledged in part may lie wholly below snd_una: resending
+	 * starts at the first that is not acknowledged, and snd_nxt never goes below snd_una. */
+	while (resend && resend != c->snd_next &&
+	       seq_le(seg_seq(resend) + seg_len(resend), c->snd_una))
+		resend = resend->next;
+	if (!resend || resend == c->snd_next)
 		return;
 	c->snd_next = resend;
-	/* the first copy may begin below snd_una (its segment was acknowledged in part) */
 	c->snd_nxt = seq_lt(seg_seq(resend), c->snd_una) ? c->snd_una : seg_seq(resend);
 	c->rtt_timing = false; /* Karn: the resent segments give no RTT sample */
 	tcp_output(c);

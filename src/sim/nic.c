@@ -163,13 +163,18 @@ static unsigned send_go_stop(struct sim_nic *nic)
 
 /* After a reset or a reboot the firmware boots for conf.boot_ms: SRAM holds no header
  * pointer yet and nothing answers. */
+static void hide_header(struct sim_nic *nic)
+{
+	nic->boot_hdr = sim_rd32_raw(nic, SIM_HDR_PTR_OFF);
+	sim_wr32_raw(nic, SIM_HDR_PTR_OFF, 0);
+}
+
 static void start_boot(struct sim_nic *nic)
 {
 	uint32_t ms = nic->world->conf.boot_ms;
 	if (!ms)
 		return;
-	nic->boot_hdr = sim_rd32_raw(nic, SIM_HDR_PTR_OFF);
-	sim_wr32_raw(nic, SIM_HDR_PTR_OFF, 0);
+	hide_header(nic);
 	nic->booted_at = sim_world_now(nic->world) + (uint64_t)ms * 1000000u;
 }
 
@@ -253,6 +258,8 @@ static int fresh_bar_and_irq(struct sim_nic *nic)
 	 * loop would otherwise log without bound. */
 	memset(nic->log_budget, 0, sizeof(nic->log_budget));
 	sim_sram_power_on(nic);
+	if (nic->booted_at) /* still booting: the new BAR0 shows no header either */
+		hide_header(nic);
 	return 0;
 }
 

@@ -398,6 +398,14 @@ void tcp_window_probe(struct myrio_tcp_conn *c)
 	arm_persist(c);
 }
 
+/* Where snd_nxt stands once the segment ending at end went. Going back N from a head that
+ * was acknowledged in part, a cut (seg_split) can leave a piece wholly below snd_una; it
+ * goes again harmlessly, but snd_nxt never falls below snd_una. */
+static inline uint32_t snd_nxt_after(const struct myrio_tcp_conn *c, uint32_t end)
+{
+	return seq_lt(end, c->snd_una) ? c->snd_una : end;
+}
+
 void tcp_output(struct myrio_tcp_conn *c)
 {
 	struct myrio_stack *s = c->s;
@@ -443,7 +451,7 @@ void tcp_output(struct myrio_tcp_conn *c)
 	while ((p = c->snd_next) != NULL) {
 		uint32_t seq = seg_seq(p), sp = seg_space(p), len = seg_len(p);
 		if (seg_flags(p) & SEG_SACKED) { /* the peer has it from an earlier round */
-			c->snd_nxt = seq + sp;
+			c->snd_nxt = snd_nxt_after(c, seq + sp);
 			c->snd_next = p->next;
 			continue;
 		}
@@ -492,7 +500,7 @@ void tcp_output(struct myrio_tcp_conn *c)
 		}
 		if (retx)
 			seg_set_flags(p, seg_flags(p) | SEG_EVER_RETX);
-		c->snd_nxt = seq + sp;
+		c->snd_nxt = snd_nxt_after(c, seq + sp);
 		if (seq_gt(c->snd_nxt, c->snd_max))
 			c->snd_max = c->snd_nxt;
 		pipe += sp;

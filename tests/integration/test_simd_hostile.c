@@ -9,39 +9,39 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <sched.h>
 #include <setjmp.h>
-#include <stdarg.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <limits.h>
-#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
-#include <grp.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <cmocka.h> /* after the headers it needs */
 
 #include "bus/bus.h"
 #include "mem/dma.h"
-#include "pci/sysfs.h"
 #include "myrio/port.h"
+#include "pci/sysfs.h"
 #include "sim/fw_image.h"
 #include "sim/nic.h"
+#include "simd_stream.h"
 #include "test_simd_harness.h"
 #include "util/byteorder.h"
 
-#define ETHERTYPE 0x88b5
 #define BURST 32
 #define WINDOW 256
 #define CANARIES 64
@@ -70,22 +70,6 @@ static int open_port(const struct shared *sh, const char *nic, struct myrio_port
 	char dev[160];
 	snprintf(dev, sizeof(dev), "simd:%s@%s", nic, sh->sock);
 	return myrio_port_open(port, dev, NULL);
-}
-
-static uint32_t frame_len(uint64_t k)
-{
-	return 60 + (uint32_t)((k * 7919) % (1514 - 60 + 1));
-}
-
-static void fill(uint8_t *f, uint32_t len, const uint8_t dst[6], const uint8_t src[6], uint64_t k)
-{
-	memcpy(f, dst, 6);
-	memcpy(f + 6, src, 6);
-	put_be16(f + 12, ETHERTYPE);
-	put_be32(f + 14, (uint32_t)(k >> 32));
-	put_be32(f + 18, (uint32_t)k);
-	for (uint32_t i = 22; i < len; i++)
-		f[i] = (uint8_t)(k * 31 + i * 13);
 }
 
 static uint8_t canary_byte(unsigned pkt, unsigned i)
@@ -140,44 +124,10 @@ static int client_main(struct shared *sh)
 		for (unsigned i = 0; i < CANARY_LEN; i++)
 			myrio_pkt_data(canary[k])[i] = canary_byte(k, i);
 	}
-	uint64_t sent = 0, got = 0;
-	struct simd_progress pr = {0};
-	uint8_t want[1514];
-	while (!atomic_load(&sh->stop)) {
-		if (simd_stalled(&pr, got)) {
-			fprintf(stderr, "honest client: no echo for 5 s (%llu of %llu back)\n",
-				(unsigned long long)got, (unsigned long long)sent);
-			return 14;
-		}
-		struct myrio_pkt *pkts[BURST];
-		unsigned n = 0;
-		while (n < BURST && sent + n - got < WINDOW) {
-			struct myrio_pkt *p = myrio_pkt_alloc(pool);
-			if (!p)
-				break;
-			p->len = frame_len(sent + n);
-			fill(myrio_pkt_data(p), p->len, nic2_mac, info.mac, sent + n);
-			pkts[n++] = p;
-		}
-		uint16_t took = myrio_tx_burst(port, pkts, (uint16_t)n);
-		for (unsigned i = took; i < n; i++)
-			myrio_pkt_free(pkts[i]);
-		sent += took;
-		uint16_t r = myrio_rx_burst(port, pkts, BURST);
-		if (r == 0)
-			sched_yield();
-		for (uint16_t i = 0; i < r; i++) {
-			fill(want, frame_len(got), info.mac, nic2_mac, got);
-			if (pkts[i]->len != frame_len(got) ||
-			    memcmp(myrio_pkt_data(pkts[i]), want, pkts[i]->len) != 0) {
-				fprintf(stderr, "honest client: echo %llu not as sent\n",
-					(unsigned long long)got);
-				return 12;
-			}
-			myrio_pkt_free(pkts[i]);
-			atomic_store(&sh->verified, ++got);
-		}
-	}
+	int rc = simd_stream_check(port, pool, info.mac, nic2_mac, WINDOW, &sh->stop, &sh->verified,
+				   "honest client");
+	if (rc)
+		return rc;
 	int bad = 0;
 	for (unsigned k = 0; k < CANARIES; k++)
 		for (unsigned i = 0; i < CANARY_LEN; i++)
@@ -265,8 +215,7 @@ static void handoff_header_pointer_cannot_wrap(void **state)
 /* ---- finding 1: a former owner keeps its BAR0 ---- */
 
 /* Attaches on a connection of its own: the socket, the BAR0 mapping and the eventfd. */
-static int raw_attach(const char *sock, const char *nic, int *s, volatile uint8_t **bar,
-		      int *irq)
+static int raw_attach(const char *sock, const char *nic, int *s, volatile uint8_t **bar, int *irq)
 {
 	struct simd_msg m, rep;
 	int fds[SIMD_MAX_FDS];
@@ -571,8 +520,8 @@ static void refusals_do_not_flood_the_log(void **state)
 		simd_hdr_init(&m.h, SIMD_DMA_UNMAP, i);
 		m.u.dma = (struct simd_dma_req){.iova = SIMD_IOVA_BASE, .len = 4096};
 		assert_int_equal(simd_send(s, &m, sizeof(m.h) + sizeof(m.u.dma), NULL, 0), 0);
-		assert_true(simd_recv_timeout(s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds,
-					      5000) > 0);
+		assert_true(
+		    simd_recv_timeout(s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds, 5000) > 0);
 	}
 	/* a refused boot handoff, then a reset, over and over */
 	for (unsigned i = 0; i < 200; i++) {
@@ -581,8 +530,8 @@ static void refusals_do_not_flood_the_log(void **state)
 		usleep(2000);
 		simd_hdr_init(&m.h, SIMD_RESET, i);
 		assert_int_equal(simd_send(s, &m, sizeof(m.h), NULL, 0), 0);
-		assert_true(simd_recv_timeout(s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds,
-					      5000) > 0);
+		assert_true(
+		    simd_recv_timeout(s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds, 5000) > 0);
 	}
 	close(s);
 	munmap((void *)bar, SIM_BAR0_LEN);
@@ -639,14 +588,14 @@ static int setup(void **state)
 {
 	static struct fixture f;
 	/* mode 0666: the kernel lets anyone connect, the daemon decides who stays */
-	static const char *const args[] = {"--nic",	   "nic0,cable=nic1,allow=uid:1",
-					   "--nic",	   "nic1",
-					   "--nic",	   "nic2,cable=nic3",
-					   "--nic",	   "nic3",
-					   "--nic",	   "nic4,allow=uid:65534",
-					   "--mode",	   "0666",
-					   "--idle",	   "2",
-					   "--link",	   "unlimited",
+	static const char *const args[] = {"--nic",  "nic0,cable=nic1,allow=uid:1",
+					   "--nic",  "nic1",
+					   "--nic",  "nic2,cable=nic3",
+					   "--nic",  "nic3",
+					   "--nic",  "nic4,allow=uid:65534",
+					   "--mode", "0666",
+					   "--idle", "2",
+					   "--link", "unlimited",
 					   NULL};
 	snprintf(f.log, sizeof(f.log), "/tmp/myrio-simd-hostile-%d.log", (int)getpid());
 	if (start_logged(&f.d, args, f.log) < 0)

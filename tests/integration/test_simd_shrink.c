@@ -42,10 +42,10 @@
 
 #include "bus/bus.h"
 #include "myrio/port.h"
+#include "simd_stream.h"
 #include "test_simd_harness.h"
 #include "util/byteorder.h"
 
-#define ETHERTYPE 0x88b5
 #define BURST 32
 #define WINDOW 256
 
@@ -106,22 +106,6 @@ static int open_port(const struct shared *sh, const char *nic, struct myrio_port
 }
 
 /* ---- frames: 60..1514 bytes, every byte a function of (k, offset) ---- */
-static uint32_t frame_len(uint64_t k)
-{
-	return 60 + (uint32_t)((k * 7919) % (1514 - 60 + 1));
-}
-
-static void fill(uint8_t *f, uint32_t len, const uint8_t dst[6], const uint8_t src[6], uint64_t k)
-{
-	memcpy(f, dst, 6);
-	memcpy(f + 6, src, 6);
-	put_be16(f + 12, ETHERTYPE);
-	put_be32(f + 14, (uint32_t)(k >> 32));
-	put_be32(f + 18, (uint32_t)k);
-	for (uint32_t i = 22; i < len; i++)
-		f[i] = (uint8_t)(k * 31 + i * 13);
-}
-
 static const uint8_t nic0_mac[6] = {0x02, 0x60, 0xdd, 0x00, 0x00, 0x01};
 static const uint8_t nic2_mac[6] = {0x02, 0x60, 0xdd, 0x00, 0x00, 0x03};
 
@@ -139,7 +123,7 @@ static int echo_main(struct shared *sh)
 			sched_yield();
 		for (uint16_t i = 0; i < n; i++) {
 			uint8_t *f = myrio_pkt_data(pkts[i]);
-			if (pkts[i]->len < 22 || get_be16(f + 12) != ETHERTYPE) {
+			if (pkts[i]->len < 22 || get_be16(f + 12) != SIMD_FRAME_ETHERTYPE) {
 				atomic_fetch_add(&sh->echo_bad, 1);
 				myrio_pkt_free(pkts[i]);
 				continue;
@@ -170,44 +154,10 @@ static int client_main(struct shared *sh)
 	myrio_port_info(port, &info);
 	if (myrio_port_pool_create(port, 1024, 2048, &pool) < 0)
 		return 11;
-	uint64_t sent = 0, got = 0;
-	struct simd_progress pr = {0};
-	uint8_t want[1514];
-	while (!atomic_load(&sh->stop)) {
-		if (simd_stalled(&pr, got)) {
-			fprintf(stderr, "innocent client: no echo for 5 s (%llu of %llu back)\n",
-				(unsigned long long)got, (unsigned long long)sent);
-			return 14;
-		}
-		struct myrio_pkt *pkts[BURST];
-		unsigned n = 0;
-		while (n < BURST && sent + n - got < WINDOW) {
-			struct myrio_pkt *p = myrio_pkt_alloc(pool);
-			if (!p)
-				break;
-			p->len = frame_len(sent + n);
-			fill(myrio_pkt_data(p), p->len, nic2_mac, info.mac, sent + n);
-			pkts[n++] = p;
-		}
-		uint16_t took = myrio_tx_burst(port, pkts, (uint16_t)n);
-		for (unsigned i = took; i < n; i++)
-			myrio_pkt_free(pkts[i]);
-		sent += took;
-		uint16_t r = myrio_rx_burst(port, pkts, BURST);
-		if (r == 0)
-			sched_yield();
-		for (uint16_t i = 0; i < r; i++) {
-			fill(want, frame_len(got), info.mac, nic2_mac, got);
-			if (pkts[i]->len != frame_len(got) ||
-			    memcmp(myrio_pkt_data(pkts[i]), want, pkts[i]->len) != 0) {
-				fprintf(stderr, "innocent client: echo %llu not as sent\n",
-					(unsigned long long)got);
-				return 12;
-			}
-			myrio_pkt_free(pkts[i]);
-			atomic_store(&sh->verified, ++got);
-		}
-	}
+	int rc = simd_stream_check(port, pool, info.mac, nic2_mac, WINDOW, &sh->stop, &sh->verified,
+				   "innocent client");
+	if (rc)
+		return rc;
 	myrio_port_close(port);
 	return 0;
 }
@@ -231,8 +181,8 @@ static int blaster_main(struct shared *sh)
 			struct myrio_pkt *p = myrio_pkt_alloc(pool);
 			if (!p)
 				break;
-			p->len = frame_len(k + n);
-			fill(myrio_pkt_data(p), p->len, nic0_mac, info.mac, k + n);
+			p->len = simd_frame_len(k + n);
+			simd_frame_fill(myrio_pkt_data(p), p->len, nic0_mac, info.mac, k + n);
 			pkts[n++] = p;
 		}
 		uint16_t took = myrio_tx_burst(port, pkts, (uint16_t)n);

@@ -120,19 +120,25 @@ static double poll_ns(struct model_pair *m)
 
 struct poll_cost {
 	double idle, probed;
+	uint64_t idle_visits, probed_visits; /* connections the timer wheel visited */
 };
 
 /* The first connection is probed every millisecond while the others stay idle. */
 static struct poll_cost measure(struct model_pair *m)
 {
 	struct poll_cost pc;
+	uint64_t v0 = m->a->timer_visits;
 	pc.idle = poll_ns(m);
+	uint64_t v1 = m->a->timer_visits;
 	struct myrio_tcp_conn *busy = m->streams[0].c;
 	struct myrio_stack_stats s0, s1;
 	myrio_stack_stats(m->a, &s0);
 	assert_int_equal(myrio_tcp_keepalive(busy, 1, 1, 1000000), 0);
 	pc.probed = poll_ns(m);
+	uint64_t v2 = m->a->timer_visits;
 	assert_int_equal(myrio_tcp_keepalive(busy, 7200000, 0, 0), 0);
+	pc.idle_visits = v1 - v0;
+	pc.probed_visits = v2 - v1;
 	myrio_stack_stats(m->a, &s1);
 	assert_true(s1.tcp_keepalive_probes - s0.tcp_keepalive_probes > 5 * POLLS / 10 / 2);
 	assert_int_equal(myrio_tcp_state(busy), MYRIO_TCP_ESTABLISHED);
@@ -225,8 +231,17 @@ static void idle_connections_cost_nothing_per_poll(void **state)
 	       "connection record %zu bytes; buffers held while idle: %u of %u\n",
 	       (double)(heap1 - heap0) / (2.0 * nconns), (double)(heap1 - heap0) / (1 << 20),
 	       sizeof(struct myrio_tcp_conn), m.a->pool->count - free_a, m.a->pool->count);
-	assert_true(big.idle < 2 * small.idle);
-	assert_true(big.probed < 2 * small.probed);
+	printf("  connections visited by the timers: idle %lu and %lu, probed %lu and %lu\n",
+	       (unsigned long)small.idle_visits, (unsigned long)big.idle_visits,
+	       (unsigned long)small.probed_visits, (unsigned long)big.probed_visits);
+	/* The times are printed, not asserted (on a shared machine they are noise): that idle
+	 * connections cost nothing is asserted on the work done, which does not depend on load.
+	 * Over thousands of polls each connection is visited at most once (a timer of the
+	 * opening exchange, or a long one moving down the wheel), where a walk per poll would
+	 * visit each of them on every poll; the probed connection costs the same at both sizes. */
+	assert_true(small.idle_visits <= SMALL);
+	assert_true(big.idle_visits <= nconns);
+	assert_int_equal(big.probed_visits, small.probed_visits);
 	assert_int_equal(m.errors, 0);
 	mp_close(&m);
 }

@@ -33,6 +33,7 @@
 #include <cmocka.h> /* after the headers it needs */
 
 #include "bus/bus.h"
+#include "fuse_stall.h"
 #include "ipv4_frame.h"
 #include "mem/dma.h"
 #include "myrio/port.h"
@@ -556,6 +557,74 @@ static void only_memory_files_are_dma_memory(void **state)
 	honest_still_flowing(f, 2000);
 }
 
+/* ---- finding 5 itself: a file whose file system never answers ---- */
+
+static struct fuse_stall stall;
+
+static int stall_stop(void **state)
+{
+	fuse_stall_stop(&stall);
+	return 0;
+}
+
+/* Offers the stalling file system's file as DMA memory on nic0 of the daemon at sock: the
+ * daemon's status (-EIO when it did not answer within 5 s). */
+static int offer_stalling_file(const char *sock)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "%s/dma", stall.mnt);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	int s = -1, irq = -1;
+	volatile uint8_t *bar = NULL;
+	int rc = raw_attach(sock, "nic0", &s, &bar, &irq);
+	if (rc == 0) {
+		rc = raw_dma_map(s, SIMD_IOVA_BASE, FUSE_STALL_FILE_LEN, fd);
+		munmap((void *)bar, SIM_BAR0_LEN);
+		close(irq);
+	}
+	close(s);
+	close(fd);
+	return rc;
+}
+
+/* A FUSE file whose server never answers a read or a statfs: refused without the daemon
+ * asking its file system anything (it would wait there for ever, SIGTERM included); the
+ * daemon answers everyone meanwhile, and a daemon attacked so stops on SIGTERM while the
+ * server still stalls. */
+static void stalling_file_system_holds_nothing(void **state)
+{
+	struct fixture *f = *state;
+	int rc = fuse_stall_start(&stall);
+	if (rc < 0) {
+		print_message("# FUSE cannot be mounted here: %s\n", strerror(-rc));
+		skip();
+	}
+	assert_int_equal(offer_stalling_file(f->sh->sock), -EBADF);
+	honest_still_flowing(f, 2000);
+	struct simd_daemon_proc d2;
+	static const char *const args[] = {"--nic", "nic0", NULL};
+	assert_int_equal(simd_daemon_start(&d2, "hostile-fuse", args), 0);
+	int offered = offer_stalling_file(d2.sock);
+	kill(d2.pid, SIGTERM);
+	int st = 0;
+	pid_t done = 0;
+	for (int i = 0; i < 5000 && done == 0; i++) {
+		done = waitpid(d2.pid, &st, WNOHANG);
+		if (done == 0)
+			usleep(1000);
+	}
+	if (done == 0) { /* hung: the stall's end frees it */
+		fuse_stall_stop(&stall);
+		waitpid(d2.pid, &st, 0);
+	}
+	unlink(d2.sock);
+	assert_int_equal(offered, -EBADF);
+	assert_int_equal(done, d2.pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* ---- finding 6: a socket directory someone else controls ---- */
 
 static void socket_dir_must_be_the_daemons(void **state)
@@ -846,6 +915,7 @@ int main(void)
 	    cmocka_unit_test(tso_request_reads_no_unregistered_memory),
 	    cmocka_unit_test(hugetlbfs_region_in_whole_pages),
 	    cmocka_unit_test(only_memory_files_are_dma_memory),
+	    cmocka_unit_test_teardown(stalling_file_system_holds_nothing, stall_stop),
 	    cmocka_unit_test(socket_dir_must_be_the_daemons),
 	    cmocka_unit_test(connection_hoarding_is_bounded),
 	    cmocka_unit_test(only_admitted_users_attach),

@@ -34,7 +34,6 @@
 
 #include "bus/bus.h"
 #include "fuse_stall.h"
-#include "ipv4_frame.h"
 #include "mem/dma.h"
 #include "myrio/port.h"
 #include "pci/sysfs.h"
@@ -42,6 +41,7 @@
 #include "sim/nic.h"
 #include "simd_stream.h"
 #include "test_simd_harness.h"
+#include "tso_request.h"
 #include "util/byteorder.h"
 
 #define BURST 32
@@ -302,52 +302,16 @@ static int raw_dma_map(int s, uint64_t iova, uint64_t len, int fd)
 
 #define TSO_MSS 1448u
 #define TSO_SEGS 40u /* one packet (and segment) per MSS of payload */
-#define TSO_HDR 54u
 #define TSO_BYTE 0x11 /* the attacker's payload */
 #define VICTIM_BYTE 0xC3
 #define RX_HELD_MAX 8192u
-
-/* A request of TSO_SEGS segments: Ethernet + IPv4 + TCP in front of the first payload,
- * sequence numbers from seq, the TCP checksum field seeded with the pseudo-header sum
- * over the whole request (§5.6). elem 2 KiB: no buffer crosses a tx_boundary. */
-static int tso_request(struct myrio_pool *pool, const uint8_t dst[6], const uint8_t src[6],
-		       uint32_t seq, struct myrio_pkt **pk)
-{
-	for (unsigned i = 0; i < TSO_SEGS; i++) {
-		pk[i] = myrio_pkt_alloc(pool);
-		if (!pk[i])
-			return -1;
-		pk[i]->len = TSO_MSS + (i ? 0 : TSO_HDR);
-		memset(myrio_pkt_data(pk[i]), TSO_BYTE, pk[i]->len);
-		pk[i]->next = NULL;
-		if (i)
-			pk[i - 1]->next = pk[i];
-	}
-	uint8_t *f = myrio_pkt_data(pk[0]), *ip = f + 14;
-	memset(f, 0, TSO_HDR);
-	uint8_t *t = ipv4_frame(f, dst, src, 6, (uint16_t)(40 + TSO_SEGS * TSO_MSS), 0x0a000001,
-				0x0a000002, 0);
-	put_be16(t, 4000);
-	put_be16(t + 2, 5000);
-	put_be32(t + 4, seq);
-	t[12] = 5 << 4;
-	t[13] = 0x18; /* ACK|PSH */
-	put_be16(t + 14, 65535);
-	put_be16(t + 16, csum_fold(csum_add(0, ip + 12, 8) + 6 + 20 + TSO_SEGS * TSO_MSS));
-	pk[0]->ol_flags = MYRIO_PKT_TX_TSO;
-	pk[0]->csum_start = 34;
-	pk[0]->tso_hlen = TSO_HDR;
-	pk[0]->tso_mss = TSO_MSS;
-	pk[0]->tso_npkts = TSO_SEGS;
-	return 0;
-}
 
 /* Payload bytes of a received segment that are not the attacker's own. */
 static unsigned foreign_bytes(const struct myrio_pkt *p)
 {
 	const uint8_t *f = myrio_pkt_data(p);
 	unsigned n = 0;
-	for (uint32_t i = TSO_HDR; i < p->len; i++)
+	for (uint32_t i = TSO_REQ_HDR; i < p->len; i++)
 		n += f[i] != TSO_BYTE;
 	return n;
 }
@@ -366,7 +330,7 @@ static unsigned tso_rx_poll(struct tso_rx *r, uint32_t seq0)
 	uint16_t n = myrio_rx_burst(r->port, p, BURST);
 	for (uint16_t i = 0; i < n; i++) {
 		const uint8_t *f = myrio_pkt_data(p[i]);
-		if (p[i]->len > TSO_HDR) {
+		if (p[i]->len > TSO_REQ_HDR) {
 			r->foreign += foreign_bytes(p[i]);
 			ours += get_be32(f + 38) - seq0 < TSO_SEGS * TSO_MSS;
 		}
@@ -410,7 +374,7 @@ static int hostile_tso_unmap(struct shared *sh)
 	for (uint32_t k = 0; k < 200 && !held; k++) {
 		struct myrio_pkt *pk[TSO_SEGS];
 		uint32_t seq0 = k << 20;
-		if (tso_request(pool, ri.mac, ti.mac, seq0, pk) < 0 ||
+		if (tso_request(pool, ri.mac, ti.mac, seq0, TSO_SEGS, TSO_MSS, TSO_BYTE, pk) < 0 ||
 		    myrio_tx_burst(tx, pk, 1) != 1)
 			return 12;
 		unsigned got = 0, quiet_ms = 0;

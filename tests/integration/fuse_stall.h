@@ -42,7 +42,8 @@ static void fuse_stall_reply(int fd, uint64_t unique, int error, const void *bod
 	struct fuse_out_header h = {
 	    .len = (uint32_t)(sizeof(h) + len), .error = error, .unique = unique};
 	memcpy(buf, &h, sizeof(h));
-	memcpy(buf + sizeof(h), body, len);
+	if (len)
+		memcpy(buf + sizeof(h), body, len);
 	if (write(fd, buf, h.len) < 0)
 		_exit(1);
 }

@@ -2,9 +2,9 @@
 #include "config.h"
 
 #include <errno.h>
-#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <grp.h>
 #include <string.h>
 
 #include "util/log.h"
@@ -198,8 +198,7 @@ static int add_nic(struct simd_config *c, const char *spec)
 		if (nic_item(n, item) < 0) {
 			log_err("--nic %s: bad item '%s' (expected mac=XX:XX:XX:XX:XX:XX, "
 				"cable=NIC|tap:IFNAME|packet:IFNAME, link=RATE, loss=P, reorder=P, "
-				"dup=P, "
-				"corrupt=P with 0 <= P <= 1, flap=PERIOD_MS/DOWN_MS, "
+				"dup=P, corrupt=P with 0 <= P <= 1, flap=PERIOD_MS/DOWN_MS, "
 				"allow=uid:N+gid:N...)",
 				spec, item);
 			return -EINVAL;

@@ -5,7 +5,7 @@ set -euo pipefail
 PACKAGES=(build-essential cmake ninja-build pkg-config clang
   libpciaccess-dev libhugetlbfs-dev libcmocka-dev libpcap-dev
   iproute2 tcpdump socat netcat-openbsd iperf3 python3 valgrind
-  qemu-system-x86 busybox-static cpio kmod zlib1g-dev
+  qemu-system-x86 busybox-static cpio kmod zlib1g-dev tshark groff-base man-db
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 
 missing=()
@@ -15,6 +15,8 @@ done
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # tshark asks whether non-root users may capture: no (nothing here needs it)
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

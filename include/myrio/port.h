@@ -114,7 +114,10 @@ int myrio_port_stats(struct myrio_port *port, struct myrio_port_stats *stats);
 int myrio_port_irq_fd(struct myrio_port *port);
 int myrio_port_irq_arm(struct myrio_port *port);
 
-/* Writes every frame the port sends and receives to a pcap file until stopped or closed. */
+/* Writes every frame the port sends and receives to a pcap file until stopped or closed,
+ * as on the wire: received frames as the NIC wrote them; sent frames once the driver took
+ * them, with the checksums the NIC fills in and each TSO request as the segments the NIC
+ * cuts. A frame the driver refuses is not written. */
 int myrio_port_capture_start(struct myrio_port *port, const char *pcap_path);
 void myrio_port_capture_stop(struct myrio_port *port);
 

@@ -1,6 +1,11 @@
 /* Packet capture of a port's traffic into a pcap file (readable by tcpdump, tshark and
  * Wireshark), written with libpcap's own writer. Off by default; one branch in the burst
- * calls when off. */
+ * calls when off.
+ *
+ * What is recorded is the wire: received frames as the NIC wrote them, and sent frames
+ * only once the driver took them, as the NIC puts them on the cable: the checksum it
+ * fills in (§5.5) filled in, a TSO request (§5.6) cut into its segments. A frame the
+ * driver refused is not recorded and never read. */
 #include "port/capture.h"
 
 #include <errno.h>
@@ -11,15 +16,18 @@
 
 #include "port/port_ops.h"
 #include "util/log.h"
+#include "util/tso_segment.h"
+
+#define CAPTURE_SNAPLEN 262144 /* libpcap's maximum; a TSO request is up to ~64 KiB */
+#define CAPTURE_CHUNK 64u      /* packets per back-end call while capturing */
 
 struct myrio_capture {
 	pcap_t *dead;
 	pcap_dumper_t *dumper;
 	uint64_t frames;
-	uint8_t *gather; /* a TSO request's chain as one frame, allocated on first use */
+	uint8_t *frame; /* a sent frame as it leaves: 2 x snaplen (request, then a segment),
+			 * allocated on first use */
 };
-
-#define CAPTURE_SNAPLEN 262144 /* libpcap's maximum; a TSO request is up to ~64 KiB */
 
 int myrio_port_capture_start(struct myrio_port *port, const char *path)
 {
@@ -53,35 +61,137 @@ void myrio_port_capture_stop(struct myrio_port *port)
 	port->capture = NULL;
 	pcap_dump_close(c->dumper);
 	pcap_close(c->dead);
-	free(c->gather);
+	free(c->frame);
 	free(c);
 }
 
-void myrio_capture_write(struct myrio_capture *c, struct myrio_pkt *const *pkts, uint16_t n)
+/* The bytes of p's frame that lie inside its buffer. */
+static uint32_t frame_len(const struct myrio_pkt *p)
 {
-	struct pcap_pkthdr h;
-	gettimeofday(&h.ts, NULL);
-	for (uint16_t i = 0; i < n; i++) {
-		const struct myrio_pkt *p = pkts[i];
-		if (p->ol_flags & MYRIO_PKT_TX_TSO) {
-			/* the request as the NIC reads it: one frame, as tcpdump shows a TSO
-			 * super-frame on Linux */
-			if (!c->gather && !(c->gather = malloc(CAPTURE_SNAPLEN)))
-				continue;
-			uint32_t at = 0;
-			const struct myrio_pkt *q = p;
-			for (unsigned k = 0; k < p->tso_npkts && q; k++, q = q->next) {
-				uint32_t len = q->len < CAPTURE_SNAPLEN - at ? q->len
-									 : CAPTURE_SNAPLEN - at;
-				memcpy(c->gather + at, myrio_pkt_data(q), len);
-				at += len;
-			}
-			h.caplen = h.len = at;
-			pcap_dump((u_char *)c->dumper, &h, c->gather);
-			continue;
-		}
-		h.caplen = h.len = p->len;
-		pcap_dump((u_char *)c->dumper, &h, myrio_pkt_data(p));
+	if (p->data_off > p->buf_len)
+		return 0;
+	uint32_t room = p->buf_len - p->data_off;
+	return p->len < room ? p->len : room;
+}
+
+static void dump(struct myrio_capture *c, const struct timeval *ts, const uint8_t *f, uint32_t len)
+{
+	struct pcap_pkthdr h = {.ts = *ts, .caplen = len, .len = len};
+	pcap_dump((u_char *)c->dumper, &h, f);
+	c->frames++;
+}
+
+void myrio_capture_rx(struct myrio_capture *c, struct myrio_pkt *const *pkts, uint16_t n)
+{
+	struct timeval ts;
+	gettimeofday(&ts, NULL);
+	for (uint16_t i = 0; i < n; i++)
+		dump(c, &ts, myrio_pkt_data(pkts[i]), frame_len(pkts[i]));
+}
+
+/* The checksum the NIC fills in (§5.5): the ones'-complement sum from csum_start to the
+ * end, over the pseudo-header seed in the field; never 0 (a UDP 0 means none). */
+static void fill_csum(uint8_t *f, uint32_t len, uint32_t start, uint32_t field)
+{
+	if (start >= len || field > len - 2)
+		return;
+	uint16_t v = csum_finish(csum_add(0, f + start, len - start));
+	put_be16(f + field, v ? v : 0xFFFF);
+}
+
+/* A TSO request in f (len bytes): its segments, as the NIC cuts them. False if its
+ * headers are not what the driver would have encoded. */
+static bool dump_segments(struct myrio_capture *c, const struct timeval *ts,
+			  const struct myrio_pkt *p, const uint8_t *f, uint32_t len)
+{
+	uint32_t l3 = 14;
+	uint16_t type = get_be16(f + 12);
+	if (type == 0x8100 || type == 0x88a8) {
+		l3 += 4;
+		type = get_be16(f + 16);
 	}
-	c->frames += n;
+	struct tso_layout t = {.l3 = l3,
+			       .l4 = p->csum_start,
+			       .hlen = p->tso_hlen,
+			       .mss = p->tso_mss,
+			       .v6 = type == 0x86DD};
+	if (t.mss == 0 || t.hlen > len || t.l4 + 20 > t.hlen || t.l4 < l3 + (t.v6 ? 40 : 20))
+		return false;
+	uint32_t payload = len - t.hlen;
+	t.segs = payload ? (payload + t.mss - 1) / t.mss : 1;
+	t.seq0 = get_be32(f + t.l4 + 4);
+	t.id0 = t.v6 ? 0 : get_be16(f + l3 + 4);
+	t.flags0 = f[t.l4 + 13];
+	uint8_t *seg = c->frame + CAPTURE_SNAPLEN;
+	for (uint32_t k = 0; k < t.segs; k++) {
+		uint32_t off = k * t.mss, plen = payload - off < t.mss ? payload - off : t.mss;
+		memcpy(seg, f, t.hlen);
+		memcpy(seg + t.hlen, f + t.hlen + off, plen);
+		tso_segment_headers(seg, &t, k, plen);
+		uint32_t tcp_len = t.hlen - t.l4 + plen;
+		uint64_t s = tso_pseudo_sum(seg, &t, tcp_len) + csum_add(0, seg + t.l4, tcp_len);
+		put_be16(seg + t.l4 + 16, csum_finish(s));
+		dump(c, ts, seg, t.hlen + plen);
+	}
+	return true;
+}
+
+/* A frame the driver took, recorded as it leaves the NIC. */
+static void capture_sent(struct myrio_capture *c, const struct timeval *ts,
+			 const struct myrio_pkt *p)
+{
+	if (!(p->ol_flags & (MYRIO_PKT_TX_TSO | MYRIO_PKT_TX_CSUM))) {
+		dump(c, ts, myrio_pkt_data(p), frame_len(p));
+		return;
+	}
+	if (!c->frame && !(c->frame = malloc(2 * (size_t)CAPTURE_SNAPLEN)))
+		return;
+	uint8_t *f = c->frame;
+	uint32_t len = 0;
+	unsigned npkts = p->ol_flags & MYRIO_PKT_TX_TSO ? p->tso_npkts : 1;
+	const struct myrio_pkt *q = p;
+	for (unsigned k = 0; k < npkts && q; k++, q = q->next) { /* the chain, gathered */
+		uint32_t take = frame_len(q);
+		if (take > CAPTURE_SNAPLEN - len)
+			take = CAPTURE_SNAPLEN - len;
+		memcpy(f + len, myrio_pkt_data(q), take);
+		len += take;
+	}
+	if ((p->ol_flags & MYRIO_PKT_TX_TSO) && len > 14 && dump_segments(c, ts, p, f, len))
+		return;
+	if (p->ol_flags & MYRIO_PKT_TX_CSUM)
+		fill_csum(f, len, p->csum_start, p->csum_field);
+	dump(c, ts, f, len);
+}
+
+/* The driver frees a request it refuses (counted, but taken) and keeps one it sends until
+ * a later call reports it done: a reference held across the call tells the two apart. */
+uint16_t myrio_capture_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
+{
+	struct myrio_capture *c = port->capture;
+	struct timeval ts;
+	gettimeofday(&ts, NULL);
+	uint16_t sent = 0;
+	if (n == 0)
+		return port->ops->tx_burst(port, pkts, 0); /* reaping completions only */
+	while (sent < n) {
+		uint16_t k =
+		    (uint16_t)(n - sent < (int)CAPTURE_CHUNK ? n - sent : (int)CAPTURE_CHUNK);
+		uint16_t held[CAPTURE_CHUNK];
+		for (uint16_t i = 0; i < k; i++) {
+			myrio_pkt_ref(pkts[sent + i]);
+			held[i] = pkts[sent + i]->refcnt;
+		}
+		uint16_t took = port->ops->tx_burst(port, pkts + sent, k);
+		for (uint16_t i = 0; i < k; i++) {
+			struct myrio_pkt *p = pkts[sent + i];
+			if (i < took && p->refcnt == held[i])
+				capture_sent(c, &ts, p);
+			myrio_pkt_free(p);
+		}
+		sent += took;
+		if (took < k)
+			break;
+	}
+	return sent;
 }

@@ -58,18 +58,15 @@ uint16_t myrio_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16
 {
 	uint16_t got = port->ops->rx_burst(port, pkts, n);
 	if (__builtin_expect(port->capture != NULL, 0) && got)
-		myrio_capture_write(port->capture, pkts, got);
+		myrio_capture_rx(port->capture, pkts, got);
 	return got;
 }
 
 uint16_t myrio_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
-	uint16_t sent = port->ops->tx_burst(port, pkts, n);
-	/* The driver frees sent buffers only in a later call, when the NIC reports them done,
-	 * so they are still intact here. */
-	if (__builtin_expect(port->capture != NULL, 0) && sent)
-		myrio_capture_write(port->capture, pkts, sent);
-	return sent;
+	if (__builtin_expect(port->capture != NULL, 0))
+		return myrio_capture_tx_burst(port, pkts, n);
+	return port->ops->tx_burst(port, pkts, n);
 }
 
 int myrio_port_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,

@@ -84,6 +84,8 @@ enum sim_fault {
 				    * activity); arg 2: as seen through VFIO, whose copies of the
 				    * IDs and command register still read as before; arg 0: back,
 				    * as at power-on */
+	SIM_FAULT_HDR_PTR,         /* the next attach finds the running firmware's header
+				    * pointer (SRAM 0x3C, §1.5) reading arg: corrupted SRAM */
 };
 int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg);
 

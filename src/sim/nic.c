@@ -258,6 +258,10 @@ static int fresh_bar_and_irq(struct sim_nic *nic)
 	 * loop would otherwise log without bound. */
 	memset(nic->log_budget, 0, sizeof(nic->log_budget));
 	sim_sram_power_on(nic);
+	if (nic->fault_hdr_ptr) {
+		sim_wr32_raw(nic, SIM_HDR_PTR_OFF, nic->fault_hdr_ptr_val);
+		nic->fault_hdr_ptr = false;
+	}
 	if (nic->booted_at) /* still booting: the new BAR0 shows no header either */
 		hide_header(nic);
 	return 0;
@@ -351,6 +355,10 @@ int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg)
 		}
 		nic->removed_vfio = arg == 2;
 		atomic_store(&nic->removed, arg != 0);
+		break;
+	case SIM_FAULT_HDR_PTR:
+		nic->fault_hdr_ptr = true;
+		nic->fault_hdr_ptr_val = arg;
 		break;
 	default:
 		rc = -EINVAL;

@@ -253,6 +253,8 @@ struct sim_nic {
 	bool fault_unaligned;
 	bool fault_tx_hang; /* send engine stopped until CMD_RESET */
 	uint32_t fault_tx_read_fail; /* send-buffer reads left to fail (SIM_FAULT_TX_READ) */
+	bool fault_hdr_ptr;	     /* SIM_FAULT_HDR_PTR pending: the next attach's pointer */
+	uint32_t fault_hdr_ptr_val;
 	_Atomic bool removed; /* off the bus: nothing runs, config space reads all ones */
 	bool removed_vfio;    /* ...but the IDs and command register read as VFIO's copies */
 

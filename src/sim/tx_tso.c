@@ -14,6 +14,7 @@
 #include "util/byteorder.h"
 #include "util/csum.h"
 #include "util/log.h"
+#include "util/tso_segment.h"
 
 #define TSO_MAX_DESC 64u
 #define TSO_MAX_LEN (64u * 1024 + 1024)
@@ -58,14 +59,6 @@ static int parse(const uint8_t *f, uint32_t len, struct tso_hdrs *h)
 		return -1;
 	h->hlen = h->l4 + (uint32_t)(f[h->l4 + 12] >> 4) * 4;
 	return h->hlen <= len && h->hlen >= h->l4 + 20 ? 0 : -1;
-}
-
-/* Pseudo-header sum (not folded) for a TCP length. */
-static uint64_t pseudo(const uint8_t *f, const struct tso_hdrs *h, uint32_t tcp_len)
-{
-	if (h->v6)
-		return csum_add(0, f + h->l3 + 8, 32) + 6 + tcp_len;
-	return csum_add(0, f + h->l3 + 12, 8) + 6 + tcp_len;
 }
 
 uint32_t sim_tso_segments(const struct sim_txd *d, unsigned n, uint32_t total, uint32_t *seg_len)
@@ -136,7 +129,8 @@ int sim_tso_begin(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, un
 		return bad(nic, idx,
 			   "cksum_offset of an IPv4 request is not the TCP header offset");
 	if (nic->tso_mode == 0) {
-		uint16_t want = csum_fold(pseudo(f, &h, total - h.l4));
+		const struct tso_layout l = {.l3 = h.l3, .l4 = h.l4, .v6 = h.v6};
+		uint16_t want = csum_fold(tso_pseudo_sum(f, &l, total - h.l4));
 		if (get_be16(f + h.l4 + 16) != want)
 			return bad(nic, idx,
 				   "TCP checksum seed is not the pseudo-header sum over "
@@ -176,7 +170,15 @@ void sim_tso_send_next(struct sim_nic *nic, uint64_t now)
 	struct sim_tso *t = &nic->tso;
 	const uint8_t *f = nic->scratch;
 	uint8_t *seg = nic->scratch + TSO_MAX_LEN; /* scratch is 128 KiB: request, then headers */
-	struct tso_hdrs h = {.l3 = t->l3, .l4 = t->l4, .hlen = t->hdr, .v6 = t->v6};
+	const struct tso_layout l = {.l3 = t->l3,
+				     .l4 = t->l4,
+				     .hlen = t->hdr,
+				     .mss = t->mss,
+				     .segs = t->segs,
+				     .seq0 = t->seq0,
+				     .id0 = t->id0,
+				     .flags0 = t->flags0,
+				     .v6 = t->v6};
 	uint32_t k = t->next++, hdr = t->hdr, plen = seg_payload(t, k);
 	memcpy(seg, f, hdr);
 	uint32_t seglen = hdr + plen;
@@ -200,28 +202,12 @@ void sim_tso_send_next(struct sim_nic *nic, uint64_t now)
 			t->pl_off = 0;
 		}
 	}
-	if (h.v6) {
-		put_be16(seg + h.l3 + 4, (uint16_t)(seglen - h.l3 - 40));
-	} else {
-		put_be16(seg + h.l3 + 2, (uint16_t)(seglen - h.l3));
-		put_be16(seg + h.l3 + 4, (uint16_t)(t->id0 + k));
-		put_be16(seg + h.l3 + 10, 0);
-		uint16_t ic = csum_finish(csum_add(0, seg + h.l3, h.l4 - h.l3));
-		put_be16(seg + h.l3 + 10, ic); /* never -0 (fw 1.4.11): ~sum of non-0 */
-	}
-	uint8_t *tcp = seg + h.l4;
-	uint32_t tcp_hlen = hdr - h.l4;
-	put_be32(tcp + 4, t->seq0 + k * t->mss);
-	uint8_t fl = t->flags0;
-	if (k + 1 < t->segs)
-		fl &= (uint8_t)~0x09; /* FIN, PSH only on the last segment */
-	if (k > 0)
-		fl &= (uint8_t)~0x80; /* CWR only on the first */
-	tcp[13] = fl;
-	put_be16(tcp + 16, 0);
+	tso_segment_headers(seg, &l, k, plen);
+	uint8_t *tcp = seg + l.l4;
+	uint32_t tcp_hlen = hdr - l.l4;
 	/* the data path's sum, as for plain frames: over the header and each piece of the
 	 * payload, which starts at an even offset (the TCP header's length is) */
-	uint64_t s = pseudo(seg, &h, tcp_hlen + plen);
+	uint64_t s = tso_pseudo_sum(seg, &l, tcp_hlen + plen);
 	s += sim_csum16(tcp, tcp_hlen);
 	uint32_t at = 0;
 	for (unsigned i = 1; i < nf; i++) {

@@ -6,8 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "util/byteorder.h"
-#include "util/csum.h"
+#include "ipv4_frame.h"
 
 #define SYN_FRAME_LEN 60
 
@@ -16,19 +15,8 @@ static inline void syn_frame(uint8_t *f, const uint8_t dst_mac[6], uint32_t src,
 {
 	static const uint8_t src_mac[6] = {0x02, 0x66, 0x66, 0x00, 0x00, 0x01};
 	memset(f, 0, SYN_FRAME_LEN);
-	memcpy(f, dst_mac, 6);
-	memcpy(f + 6, src_mac, 6);
-	put_be16(f + 12, 0x0800);
-	uint8_t *ip = f + 14;
-	ip[0] = 0x45;
-	put_be16(ip + 2, 40);
-	put_be16(ip + 4, ip_id);
-	ip[8] = 64;
-	ip[9] = 6;
-	put_be32(ip + 12, src);
-	put_be32(ip + 16, dst);
-	put_be16(ip + 10, csum_finish(csum_add(0, ip, 20)));
-	uint8_t *t = ip + 20;
+	uint8_t *t = ipv4_frame(f, dst_mac, src_mac, 6, 40, src, dst, ip_id);
+	const uint8_t *ip = f + 14;
 	put_be16(t, sport);
 	put_be16(t + 2, dport);
 	put_be32(t + 4, isn);

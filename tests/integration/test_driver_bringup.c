@@ -185,6 +185,16 @@ static void firmware_load_and_corrupted_image(void **state)
 	conf.firmware = NULL;
 	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), 0);
 	myrio_port_close(p);
+	/* A running firmware whose SRAM is corrupted, as the driver finds it at attach: a
+	 * header pointer outside the first MiB, then one at SRAM that holds no header.
+	 * Nothing to adopt; the next attach finds the firmware whole again. */
+	struct sim_nic *nic = sim_nic_find(e.sim, "sim0");
+	assert_int_equal(sim_nic_inject(nic, SIM_FAULT_HDR_PTR, 0xfffffff0u), 0);
+	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), -EINVAL);
+	assert_int_equal(sim_nic_inject(nic, SIM_FAULT_HDR_PTR, 0x80000u), 0);
+	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), -EINVAL);
+	assert_int_equal(myrio_port_open(&p, "sim:sim0", &conf), 0);
+	myrio_port_close(p);
 	conf.firmware = path;
 	/* missing image, adoption refused */
 	conf.adopt_firmware = false;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "driver_env.h"
+#include "ipv4_frame.h"
 #include "sim/model.h"
 #include "util/byteorder.h"
 #include "util/csum.h"
@@ -109,17 +110,8 @@ static void checksum_offload(void **state)
 	struct myrio_pkt *p = myrio_pkt_alloc(e.pool_a);
 	uint8_t *f = myrio_pkt_data(p);
 	memset(f, 0, len);
-	memcpy(f, e.ib.mac, 6);
-	memcpy(f + 6, e.ia.mac, 6);
-	put_be16(f + 12, 0x0800);
-	uint8_t *ip = f + 14, *udp = ip + 20;
-	ip[0] = 0x45;
-	put_be16(ip + 2, (uint16_t)(len - 14));
-	ip[8] = 64;
-	ip[9] = 17;
-	put_be32(ip + 12, 0x0a000001);
-	put_be32(ip + 16, 0x0a000002);
-	put_be16(ip + 10, csum_finish(csum_add(0, ip, 20)));
+	uint8_t *ip = f + 14, *udp = ipv4_frame(f, e.ib.mac, e.ia.mac, 17, (uint16_t)(len - 14),
+						0x0a000001, 0x0a000002, 0);
 	put_be16(udp, 1234);
 	put_be16(udp + 2, 5678);
 	put_be16(udp + 4, (uint16_t)(len - 34));
@@ -177,9 +169,8 @@ static void impossible_completion_is_counted_and_resets(void **state)
 	assert_int_equal(env_world(&e, spec_of(state)), 0);
 	assert_int_equal(env_open(&e, 1500), 0);
 	assert_int_equal(env_transfer(&e, 0, 10, len_max), 10);
-	assert_int_equal(sim_nic_inject(sim_nic_find(e.sim, "sim1"), SIM_FAULT_BAD_COMPLETION,
-					60000),
-			 0);
+	assert_int_equal(
+	    sim_nic_inject(sim_nic_find(e.sim, "sim1"), SIM_FAULT_BAD_COMPLETION, 60000), 0);
 	struct myrio_pkt *p = myrio_pkt_alloc(e.pool_a);
 	env_fill(myrio_pkt_data(p), 1000, 0xffff, e.ib.mac, e.ia.mac);
 	p->len = 1000;
@@ -232,19 +223,18 @@ static void sleeping_on_the_interrupt_fd(void **state)
 	env_destroy(&e);
 }
 
-#define BOTH(f)                                                                                  \
-	cmocka_unit_test_prestate(f, (void *)1), cmocka_unit_test_prestate(f, NULL)
+#define BOTH(f) cmocka_unit_test_prestate(f, (void *)1), cmocka_unit_test_prestate(f, NULL)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		BOTH(both_ways_all_sizes_with_wraps),
-		BOTH(jumbo_frames_mtu_9000),
-		BOTH(runts_are_padded),
-		BOTH(checksum_offload),
-		BOTH(link_changes_reported),
-		BOTH(impossible_completion_is_counted_and_resets),
-		BOTH(sleeping_on_the_interrupt_fd),
+	    BOTH(both_ways_all_sizes_with_wraps),
+	    BOTH(jumbo_frames_mtu_9000),
+	    BOTH(runts_are_padded),
+	    BOTH(checksum_offload),
+	    BOTH(link_changes_reported),
+	    BOTH(impossible_completion_is_counted_and_resets),
+	    BOTH(sleeping_on_the_interrupt_fd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,7 @@
 #include <cmocka.h> /* after the headers it needs */
 
 #include "bus/bus.h"
+#include "fuse_stall.h"
 #include "mem/dma.h"
 #include "myrio/port.h"
 #include "pci/sysfs.h"
@@ -40,6 +41,7 @@
 #include "sim/nic.h"
 #include "simd_stream.h"
 #include "test_simd_harness.h"
+#include "tso_request.h"
 #include "util/byteorder.h"
 
 #define BURST 32
@@ -54,6 +56,9 @@ struct shared {
 	atomic_uint_fast64_t verified; /* echoes checked byte-exact */
 	atomic_int canaries_bad;       /* set by the honest client at the end */
 	atomic_int hoarded;	       /* 1: the hoarder holds its connections; 2: done */
+	/* 1: a TSO request is held and its memory unregistered; 2: the victim's is registered */
+	atomic_int tso_phase;
+	atomic_size_t tso_region_len;
 };
 
 struct fixture {
@@ -293,6 +298,170 @@ static int raw_dma_map(int s, uint64_t iova, uint64_t len, int fd)
 	return n < (ssize_t)sizeof(rep.h) ? -EIO : rep.h.status;
 }
 
+/* ---- finding 2: a TSO request outlives the memory it reads ---- */
+
+#define TSO_MSS 1448u
+#define TSO_SEGS 40u /* one packet (and segment) per MSS of payload */
+#define TSO_BYTE 0x11 /* the attacker's payload */
+#define VICTIM_BYTE 0xC3
+#define RX_HELD_MAX 8192u
+
+/* Payload bytes of a received segment that are not the attacker's own. */
+static unsigned foreign_bytes(const struct myrio_pkt *p)
+{
+	const uint8_t *f = myrio_pkt_data(p);
+	unsigned n = 0;
+	for (uint32_t i = TSO_REQ_HDR; i < p->len; i++)
+		n += f[i] != TSO_BYTE;
+	return n;
+}
+
+struct tso_rx {
+	struct myrio_port *port;
+	struct myrio_pkt *held[RX_HELD_MAX]; /* received and kept: the ring runs dry */
+	unsigned nheld, foreign;
+};
+
+/* Receives on nic1, keeping every frame; segments of the request at seq0 are counted. */
+static unsigned tso_rx_poll(struct tso_rx *r, uint32_t seq0)
+{
+	struct myrio_pkt *p[BURST];
+	unsigned ours = 0;
+	uint16_t n = myrio_rx_burst(r->port, p, BURST);
+	for (uint16_t i = 0; i < n; i++) {
+		const uint8_t *f = myrio_pkt_data(p[i]);
+		if (p[i]->len > TSO_REQ_HDR) {
+			r->foreign += foreign_bytes(p[i]);
+			ours += get_be32(f + 38) - seq0 < TSO_SEGS * TSO_MSS;
+		}
+		if (r->nheld < RX_HELD_MAX)
+			r->held[r->nheld++] = p[i];
+		else
+			myrio_pkt_free(p[i]);
+	}
+	return ours;
+}
+
+static void tso_rx_release(struct tso_rx *r, unsigned n)
+{
+	while (n-- && r->nheld)
+		myrio_pkt_free(r->held[--r->nheld]);
+}
+
+/* nic0 sends TSO requests to nic1 (a 10 Mb/s cable: about 50 ms a request), whose
+ * receiver keeps every frame so that its ring runs dry and nic1 holds nic0 with PAUSE
+ * frames. Once a request is held part-way, its memory is unregistered; another client
+ * then registers memory, likely where the daemon had mapped the attacker's, and the
+ * receiver lets the rest come: not one byte of it may be anything but the attacker's
+ * own payload. */
+static int hostile_tso_unmap(struct shared *sh)
+{
+	static struct tso_rx rx;
+	struct myrio_port *tx;
+	struct myrio_pool *pool;
+	struct myrio_port_conf conf;
+	myrio_port_conf_init(&conf);
+	conf.rx_pool_size = 8;
+	char dev[160];
+	snprintf(dev, sizeof(dev), "simd:nic1@%s", sh->sock);
+	if (myrio_port_open(&rx.port, dev, &conf) < 0 || open_port(sh, "nic0", &tx) < 0)
+		return 10;
+	struct myrio_port_info ti, ri;
+	if (myrio_port_info(tx, &ti) < 0 || myrio_port_info(rx.port, &ri) < 0 ||
+	    myrio_port_pool_create(tx, 64, 2048 - 64, &pool) < 0)
+		return 11;
+	bool held = false;
+	for (uint32_t k = 0; k < 200 && !held; k++) {
+		struct myrio_pkt *pk[TSO_SEGS];
+		uint32_t seq0 = k << 20;
+		if (tso_request(pool, ri.mac, ti.mac, seq0, TSO_SEGS, TSO_MSS, TSO_BYTE, pk) < 0 ||
+		    myrio_tx_burst(tx, pk, 1) != 1)
+			return 12;
+		unsigned got = 0, quiet_ms = 0;
+		while (myrio_pool_free_count(pool) != pool->count) {
+			unsigned more = tso_rx_poll(&rx, seq0);
+			got += more;
+			myrio_tx_burst(tx, NULL, 0);
+			quiet_ms = more ? 0 : quiet_ms + 1;
+			usleep(1000);
+			if (quiet_ms < 300)
+				continue;
+			if (got > 0 && got < TSO_SEGS) { /* held part-way */
+				held = true;
+				break;
+			}
+			tso_rx_release(&rx, 8); /* held before it began: room for one refill */
+			quiet_ms = 0;
+		}
+	}
+	if (!held)
+		return 13;
+	struct myrio_dma_region *r = pool->region;
+	atomic_store(&sh->tso_region_len, r->len);
+	r->bus->ops->dma_unmap(r->bus, r);
+	atomic_store(&sh->tso_phase, 1);
+	for (int i = 0; i < 10000 && atomic_load(&sh->tso_phase) != 2; i++)
+		usleep(1000);
+	unsigned foreign_before = rx.foreign;
+	tso_rx_release(&rx, RX_HELD_MAX);
+	for (int i = 0; i < 1000; i++) { /* what is left of the request, if anything */
+		tso_rx_poll(&rx, 0);
+		tso_rx_release(&rx, RX_HELD_MAX);
+		usleep(1000);
+	}
+	if (foreign_before)
+		return 15;
+	if (rx.foreign) {
+		fprintf(stderr, "%u bytes not registered by this client went out\n", rx.foreign);
+		return 1;
+	}
+	return 0;
+}
+
+static bool log_has(const struct fixture *f, const char *what)
+{
+	FILE *l = fopen(f->log, "r");
+	char line[512];
+	bool found = false;
+	while (l && !found && fgets(line, sizeof(line), l))
+		found = strstr(line, what) != NULL;
+	if (l)
+		fclose(l);
+	return found;
+}
+
+static void tso_request_reads_no_unregistered_memory(void **state)
+{
+	struct fixture *f = *state;
+	atomic_store(&f->sh->tso_phase, 0);
+	pid_t pid = spawn(hostile_tso_unmap, f->sh);
+	for (int i = 0; i < 60000 && atomic_load(&f->sh->tso_phase) == 0; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			fail_msg("the attacker stopped before its request was held");
+		usleep(1000);
+	}
+	assert_int_equal(atomic_load(&f->sh->tso_phase), 1);
+	/* the victim: another client's memory, the size of the region just unmapped */
+	struct myrio_bus *bus = NULL;
+	assert_int_equal(myrio_simd_bus_open("nic4", f->sh->sock, &bus), 0);
+	struct myrio_dma_region v;
+	assert_int_equal(myrio_dma_alloc(&v, atomic_load(&f->sh->tso_region_len)), 0);
+	memset(v.va, VICTIM_BYTE, v.len);
+	assert_int_equal(bus->ops->dma_map(bus, &v), 0);
+	atomic_store(&f->sh->tso_phase, 2);
+	assert_int_equal(exit_code(pid), 0);
+	assert_true(simd_daemon_alive(&f->d));
+	assert_true(log_has(f, "(tx buffer (TSO))")); /* counted as a DMA fault */
+	size_t changed = 0;
+	for (size_t i = 0; i < v.len; i++)
+		changed += ((const uint8_t *)v.va)[i] != VICTIM_BYTE;
+	assert_int_equal(changed, 0);
+	bus->ops->dma_unmap(bus, &v);
+	myrio_dma_free(&v);
+	bus->ops->close(bus);
+	honest_still_flowing(f, 2000);
+}
+
 /* ---- finding 4: a 4 KiB region of a 2 MiB hugetlbfs file ---- */
 
 static void hugetlbfs_region_in_whole_pages(void **state)
@@ -352,6 +521,74 @@ static void only_memory_files_are_dma_memory(void **state)
 	honest_still_flowing(f, 2000);
 }
 
+/* ---- finding 5 itself: a file whose file system never answers ---- */
+
+static struct fuse_stall stall;
+
+static int stall_stop(void **state)
+{
+	fuse_stall_stop(&stall);
+	return 0;
+}
+
+/* Offers the stalling file system's file as DMA memory on nic0 of the daemon at sock: the
+ * daemon's status (-EIO when it did not answer within 5 s). */
+static int offer_stalling_file(const char *sock)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "%s/dma", stall.mnt);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	int s = -1, irq = -1;
+	volatile uint8_t *bar = NULL;
+	int rc = raw_attach(sock, "nic0", &s, &bar, &irq);
+	if (rc == 0) {
+		rc = raw_dma_map(s, SIMD_IOVA_BASE, FUSE_STALL_FILE_LEN, fd);
+		munmap((void *)bar, SIM_BAR0_LEN);
+		close(irq);
+	}
+	close(s);
+	close(fd);
+	return rc;
+}
+
+/* A FUSE file whose server never answers a read or a statfs: refused without the daemon
+ * asking its file system anything (it would wait there for ever, SIGTERM included); the
+ * daemon answers everyone meanwhile, and a daemon attacked so stops on SIGTERM while the
+ * server still stalls. */
+static void stalling_file_system_holds_nothing(void **state)
+{
+	struct fixture *f = *state;
+	int rc = fuse_stall_start(&stall);
+	if (rc < 0) {
+		print_message("# FUSE cannot be mounted here: %s\n", strerror(-rc));
+		skip();
+	}
+	assert_int_equal(offer_stalling_file(f->sh->sock), -EBADF);
+	honest_still_flowing(f, 2000);
+	struct simd_daemon_proc d2;
+	static const char *const args[] = {"--nic", "nic0", NULL};
+	assert_int_equal(simd_daemon_start(&d2, "hostile-fuse", args), 0);
+	int offered = offer_stalling_file(d2.sock);
+	kill(d2.pid, SIGTERM);
+	int st = 0;
+	pid_t done = 0;
+	for (int i = 0; i < 5000 && done == 0; i++) {
+		done = waitpid(d2.pid, &st, WNOHANG);
+		if (done == 0)
+			usleep(1000);
+	}
+	if (done == 0) { /* hung: the stall's end frees it */
+		fuse_stall_stop(&stall);
+		waitpid(d2.pid, &st, 0);
+	}
+	unlink(d2.sock);
+	assert_int_equal(offered, -EBADF);
+	assert_int_equal(done, d2.pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* ---- finding 6: a socket directory someone else controls ---- */
 
 static void socket_dir_must_be_the_daemons(void **state)
@@ -403,11 +640,15 @@ static void socket_dir_must_be_the_daemons(void **state)
 	honest_still_flowing(f, 2000);
 }
 
-/* In a child: become an unprivileged user (its own groups only). */
+/* In a child: become an unprivileged user (its own groups only). The change of user
+ * clears the parent-death signal: set again, so that a failed test leaves no child. */
 static int become(uid_t uid)
 {
 	gid_t g = (gid_t)uid;
-	return setgroups(1, &g) == 0 && setgid(g) == 0 && setuid(uid) == 0 ? 0 : -1;
+	if (setgroups(1, &g) != 0 || setgid(g) != 0 || setuid(uid) != 0)
+		return -1;
+	simd_die_with_parent();
+	return 0;
 }
 
 /* ---- finding 8: who may connect and attach ---- */
@@ -588,7 +829,7 @@ static int setup(void **state)
 {
 	static struct fixture f;
 	/* mode 0666: the kernel lets anyone connect, the daemon decides who stays */
-	static const char *const args[] = {"--nic",  "nic0,cable=nic1,allow=uid:1",
+	static const char *const args[] = {"--nic",  "nic0,cable=nic1,allow=uid:1,link=10m",
 					   "--nic",  "nic1",
 					   "--nic",  "nic2,cable=nic3",
 					   "--nic",  "nic3",
@@ -635,8 +876,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(handoff_header_pointer_cannot_wrap),
 	    cmocka_unit_test(former_owner_reaches_nothing),
+	    cmocka_unit_test(tso_request_reads_no_unregistered_memory),
 	    cmocka_unit_test(hugetlbfs_region_in_whole_pages),
 	    cmocka_unit_test(only_memory_files_are_dma_memory),
+	    cmocka_unit_test_teardown(stalling_file_system_holds_nothing, stall_stop),
 	    cmocka_unit_test(socket_dir_must_be_the_daemons),
 	    cmocka_unit_test(connection_hoarding_is_bounded),
 	    cmocka_unit_test(only_admitted_users_attach),

@@ -87,3 +87,19 @@ if ldd "$tmp/cm/b/first_static" | grep -q libmyrio; then
 	exit 1
 fi
 "$tmp/cm/b/first_static"
+
+# The examples: installed as myrio-* programs (underscores as dashes), their sources in
+# share/doc/myrio/examples, which build against the installed package with the CMake
+# file beside them; the installed raw_frames and the one built from the sources both run.
+src=$(cd "$(dirname "$0")/../.." && pwd)
+docdir=$tmp/prefix/share/doc/myrio/examples
+for ex in "$src"/examples/*.c; do
+	name=$(basename "$ex" .c)
+	inst=myrio-${name//_/-}
+	[[ -x $tmp/prefix/bin/$inst ]] || { echo "example $name not installed as bin/$inst"; exit 1; }
+	cmp -s "$ex" "$docdir/$name.c" || { echo "$name.c not in share/doc/myrio/examples"; exit 1; }
+done
+"$tmp/prefix/bin/myrio-raw-frames" -n 1000 -s 256
+cmake -S "$docdir" -B "$tmp/ex" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/ex" >/dev/null
+LD_LIBRARY_PATH=$libdir "$tmp/ex/raw_frames" -n 1000 -s 256

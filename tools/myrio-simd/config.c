@@ -133,6 +133,17 @@ static int nic_item(struct simd_nic_conf *n, const char *item)
 	}
 	if (KEY("allow"))
 		return parse_allow(v, n);
+	if (KEY("link")) { /* the model's own syntax for a rate, parsed by the model */
+		char spec[64];
+		struct myrio_sim_conf mc;
+		myrio_sim_conf_init(&mc);
+		if ((size_t)snprintf(spec, sizeof(spec), "link=%s", v) >= sizeof(spec) ||
+		    myrio_sim_conf_parse(&mc, spec) < 0)
+			return -EINVAL;
+		n->link_bps = mc.link_bps;
+		n->has_link = true;
+		return 0;
+	}
 	if (KEY("flap")) {
 		unsigned period, down;
 		char tail;
@@ -158,8 +169,8 @@ static int nic_item(struct simd_nic_conf *n, const char *item)
 	return parse_prob(v, prob);
 }
 
-/* NAME[,mac=XX:XX:XX:XX:XX:XX][,cable=NIC|tap:IF|packet:IF][,loss=P][,reorder=P][,dup=P]
- * [,corrupt=P][,flap=PERIOD_MS/DOWN_MS] */
+/* NAME[,mac=XX:XX:XX:XX:XX:XX][,cable=NIC|tap:IF|packet:IF][,link=RATE][,loss=P][,reorder=P]
+ * [,dup=P][,corrupt=P][,flap=PERIOD_MS/DOWN_MS] */
 static int add_nic(struct simd_config *c, const char *spec)
 {
 	char buf[512];
@@ -186,8 +197,8 @@ static int add_nic(struct simd_config *c, const char *spec)
 	for (char *item; (item = strtok_r(NULL, ",", &save));) {
 		if (nic_item(n, item) < 0) {
 			log_err("--nic %s: bad item '%s' (expected mac=XX:XX:XX:XX:XX:XX, "
-				"cable=NIC|tap:IFNAME|packet:IFNAME, loss=P, reorder=P, dup=P, "
-				"corrupt=P with 0 <= P <= 1, flap=PERIOD_MS/DOWN_MS, "
+				"cable=NIC|tap:IFNAME|packet:IFNAME, link=RATE, loss=P, reorder=P, "
+				"dup=P, corrupt=P with 0 <= P <= 1, flap=PERIOD_MS/DOWN_MS, "
 				"allow=uid:N+gid:N...)",
 				spec, item);
 			return -EINVAL;

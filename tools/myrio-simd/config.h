@@ -24,6 +24,8 @@ struct simd_nic_conf {
 	char cable[SIMD_CABLE_MAX]; /* "" (unplugged), "NIC", "tap:IFNAME", "packet:IFNAME" */
 	struct myrio_sim_faults faults;
 	bool has_faults;
+	uint64_t link_bps; /* "link=RATE": its cable's rate, instead of --link; when has_link */
+	bool has_link;
 	/* Who may attach (besides root): "allow=uid:N+gid:N+..." in the NIC's spec. Without
 	 * one, every admitted user may, except on a tap:/packet: cable (raw frames of a
 	 * host interface): root only there. */
@@ -36,7 +38,7 @@ struct simd_config {
 	unsigned socket_mode; /* permission bits for the socket file (default 0660) */
 	uint32_t group;	      /* the socket's group, admitted; when has_group */
 	bool has_group;
-	unsigned idle_s; /* an unattached connection idle this long is closed; 0: never */
+	unsigned idle_s;      /* an unattached connection idle this long is closed; 0: never */
 	char model_spec[512]; /* for myrio_sim_conf_parse: link=, seed=, spin, rx_ring=... */
 	struct simd_nic_conf nics[SIMD_MAX_NICS];
 	unsigned nnics;

@@ -252,11 +252,13 @@ static int do_dma_map(struct simd_daemon *d, struct simd_client *c, const struct
 	/* Memory files only: a file of any other file system may block the model thread in
 	 * a page fault for ever (a FUSE server that never answers), the whole daemon with it.
 	 * A memfd lives on tmpfs (shmem); hugetlbfs files and MFD_HUGETLB memfds on
-	 * hugetlbfs, mapped in whole huge pages. */
+	 * hugetlbfs, mapped in whole huge pages. Asked first with F_GET_SEALS, which the VFS
+	 * answers alone and only for shmem and hugetlbfs files: fstat and fstatfs go to the
+	 * file's own file system, and a FUSE server would hold the daemon there. */
 	struct stat st;
 	struct statfs sfs;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fstatfs(fd, &sfs) != 0 ||
-	    (sfs.f_type != TMPFS_MAGIC && sfs.f_type != HUGETLBFS_MAGIC))
+	if (fcntl(fd, F_GET_SEALS) < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    fstatfs(fd, &sfs) != 0 || (sfs.f_type != TMPFS_MAGIC && sfs.f_type != HUGETLBFS_MAGIC))
 		return refuse(d, c, &m->h, -EBADF,
 			      "DMA region fd is not a memory file (memfd or hugetlbfs)");
 	/* A huge page cannot be mapped, replaced or unmapped in part. */

@@ -5,6 +5,7 @@
 #include "daemon.h"
 #include "sim/endpoint.h"
 #include "sim/model.h"
+#include "sim/nic.h"
 #include "util/log.h"
 
 struct simd_nic *simd_daemon_nic(struct simd_daemon *d, const char *name)
@@ -67,6 +68,10 @@ static int cable_all(struct simd_daemon *d)
 			}
 		}
 	}
+	/* Rates per cable, set before the model thread starts (it reads link_bps unlocked). */
+	for (unsigned i = 0; i < d->nnics; i++)
+		if (d->nics[i].conf->has_link && d->nics[i].nic->cable)
+			d->nics[i].nic->cable->link_bps = d->nics[i].conf->link_bps;
 	return 0;
 }
 

@@ -90,8 +90,9 @@ enum mcp_result {
 };
 
 #define MCP_INTRQ_NO_STRICT_SIZE_CHECK 0x80000000u
-#define MCP_MAX_MTU 9400u /* largest SET_MTU frame length */
-#define MCP_RX_PAD 2u	  /* frame written 2 bytes after the rx buffer address (§4.4) */
+#define MCP_MAX_MTU 9400u	    /* largest SET_MTU frame length */
+#define MCP_RX_PAD 2u		    /* frame written 2 bytes after the rx buffer address (§4.4) */
+#define MCP_RX_SMALL_NO_CROSS 4096u /* small rx buffers never cross a 4 KiB boundary (§4.4) */
 
 #define MCP_RDMA_TAGS 15u /* the send engine's DMA-read tags (§6.1) */
 
@@ -147,10 +148,10 @@ _Static_assert(sizeof(struct mcp_tx_desc) == 16, "send descriptor is 16 bytes");
 #define MCP_TX_FLAG_TSO_CHOP 0x10u
 #define MCP_TX_FLAG_TSO_PLD 0x20u
 #define MCP_TX_SMALL_SIZE 1520u
-#define MCP_TX_MAX_DESC 12u  /* per non-TSO frame (§5.4) */
-#define MCP_TX_MAX_DESC_TSO 64u /* per TSO chain (§5.6) */
+#define MCP_TX_MAX_DESC 12u	      /* per non-TSO frame (§5.4) */
+#define MCP_TX_MAX_DESC_TSO 64u	      /* per TSO chain (§5.6) */
 #define MCP_TX_TSO_MAX_PAYLOAD 65536u /* bytes behind the headers of one TSO request */
-#define MCP_TX_TSO_MAX_HDR 255u /* headers: the TCP offset must fit cksum_offset (§5.2) */
+#define MCP_TX_TSO_MAX_HDR 255u	      /* headers: the TCP offset must fit cksum_offset (§5.2) */
 #define MCP_TX_TSO_MAX_MSS 9000u
 #define MCP_TX_MIN_FRAME 60u /* the NIC does not pad (§5.3) */
 #define MCP_TX_MAX_CSUM_START 255u

@@ -387,7 +387,8 @@ static int rx_ring_setup(struct myri_nic *nic, struct myri_rx_ring *ring, uint32
 static int make_pools(struct myri_nic *nic)
 {
 	uint32_t count = nic->rx_entries + nic->rx_pool_extra;
-	int rc = myrio_pool_create_in(nic->bus, count, 512 - 64, &nic->small_pool);
+	int rc = myrio_pool_create_bounded(nic->bus, count, 512 - 64, MCP_RX_SMALL_NO_CROSS,
+					   &nic->small_pool);
 	if (rc < 0)
 		return rc;
 	rc = myrio_pool_create_in(nic->bus, count, MYRIO_PKT_HEADROOM + MCP_RX_PAD + nic->max_frame,
@@ -416,7 +417,6 @@ int myri_nic_open(struct myri_nic *nic)
 		}
 	}
 	memset(r, 0, sizeof(*r));
-	r->watchdog_countdown = &nic->wd.countdown;
 	rc = reset_sequence(nic);
 	if (rc < 0)
 		return rc;

@@ -17,23 +17,32 @@ table=$(awk '/^```layers/ { on = 1; next } /^```/ { on = 0 } on && !/^#/ && NF' 
 git ls-files -- '*.c' '*.h' >/dev/null 2>&1 && files=$(git ls-files -- '*.c' '*.h') ||
 	files=$(find include src tools examples tests fuzz -name '*.[ch]' | sort)
 
-# For each file, its includes resolved to repository paths: "FILE HEADER LINE".
-pairs=$(for f in $files; do
-	d=$(dirname "$f")
-	grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
-		sed 's/^\([0-9]*\):[^"]*"\([^"]*\)".*/\1 \2/' |
-		while read -r line inc; do
-			for base in "$d" src include; do
-				p=$(realpath -m --relative-to=. "$base/$inc")
-				if [ -f "$p" ]; then
-					echo "$f $p $line"
-					break
-				fi
-			done
-		done
-done)
-
-printf '%s\n' "$pairs" | awk -v table="$table" '
+# Every include line, "FILE:LINE:TEXT", resolved below to a repository path (the
+# including file's directory first, then src/ and include/, as the build searches).
+# shellcheck disable=SC2086
+grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' $files |
+	awk -F: '
+function norm(p,    n, i, parts, out, k) {
+	n = split(p, parts, "/"); k = 0
+	for (i = 1; i <= n; i++) {
+		if (parts[i] == "." || parts[i] == "") continue
+		if (parts[i] == ".." && k > 0 && out[k] != "..") { k--; continue }
+		out[++k] = parts[i]
+	}
+	p = ""
+	for (i = 1; i <= k; i++) p = p (i > 1 ? "/" : "") out[i]
+	return p
+}
+function exists(p,    l, r) { r = (getline l < p); close(p); return r >= 0 }
+{
+	f = $1; line = $2; inc = $0; sub(/^[^"]*"/, "", inc); sub(/".*/, "", inc)
+	d = f; if (!sub(/\/[^\/]*$/, "", d)) d = "."
+	split(d " src include", bases, " ")
+	for (i = 1; i <= 3; i++) {
+		p = norm(bases[i] "/" inc)
+		if (exists(p)) { print f, p, line; break }
+	}
+}' | awk -v table="$table" '
 function layer_of(path,    i, best, bl) {
 	best = ""; bl = 0
 	for (i = 1; i <= np; i++)

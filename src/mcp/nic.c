@@ -268,11 +268,11 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 	/* §2.1: a loaded image keeps 4 KiB descriptors only if the chipset delivers aligned
 	 * completions; an adopted one is assumed unaligned (2 KiB). */
 	if (mrrs && mrrs != 4096)
-		nic->tx_boundary = 2048;
-	if (nic->fw_loaded && nic->tx_boundary == 4096) {
+		nic->tx_boundary = MCP_TX_BOUNDARY_UNALIGNED;
+	if (nic->fw_loaded && nic->tx_boundary == MCP_TX_BOUNDARY_ALIGNED) {
 		uint64_t page = nic->ctrl.iova + NIC_CTRL_DMATEST;
 		rc = cmd(nic, MCP_CMD_UNALIGNED_TEST, (uint32_t)page, (uint32_t)(page >> 32),
-			 4096u * 0x10001u, NULL);
+			 MCP_DMA_TEST_READ_WRITE(MCP_TX_BOUNDARY_ALIGNED), NULL);
 		if (rc == -ETIMEDOUT)
 			return rc;
 		if (rc < 0)
@@ -309,7 +309,8 @@ static int reset_sequence(struct myri_nic *nic)
 	}
 	uint64_t page = nic->ctrl.iova + NIC_CTRL_DMATEST;
 	uint32_t len = nic->tx_boundary;
-	const uint32_t modes[3] = {len * 0x10000u, len, len * 0x10001u};
+	const uint32_t modes[3] = {MCP_DMA_TEST_READ(len), MCP_DMA_TEST_WRITE(len),
+				   MCP_DMA_TEST_READ_WRITE(len)};
 	for (int i = 0; i < 3; i++) {
 		rc = cmd(nic, MCP_CMD_DMA_TEST, (uint32_t)page, (uint32_t)(page >> 32), modes[i],
 			 &data);

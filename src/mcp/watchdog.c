@@ -166,7 +166,7 @@ int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why)
 		if (boundary && boundary < nic->tx_boundary)
 			nic->tx_boundary = boundary;
 		if (mrrs && mrrs != 4096)
-			nic->tx_boundary = 2048;
+			nic->tx_boundary = MCP_TX_BOUNDARY_UNALIGNED;
 		nic->recovering = true;
 		rc = myri_nic_open(nic);
 		nic->recovering = false;

@@ -5,56 +5,10 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "sim/fw_abi.h"
 #include "sim/nic.h"
 #include "util/byteorder.h"
 #include "util/log.h"
-
-enum {
-	CMD_RESET = 1,
-	CMD_SET_INTRQ_DMA = 3,
-	CMD_SET_BIG_BUFFER_SIZE = 4,
-	CMD_SET_SMALL_BUFFER_SIZE = 5,
-	CMD_GET_SEND_OFFSET = 6,
-	CMD_GET_SMALL_RX_OFFSET = 7,
-	CMD_GET_BIG_RX_OFFSET = 8,
-	CMD_GET_IRQ_ACK_OFFSET = 9,
-	CMD_GET_IRQ_DEASSERT_OFFSET = 10,
-	CMD_GET_SEND_RING_SIZE = 11,
-	CMD_GET_RX_RING_SIZE = 12,
-	CMD_SET_INTRQ_SIZE = 13,
-	CMD_ETHERNET_UP = 14,
-	CMD_ETHERNET_DOWN = 15,
-	CMD_SET_MTU = 16,
-	CMD_GET_INTR_COAL_DELAY_OFFSET = 17,
-	CMD_SET_STATS_INTERVAL = 18,
-	CMD_SET_STATS_DMA_OBSOLETE = 19,
-	CMD_ENABLE_PROMISC = 20,
-	CMD_DISABLE_PROMISC = 21,
-	CMD_SET_MAC_ADDRESS = 22,
-	CMD_ENABLE_FLOW_CONTROL = 23,
-	CMD_DISABLE_FLOW_CONTROL = 24,
-	CMD_DMA_TEST = 25,
-	CMD_ENABLE_ALLMULTI = 26,
-	CMD_DISABLE_ALLMULTI = 27,
-	CMD_JOIN_MULTICAST_GROUP = 28,
-	CMD_LEAVE_MULTICAST_GROUP = 29,
-	CMD_LEAVE_ALL_MULTICAST_GROUPS = 30,
-	CMD_SET_STATS_DMA_V2 = 31,
-	CMD_UNALIGNED_TEST = 32,
-	CMD_ALWAYS_USE_N_BIG_BUFFERS = 34,
-	CMD_GET_MAX_RSS_QUEUES = 35,
-	CMD_ENABLE_RSS_QUEUES = 36,
-	CMD_GET_RSS_TABLE_OFFSET = 39,
-	CMD_SET_RSS_TABLE_SIZE = 40,
-	CMD_SET_RSS_ENABLE = 43,
-	CMD_GET_MAX_TSO6_HDR_SIZE = 44,
-	CMD_SET_TSO_MODE = 45,
-	CMD_I2C_READ = 48,
-	CMD_I2C_BYTE = 49,
-	CMD_SET_RSS_MCP_SLOT_TYPE = 52,
-	CMD_SET_THROTTLE_FACTOR = 53,
-	CMD_RELAX_RXBUFFER_ALIGNMENT = 64,
-};
 
 #define MCAST_CAPACITY 16u /* [I] the model's multicast filter size (§11.3) */
 #define DMA_TEST_TRANSFERS 256u
@@ -74,7 +28,7 @@ static bool is_pow2(uint32_t v)
 static uint32_t dma_test(struct sim_nic *nic, const struct cmd *c, uint32_t *data)
 {
 	uint64_t a = (uint64_t)c->d1 << 32 | c->d0;
-	uint32_t rlen = c->d2 >> 16, wlen = c->d2 & 0xFFFF;
+	uint32_t rlen = c->d2 >> SIM_DMA_TEST_READ_SHIFT, wlen = c->d2 & SIM_DMA_TEST_WRITE_MASK;
 	if ((rlen == 0 && wlen == 0) || rlen > 4096 || wlen > 4096)
 		return SIM_ERR_RANGE;
 	uint32_t len = rlen > wlen ? rlen : wlen;
@@ -146,11 +100,11 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 {
 	*data = 0;
 	switch (c->op) {
-	case CMD_RESET:
+	case SIM_CMD_RESET:
 		sim_nic_logical_reset(nic);
 		*data = nic->rx_entries * 8; /* [I] 2 x rx entries x 4 (§3.3 #1) */
 		return SIM_OK;
-	case CMD_SET_INTRQ_DMA:
+	case SIM_CMD_SET_INTRQ_DMA:
 		if (c->d2 >= nic->slices)
 			return SIM_ERR_RANGE;
 		nic->intrq_iova = (uint64_t)c->d1 << 32 | c->d0;
@@ -158,44 +112,44 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		nic->intrq_idx = 0;
 		nic->intrq_va = NULL;
 		return SIM_OK;
-	case CMD_SET_BIG_BUFFER_SIZE:
+	case SIM_CMD_SET_BIG_BUFFER_SIZE:
 		if (c->d0 < 64 || c->d0 > 16384)
 			return SIM_ERR_RANGE;
 		nic->big_size = c->d0;
 		return SIM_OK;
-	case CMD_SET_SMALL_BUFFER_SIZE:
+	case SIM_CMD_SET_SMALL_BUFFER_SIZE:
 		if (c->d0 < 1 || c->d0 > 16384)
 			return SIM_ERR_RANGE;
 		nic->small_size = c->d0;
 		return SIM_OK;
-	case CMD_GET_SEND_OFFSET:
+	case SIM_CMD_GET_SEND_OFFSET:
 		if (c->d0 >= nic->slices)
 			return SIM_ERR_RANGE;
 		*data = nic->rings_at + SIM_SEND_RING_OFF;
 		return SIM_OK;
-	case CMD_GET_SMALL_RX_OFFSET:
+	case SIM_CMD_GET_SMALL_RX_OFFSET:
 		if (c->d0 >= nic->slices)
 			return SIM_ERR_RANGE;
 		*data = nic->rings_at + SIM_SMALL_RING_OFF;
 		return SIM_OK;
-	case CMD_GET_BIG_RX_OFFSET:
+	case SIM_CMD_GET_BIG_RX_OFFSET:
 		if (c->d0 >= nic->slices)
 			return SIM_ERR_RANGE;
 		*data = nic->rings_at + SIM_BIG_RING_OFF;
 		return SIM_OK;
-	case CMD_GET_IRQ_ACK_OFFSET:
+	case SIM_CMD_GET_IRQ_ACK_OFFSET:
 		*data = nic->rings_at + SIM_CLAIM_OFF;
 		return SIM_OK;
-	case CMD_GET_IRQ_DEASSERT_OFFSET:
+	case SIM_CMD_GET_IRQ_DEASSERT_OFFSET:
 		*data = nic->rings_at + SIM_DEASSERT_OFF;
 		return SIM_OK;
-	case CMD_GET_SEND_RING_SIZE: /* data fields ignored: F sends garbage (§10) */
+	case SIM_CMD_GET_SEND_RING_SIZE: /* data fields ignored: F sends garbage (§10) */
 		*data = nic->tx_entries * 16;
 		return SIM_OK;
-	case CMD_GET_RX_RING_SIZE:
+	case SIM_CMD_GET_RX_RING_SIZE:
 		*data = nic->rx_entries * 8;
 		return SIM_OK;
-	case CMD_SET_INTRQ_SIZE: {
+	case SIM_CMD_SET_INTRQ_SIZE: {
 		bool relaxed = c->d0 & 0x80000000u;
 		uint32_t bytes = c->d0 & 0x7FFFFFFFu;
 		if (bytes % 4 || !is_pow2(bytes / 4) || bytes / 4 > (1u << 20))
@@ -209,7 +163,7 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		nic->intrq_va = NULL;
 		return SIM_OK;
 	}
-	case CMD_ETHERNET_UP:
+	case SIM_CMD_ETHERNET_UP:
 		if (!nic->intrq_size_set || !nic->intrq_dma_set || !nic->stats_set ||
 		    !nic->small_size || !nic->big_size) {
 			if (sim_nic_ratelimit(nic, SIM_DIAG_CTRL))
@@ -226,7 +180,7 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 			sim_irq_event(nic, now);
 		}
 		return SIM_OK;
-	case CMD_ETHERNET_DOWN:
+	case SIM_CMD_ETHERNET_DOWN:
 		if (nic->running) {
 			nic->running = false;
 			/* nothing is buffered inside the model: the flush is immediate */
@@ -236,46 +190,46 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 			sim_irq_event(nic, now);
 		}
 		return SIM_OK;
-	case CMD_SET_MTU:
+	case SIM_CMD_SET_MTU:
 		if (c->d0 > 9400 || c->d0 < 60)
 			return SIM_ERR_RANGE;
 		nic->mtu = c->d0;
 		return SIM_OK;
-	case CMD_GET_INTR_COAL_DELAY_OFFSET:
+	case SIM_CMD_GET_INTR_COAL_DELAY_OFFSET:
 		*data = nic->rings_at + SIM_COAL_OFF;
 		return SIM_OK;
-	case CMD_SET_STATS_INTERVAL:
+	case SIM_CMD_SET_STATS_INTERVAL:
 		if (c->d0 > 10000000)
 			return SIM_ERR_RANGE;
 		nic->stats_interval_us = c->d0;
 		return SIM_OK;
-	case CMD_SET_STATS_DMA_OBSOLETE:
+	case SIM_CMD_SET_STATS_DMA_OBSOLETE:
 		nic->stats_iova = (uint64_t)c->d1 << 32 | c->d0;
 		nic->stats_host_size = 40;
 		nic->stats_set = true;
 		return SIM_OK;
-	case CMD_ENABLE_PROMISC:
-	case CMD_DISABLE_PROMISC:
-		nic->promisc = c->op == CMD_ENABLE_PROMISC;
+	case SIM_CMD_ENABLE_PROMISC:
+	case SIM_CMD_DISABLE_PROMISC:
+		nic->promisc = c->op == SIM_CMD_ENABLE_PROMISC;
 		return SIM_OK;
-	case CMD_SET_MAC_ADDRESS:
+	case SIM_CMD_SET_MAC_ADDRESS:
 		mac_from(nic->mac, c->d0, c->d1 << 16);
 		return SIM_OK;
-	case CMD_ENABLE_FLOW_CONTROL:
-	case CMD_DISABLE_FLOW_CONTROL:
-		nic->flow_control = c->op == CMD_ENABLE_FLOW_CONTROL;
+	case SIM_CMD_ENABLE_FLOW_CONTROL:
+	case SIM_CMD_DISABLE_FLOW_CONTROL:
+		nic->flow_control = c->op == SIM_CMD_ENABLE_FLOW_CONTROL;
 		return SIM_OK;
-	case CMD_DMA_TEST:
+	case SIM_CMD_DMA_TEST:
 		return dma_test(nic, c, data);
-	case CMD_UNALIGNED_TEST:
+	case SIM_CMD_UNALIGNED_TEST:
 		if (nic->fault_unaligned || nic->world->conf.unaligned_rc)
 			return SIM_ERR_UNALIGNED;
 		return dma_test(nic, c, data);
-	case CMD_ENABLE_ALLMULTI:
-	case CMD_DISABLE_ALLMULTI:
-		nic->allmulti = c->op == CMD_ENABLE_ALLMULTI;
+	case SIM_CMD_ENABLE_ALLMULTI:
+	case SIM_CMD_DISABLE_ALLMULTI:
+		nic->allmulti = c->op == SIM_CMD_ENABLE_ALLMULTI;
 		return SIM_OK;
-	case CMD_JOIN_MULTICAST_GROUP: {
+	case SIM_CMD_JOIN_MULTICAST_GROUP: {
 		uint8_t m[6];
 		mac_from(m, c->d0, c->d1);
 		static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
@@ -288,7 +242,7 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		memcpy(nic->mcast[nic->n_mcast++], m, 6);
 		return SIM_OK;
 	}
-	case CMD_LEAVE_MULTICAST_GROUP: {
+	case SIM_CMD_LEAVE_MULTICAST_GROUP: {
 		uint8_t m[6];
 		mac_from(m, c->d0, c->d1);
 		int i = mcast_find(nic, m);
@@ -298,10 +252,10 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		nic->n_mcast--;
 		return SIM_OK;
 	}
-	case CMD_LEAVE_ALL_MULTICAST_GROUPS:
+	case SIM_CMD_LEAVE_ALL_MULTICAST_GROUPS:
 		nic->n_mcast = 0;
 		return SIM_OK;
-	case CMD_SET_STATS_DMA_V2: {
+	case SIM_CMD_SET_STATS_DMA_V2: {
 		uint32_t size = c->d2 & 0xFFFF, s = c->d2 >> 16;
 		if (s >= nic->slices || size < 4 || size > 4096)
 			return SIM_ERR_RANGE;
@@ -310,18 +264,18 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		nic->stats_set = true;
 		return SIM_OK;
 	}
-	case CMD_ALWAYS_USE_N_BIG_BUFFERS:
+	case SIM_CMD_ALWAYS_USE_N_BIG_BUFFERS:
 		if (c->d0 != 0 && (!is_pow2(c->d0) || c->d0 > 16))
 			return SIM_ERR_RANGE;
 		nic->always_n = c->d0;
 		return SIM_OK;
-	case CMD_GET_MAX_RSS_QUEUES:
+	case SIM_CMD_GET_MAX_RSS_QUEUES:
 		if (!nic->fw.rss)
 			return SIM_ERR_UNKNOWN;
 		nic->max_rss_queried = true;
 		*data = 1; /* [I] the model runs one slice (docs) */
 		return SIM_OK;
-	case CMD_ENABLE_RSS_QUEUES:
+	case SIM_CMD_ENABLE_RSS_QUEUES:
 		if (!nic->fw.rss)
 			return SIM_ERR_UNKNOWN;
 		if (!nic->max_rss_queried || c->d0 < 1 || c->d0 > 1)
@@ -332,21 +286,21 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		nic->multi_tx = c->d1 & 2;
 		nic->tx_active = false;
 		return SIM_OK;
-	case CMD_GET_RSS_TABLE_OFFSET:
+	case SIM_CMD_GET_RSS_TABLE_OFFSET:
 		if (!nic->fw.rss)
 			return SIM_ERR_UNKNOWN;
 		if (!nic->max_rss_queried)
 			return SIM_ERR_RANGE;
 		*data = SIM_RSS_TABLE_OFF;
 		return SIM_OK;
-	case CMD_SET_RSS_TABLE_SIZE:
+	case SIM_CMD_SET_RSS_TABLE_SIZE:
 		if (!nic->fw.rss)
 			return SIM_ERR_UNKNOWN;
 		if (!nic->max_rss_queried || c->d0 < 1 || c->d0 > 256)
 			return SIM_ERR_RANGE;
 		nic->rss_table_size = c->d0;
 		return SIM_OK;
-	case CMD_SET_RSS_ENABLE:
+	case SIM_CMD_SET_RSS_ENABLE:
 		if (!nic->fw.rss)
 			return SIM_ERR_UNKNOWN;
 		if (!nic->max_rss_queried || c->d0 > 1 || (c->d0 && (c->d1 < 1 || c->d1 > 5)))
@@ -354,17 +308,17 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		nic->rss_enabled = c->d0;
 		nic->rss_hash = c->d1;
 		return SIM_OK;
-	case CMD_GET_MAX_TSO6_HDR_SIZE:
+	case SIM_CMD_GET_MAX_TSO6_HDR_SIZE:
 		if (nic->fw.tiny < 25)
 			return SIM_ERR_UNKNOWN;
 		*data = 256;
 		return SIM_OK;
-	case CMD_SET_TSO_MODE:
+	case SIM_CMD_SET_TSO_MODE:
 		if (c->d0 > 1)
 			return SIM_ERR_RANGE;
 		nic->tso_mode = c->d0;
 		return SIM_OK;
-	case CMD_I2C_READ: {
+	case SIM_CMD_I2C_READ: {
 		uint32_t bus = (c->d1 >> 16) & 0xFF;
 		char m = media_char(nic);
 		if (c->d0 > 1 || bus > 1)
@@ -375,23 +329,23 @@ static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data
 		nic->i2c_busy_until = now + (c->d0 ? 8000000ull : 1000000ull);
 		return SIM_OK;
 	}
-	case CMD_I2C_BYTE:
+	case SIM_CMD_I2C_BYTE:
 		if (c->d0 > 255)
 			return SIM_ERR_RANGE;
 		if (now < nic->i2c_busy_until)
 			return SIM_ERR_BUSY;
 		*data = nic->sfp[c->d0];
 		return SIM_OK;
-	case CMD_SET_RSS_MCP_SLOT_TYPE:
+	case SIM_CMD_SET_RSS_MCP_SLOT_TYPE:
 		return c->d0 == 0 ? SIM_OK : SIM_ERR_RANGE; /* 8-byte entries not modelled */
-	case CMD_SET_THROTTLE_FACTOR: {
-		uint32_t max = nic->tx_boundary == 2048 ? 8191 : 4095;
+	case SIM_CMD_SET_THROTTLE_FACTOR: {
+		uint32_t max = nic->tx_boundary == SIM_TX_BOUNDARY_UNALIGNED ? 8191 : 4095;
 		if (c->d0 == 0 || c->d0 > max)
 			return SIM_ERR_RANGE;
 		nic->throttle = c->d0;
 		return SIM_OK;
 	}
-	case CMD_RELAX_RXBUFFER_ALIGNMENT:
+	case SIM_CMD_RELAX_RXBUFFER_ALIGNMENT:
 		nic->relax_align = true;
 		return SIM_OK;
 	default:

@@ -8,14 +8,12 @@
 #include "bus/bus.h"
 #include "bus/mmio.h"
 #include "util/log.h"
+#include "util/pci_cap.h"
 
 #define PCI_COMMAND 0x04
 #define PCI_COMMAND_MEMORY 0x2
 #define PCI_COMMAND_MASTER 0x4
 #define PCI_COMMAND_INTX_DISABLE 0x400
-#define PCI_STATUS 0x06
-#define PCI_STATUS_CAP_LIST 0x10
-#define PCI_CAP_PTR 0x34
 #define PCI_CAP_ID_MSI 0x05
 #define PCI_CAP_ID_EXP 0x10
 #define PCI_CAP_ID_MSIX 0x11
@@ -62,22 +60,15 @@ unsigned myri_nic_pci_setup(struct myrio_bus *bus)
 	return 128u << ((ctl & PCI_EXP_DEVCTL_READRQ) >> 12);
 }
 
+static int bus_cfg_read(void *bus, unsigned off, unsigned size, uint32_t *val)
+{
+	struct myrio_bus *b = bus;
+	return b->ops->cfg_read(b, off, size, val);
+}
+
 unsigned myri_pci_find_cap(struct myrio_bus *bus, unsigned id)
 {
-	uint32_t v, cap;
-	if (bus->ops->cfg_read(bus, PCI_STATUS, 2, &v) < 0 || v == 0xffff ||
-	    !(v & PCI_STATUS_CAP_LIST) || bus->ops->cfg_read(bus, PCI_CAP_PTR, 1, &cap) < 0)
-		return 0;
-	for (int hops = 0; cap >= 0x40 && cap < 0x100 && hops < 48; hops++) {
-		uint32_t hdr;
-		cap &= ~3u;
-		if (bus->ops->cfg_read(bus, cap, 2, &hdr) < 0)
-			return 0;
-		if ((hdr & 0xff) == id)
-			return cap;
-		cap = (hdr >> 8) & 0xff;
-	}
-	return 0;
+	return pci_cap_find(bus_cfg_read, bus, id);
 }
 
 /* Whether MSI or MSI-X is enabled in config space (under VFIO, as VFIO shows it). */

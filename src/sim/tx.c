@@ -7,7 +7,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "sim/csum_fast.h"
 #include "sim/fw_abi.h"
 #include "sim/nic.h"
 #include "sim/tx.h"
@@ -29,7 +28,7 @@ uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
 		if (pos + fr[i].len <= from)
 			continue;
 		uint32_t s = from > pos ? from - pos : 0;
-		uint16_t part = sim_csum16(fr[i].p + s, fr[i].len - s);
+		uint16_t part = csum_partial16(fr[i].p + s, fr[i].len - s);
 		if ((pos + s - from) & 1)
 			part = (uint16_t)(part << 8 | part >> 8);
 		acc += part;

@@ -1,6 +1,6 @@
 /* The Myri-10G "MCP" host interface, ABI 1.4: BAR0 offsets, commands, result codes, flags
  * and the layouts of everything shared with the NIC. Every multi-byte field is big-endian
- * (spec §0). Section numbers refer to myri10ge-interface.md.
+ * (spec §0). Section numbers refer to docs/myri10ge-interface.md.
  */
 #ifndef MYRIO_MCP_ABI_H
 #define MYRIO_MCP_ABI_H

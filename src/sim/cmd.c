@@ -10,7 +10,7 @@
 #include "util/byteorder.h"
 #include "util/log.h"
 
-#define MCAST_CAPACITY 16u /* [I] the model's multicast filter size (§11.3) */
+#define MCAST_CAPACITY 16u /* [I] the model's multicast filter size (§11, question 3) */
 #define DMA_TEST_TRANSFERS 256u
 #define DMA_TEST_MBPS 2000u /* modelled PCIe DMA bandwidth for the benchmark's ticks */
 
@@ -205,7 +205,7 @@ static uint32_t op_ethernet_up(struct sim_nic *nic, const struct cmd *c, uint32_
 			log_warn("%s: ETHERNET_UP refused: set the interrupt queue size and "
 				 "address, the stats DMA and both buffer sizes first (§10)",
 				 nic->name);
-		return SIM_ERR_RANGE; /* [I] §11.6 */
+		return SIM_ERR_RANGE; /* [I] §11, question 6 */
 	}
 	if (!nic->running) {
 		nic->running = true;

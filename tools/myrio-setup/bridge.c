@@ -1,10 +1,10 @@
 /* Settings Linux's myri10ge makes on the NIC's upstream bridge and VFIO does not:
- *  - Surprise Down masked in the bridge's AER uncorrectable error mask (PCIe r3.0
- *    §7.10.3): a NIC that reboots itself (a parity error) takes its link down, which the
- *    bridge would otherwise report as a fatal error;
- *  - ECRC generation on a root port (AER capabilities and control, §7.10.7): it makes the
- *    root complex align read completions on 8 bytes, so the aligned firmware passes
- *    UNALIGNED_TEST on more chipsets (Linux does it only on a root port).
+ *  - Surprise Down masked in the bridge's AER uncorrectable error mask
+ *    (PCIe r3.0 §7.10.3): a NIC that reboots itself (a parity error) takes its link
+ *    down, which the bridge would otherwise report as a fatal error;
+ *  - ECRC generation on a root port (AER capabilities and control, PCIe r3.0 §7.10.7):
+ *    it makes the root complex align read completions on 8 bytes, so the aligned
+ *    firmware passes UNALIGNED_TEST on more chipsets (Linux does it only on a root port).
  * `check` reports both with the exact setpci commands; `bridge` applies them through the
  * bridge's sysfs config file. Everything read from config space is bounds-checked. */
 #include <errno.h>

@@ -22,9 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mem/dma.h"
 #include "myrio/tcp_lite.h"
-#include "port/port_ops.h"
 #include "sim/endpoint.h"
 #include "sim/model.h"
 
@@ -279,7 +277,7 @@ static void to_stack(void *ctx, const uint8_t *frame, uint32_t len)
 	}
 	memcpy(myrio_pkt_data(p), frame, len);
 	p->len = len;
-	if (a->wire->ops->tx_burst(a->wire, &p, 1) != 1)
+	if (myrio_tx_burst(a->wire, &p, 1) != 1)
 		myrio_pkt_free(p);
 }
 
@@ -290,7 +288,7 @@ static unsigned bridge(struct app *a)
 		return 0; /* the model's cable does it */
 	unsigned work = a->tap->ops->poll(a->tap, to_stack, a, 32);
 	struct myrio_pkt *pk[32];
-	uint16_t n = a->wire->ops->rx_burst(a->wire, pk, 32);
+	uint16_t n = myrio_rx_burst(a->wire, pk, 32);
 	for (uint16_t i = 0; i < n; i++)
 		a->tap->ops->deliver(a->tap, myrio_pkt_data(pk[i]), pk[i]->len);
 	myrio_pkt_free_bulk(pk, n);
@@ -497,11 +495,11 @@ int main(int argc, char **argv)
 		struct myrio_port_conf pc;
 		myrio_port_conf_init(&pc);
 		pc.mtu = mtu;
-		if ((rc = myrio_pair_port_open(dev, &pc, &a.port)) < 0)
+		if ((rc = myrio_port_open(&a.port, dev, &pc)) < 0)
 			return 1;
 		dev[strlen(dev) - 1] = '1';
-		if ((rc = myrio_pair_port_open(dev, &pc, &a.wire)) < 0 ||
-		    (rc = myrio_pool_create_in(NULL, 1024, 9600, &a.wire_pool)) < 0)
+		if ((rc = myrio_port_open(&a.wire, dev, &pc)) < 0 ||
+		    (rc = myrio_pool_create(1024, 9600, &a.wire_pool)) < 0)
 			return 1;
 	} else {
 		/* A model world with one NIC whose cable ends in the TAP device. */
@@ -663,9 +661,9 @@ int main(int argc, char **argv)
 	}
 	myrio_stack_destroy(a.s);
 	if (a.wire) {
-		a.wire->ops->tx_burst(a.wire, NULL, 0);
-		a.port->ops->close(a.port);
-		a.wire->ops->close(a.wire);
+		myrio_tx_burst(a.wire, NULL, 0);
+		myrio_port_close(a.port);
+		myrio_port_close(a.wire);
 		myrio_pool_destroy(a.wire_pool);
 		a.tap->ops->destroy(a.tap);
 	} else {

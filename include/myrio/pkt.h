@@ -18,29 +18,29 @@ extern "C" {
 #endif
 
 #define MYRIO_PKT_HEADROOM 128u /* bytes in front of the frame; 64-aligned */
-#define MYRIO_PKT_RX_PAD 2u     /* the NIC writes a frame 2 bytes after the buffer address */
+#define MYRIO_PKT_RX_PAD 2u	/* the NIC writes a frame 2 bytes after the buffer address */
 
 /* ol_flags */
 #define MYRIO_PKT_RX_CSUM_PARTIAL 0x0001u /* rx_csum holds the NIC's sum from byte 14 (§4.6) */
-#define MYRIO_PKT_TX_CSUM 0x0100u         /* NIC fills the L4 checksum (§5.5) */
-#define MYRIO_PKT_TX_TSO 0x0200u          /* TCP segmentation offload of a chain (§5.6) */
+#define MYRIO_PKT_TX_CSUM 0x0100u	  /* NIC fills the L4 checksum (§5.5) */
+#define MYRIO_PKT_TX_TSO 0x0200u	  /* TCP segmentation offload of a chain (§5.6) */
 
 struct myrio_pool;
 
 struct myrio_pkt {
-	uint64_t iova;           /* bus address of buf[0] */
+	uint64_t iova;		 /* bus address of buf[0] */
 	struct myrio_pool *pool; /* where free returns it */
-	uint32_t data_off;       /* frame start, relative to buf */
-	uint32_t len;            /* frame length in bytes */
-	uint32_t buf_len;        /* bytes in buf */
+	uint32_t data_off;	 /* frame start, relative to buf */
+	uint32_t len;		 /* frame length in bytes */
+	uint32_t buf_len;	 /* bytes in buf */
 	uint16_t ol_flags;
-	uint16_t rx_csum;   /* rx: ones'-complement sum of frame bytes [14, len), host order */
-	uint16_t csum_start; /* tx: frame offset where checksumming starts (L4 header) */
-	uint16_t csum_field; /* tx: frame offset of the 16-bit checksum field */
-	uint16_t refcnt;     /* holders; free() drops one and recycles at zero */
-	uint16_t port;       /* receiving port's index, for the application */
+	uint16_t rx_csum;	/* rx: ones'-complement sum of frame bytes [14, len), host order */
+	uint16_t csum_start;	/* tx: frame offset where checksumming starts (L4 header) */
+	uint16_t csum_field;	/* tx: frame offset of the 16-bit checksum field */
+	uint16_t refcnt;	/* holders; free() drops one and recycles at zero */
+	uint16_t port;		/* receiving port's index, for the application */
 	struct myrio_pkt *next; /* for whoever holds the packet: queues and chains */
-	uint64_t user;          /* private to the holder (the stack keeps a sequence number) */
+	uint64_t user;		/* private to the holder (the stack keeps a sequence number) */
 	/* tx with MYRIO_PKT_TX_TSO: this packet holds Ethernet + IPv4 + TCP headers (tso_hlen
 	 * bytes, the TCP header at csum_start) and the first payload; tso_npkts - 1 further
 	 * packets along next hold the rest. The NIC cuts the payload into tso_mss pieces. */
@@ -61,13 +61,15 @@ struct myrio_pool {
 	uint32_t count;
 	uint32_t elem_size; /* sizeof(struct myrio_pkt) + buffer, a multiple of 64 */
 	uint32_t buf_len;
-	uint8_t *base;      /* element 0 */
+	uint8_t *base;	    /* element 0 */
 	uint64_t base_iova; /* IOVA of element 0 */
-	void *region;       /* the DMA region that backs the pool (internal) */
+	void *region;	    /* the DMA region that backs the pool (internal) */
 	uint64_t alloc_failures;
-	struct myrio_pool *next_on_bus; /* pools mapped on the same bus (internal) */
-	int orphaned;                   /* destroyed while buffers were out (internal) */
 };
+
+/* A pool in ordinary memory that no device reaches (reassembly, staging, tests); a port's
+ * transmit pools come from myrio_port_pool_create. buf_len includes MYRIO_PKT_HEADROOM. */
+int myrio_pool_create(uint32_t count, uint32_t buf_len, struct myrio_pool **out);
 
 /* Releases a pool and its memory. If buffers are still out (a NIC still holds frames), the
  * pool is only marked: it is released when its port closes and the driver has handed every

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "bus/bus.h"
-#include "myrio/pkt.h"
 #include "util/log.h"
 
 /* DDDD:BB:DD.F or BB:DD.F */
@@ -22,9 +21,10 @@ int myrio_bus_open(const char *device, struct myrio_sim *sim, struct myrio_bus *
 	*out = NULL;
 	if (strncmp(device, "sim:", 4) == 0) {
 		if (!sim) {
-			log_err("%s: a sim: device needs an in-process model (myrio_port_conf.sim); "
-				"to reach a NIC of the model daemon use simd:%s",
-				device, device + 4);
+			log_err(
+			    "%s: a sim: device needs an in-process model (myrio_port_conf.sim); "
+			    "to reach a NIC of the model daemon use simd:%s",
+			    device, device + 4);
 			return -EINVAL;
 		}
 		return myrio_sim_bus_open(sim, device + 4, out);
@@ -47,38 +47,4 @@ int myrio_bus_open(const char *device, struct myrio_sim *sim, struct myrio_bus *
 		"(model daemon) or a PCI address such as 0000:03:00.0",
 		device);
 	return -ENODEV;
-}
-
-void myrio_bus_add_pool(struct myrio_bus *bus, struct myrio_pool *pool)
-{
-	pool->next_on_bus = bus->pools;
-	bus->pools = pool;
-}
-
-void myrio_bus_remove_pool(struct myrio_bus *bus, struct myrio_pool *pool)
-{
-	for (struct myrio_pool **pp = &bus->pools; *pp; pp = &(*pp)->next_on_bus) {
-		if (*pp == pool) {
-			*pp = pool->next_on_bus;
-			return;
-		}
-	}
-}
-
-void myrio_bus_close(struct myrio_bus *bus)
-{
-	/* Orphaned pools whose buffers all came back when the driver let go of its rings. */
-	struct myrio_pool *p = bus->pools, *next;
-	for (; p; p = next) {
-		next = p->next_on_bus;
-		if (p->orphaned && p->free_top == p->count)
-			myrio_pool_destroy(p);
-		else if (p->orphaned)
-			log_warn("%s: a destroyed pool still misses %u buffers; its memory stays "
-				 "mapped until the process ends",
-				 bus->name, p->count - p->free_top);
-	}
-	bus->closing = true;
-	if (!bus->pools)
-		bus->ops->close(bus);
 }

@@ -31,6 +31,9 @@ struct myrio_bus_ops {
 	 * rebooted lost its MSI state while the host kept its own); !msi leaves MSI off and
 	 * INTx masked. NULL: the bus has no host-side interrupt state (irq_fd does it all). */
 	int (*irq_setup)(struct myrio_bus *bus, bool msi);
+	/* The device's time in nanoseconds, for timeouts the driver measures (the watchdog):
+	 * a stepped model's virtual clock. NULL: the host's monotonic clock. */
+	uint64_t (*now_ns)(struct myrio_bus *bus);
 	/* Function-level reset where supported; -ENOTSUP otherwise. */
 	int (*reset)(struct myrio_bus *bus);
 	void (*close)(struct myrio_bus *bus);
@@ -40,20 +43,36 @@ struct myrio_bus {
 	const struct myrio_bus_ops *ops;
 	volatile uint8_t *bar0;
 	size_t bar0_len;
-	char kind[16]; /* "sim", "simd", "vfio" */
-	char name[64]; /* device name or PCI address */
-	struct myrio_pool *pools; /* pools whose memory is mapped on this bus */
-	bool closing;             /* closed by its port; really closed when the last pool goes */
+	char kind[16];	/* "sim", "simd", "vfio" */
+	char name[64];	/* device name or PCI address */
+	unsigned holds; /* users besides the opener: regions mapped on it (myrio_bus_hold) */
+	bool closing;	/* the opener closed it; really closed when the last hold goes */
+	struct myrio_bus_hook *at_close; /* run by myrio_bus_close, then forgotten */
 };
 
-/* A bus outlives its port while pools mapped on it exist, so an application may destroy a
- * transmit pool after closing the port: the DMA mapping and the device stay valid until
- * then. The port closes with myrio_bus_close (never ops->close directly), after its driver
- * has handed back every buffer; pools destroyed early (orphaned) are released there. */
-struct myrio_pool;
-void myrio_bus_add_pool(struct myrio_bus *bus, struct myrio_pool *pool);
-void myrio_bus_remove_pool(struct myrio_bus *bus, struct myrio_pool *pool);
+/* The host's monotonic clock in nanoseconds; what now_ns reads when a bus has no clock. */
+uint64_t myrio_host_now_ns(void);
+static inline uint64_t myrio_bus_now_ns(struct myrio_bus *bus)
+{
+	return bus->ops->now_ns ? bus->ops->now_ns(bus) : myrio_host_now_ns();
+}
+
+/* A bus outlives its opener while something mapped on it holds it (a pool the application
+ * destroys after closing the port): the DMA mapping and the device stay valid until the
+ * last myrio_bus_release. The opener closes with myrio_bus_close (never ops->close
+ * directly), after its driver has handed back every buffer. */
+void myrio_bus_hold(struct myrio_bus *bus);
+void myrio_bus_release(struct myrio_bus *bus);
 void myrio_bus_close(struct myrio_bus *bus);
+
+/* Work deferred to myrio_bus_close, when the driver has let go of every buffer (a pool
+ * destroyed while the device still held some of its buffers is freed then). The hook lives
+ * in its owner's memory; fn may drop the owner's hold. */
+struct myrio_bus_hook {
+	void (*fn)(struct myrio_bus_hook *hook);
+	struct myrio_bus_hook *next;
+};
+void myrio_bus_at_close(struct myrio_bus *bus, struct myrio_bus_hook *hook);
 
 /* Opens the bus a device string names ("sim:X", "simd:X[@sock]", "DDDD:BB:DD.F"). */
 struct myrio_sim;

@@ -19,6 +19,19 @@
 
 #include "util/byteorder.h"
 
+/* Copies len bytes (a multiple of 8) built in host memory into BAR0 with 64-bit stores,
+ * ascending (descriptors, firmware chunks). memcpy keeps the load of the built struct well
+ * defined (no type punning). */
+static inline void sram_copy64(volatile uint8_t *bar, uint32_t off, const void *src, uint32_t len)
+{
+#pragma GCC unroll 4
+	for (uint32_t i = 0; i < len; i += 8) {
+		uint64_t v;
+		__builtin_memcpy(&v, (const uint8_t *)src + i, 8);
+		*(volatile uint64_t *)(bar + off + i) = v;
+	}
+}
+
 /* Orders prior stores to BAR0 and DMA memory before later ones (the commit-word fences of
  * §4.3 and §5.7, the fence after each 256-byte firmware chunk). */
 static inline void mmio_wmb(void)

@@ -75,7 +75,7 @@ int mcp_fw_adopt(struct myri_nic *nic)
 		return rc;
 	nic->fw_loaded = false;
 	/* Adopted firmware: assume the unaligned flavour (§2.3). */
-	nic->tx_boundary = 2048;
+	nic->tx_boundary = MCP_TX_BOUNDARY_UNALIGNED;
 	log_info("%s: adopted running firmware %s", nic->bus->name, nic->fw.version);
 	/* These versions drop broadcasts (ARP requests) while ALLMULTI is off; as Linux does,
 	 * ALLMULTI is turned on after every reset (reset_sequence). */
@@ -153,7 +153,7 @@ static bool wait_confirm(struct myri_nic *nic, unsigned timeout_ms)
 {
 	volatile uint32_t *confirm = (volatile uint32_t *)nic->cmd.resp;
 	for (unsigned waited = 0;; waited++) {
-		if (*confirm == 0xffffffffu)
+		if (*confirm == MCP_BLOCK_CONFIRM_VALUE)
 			return true;
 		if (waited >= timeout_ms)
 			return false;
@@ -167,14 +167,13 @@ static int handoff(struct myri_nic *nic, size_t len)
 	uint32_t w[16] = {0};
 	*(volatile uint32_t *)nic->cmd.resp = 0;
 	mmio_wmb();
-	w[0] = (uint32_t)(confirm >> 32);
-	w[1] = (uint32_t)confirm;
-	w[2] = 0xffffffffu;
-	/* The first 8 bytes are skipped: early bootloaders do not unprotect SRAM 0..7. */
-	w[3] = MCP_FW_STAGING_OFFSET + 8;
-	w[4] = (uint32_t)len - 8;
-	w[5] = 8;
-	w[6] = 0;
+	w[MCP_BLOCK_CONFIRM_HIGH] = (uint32_t)(confirm >> 32);
+	w[MCP_BLOCK_CONFIRM_LOW] = (uint32_t)confirm;
+	w[MCP_BLOCK_CONFIRM_DATA] = MCP_BLOCK_CONFIRM_VALUE;
+	w[MCP_HANDOFF_SRC] = MCP_FW_STAGING_OFFSET + MCP_HANDOFF_SKIP;
+	w[MCP_HANDOFF_LEN] = (uint32_t)len - MCP_HANDOFF_SKIP;
+	w[MCP_HANDOFF_DST] = MCP_HANDOFF_SKIP;
+	w[MCP_HANDOFF_JUMP] = 0;
 	write_block(nic->bus, MCP_BOOT_HANDOFF_OFFSET, w);
 	if (!wait_confirm(nic, HANDOFF_TIMEOUT_MS)) {
 		log_err(
@@ -219,7 +218,8 @@ int mcp_fw_load_file(struct myri_nic *nic, const char *path)
 	 * rss_ethp_z8e). An aligned image keeps 4 KiB if UNALIGNED_TEST passes at probe. */
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	nic->tx_boundary = strstr(base, "ethp") ? 2048 : 4096;
+	nic->tx_boundary =
+	    strstr(base, "ethp") ? MCP_TX_BOUNDARY_UNALIGNED : MCP_TX_BOUNDARY_ALIGNED;
 	log_info("%s: loaded firmware %s (%s, %zu bytes)", bus->name, nic->fw.version, path, len);
 	return 0;
 }
@@ -231,12 +231,12 @@ int mcp_dummy_rdma(struct myri_nic *nic, bool enable)
 	uint32_t w[16] = {0};
 	*(volatile uint32_t *)nic->cmd.resp = 0;
 	mmio_wmb();
-	w[0] = (uint32_t)(confirm >> 32);
-	w[1] = (uint32_t)confirm;
-	w[2] = 0xffffffffu;
-	w[3] = (uint32_t)(dummy >> 32);
-	w[4] = (uint32_t)dummy;
-	w[5] = enable ? 1 : 0;
+	w[MCP_BLOCK_CONFIRM_HIGH] = (uint32_t)(confirm >> 32);
+	w[MCP_BLOCK_CONFIRM_LOW] = (uint32_t)confirm;
+	w[MCP_BLOCK_CONFIRM_DATA] = MCP_BLOCK_CONFIRM_VALUE;
+	w[MCP_DUMMY_RDMA_ADDR_HIGH] = (uint32_t)(dummy >> 32);
+	w[MCP_DUMMY_RDMA_ADDR_LOW] = (uint32_t)dummy;
+	w[MCP_DUMMY_RDMA_ENABLE] = enable ? 1 : 0;
 	write_block(nic->bus, MCP_DUMMY_RDMA_OFFSET, w);
 	/* Unconfirmed, the NIC may still have taken it: assume it reads until told not to. */
 	nic->dummy_rdma_on = enable;

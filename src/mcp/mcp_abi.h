@@ -1,6 +1,6 @@
 /* The Myri-10G "MCP" host interface, ABI 1.4: BAR0 offsets, commands, result codes, flags
  * and the layouts of everything shared with the NIC. Every multi-byte field is big-endian
- * (spec §0). Section numbers refer to myri10ge-interface.md.
+ * (spec §0). Section numbers refer to docs/myri10ge-interface.md.
  */
 #ifndef MYRIO_MCP_ABI_H
 #define MYRIO_MCP_ABI_H
@@ -72,10 +72,16 @@ enum mcp_cmd_op {
 	MCP_CMD_ALWAYS_USE_N_BIG_BUFFERS = 34,
 	MCP_CMD_GET_MAX_RSS_QUEUES = 35,
 	MCP_CMD_ENABLE_RSS_QUEUES = 36,
+	MCP_CMD_GET_RSS_TABLE_OFFSET = 39,
+	MCP_CMD_SET_RSS_TABLE_SIZE = 40,
+	MCP_CMD_SET_RSS_ENABLE = 43,
 	MCP_CMD_GET_MAX_TSO6_HDR_SIZE = 44,
 	MCP_CMD_SET_TSO_MODE = 45,
+	MCP_CMD_I2C_READ = 48,
+	MCP_CMD_I2C_BYTE = 49,
 	MCP_CMD_SET_RSS_MCP_SLOT_TYPE = 52,
 	MCP_CMD_SET_THROTTLE_FACTOR = 53,
+	MCP_CMD_DCA_ENABLE = 56,
 	MCP_CMD_RELAX_RXBUFFER_ALIGNMENT = 64,
 };
 
@@ -90,10 +96,40 @@ enum mcp_result {
 };
 
 #define MCP_INTRQ_NO_STRICT_SIZE_CHECK 0x80000000u
-#define MCP_MAX_MTU 9400u /* largest SET_MTU frame length */
-#define MCP_RX_PAD 2u	  /* frame written 2 bytes after the rx buffer address (§4.4) */
+#define MCP_MAX_MTU 9400u	    /* largest SET_MTU frame length */
+#define MCP_RX_PAD 2u		    /* frame written 2 bytes after the rx buffer address (§4.4) */
+#define MCP_RX_SMALL_NO_CROSS 4096u /* small rx buffers never cross a 4 KiB boundary (§4.4) */
 
 #define MCP_RDMA_TAGS 15u /* the send engine's DMA-read tags (§6.1) */
+
+/* Send descriptors never cross a multiple of tx_boundary (§2.1, §5.4): 4 KiB when the
+ * chipset completes reads aligned (MRRS 4096 and UNALIGNED_TEST passes), else 2 KiB (the
+ * "p" images). */
+#define MCP_TX_BOUNDARY_ALIGNED 4096u
+#define MCP_TX_BOUNDARY_UNALIGNED 2048u
+
+/* DMA_TEST's data2 (§3.3, §8.2): lengths of a read test, a write test, both at once. */
+#define MCP_DMA_TEST_READ(len) ((uint32_t)(len) << 16)
+#define MCP_DMA_TEST_WRITE(len) ((uint32_t)(len))
+#define MCP_DMA_TEST_READ_WRITE(len) (MCP_DMA_TEST_READ(len) | MCP_DMA_TEST_WRITE(len))
+
+/* The boot handoff (§2.4) and dummy-RDMA (§2.6) blocks: 16 BE32 words written at
+ * MCP_BOOT_HANDOFF_OFFSET / MCP_DUMMY_RDMA_OFFSET, word 15 last. The NIC confirms by
+ * DMA-writing the confirm-data word to the confirm address. */
+enum mcp_block_word {
+	MCP_BLOCK_CONFIRM_HIGH = 0,
+	MCP_BLOCK_CONFIRM_LOW = 1,
+	MCP_BLOCK_CONFIRM_DATA = 2,
+	MCP_HANDOFF_SRC = 3,  /* SRAM address of the staged image, past its first 8 bytes */
+	MCP_HANDOFF_LEN = 4,  /* bytes to copy */
+	MCP_HANDOFF_DST = 5,  /* SRAM address to copy to */
+	MCP_HANDOFF_JUMP = 6, /* entry point: 0 */
+	MCP_DUMMY_RDMA_ADDR_HIGH = 3,
+	MCP_DUMMY_RDMA_ADDR_LOW = 4,
+	MCP_DUMMY_RDMA_ENABLE = 5,
+};
+#define MCP_BLOCK_CONFIRM_VALUE 0xffffffffu
+#define MCP_HANDOFF_SKIP 8u /* early bootloaders do not unprotect SRAM 0..7 (§2.4) */
 
 /* Command block (§3.1): 16 BE32 words written at MCP_CMD_OFFSET, word 15 last. */
 struct mcp_cmd_block {
@@ -147,10 +183,10 @@ _Static_assert(sizeof(struct mcp_tx_desc) == 16, "send descriptor is 16 bytes");
 #define MCP_TX_FLAG_TSO_CHOP 0x10u
 #define MCP_TX_FLAG_TSO_PLD 0x20u
 #define MCP_TX_SMALL_SIZE 1520u
-#define MCP_TX_MAX_DESC 12u  /* per non-TSO frame (§5.4) */
-#define MCP_TX_MAX_DESC_TSO 64u /* per TSO chain (§5.6) */
+#define MCP_TX_MAX_DESC 12u	      /* per non-TSO frame (§5.4) */
+#define MCP_TX_MAX_DESC_TSO 64u	      /* per TSO chain (§5.6) */
 #define MCP_TX_TSO_MAX_PAYLOAD 65536u /* bytes behind the headers of one TSO request */
-#define MCP_TX_TSO_MAX_HDR 255u /* headers: the TCP offset must fit cksum_offset (§5.2) */
+#define MCP_TX_TSO_MAX_HDR 255u	      /* headers: the TCP offset must fit cksum_offset (§5.2) */
 #define MCP_TX_TSO_MAX_MSS 9000u
 #define MCP_TX_MIN_FRAME 60u /* the NIC does not pad (§5.3) */
 #define MCP_TX_MAX_CSUM_START 255u

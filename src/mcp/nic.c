@@ -8,14 +8,12 @@
 #include "bus/bus.h"
 #include "bus/mmio.h"
 #include "util/log.h"
+#include "util/pci_cap.h"
 
 #define PCI_COMMAND 0x04
 #define PCI_COMMAND_MEMORY 0x2
 #define PCI_COMMAND_MASTER 0x4
 #define PCI_COMMAND_INTX_DISABLE 0x400
-#define PCI_STATUS 0x06
-#define PCI_STATUS_CAP_LIST 0x10
-#define PCI_CAP_PTR 0x34
 #define PCI_CAP_ID_MSI 0x05
 #define PCI_CAP_ID_EXP 0x10
 #define PCI_CAP_ID_MSIX 0x11
@@ -62,22 +60,15 @@ unsigned myri_nic_pci_setup(struct myrio_bus *bus)
 	return 128u << ((ctl & PCI_EXP_DEVCTL_READRQ) >> 12);
 }
 
+static int bus_cfg_read(void *bus, unsigned off, unsigned size, uint32_t *val)
+{
+	struct myrio_bus *b = bus;
+	return b->ops->cfg_read(b, off, size, val);
+}
+
 unsigned myri_pci_find_cap(struct myrio_bus *bus, unsigned id)
 {
-	uint32_t v, cap;
-	if (bus->ops->cfg_read(bus, PCI_STATUS, 2, &v) < 0 || v == 0xffff ||
-	    !(v & PCI_STATUS_CAP_LIST) || bus->ops->cfg_read(bus, PCI_CAP_PTR, 1, &cap) < 0)
-		return 0;
-	for (int hops = 0; cap >= 0x40 && cap < 0x100 && hops < 48; hops++) {
-		uint32_t hdr;
-		cap &= ~3u;
-		if (bus->ops->cfg_read(bus, cap, 2, &hdr) < 0)
-			return 0;
-		if ((hdr & 0xff) == id)
-			return cap;
-		cap = (hdr >> 8) & 0xff;
-	}
-	return 0;
+	return pci_cap_find(bus_cfg_read, bus, id);
 }
 
 /* Whether MSI or MSI-X is enabled in config space (under VFIO, as VFIO shows it). */
@@ -268,11 +259,11 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 	/* §2.1: a loaded image keeps 4 KiB descriptors only if the chipset delivers aligned
 	 * completions; an adopted one is assumed unaligned (2 KiB). */
 	if (mrrs && mrrs != 4096)
-		nic->tx_boundary = 2048;
-	if (nic->fw_loaded && nic->tx_boundary == 4096) {
+		nic->tx_boundary = MCP_TX_BOUNDARY_UNALIGNED;
+	if (nic->fw_loaded && nic->tx_boundary == MCP_TX_BOUNDARY_ALIGNED) {
 		uint64_t page = nic->ctrl.iova + NIC_CTRL_DMATEST;
 		rc = cmd(nic, MCP_CMD_UNALIGNED_TEST, (uint32_t)page, (uint32_t)(page >> 32),
-			 4096u * 0x10001u, NULL);
+			 MCP_DMA_TEST_READ_WRITE(MCP_TX_BOUNDARY_ALIGNED), NULL);
 		if (rc == -ETIMEDOUT)
 			return rc;
 		if (rc < 0)
@@ -309,7 +300,8 @@ static int reset_sequence(struct myri_nic *nic)
 	}
 	uint64_t page = nic->ctrl.iova + NIC_CTRL_DMATEST;
 	uint32_t len = nic->tx_boundary;
-	const uint32_t modes[3] = {len * 0x10000u, len, len * 0x10001u};
+	const uint32_t modes[3] = {MCP_DMA_TEST_READ(len), MCP_DMA_TEST_WRITE(len),
+				   MCP_DMA_TEST_READ_WRITE(len)};
 	for (int i = 0; i < 3; i++) {
 		rc = cmd(nic, MCP_CMD_DMA_TEST, (uint32_t)page, (uint32_t)(page >> 32), modes[i],
 			 &data);
@@ -387,7 +379,8 @@ static int rx_ring_setup(struct myri_nic *nic, struct myri_rx_ring *ring, uint32
 static int make_pools(struct myri_nic *nic)
 {
 	uint32_t count = nic->rx_entries + nic->rx_pool_extra;
-	int rc = myrio_pool_create_in(nic->bus, count, 512 - 64, &nic->small_pool);
+	int rc = myrio_pool_create_bounded(nic->bus, count, 512 - 64, MCP_RX_SMALL_NO_CROSS,
+					   &nic->small_pool);
 	if (rc < 0)
 		return rc;
 	rc = myrio_pool_create_in(nic->bus, count, MYRIO_PKT_HEADROOM + MCP_RX_PAD + nic->max_frame,
@@ -416,7 +409,6 @@ int myri_nic_open(struct myri_nic *nic)
 		}
 	}
 	memset(r, 0, sizeof(*r));
-	r->watchdog_countdown = &nic->wd.countdown;
 	rc = reset_sequence(nic);
 	if (rc < 0)
 		return rc;

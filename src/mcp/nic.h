@@ -13,7 +13,6 @@
 #include "rings/rings.h"
 
 struct myrio_bus;
-struct myrio_sim;
 
 /* Why the watchdog resets the NIC (§8.5). */
 enum myri_wd_reason {
@@ -26,25 +25,23 @@ enum myri_wd_reason {
 	WD_RDMA_TAGS,	   /* send-buffer DMA reads failed: their tags are lost until a reset */
 };
 
-/* Watchdog state (§8.5, watchdog.c). The data path only decrements countdown; the clock is
- * looked at when it reaches 0. */
+/* Watchdog state (§8.5, watchdog.c). The data path only decrements rings.poll_countdown;
+ * the clock is looked at when it reaches 0. */
 struct myri_watchdog {
-	uint32_t countdown;    /* data-path calls until the next look at the clock */
-	uint32_t calls;	       /* calls between looks while the NIC is up */
-	uint64_t period_ns;    /* 0: watchdog off */
-	uint64_t next_ns;      /* time of the next check */
-	struct myrio_sim *sim; /* in-process model: its clock is the time base */
+	uint32_t calls;	    /* calls between looks while the NIC is up */
+	uint64_t period_ns; /* 0: watchdog off */
+	uint64_t next_ns;   /* time of the next check */
 	uint32_t last_tx_done, last_pause;
 	uint64_t last_rx_packets;
 	uint64_t last_bad_completion;
-	bool stall_warned; /* pause frames hold the send ring: said once */
+	bool stall_warned;	     /* pause frames hold the send ring: said once */
 	enum myri_wd_reason request; /* reset asked for by the data path, done at the next call */
 	bool gone;		     /* the NIC does not answer config reads */
 	uint64_t last_reset_ns;
-	uint64_t rx_mismatches; /* myrio_rx_verify found a buffer not as described */
+	uint64_t rx_mismatches;	 /* myrio_rx_verify found a buffer not as described */
 	uint64_t rdma_tags_lost; /* RDMA tags the NIC reported lost, over all resets */
-	uint64_t resets;   /* recoveries completed */
-	uint64_t failures; /* recovery attempts that failed */
+	uint64_t resets;	 /* recoveries completed */
+	uint64_t failures;	 /* recovery attempts that failed */
 };
 
 struct myri_nic {
@@ -52,7 +49,7 @@ struct myri_nic {
 	struct mcp_cmd_chan cmd;
 	struct mcp_fw_info fw;
 	struct mcp_eeprom ee;
-	bool fw_loaded; /* false: adopted the running firmware (§2.3) */
+	bool fw_loaded;	    /* false: adopted the running firmware (§2.3) */
 	bool rx_filter_bug; /* adopted 1.4.4-1.4.11: broadcasts dropped unless ALLMULTI */
 	uint32_t tx_boundary;
 	uint32_t mtu, max_frame, small_size, big_size;
@@ -108,8 +105,8 @@ int myri_nic_firmware(struct myri_nic *nic);
 void myri_nic_drop_buffers(struct myri_nic *nic);
 
 /* Watchdog (watchdog.c, §8.5). */
-void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms, struct myrio_sim *sim);
-/* Slow path, called when wd.countdown reaches 0: checks the NIC once per period and
+void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms);
+/* Slow path, called when rings.poll_countdown reaches 0: checks the NIC once per period and
  * recovers it after a reboot. Returns 0 when the NIC is up, -ENETDOWN otherwise. */
 int myri_watchdog_tick(struct myri_nic *nic);
 /* Recovery (§8.5): close if the NIC still runs, reload, reset, open on the same pools. */

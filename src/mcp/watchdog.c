@@ -18,12 +18,10 @@
  * and open. Resets asked for by the data path come at most every 100 ms. */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "bus/bus.h"
 #include "bus/mmio.h"
 #include "mcp/nic.h"
-#include "sim/nic.h" /* sim_world_now: the stepped model's clock for "sim:" ports */
 #include "util/log.h"
 
 #define PCI_COMMAND 0x04
@@ -38,13 +36,10 @@
 #define WD_PERIOD_MS_DEFAULT 1000u
 #define WD_RESET_GAP_NS 100000000ull /* resets the data path asks for: at most 10 per second */
 
-static uint64_t wd_now(const struct myri_watchdog *wd)
+/* The bus's clock: a stepped model's virtual time, else the host's. */
+static uint64_t wd_now(const struct myri_nic *nic)
 {
-	if (wd->sim)
-		return sim_world_now(wd->sim);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return myrio_bus_now_ns(nic->bus);
 }
 
 static void wd_snapshot(struct myri_nic *nic)
@@ -57,20 +52,19 @@ static void wd_snapshot(struct myri_nic *nic)
 	wd->last_bad_completion = r->rx_bad_completion;
 }
 
-void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms, struct myrio_sim *sim)
+void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms)
 {
 	struct myri_watchdog *wd = &nic->wd;
 	memset(wd, 0, sizeof(*wd));
-	wd->sim = sim;
 	wd->calls = WD_CALLS;
-	wd->countdown = WD_CALLS;
+	nic->rings.poll_countdown = WD_CALLS;
 	if (period_ms == UINT32_MAX) { /* off: the countdown wraps after 2^32 calls */
-		wd->countdown = UINT32_MAX;
+		nic->rings.poll_countdown = UINT32_MAX;
 		wd->calls = UINT32_MAX;
 		return;
 	}
 	wd->period_ns = (uint64_t)(period_ms ? period_ms : WD_PERIOD_MS_DEFAULT) * 1000000ull;
-	wd->next_ns = wd_now(wd) + wd->period_ns;
+	wd->next_ns = wd_now(nic) + wd->period_ns;
 	wd_snapshot(nic);
 }
 
@@ -172,7 +166,7 @@ int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why)
 		if (boundary && boundary < nic->tx_boundary)
 			nic->tx_boundary = boundary;
 		if (mrrs && mrrs != 4096)
-			nic->tx_boundary = 2048;
+			nic->tx_boundary = MCP_TX_BOUNDARY_UNALIGNED;
 		nic->recovering = true;
 		rc = myri_nic_open(nic);
 		nic->recovering = false;
@@ -181,8 +175,8 @@ int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why)
 	/* The next period starts now: recovery itself can take seconds (command timeouts). */
 	wd->request = WD_NONE;
 	if (wd->period_ns) {
-		wd->next_ns = wd_now(wd) + wd->period_ns;
-		wd->last_reset_ns = wd_now(wd);
+		wd->next_ns = wd_now(nic) + wd->period_ns;
+		wd->last_reset_ns = wd_now(nic);
 	}
 	if (rc < 0) {
 		/* Possibly a new reboot while recovering: leave the port down, retry later. */
@@ -190,14 +184,14 @@ int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why)
 		myri_nic_drop_buffers(nic);
 		r->link_up = 0;
 		wd->failures++;
-		wd->countdown = 1;
+		nic->rings.poll_countdown = 1;
 		log_err("%s: recovery failed (%s); the port stays down and the watchdog retries "
 			"in %llu ms",
 			bus->name, strerror(-rc), (unsigned long long)(wd->period_ns / 1000000));
 		return -ENETDOWN;
 	}
 	wd->resets++;
-	wd->countdown = wd->calls;
+	nic->rings.poll_countdown = wd->calls;
 	wd->stall_warned = false;
 	wd_snapshot(nic);
 	log_info("%s: recovered (%llu resets so far)", bus->name, (unsigned long long)wd->resets);
@@ -210,7 +204,7 @@ void myri_watchdog_request(struct myri_nic *nic, enum myri_wd_reason why)
 	if (!wd->period_ns || !nic->up || wd->request)
 		return;
 	wd->request = why;
-	wd->countdown = 1;
+	nic->rings.poll_countdown = 1;
 }
 
 /* The NIC is not on the bus (surprise removal, a dead link): config space reads all ones
@@ -231,7 +225,7 @@ static int mark_gone(struct myri_nic *nic)
 	nic->wd.gone = true;
 	nic->up = false;
 	nic->rings.link_up = 0;
-	nic->wd.countdown = 1;
+	nic->rings.poll_countdown = 1;
 	return -ENETDOWN;
 }
 
@@ -244,7 +238,7 @@ static int requested_reset(struct myri_nic *nic, uint64_t now)
 	if (wd->last_reset_ns && now - wd->last_reset_ns < WD_RESET_GAP_NS) {
 		/* Meanwhile rx_burst hands nothing up and refills nothing (the NIC may still
 		 * own buffers the driver took for others), and looks at the clock each call. */
-		wd->countdown = 1;
+		nic->rings.poll_countdown = 1;
 		return 0;
 	}
 	return myri_watchdog_recover(nic, wd->request);
@@ -269,10 +263,10 @@ int myri_watchdog_tick(struct myri_nic *nic)
 	struct myri_watchdog *wd = &nic->wd;
 	struct myri_rings *r = &nic->rings;
 	struct myrio_bus *bus = nic->bus;
-	wd->countdown = nic->up ? wd->calls : 1;
+	nic->rings.poll_countdown = nic->up ? wd->calls : 1;
 	if (!wd->period_ns)
 		return nic->up ? 0 : -ENETDOWN;
-	uint64_t now = wd_now(wd);
+	uint64_t now = wd_now(nic);
 	if (nic->up && !wd->request && r->rx_bad_completion != wd->last_bad_completion)
 		wd->request = WD_BAD_COMPLETION;
 	if (nic->up && wd->request)

@@ -16,10 +16,10 @@ struct myrio_bus;
 
 struct myrio_dma_region {
 	void *va;
-	size_t len;        /* rounded up to page_size */
+	size_t len; /* rounded up to page_size */
 	size_t page_size;
-	uint64_t iova;     /* valid once mapped */
-	int fd;            /* backing file, offset 0 */
+	uint64_t iova; /* valid once mapped */
+	int fd;	       /* backing file, offset 0 */
 	bool hugepages;
 	struct myrio_bus *bus; /* mapped on this bus, or NULL */
 };
@@ -38,5 +38,9 @@ static inline uint64_t myrio_dma_iova(const struct myrio_dma_region *r, const vo
 struct myrio_pool;
 int myrio_pool_create_in(struct myrio_bus *bus, uint32_t count, uint32_t buf_len,
 			 struct myrio_pool **out);
+/* The same, and no buffer crosses a multiple of no_cross (a power of two; 0: no rule), as a
+ * device may require of its DMA buffers. */
+int myrio_pool_create_bounded(struct myrio_bus *bus, uint32_t count, uint32_t buf_len,
+			      uint32_t no_cross, struct myrio_pool **out);
 
 #endif

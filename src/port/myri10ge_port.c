@@ -8,7 +8,6 @@
 #include "bus/bus.h"
 #include "mcp/nic.h"
 #include "port/port_ops.h"
-#include "sim/model.h" /* sim_world_is_stepped: whose clock the watchdog reads */
 #include "util/log.h"
 
 struct myri10ge_port {
@@ -26,7 +25,7 @@ static struct myri10ge_port *mp(struct myrio_port *port)
 static uint16_t m_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	struct myri_nic *nic = &mp(port)->nic;
-	if (__builtin_expect(--nic->wd.countdown == 0, 0) &&
+	if (__builtin_expect(--nic->rings.poll_countdown == 0, 0) &&
 	    (myri_watchdog_tick(nic) < 0 || nic->wd.request))
 		return 0; /* down, or the rings are suspect until the reset (watchdog.c) */
 	return rings_rx_burst(&nic->rings, pkts, n);
@@ -35,7 +34,7 @@ static uint16_t m_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uin
 static uint16_t m_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	struct myri_nic *nic = &mp(port)->nic;
-	if (__builtin_expect(--nic->wd.countdown == 0, 0) && myri_watchdog_tick(nic) < 0)
+	if (__builtin_expect(--nic->rings.poll_countdown == 0, 0) && myri_watchdog_tick(nic) < 0)
 		return 0;
 	return rings_tx_burst(&nic->rings, pkts, n);
 }
@@ -43,7 +42,9 @@ static uint16_t m_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uin
 static int m_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,
 			 struct myrio_pool **out)
 {
-	return myrio_pool_create_in(mp(port)->nic.bus, count, buf_len, out);
+	/* Inside one page, a send buffer of up to 4 KiB is cut at most once by tx_boundary. */
+	return myrio_pool_create_bounded(mp(port)->nic.bus, count, buf_len, MCP_RX_SMALL_NO_CROSS,
+					 out);
 }
 
 static int m_link(struct myrio_port *port)
@@ -196,12 +197,8 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 	int rc = myri_nic_probe(&p->nic, bus, conf);
 	if (rc == 0)
 		rc = myri_nic_open(&p->nic);
-	if (rc == 0) {
-		/* A stepped model's time is virtual; anything else runs in real time. */
-		bool stepped = strcmp(bus->kind, "sim") == 0 && conf->sim &&
-			       sim_world_is_stepped(conf->sim);
-		myri_watchdog_init(&p->nic, conf->watchdog_ms, stepped ? conf->sim : NULL);
-	}
+	if (rc == 0)
+		myri_watchdog_init(&p->nic, conf->watchdog_ms); /* on the bus's clock */
 	if (rc < 0) {
 		log_err("%s: bring-up failed (%s)", bus->name, strerror(-rc));
 		if (p->nic.up)

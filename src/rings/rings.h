@@ -17,19 +17,6 @@
 
 #define RX_GROUP 8u
 
-/* Copies len bytes (a multiple of 8) of a descriptor built in host memory into SRAM with
- * 64-bit stores, ascending. memcpy keeps the load of the built struct well defined
- * (no type punning). */
-static inline void sram_copy64(volatile uint8_t *bar, uint32_t off, const void *src, uint32_t len)
-{
-#pragma GCC unroll 4
-	for (uint32_t i = 0; i < len; i += 8) {
-		uint64_t v;
-		__builtin_memcpy(&v, (const uint8_t *)src + i, 8);
-		*(volatile uint64_t *)(bar + off + i) = v;
-	}
-} /* descriptors are posted 8 at a time (§4.3) */
-
 /* A 64-bit value as its 8 bytes in network order: descriptor words 0-1 or 2-3 in one store. */
 static inline uint64_t desc_be64(uint64_t v)
 {
@@ -76,17 +63,17 @@ struct myri_rings {
 	volatile uint8_t *claim0, *claim1; /* BAR0 + GET_IRQ_ACK_OFFSET (+4) */
 	volatile uint8_t *deassert; /* INTx: BAR0 + GET_IRQ_DEASSERT_OFFSET; MSI: deassert_sink */
 	uint32_t deassert_sink;	    /* MSI: the deassert store lands here, not on the NIC */
-	bool rx_token;			   /* the NIC handed us the receive token (valid bit 0) */
-	uint32_t link_up;		   /* last reported link_up (§6.1), 3 = unknown */
+	bool rx_token;		    /* the NIC handed us the receive token (valid bit 0) */
+	uint32_t link_up;	    /* last reported link_up (§6.1), 3 = unknown */
 	uint32_t link_down_events;
 	struct mcp_irq_data snap; /* counters of the last stats update, host order */
-	/* the watchdog's countdown (nic.h), set to 1 by a bad completion so that the next burst
-	 * resets the NIC; NULL outside a NIC */
-	uint32_t *watchdog_countdown;
+	/* data-path calls until the owner's next slow-path look (the driver's watchdog counts
+	 * it down per burst); a bad completion sets it to 1: the rings may be out of step */
+	uint32_t poll_countdown;
 	/* driver counters */
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t rx_bad_completion, tx_ring_full, tx_dropped_bad, link_changes;
-	uint64_t tx_bad_done; /* send_done_count values beyond what was posted */
+	uint64_t tx_bad_done;	/* send_done_count values beyond what was posted */
 	uint64_t tx_tso_chains; /* TSO requests queued (§5.6) */
 };
 

@@ -101,8 +101,7 @@ void rx_ring_release(struct myri_rx_ring *ring)
 static void rx_bad_completion(struct myri_rings *r, struct myri_rx_ring *ring)
 {
 	r->rx_bad_completion++;
-	if (r->watchdog_countdown) /* the rings may be out of step: a reset resynchronizes */
-		*r->watchdog_countdown = 1;
+	r->poll_countdown = 1; /* the rings may be out of step: a reset resynchronizes */
 	if (ring->posted != ring->done) {
 		uint32_t slot = ring->done++ & ring->mask;
 		rx_buf_put(ring->info[slot]);

@@ -5,58 +5,12 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "sim/fw_abi.h"
 #include "sim/nic.h"
 #include "util/byteorder.h"
 #include "util/log.h"
 
-enum {
-	CMD_RESET = 1,
-	CMD_SET_INTRQ_DMA = 3,
-	CMD_SET_BIG_BUFFER_SIZE = 4,
-	CMD_SET_SMALL_BUFFER_SIZE = 5,
-	CMD_GET_SEND_OFFSET = 6,
-	CMD_GET_SMALL_RX_OFFSET = 7,
-	CMD_GET_BIG_RX_OFFSET = 8,
-	CMD_GET_IRQ_ACK_OFFSET = 9,
-	CMD_GET_IRQ_DEASSERT_OFFSET = 10,
-	CMD_GET_SEND_RING_SIZE = 11,
-	CMD_GET_RX_RING_SIZE = 12,
-	CMD_SET_INTRQ_SIZE = 13,
-	CMD_ETHERNET_UP = 14,
-	CMD_ETHERNET_DOWN = 15,
-	CMD_SET_MTU = 16,
-	CMD_GET_INTR_COAL_DELAY_OFFSET = 17,
-	CMD_SET_STATS_INTERVAL = 18,
-	CMD_SET_STATS_DMA_OBSOLETE = 19,
-	CMD_ENABLE_PROMISC = 20,
-	CMD_DISABLE_PROMISC = 21,
-	CMD_SET_MAC_ADDRESS = 22,
-	CMD_ENABLE_FLOW_CONTROL = 23,
-	CMD_DISABLE_FLOW_CONTROL = 24,
-	CMD_DMA_TEST = 25,
-	CMD_ENABLE_ALLMULTI = 26,
-	CMD_DISABLE_ALLMULTI = 27,
-	CMD_JOIN_MULTICAST_GROUP = 28,
-	CMD_LEAVE_MULTICAST_GROUP = 29,
-	CMD_LEAVE_ALL_MULTICAST_GROUPS = 30,
-	CMD_SET_STATS_DMA_V2 = 31,
-	CMD_UNALIGNED_TEST = 32,
-	CMD_ALWAYS_USE_N_BIG_BUFFERS = 34,
-	CMD_GET_MAX_RSS_QUEUES = 35,
-	CMD_ENABLE_RSS_QUEUES = 36,
-	CMD_GET_RSS_TABLE_OFFSET = 39,
-	CMD_SET_RSS_TABLE_SIZE = 40,
-	CMD_SET_RSS_ENABLE = 43,
-	CMD_GET_MAX_TSO6_HDR_SIZE = 44,
-	CMD_SET_TSO_MODE = 45,
-	CMD_I2C_READ = 48,
-	CMD_I2C_BYTE = 49,
-	CMD_SET_RSS_MCP_SLOT_TYPE = 52,
-	CMD_SET_THROTTLE_FACTOR = 53,
-	CMD_RELAX_RXBUFFER_ALIGNMENT = 64,
-};
-
-#define MCAST_CAPACITY 16u /* [I] the model's multicast filter size (§11.3) */
+#define MCAST_CAPACITY 16u /* [I] the model's multicast filter size (§11, question 3) */
 #define DMA_TEST_TRANSFERS 256u
 #define DMA_TEST_MBPS 2000u /* modelled PCIe DMA bandwidth for the benchmark's ticks */
 
@@ -74,7 +28,7 @@ static bool is_pow2(uint32_t v)
 static uint32_t dma_test(struct sim_nic *nic, const struct cmd *c, uint32_t *data)
 {
 	uint64_t a = (uint64_t)c->d1 << 32 | c->d0;
-	uint32_t rlen = c->d2 >> 16, wlen = c->d2 & 0xFFFF;
+	uint32_t rlen = c->d2 >> SIM_DMA_TEST_READ_SHIFT, wlen = c->d2 & SIM_DMA_TEST_WRITE_MASK;
 	if ((rlen == 0 && wlen == 0) || rlen > 4096 || wlen > 4096)
 		return SIM_ERR_RANGE;
 	uint32_t len = rlen > wlen ? rlen : wlen;
@@ -142,261 +96,449 @@ static void sfp_table(struct sim_nic *nic)
 	}
 }
 
+static uint32_t op_reset(struct sim_nic *nic, const struct cmd *c, uint32_t *data, uint64_t now)
+{
+	sim_nic_logical_reset(nic);
+	*data = nic->rx_entries * 8; /* [I] 2 x rx entries x 4 (§3.3 #1) */
+	return SIM_OK;
+}
+
+static uint32_t op_set_intrq_dma(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				 uint64_t now)
+{
+	if (c->d2 >= nic->slices)
+		return SIM_ERR_RANGE;
+	nic->intrq_iova = (uint64_t)c->d1 << 32 | c->d0;
+	nic->intrq_dma_set = true;
+	nic->intrq_idx = 0;
+	nic->intrq_va = NULL;
+	return SIM_OK;
+}
+
+static uint32_t op_set_big_buffer_size(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				       uint64_t now)
+{
+	if (c->d0 < 64 || c->d0 > 16384)
+		return SIM_ERR_RANGE;
+	nic->big_size = c->d0;
+	return SIM_OK;
+}
+
+static uint32_t op_set_small_buffer_size(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+					 uint64_t now)
+{
+	if (c->d0 < 1 || c->d0 > 16384)
+		return SIM_ERR_RANGE;
+	nic->small_size = c->d0;
+	return SIM_OK;
+}
+
+/* GET_*_OFFSET (§3.3): where the model put a ring or an interrupt word; the rings are per
+ * slice, so their slice (data0) must exist. */
+static uint32_t op_get_offset(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+			      uint64_t now)
+{
+	uint32_t off;
+	bool per_slice = true;
+	switch (c->op) {
+	case SIM_CMD_GET_SEND_OFFSET:
+		off = SIM_SEND_RING_OFF;
+		break;
+	case SIM_CMD_GET_SMALL_RX_OFFSET:
+		off = SIM_SMALL_RING_OFF;
+		break;
+	case SIM_CMD_GET_BIG_RX_OFFSET:
+		off = SIM_BIG_RING_OFF;
+		break;
+	case SIM_CMD_GET_IRQ_ACK_OFFSET:
+		off = SIM_CLAIM_OFF;
+		per_slice = false;
+		break;
+	default: /* SIM_CMD_GET_IRQ_DEASSERT_OFFSET */
+		off = SIM_DEASSERT_OFF;
+		per_slice = false;
+	}
+	if (per_slice && c->d0 >= nic->slices)
+		return SIM_ERR_RANGE;
+	*data = nic->rings_at + off;
+	return SIM_OK;
+}
+
+/* data fields ignored: F sends garbage (§10) */
+static uint32_t op_get_send_ring_size(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				      uint64_t now)
+{
+	*data = nic->tx_entries * 16;
+	return SIM_OK;
+}
+
+static uint32_t op_get_rx_ring_size(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				    uint64_t now)
+{
+	*data = nic->rx_entries * 8;
+	return SIM_OK;
+}
+
+static uint32_t op_set_intrq_size(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				  uint64_t now)
+{
+	bool relaxed = c->d0 & 0x80000000u;
+	uint32_t bytes = c->d0 & 0x7FFFFFFFu;
+	if (bytes % 4 || !is_pow2(bytes / 4) || bytes / 4 > (1u << 20))
+		return SIM_ERR_RANGE;
+	if (!relaxed && bytes != 2 * nic->rx_entries * 4)
+		return SIM_ERR_RANGE;
+	nic->intrq_bytes = bytes;
+	nic->intrq_mask = bytes / 4 - 1;
+	nic->intrq_size_set = true;
+	nic->intrq_idx = 0;
+	nic->intrq_va = NULL;
+	return SIM_OK;
+}
+
+static uint32_t op_ethernet_up(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+			       uint64_t now)
+{
+	if (!nic->intrq_size_set || !nic->intrq_dma_set || !nic->stats_set || !nic->small_size ||
+	    !nic->big_size) {
+		if (sim_nic_ratelimit(nic, SIM_DIAG_CTRL))
+			log_warn("%s: ETHERNET_UP refused: set the interrupt queue size and "
+				 "address, the stats DMA and both buffer sizes first (§10)",
+				 nic->name);
+		return SIM_ERR_RANGE; /* [I] §11, question 6 */
+	}
+	if (!nic->running) {
+		nic->running = true;
+		nic->stats_pending = true;
+		nic->tx_idle_at = now;
+		sim_irq_event(nic, now);
+	}
+	return SIM_OK;
+}
+
+static uint32_t op_ethernet_down(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				 uint64_t now)
+{
+	if (nic->running) {
+		nic->running = false;
+		/* nothing is buffered inside the model: the flush is immediate */
+		if (nic->link_down_events < 255)
+			nic->link_down_events++;
+		nic->stats_pending = true;
+		sim_irq_event(nic, now);
+	}
+	return SIM_OK;
+}
+
+static uint32_t op_set_mtu(struct sim_nic *nic, const struct cmd *c, uint32_t *data, uint64_t now)
+{
+	if (c->d0 > 9400 || c->d0 < 60)
+		return SIM_ERR_RANGE;
+	nic->mtu = c->d0;
+	return SIM_OK;
+}
+
+static uint32_t op_get_intr_coal_delay_offset(struct sim_nic *nic, const struct cmd *c,
+					      uint32_t *data, uint64_t now)
+{
+	*data = nic->rings_at + SIM_COAL_OFF;
+	return SIM_OK;
+}
+
+static uint32_t op_set_stats_interval(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				      uint64_t now)
+{
+	if (c->d0 > 10000000)
+		return SIM_ERR_RANGE;
+	nic->stats_interval_us = c->d0;
+	return SIM_OK;
+}
+
+static uint32_t op_set_stats_dma_obsolete(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+					  uint64_t now)
+{
+	nic->stats_iova = (uint64_t)c->d1 << 32 | c->d0;
+	nic->stats_host_size = 40;
+	nic->stats_set = true;
+	return SIM_OK;
+}
+
+static uint32_t op_promisc(struct sim_nic *nic, const struct cmd *c, uint32_t *data, uint64_t now)
+{
+	nic->promisc = c->op == SIM_CMD_ENABLE_PROMISC;
+	return SIM_OK;
+}
+
+static uint32_t op_set_mac_address(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				   uint64_t now)
+{
+	mac_from(nic->mac, c->d0, c->d1 << 16);
+	return SIM_OK;
+}
+
+static uint32_t op_flow_control(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				uint64_t now)
+{
+	nic->flow_control = c->op == SIM_CMD_ENABLE_FLOW_CONTROL;
+	return SIM_OK;
+}
+
+static uint32_t op_dma_test(struct sim_nic *nic, const struct cmd *c, uint32_t *data, uint64_t now)
+{
+	return dma_test(nic, c, data);
+}
+
+static uint32_t op_unaligned_test(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				  uint64_t now)
+{
+	if (nic->fault_unaligned || nic->world->conf.unaligned_rc)
+		return SIM_ERR_UNALIGNED;
+	return dma_test(nic, c, data);
+}
+
+static uint32_t op_allmulti(struct sim_nic *nic, const struct cmd *c, uint32_t *data, uint64_t now)
+{
+	nic->allmulti = c->op == SIM_CMD_ENABLE_ALLMULTI;
+	return SIM_OK;
+}
+
+static uint32_t op_join_multicast_group(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+					uint64_t now)
+{
+	uint8_t m[6];
+	mac_from(m, c->d0, c->d1);
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	if (!(m[0] & 1) || !memcmp(m, bcast, 6))
+		return SIM_ERR_MULTICAST;
+	if (mcast_find(nic, m) >= 0)
+		return SIM_OK;
+	if (nic->n_mcast >= MCAST_CAPACITY)
+		return SIM_ERR_MULTICAST;
+	memcpy(nic->mcast[nic->n_mcast++], m, 6);
+	return SIM_OK;
+}
+
+static uint32_t op_leave_multicast_group(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+					 uint64_t now)
+{
+	uint8_t m[6];
+	mac_from(m, c->d0, c->d1);
+	int i = mcast_find(nic, m);
+	if (i < 0)
+		return SIM_ERR_MULTICAST;
+	memmove(nic->mcast[i], nic->mcast[i + 1], (nic->n_mcast - (unsigned)i - 1) * 6);
+	nic->n_mcast--;
+	return SIM_OK;
+}
+
+static uint32_t op_leave_all_multicast_groups(struct sim_nic *nic, const struct cmd *c,
+					      uint32_t *data, uint64_t now)
+{
+	nic->n_mcast = 0;
+	return SIM_OK;
+}
+
+static uint32_t op_set_stats_dma_v2(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				    uint64_t now)
+{
+	uint32_t size = c->d2 & 0xFFFF, s = c->d2 >> 16;
+	if (s >= nic->slices || size < 4 || size > 4096)
+		return SIM_ERR_RANGE;
+	nic->stats_iova = (uint64_t)c->d1 << 32 | c->d0;
+	nic->stats_host_size = size;
+	nic->stats_set = true;
+	return SIM_OK;
+}
+
+static uint32_t op_always_use_n_big_buffers(struct sim_nic *nic, const struct cmd *c,
+					    uint32_t *data, uint64_t now)
+{
+	if (c->d0 != 0 && (!is_pow2(c->d0) || c->d0 > 16))
+		return SIM_ERR_RANGE;
+	nic->always_n = c->d0;
+	return SIM_OK;
+}
+
+static uint32_t op_get_max_rss_queues(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				      uint64_t now)
+{
+	if (!nic->fw.rss)
+		return SIM_ERR_UNKNOWN;
+	nic->max_rss_queried = true;
+	*data = 1; /* [I] the model runs one slice (docs) */
+	return SIM_OK;
+}
+
+static uint32_t op_enable_rss_queues(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				     uint64_t now)
+{
+	if (!nic->fw.rss)
+		return SIM_ERR_UNKNOWN;
+	if (!nic->max_rss_queried || c->d0 < 1 || c->d0 > 1)
+		return SIM_ERR_RANGE;
+	if ((c->d1 & 2) && !nic->fw.multi_tx)
+		return SIM_ERR_RANGE;
+	nic->slices = c->d0;
+	nic->multi_tx = c->d1 & 2;
+	nic->tx_active = false;
+	return SIM_OK;
+}
+
+static uint32_t op_get_rss_table_offset(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+					uint64_t now)
+{
+	if (!nic->fw.rss)
+		return SIM_ERR_UNKNOWN;
+	if (!nic->max_rss_queried)
+		return SIM_ERR_RANGE;
+	*data = SIM_RSS_TABLE_OFF;
+	return SIM_OK;
+}
+
+static uint32_t op_set_rss_table_size(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				      uint64_t now)
+{
+	if (!nic->fw.rss)
+		return SIM_ERR_UNKNOWN;
+	if (!nic->max_rss_queried || c->d0 < 1 || c->d0 > 256)
+		return SIM_ERR_RANGE;
+	nic->rss_table_size = c->d0;
+	return SIM_OK;
+}
+
+static uint32_t op_set_rss_enable(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				  uint64_t now)
+{
+	if (!nic->fw.rss)
+		return SIM_ERR_UNKNOWN;
+	if (!nic->max_rss_queried || c->d0 > 1 || (c->d0 && (c->d1 < 1 || c->d1 > 5)))
+		return SIM_ERR_RANGE;
+	nic->rss_enabled = c->d0;
+	nic->rss_hash = c->d1;
+	return SIM_OK;
+}
+
+static uint32_t op_get_max_tso6_hdr_size(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+					 uint64_t now)
+{
+	if (nic->fw.tiny < 25)
+		return SIM_ERR_UNKNOWN;
+	*data = 256;
+	return SIM_OK;
+}
+
+static uint32_t op_set_tso_mode(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				uint64_t now)
+{
+	if (c->d0 > 1)
+		return SIM_ERR_RANGE;
+	nic->tso_mode = c->d0;
+	return SIM_OK;
+}
+
+static uint32_t op_i2c_read(struct sim_nic *nic, const struct cmd *c, uint32_t *data, uint64_t now)
+{
+	uint32_t bus = (c->d1 >> 16) & 0xFF;
+	char m = media_char(nic);
+	if (c->d0 > 1 || bus > 1)
+		return SIM_ERR_RANGE;
+	if (m != 'S' && m != 'R')
+		return SIM_ERR_I2C_ABSENT;
+	sfp_table(nic);
+	nic->i2c_busy_until = now + (c->d0 ? 8000000ull : 1000000ull);
+	return SIM_OK;
+}
+
+static uint32_t op_i2c_byte(struct sim_nic *nic, const struct cmd *c, uint32_t *data, uint64_t now)
+{
+	if (c->d0 > 255)
+		return SIM_ERR_RANGE;
+	if (now < nic->i2c_busy_until)
+		return SIM_ERR_BUSY;
+	*data = nic->sfp[c->d0];
+	return SIM_OK;
+}
+
+static uint32_t op_set_rss_mcp_slot_type(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+					 uint64_t now)
+{
+	return c->d0 == 0 ? SIM_OK : SIM_ERR_RANGE; /* 8-byte entries not modelled */
+}
+
+static uint32_t op_set_throttle_factor(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				       uint64_t now)
+{
+	uint32_t max = nic->tx_boundary == SIM_TX_BOUNDARY_UNALIGNED ? 8191 : 4095;
+	if (c->d0 == 0 || c->d0 > max)
+		return SIM_ERR_RANGE;
+	nic->throttle = c->d0;
+	return SIM_OK;
+}
+
+static uint32_t op_relax_rxbuffer_alignment(struct sim_nic *nic, const struct cmd *c,
+					    uint32_t *data, uint64_t now)
+{
+	nic->relax_align = true;
+	return SIM_OK;
+}
+
+typedef uint32_t (*cmd_handler)(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				uint64_t now);
+
+/* Opcode -> handler; an opcode without one answers UNKNOWN. */
+static const cmd_handler handlers[] = {
+    [SIM_CMD_RESET] = op_reset,
+    [SIM_CMD_SET_INTRQ_DMA] = op_set_intrq_dma,
+    [SIM_CMD_SET_BIG_BUFFER_SIZE] = op_set_big_buffer_size,
+    [SIM_CMD_SET_SMALL_BUFFER_SIZE] = op_set_small_buffer_size,
+    [SIM_CMD_GET_SEND_OFFSET] = op_get_offset,
+    [SIM_CMD_GET_SMALL_RX_OFFSET] = op_get_offset,
+    [SIM_CMD_GET_BIG_RX_OFFSET] = op_get_offset,
+    [SIM_CMD_GET_IRQ_ACK_OFFSET] = op_get_offset,
+    [SIM_CMD_GET_IRQ_DEASSERT_OFFSET] = op_get_offset,
+    [SIM_CMD_GET_SEND_RING_SIZE] = op_get_send_ring_size,
+    [SIM_CMD_GET_RX_RING_SIZE] = op_get_rx_ring_size,
+    [SIM_CMD_SET_INTRQ_SIZE] = op_set_intrq_size,
+    [SIM_CMD_ETHERNET_UP] = op_ethernet_up,
+    [SIM_CMD_ETHERNET_DOWN] = op_ethernet_down,
+    [SIM_CMD_SET_MTU] = op_set_mtu,
+    [SIM_CMD_GET_INTR_COAL_DELAY_OFFSET] = op_get_intr_coal_delay_offset,
+    [SIM_CMD_SET_STATS_INTERVAL] = op_set_stats_interval,
+    [SIM_CMD_SET_STATS_DMA_OBSOLETE] = op_set_stats_dma_obsolete,
+    [SIM_CMD_ENABLE_PROMISC] = op_promisc,
+    [SIM_CMD_DISABLE_PROMISC] = op_promisc,
+    [SIM_CMD_SET_MAC_ADDRESS] = op_set_mac_address,
+    [SIM_CMD_ENABLE_FLOW_CONTROL] = op_flow_control,
+    [SIM_CMD_DISABLE_FLOW_CONTROL] = op_flow_control,
+    [SIM_CMD_DMA_TEST] = op_dma_test,
+    [SIM_CMD_UNALIGNED_TEST] = op_unaligned_test,
+    [SIM_CMD_ENABLE_ALLMULTI] = op_allmulti,
+    [SIM_CMD_DISABLE_ALLMULTI] = op_allmulti,
+    [SIM_CMD_JOIN_MULTICAST_GROUP] = op_join_multicast_group,
+    [SIM_CMD_LEAVE_MULTICAST_GROUP] = op_leave_multicast_group,
+    [SIM_CMD_LEAVE_ALL_MULTICAST_GROUPS] = op_leave_all_multicast_groups,
+    [SIM_CMD_SET_STATS_DMA_V2] = op_set_stats_dma_v2,
+    [SIM_CMD_ALWAYS_USE_N_BIG_BUFFERS] = op_always_use_n_big_buffers,
+    [SIM_CMD_GET_MAX_RSS_QUEUES] = op_get_max_rss_queues,
+    [SIM_CMD_ENABLE_RSS_QUEUES] = op_enable_rss_queues,
+    [SIM_CMD_GET_RSS_TABLE_OFFSET] = op_get_rss_table_offset,
+    [SIM_CMD_SET_RSS_TABLE_SIZE] = op_set_rss_table_size,
+    [SIM_CMD_SET_RSS_ENABLE] = op_set_rss_enable,
+    [SIM_CMD_GET_MAX_TSO6_HDR_SIZE] = op_get_max_tso6_hdr_size,
+    [SIM_CMD_SET_TSO_MODE] = op_set_tso_mode,
+    [SIM_CMD_I2C_READ] = op_i2c_read,
+    [SIM_CMD_I2C_BYTE] = op_i2c_byte,
+    [SIM_CMD_SET_RSS_MCP_SLOT_TYPE] = op_set_rss_mcp_slot_type,
+    [SIM_CMD_SET_THROTTLE_FACTOR] = op_set_throttle_factor,
+    [SIM_CMD_RELAX_RXBUFFER_ALIGNMENT] = op_relax_rxbuffer_alignment,
+};
+
 static uint32_t execute(struct sim_nic *nic, const struct cmd *c, uint32_t *data, uint64_t now)
 {
 	*data = 0;
-	switch (c->op) {
-	case CMD_RESET:
-		sim_nic_logical_reset(nic);
-		*data = nic->rx_entries * 8; /* [I] 2 x rx entries x 4 (§3.3 #1) */
-		return SIM_OK;
-	case CMD_SET_INTRQ_DMA:
-		if (c->d2 >= nic->slices)
-			return SIM_ERR_RANGE;
-		nic->intrq_iova = (uint64_t)c->d1 << 32 | c->d0;
-		nic->intrq_dma_set = true;
-		nic->intrq_idx = 0;
-		nic->intrq_va = NULL;
-		return SIM_OK;
-	case CMD_SET_BIG_BUFFER_SIZE:
-		if (c->d0 < 64 || c->d0 > 16384)
-			return SIM_ERR_RANGE;
-		nic->big_size = c->d0;
-		return SIM_OK;
-	case CMD_SET_SMALL_BUFFER_SIZE:
-		if (c->d0 < 1 || c->d0 > 16384)
-			return SIM_ERR_RANGE;
-		nic->small_size = c->d0;
-		return SIM_OK;
-	case CMD_GET_SEND_OFFSET:
-		if (c->d0 >= nic->slices)
-			return SIM_ERR_RANGE;
-		*data = nic->rings_at + SIM_SEND_RING_OFF;
-		return SIM_OK;
-	case CMD_GET_SMALL_RX_OFFSET:
-		if (c->d0 >= nic->slices)
-			return SIM_ERR_RANGE;
-		*data = nic->rings_at + SIM_SMALL_RING_OFF;
-		return SIM_OK;
-	case CMD_GET_BIG_RX_OFFSET:
-		if (c->d0 >= nic->slices)
-			return SIM_ERR_RANGE;
-		*data = nic->rings_at + SIM_BIG_RING_OFF;
-		return SIM_OK;
-	case CMD_GET_IRQ_ACK_OFFSET:
-		*data = nic->rings_at + SIM_CLAIM_OFF;
-		return SIM_OK;
-	case CMD_GET_IRQ_DEASSERT_OFFSET:
-		*data = nic->rings_at + SIM_DEASSERT_OFF;
-		return SIM_OK;
-	case CMD_GET_SEND_RING_SIZE: /* data fields ignored: F sends garbage (§10) */
-		*data = nic->tx_entries * 16;
-		return SIM_OK;
-	case CMD_GET_RX_RING_SIZE:
-		*data = nic->rx_entries * 8;
-		return SIM_OK;
-	case CMD_SET_INTRQ_SIZE: {
-		bool relaxed = c->d0 & 0x80000000u;
-		uint32_t bytes = c->d0 & 0x7FFFFFFFu;
-		if (bytes % 4 || !is_pow2(bytes / 4) || bytes / 4 > (1u << 20))
-			return SIM_ERR_RANGE;
-		if (!relaxed && bytes != 2 * nic->rx_entries * 4)
-			return SIM_ERR_RANGE;
-		nic->intrq_bytes = bytes;
-		nic->intrq_mask = bytes / 4 - 1;
-		nic->intrq_size_set = true;
-		nic->intrq_idx = 0;
-		nic->intrq_va = NULL;
-		return SIM_OK;
-	}
-	case CMD_ETHERNET_UP:
-		if (!nic->intrq_size_set || !nic->intrq_dma_set || !nic->stats_set ||
-		    !nic->small_size || !nic->big_size) {
-			if (sim_nic_ratelimit(nic, SIM_DIAG_CTRL))
-				log_warn(
-				    "%s: ETHERNET_UP refused: set the interrupt queue size and "
-				    "address, the stats DMA and both buffer sizes first (§10)",
-				    nic->name);
-			return SIM_ERR_RANGE; /* [I] §11.6 */
-		}
-		if (!nic->running) {
-			nic->running = true;
-			nic->stats_pending = true;
-			nic->tx_idle_at = now;
-			sim_irq_event(nic, now);
-		}
-		return SIM_OK;
-	case CMD_ETHERNET_DOWN:
-		if (nic->running) {
-			nic->running = false;
-			/* nothing is buffered inside the model: the flush is immediate */
-			if (nic->link_down_events < 255)
-				nic->link_down_events++;
-			nic->stats_pending = true;
-			sim_irq_event(nic, now);
-		}
-		return SIM_OK;
-	case CMD_SET_MTU:
-		if (c->d0 > 9400 || c->d0 < 60)
-			return SIM_ERR_RANGE;
-		nic->mtu = c->d0;
-		return SIM_OK;
-	case CMD_GET_INTR_COAL_DELAY_OFFSET:
-		*data = nic->rings_at + SIM_COAL_OFF;
-		return SIM_OK;
-	case CMD_SET_STATS_INTERVAL:
-		if (c->d0 > 10000000)
-			return SIM_ERR_RANGE;
-		nic->stats_interval_us = c->d0;
-		return SIM_OK;
-	case CMD_SET_STATS_DMA_OBSOLETE:
-		nic->stats_iova = (uint64_t)c->d1 << 32 | c->d0;
-		nic->stats_host_size = 40;
-		nic->stats_set = true;
-		return SIM_OK;
-	case CMD_ENABLE_PROMISC:
-	case CMD_DISABLE_PROMISC:
-		nic->promisc = c->op == CMD_ENABLE_PROMISC;
-		return SIM_OK;
-	case CMD_SET_MAC_ADDRESS:
-		mac_from(nic->mac, c->d0, c->d1 << 16);
-		return SIM_OK;
-	case CMD_ENABLE_FLOW_CONTROL:
-	case CMD_DISABLE_FLOW_CONTROL:
-		nic->flow_control = c->op == CMD_ENABLE_FLOW_CONTROL;
-		return SIM_OK;
-	case CMD_DMA_TEST:
-		return dma_test(nic, c, data);
-	case CMD_UNALIGNED_TEST:
-		if (nic->fault_unaligned || nic->world->conf.unaligned_rc)
-			return SIM_ERR_UNALIGNED;
-		return dma_test(nic, c, data);
-	case CMD_ENABLE_ALLMULTI:
-	case CMD_DISABLE_ALLMULTI:
-		nic->allmulti = c->op == CMD_ENABLE_ALLMULTI;
-		return SIM_OK;
-	case CMD_JOIN_MULTICAST_GROUP: {
-		uint8_t m[6];
-		mac_from(m, c->d0, c->d1);
-		static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-		if (!(m[0] & 1) || !memcmp(m, bcast, 6))
-			return SIM_ERR_MULTICAST;
-		if (mcast_find(nic, m) >= 0)
-			return SIM_OK;
-		if (nic->n_mcast >= MCAST_CAPACITY)
-			return SIM_ERR_MULTICAST;
-		memcpy(nic->mcast[nic->n_mcast++], m, 6);
-		return SIM_OK;
-	}
-	case CMD_LEAVE_MULTICAST_GROUP: {
-		uint8_t m[6];
-		mac_from(m, c->d0, c->d1);
-		int i = mcast_find(nic, m);
-		if (i < 0)
-			return SIM_ERR_MULTICAST;
-		memmove(nic->mcast[i], nic->mcast[i + 1], (nic->n_mcast - (unsigned)i - 1) * 6);
-		nic->n_mcast--;
-		return SIM_OK;
-	}
-	case CMD_LEAVE_ALL_MULTICAST_GROUPS:
-		nic->n_mcast = 0;
-		return SIM_OK;
-	case CMD_SET_STATS_DMA_V2: {
-		uint32_t size = c->d2 & 0xFFFF, s = c->d2 >> 16;
-		if (s >= nic->slices || size < 4 || size > 4096)
-			return SIM_ERR_RANGE;
-		nic->stats_iova = (uint64_t)c->d1 << 32 | c->d0;
-		nic->stats_host_size = size;
-		nic->stats_set = true;
-		return SIM_OK;
-	}
-	case CMD_ALWAYS_USE_N_BIG_BUFFERS:
-		if (c->d0 != 0 && (!is_pow2(c->d0) || c->d0 > 16))
-			return SIM_ERR_RANGE;
-		nic->always_n = c->d0;
-		return SIM_OK;
-	case CMD_GET_MAX_RSS_QUEUES:
-		if (!nic->fw.rss)
-			return SIM_ERR_UNKNOWN;
-		nic->max_rss_queried = true;
-		*data = 1; /* [I] the model runs one slice (docs) */
-		return SIM_OK;
-	case CMD_ENABLE_RSS_QUEUES:
-		if (!nic->fw.rss)
-			return SIM_ERR_UNKNOWN;
-		if (!nic->max_rss_queried || c->d0 < 1 || c->d0 > 1)
-			return SIM_ERR_RANGE;
-		if ((c->d1 & 2) && !nic->fw.multi_tx)
-			return SIM_ERR_RANGE;
-		nic->slices = c->d0;
-		nic->multi_tx = c->d1 & 2;
-		nic->tx_active = false;
-		return SIM_OK;
-	case CMD_GET_RSS_TABLE_OFFSET:
-		if (!nic->fw.rss)
-			return SIM_ERR_UNKNOWN;
-		if (!nic->max_rss_queried)
-			return SIM_ERR_RANGE;
-		*data = SIM_RSS_TABLE_OFF;
-		return SIM_OK;
-	case CMD_SET_RSS_TABLE_SIZE:
-		if (!nic->fw.rss)
-			return SIM_ERR_UNKNOWN;
-		if (!nic->max_rss_queried || c->d0 < 1 || c->d0 > 256)
-			return SIM_ERR_RANGE;
-		nic->rss_table_size = c->d0;
-		return SIM_OK;
-	case CMD_SET_RSS_ENABLE:
-		if (!nic->fw.rss)
-			return SIM_ERR_UNKNOWN;
-		if (!nic->max_rss_queried || c->d0 > 1 || (c->d0 && (c->d1 < 1 || c->d1 > 5)))
-			return SIM_ERR_RANGE;
-		nic->rss_enabled = c->d0;
-		nic->rss_hash = c->d1;
-		return SIM_OK;
-	case CMD_GET_MAX_TSO6_HDR_SIZE:
-		if (nic->fw.tiny < 25)
-			return SIM_ERR_UNKNOWN;
-		*data = 256;
-		return SIM_OK;
-	case CMD_SET_TSO_MODE:
-		if (c->d0 > 1)
-			return SIM_ERR_RANGE;
-		nic->tso_mode = c->d0;
-		return SIM_OK;
-	case CMD_I2C_READ: {
-		uint32_t bus = (c->d1 >> 16) & 0xFF;
-		char m = media_char(nic);
-		if (c->d0 > 1 || bus > 1)
-			return SIM_ERR_RANGE;
-		if (m != 'S' && m != 'R')
-			return SIM_ERR_I2C_ABSENT;
-		sfp_table(nic);
-		nic->i2c_busy_until = now + (c->d0 ? 8000000ull : 1000000ull);
-		return SIM_OK;
-	}
-	case CMD_I2C_BYTE:
-		if (c->d0 > 255)
-			return SIM_ERR_RANGE;
-		if (now < nic->i2c_busy_until)
-			return SIM_ERR_BUSY;
-		*data = nic->sfp[c->d0];
-		return SIM_OK;
-	case CMD_SET_RSS_MCP_SLOT_TYPE:
-		return c->d0 == 0 ? SIM_OK : SIM_ERR_RANGE; /* 8-byte entries not modelled */
-	case CMD_SET_THROTTLE_FACTOR: {
-		uint32_t max = nic->tx_boundary == 2048 ? 8191 : 4095;
-		if (c->d0 == 0 || c->d0 > max)
-			return SIM_ERR_RANGE;
-		nic->throttle = c->d0;
-		return SIM_OK;
-	}
-	case CMD_RELAX_RXBUFFER_ALIGNMENT:
-		nic->relax_align = true;
-		return SIM_OK;
-	default:
+	if (c->op >= sizeof(handlers) / sizeof(handlers[0]) || !handlers[c->op])
 		return SIM_ERR_UNKNOWN;
-	}
+	return handlers[c->op](nic, c, data, now);
 }
 
 static void respond(struct sim_nic *nic, uint64_t resp, uint32_t data, uint32_t result)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/fw_abi.h"
 #include "sim/fw_image.h"
 #include "sim/nic.h"
 #include "util/byteorder.h"
@@ -46,8 +47,8 @@ static void refuse(struct sim_nic *nic, const char *why)
 
 static void handoff(struct sim_nic *nic, const uint32_t w[16])
 {
-	uint64_t confirm = (uint64_t)w[0] << 32 | w[1];
-	uint32_t src = w[3], len = w[4], dst = w[5];
+	uint64_t confirm = (uint64_t)w[SIM_BLOCK_CONFIRM_HIGH] << 32 | w[SIM_BLOCK_CONFIRM_LOW];
+	uint32_t src = w[SIM_HANDOFF_SRC], len = w[SIM_HANDOFF_LEN], dst = w[SIM_HANDOFF_DST];
 	/* The staged image starts 8 bytes before src (§2.4 step 2: the first 8 bytes are
 	 * skipped), so image offset x is at SRAM src - dst + x after the copy's mapping. */
 	if (dst > src || src - dst < SIM_STAGING_OFF || (uint64_t)src + len > SIM_SRAM_SIZE) {
@@ -88,20 +89,21 @@ static void handoff(struct sim_nic *nic, const uint32_t w[16])
 	sim_nic_logical_reset(nic);
 	nic->st.handoffs++;
 	uint8_t c[4];
-	put_be32(c, w[2]);
+	put_be32(c, w[SIM_BLOCK_CONFIRM_DATA]);
 	if (sim_dma_write(nic, confirm, c, 4, "handoff confirm") == 0)
 		log_info("%s: running firmware %s", nic->name, nic->fw.version);
 }
 
 static void dummy_rdma(struct sim_nic *nic, const uint32_t w[16])
 {
-	uint64_t confirm = (uint64_t)w[0] << 32 | w[1];
-	nic->dummy_rdma_iova = (uint64_t)w[3] << 32 | w[4];
-	nic->dummy_rdma_on = w[5] != 0;
+	uint64_t confirm = (uint64_t)w[SIM_BLOCK_CONFIRM_HIGH] << 32 | w[SIM_BLOCK_CONFIRM_LOW];
+	nic->dummy_rdma_iova =
+	    (uint64_t)w[SIM_DUMMY_RDMA_ADDR_HIGH] << 32 | w[SIM_DUMMY_RDMA_ADDR_LOW];
+	nic->dummy_rdma_on = w[SIM_DUMMY_RDMA_ENABLE] != 0;
 	if (nic->dummy_rdma_on)
 		(void)sim_dma(nic, nic->dummy_rdma_iova, 4, "dummy RDMA target");
 	uint8_t c[4];
-	put_be32(c, w[2]);
+	put_be32(c, w[SIM_BLOCK_CONFIRM_DATA]);
 	(void)sim_dma_write(nic, confirm, c, 4, "dummy RDMA confirm");
 }
 

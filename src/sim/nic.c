@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "sim/fw_abi.h"
 #include "sim/nic.h"
 #include "util/log.h"
 
@@ -111,11 +112,12 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->rss_table_size = nic->rss_hash = 0;
 	nic->tso_mode = 0;
 	nic->throttle = 0;
-	nic->tx_boundary = nic->fw.unaligned ? 2048 : 4096;
+	nic->tx_boundary = nic->fw.unaligned ? SIM_TX_BOUNDARY_UNALIGNED : SIM_TX_BOUNDARY_ALIGNED;
 	nic->fault_tx_hang = false;
 	nic->rdma_tags = 15;
 	nic->tso.active = false;
-	nic->small = (struct sim_rxring){nic->rings_at + SIM_SMALL_RING_OFF, nic->rx_entries - 1, 0};
+	nic->small =
+	    (struct sim_rxring){nic->rings_at + SIM_SMALL_RING_OFF, nic->rx_entries - 1, 0};
 	nic->big = (struct sim_rxring){nic->rings_at + SIM_BIG_RING_OFF, nic->rx_entries - 1, 0};
 	nic->tx_cons = 0;
 	nic->send_done = 0;

@@ -6,7 +6,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "sim/csum_fast.h"
 #include "sim/nic.h"
 #include "sim/tx.h"
 #include "util/byteorder.h"
@@ -62,7 +61,7 @@ static uint16_t source_sum(const struct sim_frame *f)
 {
 	uint16_t sum;
 	if (__builtin_expect(f->nfrags == 1, 1))
-		sum = sim_csum16(f->frags[0].p + 14, f->len - 14);
+		sum = csum_partial16(f->frags[0].p + 14, f->len - 14);
 	else
 		sum = sim_csum_frags(f->frags, f->nfrags, 14);
 	if (f->patch_off >= 14 && (uint32_t)f->patch_off + 2 <= f->len) {

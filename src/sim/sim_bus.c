@@ -79,6 +79,13 @@ static void sb_delay_us(struct myrio_bus *b, unsigned us)
 	nanosleep(&ts, NULL);
 }
 
+/* A stepped model's time is virtual; a threaded one runs in the host's time. */
+static uint64_t sb_now_ns(struct myrio_bus *b)
+{
+	struct sim_bus *sb = to_sb(b);
+	return sim_world_is_stepped(sb->world) ? sim_world_now(sb->world) : myrio_host_now_ns();
+}
+
 static int sb_cfg_read(struct myrio_bus *b, unsigned off, unsigned size, uint32_t *val)
 {
 	return sim_nic_cfg_read(to_sb(b)->nic, off, size, val);
@@ -129,6 +136,7 @@ static const struct myrio_bus_ops sim_bus_ops = {
     .cfg_write = sb_cfg_write,
     .irq_fd = sb_irq_fd,
     .irq_setup = sb_irq_setup,
+    .now_ns = sb_now_ns,
     .reset = sb_reset,
     .close = sb_close,
 };

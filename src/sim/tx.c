@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "sim/csum_fast.h"
+#include "sim/fw_abi.h"
 #include "sim/nic.h"
 #include "sim/tx.h"
 #include "util/byteorder.h"
@@ -16,7 +16,7 @@
 
 #define TX_BUDGET 256u /* chains per loop iteration */
 #define TX_PARSE_MAX 128u
-#define PAUSE_MAX_NS 2000000000ull /* [I] 2 s: only a host that stopped refilling */
+#define PAUSE_MAX_NS 2000000000ull  /* [I] 2 s: only a host that stopped refilling */
 #define PAUSE_REFRESH_NS 1000000ull /* [I] a held peer sends a new PAUSE frame every 1 ms */
 
 /* Ones'-complement sum of frame bytes [from, len) over a gather list (not folded). */
@@ -28,7 +28,7 @@ uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
 		if (pos + fr[i].len <= from)
 			continue;
 		uint32_t s = from > pos ? from - pos : 0;
-		uint16_t part = sim_csum16(fr[i].p + s, fr[i].len - s);
+		uint16_t part = csum_partial16(fr[i].p + s, fr[i].len - s);
 		if ((pos + s - from) & 1)
 			part = (uint16_t)(part << 8 | part >> 8);
 		acc += part;
@@ -92,7 +92,7 @@ static bool validate(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d,
 			return bad(nic, idx, "zero-length descriptor");
 		if ((d[i].addr & (txb - 1)) + d[i].len > txb)
 			return bad(nic, idx,
-				   nic->tx_boundary == 2048
+				   nic->tx_boundary == SIM_TX_BOUNDARY_UNALIGNED
 				       ? "descriptor crosses a 2 KiB tx_boundary (§2.1)"
 				       : "descriptor crosses a 4 KiB tx_boundary (§2.1)");
 		if (i > 0 && d[i].rdma != 1)
@@ -229,7 +229,8 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 			/* A request in progress carries on; a new one is checked first. */
 			ok = (nic->tso.active && nic->tso.idx == idx) ||
 			     sim_tso_begin(nic, idx, d, n, total) == 0;
-			while (ok && nic->tso.active && wire_slot(nic, c, sim_tso_next_len(nic), now_ps))
+			while (ok && nic->tso.active &&
+			       wire_slot(nic, c, sim_tso_next_len(nic), now_ps))
 				sim_tso_send_next(nic, now);
 			if (ok && nic->tso.active)
 				break; /* the rest when the wire has room: the chain stays posted */
@@ -244,12 +245,11 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 				}
 			}
 			if (ok) {
-				struct sim_frame fm = {
-				    .frags = fr,
-				    .nfrags = n,
-				    .len = total,
-				    .patch_off = -1,
-				    .bad_crc = nic->fw.misreads};
+				struct sim_frame fm = {.frags = fr,
+						       .nfrags = n,
+						       .len = total,
+						       .patch_off = -1,
+						       .bad_crc = nic->fw.misreads};
 				if (d[0].flags & TXF_CKSUM) {
 					uint16_t s = sim_csum_frags(fr, n, d[0].cko);
 					uint16_t v = (uint16_t)~s;

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sim/csum_fast.h"
 #include "sim/tx.h"
 #include "util/byteorder.h"
 #include "util/csum.h"
@@ -208,10 +207,10 @@ void sim_tso_send_next(struct sim_nic *nic, uint64_t now)
 	/* the data path's sum, as for plain frames: over the header and each piece of the
 	 * payload, which starts at an even offset (the TCP header's length is) */
 	uint64_t s = tso_pseudo_sum(seg, &l, tcp_hlen + plen);
-	s += sim_csum16(tcp, tcp_hlen);
+	s += csum_partial16(tcp, tcp_hlen);
 	uint32_t at = 0;
 	for (unsigned i = 1; i < nf; i++) {
-		uint16_t part = sim_csum16(fr[i].p, fr[i].len);
+		uint16_t part = csum_partial16(fr[i].p, fr[i].len);
 		s += at & 1 ? (uint16_t)(part << 8 | part >> 8) : part; /* odd start: swapped */
 		at += fr[i].len;
 	}

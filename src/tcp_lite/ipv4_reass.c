@@ -11,13 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mem/dma.h" /* myrio_pool_create_in */
 #include "tcp_lite/stack.h"
 #include "util/byteorder.h"
 #include "util/csum.h"
 #include "util/log.h"
 
-#define REASS_MAX 65535u	    /* IP total length */
+#define REASS_MAX 65535u		/* IP total length */
 #define REASS_HDR_ROOM (ETH_HLEN + 60u) /* Ethernet + the longest IP header, before the payload */
 #define BLOCKS (REASS_MAX / 8 + 1)
 
@@ -43,8 +42,8 @@ int ipv4_reass_init(struct myrio_stack *s)
 	s->reass = calloc(s->conf.reass_slots, sizeof(*s->reass));
 	if (!s->reass)
 		return -ENOMEM;
-	return myrio_pool_create_in(NULL, s->conf.reass_slots,
-				    MYRIO_PKT_HEADROOM + REASS_HDR_ROOM + REASS_MAX, &s->reass_pool);
+	return myrio_pool_create(s->conf.reass_slots,
+				 MYRIO_PKT_HEADROOM + REASS_HDR_ROOM + REASS_MAX, &s->reass_pool);
 }
 
 static void slot_free(struct ip_reass *r)
@@ -170,8 +169,8 @@ struct myrio_pkt *ipv4_reass(struct myrio_stack *s, struct myrio_pkt *p, const u
 		myrio_pkt_free(p);
 		return NULL;
 	}
-	struct ip_reass *r = slot_for(s, get_be32(ip + 12), get_be32(ip + 16), get_be16(ip + 4),
-				      ip[9]);
+	struct ip_reass *r =
+	    slot_for(s, get_be32(ip + 12), get_be32(ip + 16), get_be16(ip + 4), ip[9]);
 	if (!r) {
 		s->st.drop_ip_frag++;
 		myrio_pkt_free(p);

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "myrio/port.h"
 #include "myrio/tcp_lite.h"
-#include "port/port_ops.h"
 #include "tcp_lite/timer_wheel.h"
 
 #define ETH_HLEN 14
@@ -188,9 +188,9 @@ struct myrio_tcp_conn {
 	/* congestion control */
 	uint32_t cwnd, ssthresh, bytes_acked, dupacks, recover, high_sack;
 	bool in_recovery;
-	bool rto_recover; /* since an RTO, until snd_una passes recover */
+	bool rto_recover;     /* since an RTO, until snd_una passes recover */
 	uint64_t last_snd_ms; /* data last sent (restart after idle) */
-	uint64_t retx_ms; /* last loss-recovery retransmission (lost-retransmission check) */
+	uint64_t retx_ms;     /* last loss-recovery retransmission (lost-retransmission check) */
 	/* CUBIC (RFC 9438): window at the last loss, epoch, its K and origin, Reno estimate */
 	double cub_wmax, cub_k, cub_origin, cub_west;
 	uint64_t cub_epoch_ms;

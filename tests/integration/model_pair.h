@@ -3,7 +3,7 @@
  * clock is the model's virtual time, so timers, retransmissions and link flaps happen in
  * the same time line. Shared by the fault-injection and load tests.
  *
- * A transfer moves a checked byte pattern (the byte at stream offset i is pattern(i)) and
+ * A transfer moves a checked byte pattern (the byte at stream offset i is test_pattern(i)) and
  * counts every byte, so a loss, duplication or reordering of data shows as a mismatch. */
 #ifndef MODEL_PAIR_H
 #define MODEL_PAIR_H
@@ -15,6 +15,7 @@
 
 #include "myrio/port.h"
 #include "myrio/sim.h"
+#include "test_pattern.h"
 #include "myrio/tcp_lite.h"
 #include "sim/model.h"
 #include "sim/nic.h" /* sim_world_now: the model's virtual time */
@@ -54,11 +55,6 @@ struct model_pair {
 	uint64_t want; /* bytes of the transfer mp_transfer started */
 };
 
-static inline uint8_t mp_pattern(uint64_t i)
-{
-	uint64_t x = (i >> 3) * 0x9E3779B97F4A7C15ULL;
-	return (uint8_t)((x >> 56) + i);
-}
 
 static inline uint64_t mp_clock(void *arg)
 {
@@ -93,7 +89,7 @@ static inline void mp_read(struct mp_stream *s)
 		const uint8_t *d = myrio_pkt_data(p);
 		uint64_t bad0 = s->bad;
 		for (uint32_t i = 0; i < p->len; i++)
-			if (d[i] != mp_pattern(s->rcvd + i))
+			if (d[i] != test_pattern(s->rcvd + i))
 				s->bad++;
 		if (s->bad != bad0) /* say where, for the diagnosis */
 			fprintf(stderr,
@@ -118,7 +114,7 @@ static inline void mp_write_chunks(struct mp_stream *s, size_t chunk)
 		uint64_t left = s->to_send - s->sent;
 		size_t n = left < chunk ? (size_t)left : chunk;
 		for (size_t i = 0; i < n; i++)
-			buf[i] = mp_pattern(s->sent + i);
+			buf[i] = test_pattern(s->sent + i);
 		ssize_t w = myrio_tcp_write(s->c, buf, n);
 		if (w <= 0)
 			break;

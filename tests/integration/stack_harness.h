@@ -10,7 +10,9 @@
 
 #include "myrio/sim.h"
 #include "myrio/tcp_lite.h"
+#include "fake_clock.h"
 #include "port/port_ops.h"
+#include "test_pattern.h"
 
 #define IP_A 0x0a000001u /* 10.0.0.1 */
 #define IP_B 0x0a000002u /* 10.0.0.2 */
@@ -33,10 +35,6 @@ struct harness {
 	unsigned nudp;
 };
 
-static inline uint64_t h_clock(void *arg)
-{
-	return ((struct harness *)arg)->now_ns;
-}
 
 static struct conn_ev *h_ev(struct harness *h, struct myrio_tcp_conn *c)
 {
@@ -126,8 +124,8 @@ static inline int h_open(struct harness *h, const char *name, const char *opts_a
 	struct myrio_stack_conf conf;
 	myrio_stack_conf_init(&conf);
 	conf.netmask = 0xffffff00u;
-	conf.clock = h_clock;
-	conf.clock_arg = h;
+	conf.clock = fake_clock_read;
+	conf.clock_arg = &h->now_ns;
 	conf.tcp_event = h_tcp_event;
 	conf.udp_event = h_udp_event;
 	conf.event_arg = h;
@@ -176,12 +174,6 @@ static inline void h_close(struct harness *h)
 		myrio_sim_destroy(h->sim);
 }
 
-/* The checked pattern: byte at stream offset i. */
-static inline uint8_t pattern(uint64_t i)
-{
-	uint64_t x = (i >> 3) * 0x9E3779B97F4A7C15ULL;
-	return (uint8_t)((x >> 56) + i);
-}
 
 static inline uint64_t env_bytes(const char *var, uint64_t dflt)
 {

@@ -34,7 +34,7 @@ static inline void pump_send(struct harness *h, struct xfer *x)
 				break;
 			uint8_t *d = myrio_pkt_data(p);
 			for (uint32_t i = 0; i < n; i++)
-				d[i] = pattern(x->sent + i);
+				d[i] = test_pattern(x->sent + i);
 			p->len = n;
 			int rc = myrio_tcp_send(x->cli, p);
 			if (rc < 0) {
@@ -44,7 +44,7 @@ static inline void pump_send(struct harness *h, struct xfer *x)
 		} else {
 			uint8_t buf[4096];
 			for (uint32_t i = 0; i < n; i++)
-				buf[i] = pattern(x->sent + i);
+				buf[i] = test_pattern(x->sent + i);
 			ssize_t w = myrio_tcp_write(x->cli, buf, n);
 			if (w <= 0)
 				break;
@@ -59,7 +59,7 @@ static inline void xfer_take(struct xfer *x, struct myrio_pkt *p)
 {
 	const uint8_t *d = myrio_pkt_data(p);
 	for (uint32_t i = 0; i < p->len; i++)
-		if (d[i] != pattern(x->rcvd + i) && !x->bad)
+		if (d[i] != test_pattern(x->rcvd + i) && !x->bad)
 			x->bad = x->rcvd + i + 1;
 	x->rcvd += p->len;
 	myrio_tcp_release(x->srv, p);
@@ -78,7 +78,7 @@ static inline void pump_recv(struct xfer *x)
 		ssize_t r;
 		while ((r = myrio_tcp_read(x->srv, buf, sizeof(buf))) > 0) {
 			for (ssize_t i = 0; i < r; i++)
-				if (buf[i] != pattern(x->rcvd + (uint64_t)i) && !x->bad)
+				if (buf[i] != test_pattern(x->rcvd + (uint64_t)i) && !x->bad)
 					x->bad = x->rcvd + (uint64_t)i + 1;
 			x->rcvd += (uint64_t)r;
 		}

@@ -122,7 +122,7 @@ static void rx_pool_exhausted_then_recovers(void **state)
 	for (unsigned i = 0; i < nheld; i++) {
 		const uint8_t *d = myrio_pkt_data(held[i]);
 		for (uint32_t k = 0; k < held[i]->len; k++)
-			if (d[k] != mp_pattern(hold_rx->rcvd + k))
+			if (d[k] != test_pattern(hold_rx->rcvd + k))
 				hold_rx->bad++;
 		hold_rx->rcvd += held[i]->len;
 		myrio_tcp_release(rc, held[i]);

@@ -87,8 +87,8 @@ static void ten_gig_timing(void **state)
 	h_pair_close(&p);
 	/* SET_THROTTLE_FACTOR 4096: 256 x 16 Gb/s / 4096 = 1 Gb/s of frame bytes (x8 link) */
 	assert_int_equal(pair_open(&p, "link=unlimited"), 0);
-	assert_int_equal(h_cmd(&p.a, 53, 8192, 0, 0, NULL), 2); /* "p" firmware: up to 8191 */
-	assert_int_equal(h_cmd(&p.a, 53, 4096, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(&p.a, MCP_CMD_SET_THROTTLE_FACTOR, 8192, 0, 0, NULL), 2); /* "p" firmware: up to 8191 */
+	assert_int_equal(h_cmd(&p.a, MCP_CMD_SET_THROTTLE_FACTOR, 4096, 0, 0, NULL), 0);
 	fps = blast(&p, 1514, 10000, 20000);
 	print_message("throttled 1514-byte frames: %.0f/s\n", fps);
 	assert_true(fps > 1e9 / (1514 * 8) * 0.99 && fps < 1e9 / (1514 * 8) * 1.01);

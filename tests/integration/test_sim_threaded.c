@@ -30,8 +30,8 @@ static void traffic_in_order_without_loss(void **state)
 	(void)state;
 	static struct hnic a, b;
 	struct myrio_sim *w = threaded_pair("link=unlimited", &a, &b);
-	assert_int_equal(h_cmd(&a, 23, 0, 0, 0, NULL), 0); /* flow control both ends */
-	assert_int_equal(h_cmd(&b, 23, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(&a, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL), 0); /* flow control both ends */
+	assert_int_equal(h_cmd(&b, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL), 0);
 	const uint32_t total = 200000;
 	uint32_t sent = 0, done = 0, got = 0;
 	uint8_t f[64];

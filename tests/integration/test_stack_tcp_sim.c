@@ -58,7 +58,7 @@ static void udp_and_refused_over_the_model(void **state)
 	for (unsigned size = 1; size <= 1472; size += 97) {
 		struct myrio_pkt *p = myrio_stack_pkt_alloc(h.a);
 		for (unsigned i = 0; i < size; i++)
-			myrio_pkt_data(p)[i] = pattern(size + i);
+			myrio_pkt_data(p)[i] = test_pattern(size + i);
 		p->len = size;
 		assert_int_equal(myrio_udp_sendto(ua, p, IP_B, 4001), 0);
 		h_rounds(&h, 200);
@@ -66,7 +66,7 @@ static void udp_and_refused_over_the_model(void **state)
 		assert_non_null(q);
 		assert_int_equal(q->len, size);
 		for (unsigned i = 0; i < size; i++)
-			assert_int_equal(myrio_pkt_data(q)[i], pattern(size + i));
+			assert_int_equal(myrio_pkt_data(q)[i], test_pattern(size + i));
 		myrio_pkt_free(q);
 	}
 	struct myrio_tcp_conn *c;

@@ -27,7 +27,7 @@ static void datagrams(const char *name, const char *opts)
 		assert_non_null(p);
 		uint8_t *d = myrio_pkt_data(p);
 		for (unsigned i = 0; i < size; i++)
-			d[i] = pattern(off + i);
+			d[i] = test_pattern(off + i);
 		p->len = size;
 		assert_int_equal(myrio_udp_sendto(ua, p, IP_B, pb), 0);
 		off += size;
@@ -42,7 +42,7 @@ static void datagrams(const char *name, const char *opts)
 				assert_int_equal(port, 7000);
 				const uint8_t *b = myrio_pkt_data(q);
 				for (unsigned i = 0; i < q->len; i++)
-					assert_int_equal(b[i], pattern(roff + i));
+					assert_int_equal(b[i], test_pattern(roff + i));
 				roff += q->len;
 				got++;
 				/* echo it back, zero copy from B's own pool */
@@ -63,7 +63,7 @@ static void datagrams(const char *name, const char *opts)
 	while ((q = myrio_udp_recv(ua, NULL, NULL)) != NULL) {
 		const uint8_t *b = myrio_pkt_data(q);
 		for (unsigned i = 0; i < q->len; i++)
-			assert_int_equal(b[i], pattern(eoff + i));
+			assert_int_equal(b[i], test_pattern(eoff + i));
 		eoff += q->len;
 		echoed++;
 		myrio_pkt_free(q);

@@ -11,6 +11,7 @@
 
 #include "mem/dma.h"
 #include "myrio/tcp_lite.h"
+#include "fake_clock.h"
 #include "port/port_ops.h"
 #include "util/byteorder.h"
 #include "util/csum.h"
@@ -36,10 +37,6 @@ struct raw {
 	int udp_events;
 };
 
-static inline uint64_t raw_clock(void *arg)
-{
-	return ((struct raw *)arg)->now_ns;
-}
 
 static inline void raw_tcp_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 {
@@ -101,8 +98,8 @@ static inline int raw_stack_up(struct raw *r, void (*tweak)(struct myrio_stack_c
 	myrio_stack_conf_init(&conf);
 	conf.ip = STACK_IP;
 	conf.netmask = 0xffffff00u;
-	conf.clock = raw_clock;
-	conf.clock_arg = r;
+	conf.clock = fake_clock_read;
+	conf.clock_arg = &r->now_ns;
 	conf.tcp_event = raw_tcp_event;
 	conf.udp_event = raw_udp_event;
 	conf.event_arg = r;

@@ -36,10 +36,13 @@ static inline struct fix *fix_new(uint32_t rx_entries, uint32_t tx_entries, uint
 	memset(x->status, 0, 64);
 	x->done = calloc(2 * rx_entries, sizeof(struct mcp_slot));
 	x->claims = (uint32_t *)(x->sram + FIX_CLAIM_OFF);
-	if (myrio_pool_create_in(NULL, rx_entries + pool_extra, 448, &x->small_pool) ||
+	/* laid out as the driver lays out its pools (src/mcp/nic.c, src/port/myri10ge_port.c) */
+	if (myrio_pool_create_bounded(NULL, rx_entries + pool_extra, 448, MCP_RX_SMALL_NO_CROSS,
+				      &x->small_pool) ||
 	    myrio_pool_create_in(NULL, rx_entries + pool_extra, 128 + 2 + max_frame,
 				 &x->big_pool) ||
-	    myrio_pool_create_in(NULL, 4 * tx_entries, 2048, &x->tx_pool))
+	    myrio_pool_create_bounded(NULL, 4 * tx_entries, 2048, MCP_RX_SMALL_NO_CROSS,
+				      &x->tx_pool))
 		abort();
 	struct myri_rings *r = &x->r;
 	r->rx_done = x->done;

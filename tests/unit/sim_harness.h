@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mcp/mcp_abi.h" /* the opcodes the harness names, as the driver does */
 #include "sim/model.h"
 #include "sim/nic.h"
 #include "util/byteorder.h"
@@ -166,50 +167,50 @@ static inline int h_bringup(struct hnic *h, uint32_t small, uint32_t big, uint32
 {
 	uint32_t d;
 	int r;
-	if ((r = h_cmd(h, 1, 0, 0, 0, &d)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_RESET, 0, 0, 0, &d)) != 0)
 		return r;
-	if ((r = h_cmd(h, 12, 0, 0, 0, &d)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_GET_RX_RING_SIZE, 0, 0, 0, &d)) != 0)
 		return r;
 	h->rx_entries = d / 8;
 	h->intrq_entries = 2 * h->rx_entries;
-	if ((r = h_cmd(h, 11, 0, 0, 0, &d)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_GET_SEND_RING_SIZE, 0, 0, 0, &d)) != 0)
 		return r;
 	h->tx_entries = d / 16;
 	memset(h->mem + H_INTRQ, 0, h->intrq_entries * 4);
-	if ((r = h_cmd(h, 13, h->intrq_entries * 4, 0, 0, NULL)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_SET_INTRQ_SIZE, h->intrq_entries * 4, 0, 0, NULL)) != 0)
 		return r;
 	uint64_t q = h_iova(h, H_INTRQ);
-	if ((r = h_cmd(h, 3, (uint32_t)q, (uint32_t)(q >> 32), 0, NULL)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_SET_INTRQ_DMA, (uint32_t)q, (uint32_t)(q >> 32), 0, NULL)) != 0)
 		return r;
-	if ((r = h_cmd(h, 9, 0, 0, 0, &h->claim_off)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_GET_IRQ_ACK_OFFSET, 0, 0, 0, &h->claim_off)) != 0)
 		return r;
-	if ((r = h_cmd(h, 10, 0, 0, 0, &h->deassert_off)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_GET_IRQ_DEASSERT_OFFSET, 0, 0, 0, &h->deassert_off)) != 0)
 		return r;
-	if ((r = h_cmd(h, 17, 0, 0, 0, &h->coal_off)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_GET_INTR_COAL_DELAY_OFFSET, 0, 0, 0, &h->coal_off)) != 0)
 		return r;
 	h_w32(h, h->coal_off, 0);
-	if ((r = h_cmd(h, 6, 0, 0, 0, &h->send_off)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_GET_SEND_OFFSET, 0, 0, 0, &h->send_off)) != 0)
 		return r;
-	if ((r = h_cmd(h, 7, 0, 0, 0, &h->small_off)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_GET_SMALL_RX_OFFSET, 0, 0, 0, &h->small_off)) != 0)
 		return r;
-	if ((r = h_cmd(h, 8, 0, 0, 0, &h->big_off)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_GET_BIG_RX_OFFSET, 0, 0, 0, &h->big_off)) != 0)
 		return r;
 	uint64_t s = h_iova(h, H_STATS);
 	memset(h->mem + H_STATS, 0, 64);
-	if ((r = h_cmd(h, 31, (uint32_t)s, (uint32_t)(s >> 32), 64, NULL)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_SET_STATS_DMA_V2, (uint32_t)s, (uint32_t)(s >> 32), 64, NULL)) != 0)
 		return r;
-	if ((r = h_cmd(h, 16, 9400, 0, 0, NULL)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_SET_MTU, 9400, 0, 0, NULL)) != 0)
 		return r;
-	if ((r = h_cmd(h, 5, small, 0, 0, NULL)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_SET_SMALL_BUFFER_SIZE, small, 0, 0, NULL)) != 0)
 		return r;
-	if ((r = h_cmd(h, 4, big, 0, 0, NULL)) != 0)
+	if ((r = h_cmd(h, MCP_CMD_SET_BIG_BUFFER_SIZE, big, 0, 0, NULL)) != 0)
 		return r;
 	h->small_size = small;
 	h->big_size = big;
 	h->small_prod = h->big_prod = h->tx_prod = h->intrq_idx = 0;
 	h_post_small(h, post);
 	h_post_big(h, post);
-	return h_cmd(h, 14, 0, 0, 0, NULL);
+	return h_cmd(h, MCP_CMD_ETHERNET_UP, 0, 0, 0, NULL);
 }
 
 /* The next completion entry, or 0 if none; clears it (§4.6). */

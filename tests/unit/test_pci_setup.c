@@ -13,12 +13,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-/* The tool's own sources, so that the test runs exactly its code. */
-#include "../../tools/myrio-setup/bind.c"
-#include "../../tools/myrio-setup/bridge.c"
-#include "../../tools/myrio-setup/check.c"
-#include "../../tools/myrio-setup/hugepages.c"
-#include "../../tools/myrio-setup/report.c"
+/* The tool's own code, linked from its library (myrio-setup_core). */
+#include "setup.h"
 
 #include "fake_sysfs.h"
 
@@ -112,7 +108,7 @@ static void check_finds_nothing_on_a_ready_host(void **state)
 	assert_non_null(strstr(o, "/vfio/7 accessible"));
 	/* Only the memlock limit depends on who runs the test. */
 	getrlimit(RLIMIT_MEMLOCK, &rl);
-	if (has_ipc_lock() || rl.rlim_cur == RLIM_INFINITY) {
+	if (setup_has_ipc_lock() || rl.rlim_cur == RLIM_INFINITY) {
 		assert_int_equal(f->c.problems, 0);
 		assert_non_null(strstr(o, "everything libmyrio needs is in place"));
 	}
@@ -210,9 +206,9 @@ static void add_bridged_device(struct fake *f, uint32_t aer_mask, uint32_t aer_c
 	memset(cfg, 0, sizeof(cfg));
 	cfg[0x06] = 0x10; /* capability list */
 	cfg[0x34] = 0x40;
-	cfg[0x40] = 0x10;		  /* PCIe */
-	cfg[0x42] = 0x42;		  /* v2, root port */
-	cfg[0x100] = 0x01;		  /* AER, v1, last */
+	cfg[0x40] = 0x10;  /* PCIe */
+	cfg[0x42] = 0x42;  /* v2, root port */
+	cfg[0x100] = 0x01; /* AER, v1, last */
 	cfg[0x102] = 0x01;
 	memcpy(cfg + 0x108, &aer_mask, 4); /* little-endian host, as config space */
 	memcpy(cfg + 0x118, &aer_ctl, 4);

@@ -12,83 +12,83 @@ static void reset_and_sizes(void **state)
 {
 	struct hnic *h = *state;
 	uint32_t d = 0;
-	assert_int_equal(h_cmd(h, 1, 0, 0, 0, &d), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_RESET, 0, 0, 0, &d), 0);
 	assert_int_equal(d, 512 * 8);
-	assert_int_equal(h_cmd(h, 12, 0xdead, 0, 0, &d), 0); /* garbage data ignored */
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_RX_RING_SIZE, 0xdead, 0, 0, &d), 0); /* garbage data ignored */
 	assert_int_equal(d, 512 * 8);
-	assert_int_equal(h_cmd(h, 11, 0xbeef, 0, 0, &d), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_SEND_RING_SIZE, 0xbeef, 0, 0, &d), 0);
 	assert_int_equal(d, 1024 * 16);
-	assert_int_equal(h_cmd(h, 2, 0, 0, 0, &d), 1);	 /* GET_MCP_VERSION: UNKNOWN */
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_MCP_VERSION, 0, 0, 0, &d), 1);	 /* GET_MCP_VERSION: UNKNOWN */
 	assert_int_equal(h_cmd(h, 999, 0, 0, 0, &d), 1); /* unknown opcode */
-	assert_int_equal(h_cmd(h, 56, 0, 0, 0, &d), 1);	 /* DCA: UNKNOWN */
+	assert_int_equal(h_cmd(h, MCP_CMD_DCA_ENABLE, 0, 0, 0, &d), 1);	 /* DCA: UNKNOWN */
 }
 
 static void offsets_and_slice_checks(void **state)
 {
 	struct hnic *h = *state;
 	uint32_t d = 0;
-	h_cmd(h, 1, 0, 0, 0, NULL);
+	h_cmd(h, MCP_CMD_RESET, 0, 0, 0, NULL);
 	for (uint32_t op = 6; op <= 8; op++) {
 		assert_int_equal(h_cmd(h, op, 0, 0, 0, &d), 0);
 		assert_true(d > 0 && d < 0x100000);
 		assert_int_equal(h_cmd(h, op, 1, 0, 0, &d), 2); /* slice 1 not enabled */
 	}
-	assert_int_equal(h_cmd(h, 3, 0x1000, 0, 1, NULL), 2);
-	assert_int_equal(h_cmd(h, 31, 0x1000, 0, 64 | 1u << 16, NULL), 2);
-	assert_int_equal(h_cmd(h, 9, 0, 0, 0, &d), 0);
-	assert_int_equal(h_cmd(h, 10, 0, 0, 0, &d), 0);
-	assert_int_equal(h_cmd(h, 17, 0, 0, 0, &d), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_INTRQ_DMA, 0x1000, 0, 1, NULL), 2);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_STATS_DMA_V2, 0x1000, 0, 64 | 1u << 16, NULL), 2);
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_IRQ_ACK_OFFSET, 0, 0, 0, &d), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_IRQ_DEASSERT_OFFSET, 0, 0, 0, &d), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_INTR_COAL_DELAY_OFFSET, 0, 0, 0, &d), 0);
 }
 
 static void intrq_size_rules(void **state)
 {
 	struct hnic *h = *state;
-	h_cmd(h, 1, 0, 0, 0, NULL);
-	assert_int_equal(h_cmd(h, 13, 2 * 512 * 4, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 13, 512 * 4, 0, 0, NULL), 2);		     /* not 2 x entries */
-	assert_int_equal(h_cmd(h, 13, 0x80000000u | 64 * 4, 0, 0, NULL), 0); /* NO_STRICT */
-	assert_int_equal(h_cmd(h, 13, 0x80000000u | 48 * 4, 0, 0, NULL), 2); /* not pow2 */
+	h_cmd(h, MCP_CMD_RESET, 0, 0, 0, NULL);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_INTRQ_SIZE, 2 * 512 * 4, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_INTRQ_SIZE, 512 * 4, 0, 0, NULL), 2);		     /* not 2 x entries */
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_INTRQ_SIZE, 0x80000000u | 64 * 4, 0, 0, NULL), 0); /* NO_STRICT */
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_INTRQ_SIZE, 0x80000000u | 48 * 4, 0, 0, NULL), 2); /* not pow2 */
 }
 
 static void mtu_and_buffers(void **state)
 {
 	struct hnic *h = *state;
-	h_cmd(h, 1, 0, 0, 0, NULL);
-	assert_int_equal(h_cmd(h, 16, 9400, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 16, 9401, 0, 0, NULL), 2);
-	assert_int_equal(h_cmd(h, 4, 9216, 0, 0, NULL), 0); /* F's 9 KiB cluster */
-	assert_int_equal(h_cmd(h, 4, 1516, 0, 0, NULL), 0); /* iPXE */
-	assert_int_equal(h_cmd(h, 4, 0, 0, 0, NULL), 2);
-	assert_int_equal(h_cmd(h, 5, 126, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 34, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 34, 4, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 34, 3, 0, 0, NULL), 2);
-	assert_int_equal(h_cmd(h, 45, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 45, 2, 0, 0, NULL), 2);
-	assert_int_equal(h_cmd(h, 52, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 53, 0, 0, 0, NULL), 2);
-	assert_int_equal(h_cmd(h, 53, 1000, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 64, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 23, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 24, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 19, 0x1000, 0, 0, NULL), 0);
+	h_cmd(h, MCP_CMD_RESET, 0, 0, 0, NULL);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_MTU, 9400, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_MTU, 9401, 0, 0, NULL), 2);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_BIG_BUFFER_SIZE, 9216, 0, 0, NULL), 0); /* F's 9 KiB cluster */
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_BIG_BUFFER_SIZE, 1516, 0, 0, NULL), 0); /* iPXE */
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_BIG_BUFFER_SIZE, 0, 0, 0, NULL), 2);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_SMALL_BUFFER_SIZE, 126, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_ALWAYS_USE_N_BIG_BUFFERS, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_ALWAYS_USE_N_BIG_BUFFERS, 4, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_ALWAYS_USE_N_BIG_BUFFERS, 3, 0, 0, NULL), 2);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_TSO_MODE, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_TSO_MODE, 2, 0, 0, NULL), 2);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_RSS_MCP_SLOT_TYPE, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_THROTTLE_FACTOR, 0, 0, 0, NULL), 2);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_THROTTLE_FACTOR, 1000, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_RELAX_RXBUFFER_ALIGNMENT, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_DISABLE_FLOW_CONTROL, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_STATS_DMA_OBSOLETE, 0x1000, 0, 0, NULL), 0);
 }
 
 static void up_needs_parameters(void **state)
 {
 	struct hnic *h = *state;
-	h_cmd(h, 1, 0, 0, 0, NULL);
-	assert_int_not_equal(h_cmd(h, 14, 0, 0, 0, NULL), 0);
-	h_cmd(h, 13, 2 * 512 * 4, 0, 0, NULL);
+	h_cmd(h, MCP_CMD_RESET, 0, 0, 0, NULL);
+	assert_int_not_equal(h_cmd(h, MCP_CMD_ETHERNET_UP, 0, 0, 0, NULL), 0);
+	h_cmd(h, MCP_CMD_SET_INTRQ_SIZE, 2 * 512 * 4, 0, 0, NULL);
 	uint64_t q = h_iova(h, H_INTRQ);
-	h_cmd(h, 3, (uint32_t)q, (uint32_t)(q >> 32), 0, NULL);
-	assert_int_not_equal(h_cmd(h, 14, 0, 0, 0, NULL), 0); /* no stats DMA, no sizes */
+	h_cmd(h, MCP_CMD_SET_INTRQ_DMA, (uint32_t)q, (uint32_t)(q >> 32), 0, NULL);
+	assert_int_not_equal(h_cmd(h, MCP_CMD_ETHERNET_UP, 0, 0, 0, NULL), 0); /* no stats DMA, no sizes */
 	uint64_t s = h_iova(h, H_STATS);
-	h_cmd(h, 31, (uint32_t)s, (uint32_t)(s >> 32), 64, NULL);
-	h_cmd(h, 5, 126, 0, 0, NULL);
-	assert_int_not_equal(h_cmd(h, 14, 0, 0, 0, NULL), 0); /* no big size */
-	h_cmd(h, 4, 2048, 0, 0, NULL);
-	assert_int_equal(h_cmd(h, 14, 0, 0, 0, NULL), 0);
+	h_cmd(h, MCP_CMD_SET_STATS_DMA_V2, (uint32_t)s, (uint32_t)(s >> 32), 64, NULL);
+	h_cmd(h, MCP_CMD_SET_SMALL_BUFFER_SIZE, 126, 0, 0, NULL);
+	assert_int_not_equal(h_cmd(h, MCP_CMD_ETHERNET_UP, 0, 0, 0, NULL), 0); /* no big size */
+	h_cmd(h, MCP_CMD_SET_BIG_BUFFER_SIZE, 2048, 0, 0, NULL);
+	assert_int_equal(h_cmd(h, MCP_CMD_ETHERNET_UP, 0, 0, 0, NULL), 0);
 	/* the stats update after UP reports the link */
 	myrio_sim_step(h->w, 2);
 	volatile uint8_t *st = h->mem + H_STATS;
@@ -97,8 +97,8 @@ static void up_needs_parameters(void **state)
 	assert_int_equal(get_be32((const void *)(st + 28)), 1);
 	assert_int_equal(get_be32((const void *)(st + 56)), 15);
 	/* RESET forgets everything: UP refused again */
-	h_cmd(h, 1, 0, 0, 0, NULL);
-	assert_int_not_equal(h_cmd(h, 14, 0, 0, 0, NULL), 0);
+	h_cmd(h, MCP_CMD_RESET, 0, 0, 0, NULL);
+	assert_int_not_equal(h_cmd(h, MCP_CMD_ETHERNET_UP, 0, 0, 0, NULL), 0);
 }
 
 static void down_reports_link_down(void **state)
@@ -109,7 +109,7 @@ static void down_reports_link_down(void **state)
 	uint32_t link = 99;
 	assert_int_not_equal(h_status(h, NULL, &link), 0);
 	assert_int_equal(link, 1);
-	assert_int_equal(h_cmd(h, 15, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_ETHERNET_DOWN, 0, 0, 0, NULL), 0);
 	myrio_sim_step(h->w, 2);
 	volatile uint8_t *st = h->mem + H_STATS;
 	assert_int_not_equal(st[63], 0);
@@ -120,52 +120,52 @@ static void down_reports_link_down(void **state)
 static void multicast_filter_capacity(void **state)
 {
 	struct hnic *h = *state;
-	h_cmd(h, 1, 0, 0, 0, NULL);
+	h_cmd(h, MCP_CMD_RESET, 0, 0, 0, NULL);
 	unsigned joined = 0;
 	for (unsigned i = 0; i < 100; i++) {
-		int r = h_cmd(h, 28, 0x01005e00, (i << 24) | (7u << 16), 0, NULL);
+		int r = h_cmd(h, MCP_CMD_JOIN_MULTICAST_GROUP, 0x01005e00, (i << 24) | (7u << 16), 0, NULL);
 		if (r == 9)
 			break;
 		assert_int_equal(r, 0);
 		joined++;
 	}
 	assert_true(joined >= 8 && joined < 100); /* finite */
-	assert_int_equal(h_cmd(h, 29, 0x01005e00, 0u << 24 | 7u << 16, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 29, 0x01005e00, 0u << 24 | 7u << 16, 0, NULL), 9); /* gone */
-	assert_int_equal(h_cmd(h, 29, 0xffffffff, 0xffff0000, 0, NULL), 9);	     /* bcast */
-	assert_int_equal(h_cmd(h, 28, 0xffffffff, 0xffff0000, 0, NULL), 9);
-	assert_int_equal(h_cmd(h, 30, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 29, 0x01005e00, 1u << 24 | 7u << 16, 0, NULL), 9);
-	assert_int_equal(h_cmd(h, 20, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 21, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 26, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 27, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 22, 0x0060dd01, 0x0203, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_LEAVE_MULTICAST_GROUP, 0x01005e00, 0u << 24 | 7u << 16, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_LEAVE_MULTICAST_GROUP, 0x01005e00, 0u << 24 | 7u << 16, 0, NULL), 9); /* gone */
+	assert_int_equal(h_cmd(h, MCP_CMD_LEAVE_MULTICAST_GROUP, 0xffffffff, 0xffff0000, 0, NULL), 9);	     /* bcast */
+	assert_int_equal(h_cmd(h, MCP_CMD_JOIN_MULTICAST_GROUP, 0xffffffff, 0xffff0000, 0, NULL), 9);
+	assert_int_equal(h_cmd(h, MCP_CMD_LEAVE_ALL_MULTICAST_GROUPS, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_LEAVE_MULTICAST_GROUP, 0x01005e00, 1u << 24 | 7u << 16, 0, NULL), 9);
+	assert_int_equal(h_cmd(h, MCP_CMD_ENABLE_PROMISC, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_DISABLE_PROMISC, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_ENABLE_ALLMULTI, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_DISABLE_ALLMULTI, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_SET_MAC_ADDRESS, 0x0060dd01, 0x0203, 0, NULL), 0);
 }
 
 static void dma_test_touches_page(void **state)
 {
 	struct hnic *h = *state;
-	h_cmd(h, 1, 0, 0, 0, NULL);
+	h_cmd(h, MCP_CMD_RESET, 0, 0, 0, NULL);
 	uint64_t a = h_iova(h, H_DMATEST);
 	memset(h->mem + H_DMATEST, 0, 4096);
 	uint32_t d = 0;
-	assert_int_equal(h_cmd(h, 25, (uint32_t)a, (uint32_t)(a >> 32), 4096 * 0x10000, &d), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_DMA_TEST, (uint32_t)a, (uint32_t)(a >> 32), 4096 * 0x10000, &d), 0);
 	assert_int_not_equal(d >> 16, 0);
 	assert_int_not_equal(d & 0xFFFF, 0);
 	assert_int_equal(h->mem[H_DMATEST + 5], 0); /* read only */
-	assert_int_equal(h_cmd(h, 25, (uint32_t)a, (uint32_t)(a >> 32), 4096 * 0x10001, &d), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_DMA_TEST, (uint32_t)a, (uint32_t)(a >> 32), 4096 * 0x10001, &d), 0);
 	unsigned nz = 0;
 	for (unsigned i = 0; i < 4096; i++)
 		nz += h->mem[H_DMATEST + i] != 0;
 	assert_true(nz > 4000); /* written */
-	assert_int_equal(h_cmd(h, 32, (uint32_t)a, (uint32_t)(a >> 32), 4096 * 0x10001, &d), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_UNALIGNED_TEST, (uint32_t)a, (uint32_t)(a >> 32), 4096 * 0x10001, &d), 0);
 	assert_int_equal(sim_nic_inject(h->nic, SIM_FAULT_UNALIGNED, 1), 0);
-	assert_int_equal(h_cmd(h, 32, (uint32_t)a, (uint32_t)(a >> 32), 4096 * 0x10001, &d), 10);
+	assert_int_equal(h_cmd(h, MCP_CMD_UNALIGNED_TEST, (uint32_t)a, (uint32_t)(a >> 32), 4096 * 0x10001, &d), 10);
 	/* an unmapped page: refused, counted */
 	struct sim_nic_stats st = h_nic_stats(h->nic);
 	uint64_t f0 = st.dma_faults;
-	assert_int_not_equal(h_cmd(h, 25, 0x1000, 0, 4096 * 0x10000, &d), 0);
+	assert_int_not_equal(h_cmd(h, MCP_CMD_DMA_TEST, 0x1000, 0, 4096 * 0x10000, &d), 0);
 	st = h_nic_stats(h->nic);
 	assert_true(st.dma_faults > f0);
 }
@@ -173,41 +173,41 @@ static void dma_test_touches_page(void **state)
 static void rss_and_tso6_depend_on_firmware(void **state)
 {
 	struct hnic *h = *state;
-	h_cmd(h, 1, 0, 0, 0, NULL);
+	h_cmd(h, MCP_CMD_RESET, 0, 0, 0, NULL);
 	/* the EEPROM firmware is not an rss image */
-	assert_int_equal(h_cmd(h, 35, 0, 0, 0, NULL), 1);
-	assert_int_equal(h_cmd(h, 36, 1, 1, 0, NULL), 1);
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_MAX_RSS_QUEUES, 0, 0, 0, NULL), 1);
+	assert_int_equal(h_cmd(h, MCP_CMD_ENABLE_RSS_QUEUES, 1, 1, 0, NULL), 1);
 	uint32_t d = 0;
-	assert_int_equal(h_cmd(h, 44, 0, 0, 0, &d), 0); /* 1.4.57 >= 1.4.25 */
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_MAX_TSO6_HDR_SIZE, 0, 0, 0, &d), 0); /* 1.4.57 >= 1.4.25 */
 	assert_true(d >= 128);
 }
 
 static void i2c_busy_then_byte(void **state)
 {
 	struct hnic *h = *state;
-	h_cmd(h, 1, 0, 0, 0, NULL);
+	h_cmd(h, MCP_CMD_RESET, 0, 0, 0, NULL);
 	uint32_t d = 0;
-	assert_int_equal(h_cmd(h, 48, 0, 3 | 0xA0 << 8, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 49, 3, 0, 0, &d), 3); /* BUSY */
+	assert_int_equal(h_cmd(h, MCP_CMD_I2C_READ, 0, 3 | 0xA0 << 8, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_I2C_BYTE, 3, 0, 0, &d), 3); /* BUSY */
 	int r = 3;
 	for (unsigned i = 0; i < 50 && r == 3; i++) {
 		myrio_sim_step(h->w, 1000);
-		r = h_cmd(h, 49, 3, 0, 0, &d);
+		r = h_cmd(h, MCP_CMD_I2C_BYTE, 3, 0, 0, &d);
 	}
 	assert_int_equal(r, 0);
 	assert_int_equal(d, 0x10); /* 10GBASE-SR */
-	assert_int_equal(h_cmd(h, 49, 256, 0, 0, &d), 2);
+	assert_int_equal(h_cmd(h, MCP_CMD_I2C_BYTE, 256, 0, 0, &d), 2);
 }
 
 static void injected_command_faults(void **state)
 {
 	struct hnic *h = *state;
 	assert_int_equal(sim_nic_inject(h->nic, SIM_FAULT_CMD_TIMEOUT, 0), 0);
-	assert_int_equal(h_cmd(h, 12, 0, 0, 0, NULL), -1);
-	assert_int_equal(h_cmd(h, 12, 0, 0, 0, NULL), 0); /* only the next one */
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_RX_RING_SIZE, 0, 0, 0, NULL), -1);
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_RX_RING_SIZE, 0, 0, 0, NULL), 0); /* only the next one */
 	assert_int_equal(sim_nic_inject(h->nic, SIM_FAULT_CMD_ERROR, 8), 0);
-	assert_int_equal(h_cmd(h, 12, 0, 0, 0, NULL), 8);
-	assert_int_equal(h_cmd(h, 12, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_RX_RING_SIZE, 0, 0, 0, NULL), 8);
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_RX_RING_SIZE, 0, 0, 0, NULL), 0);
 }
 
 static void sixty_four_bit_stores(void **state)

@@ -63,7 +63,7 @@ static void unmapped_rx_buffer_refused(void **state)
 	assert_int_equal(h_send_done(a, 2), 2);
 	/* an unmapped completion ring: the frame is not delivered, the model survives */
 	uint64_t bogus = 0x7700000000ull;
-	assert_int_equal(h_cmd(b, 3, (uint32_t)bogus, (uint32_t)(bogus >> 32), 0, NULL), 0);
+	assert_int_equal(h_cmd(b, MCP_CMD_SET_INTRQ_DMA, (uint32_t)bogus, (uint32_t)(bogus >> 32), 0, NULL), 0);
 	h_post_small(b, 8);
 	h_send(a, f, 64);
 	myrio_sim_step(p.w, 3);

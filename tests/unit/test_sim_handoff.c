@@ -74,10 +74,10 @@ static void accepted_and_adopted(void **state)
 	/* the body was copied */
 	assert_memory_equal((const uint8_t *)c->h.bar + 0x1000, c->img + 0x1000, 4096);
 	uint32_t d;
-	assert_int_equal(h_cmd(&c->h, 1, 0, 0, 0, &d), 0);
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_RESET, 0, 0, 0, &d), 0);
 	/* aligned firmware: tx_boundary 4096, so a throttle of 8191 is out of range */
-	assert_int_equal(h_cmd(&c->h, 53, 8191, 0, 0, NULL), 2);
-	assert_int_equal(h_cmd(&c->h, 53, 4095, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_SET_THROTTLE_FACTOR, 8191, 0, 0, NULL), 2);
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_SET_THROTTLE_FACTOR, 4095, 0, 0, NULL), 0);
 	struct sim_nic_stats st = h_nic_stats(c->h.nic);
 	assert_int_equal(st.handoffs, 1);
 }
@@ -87,18 +87,18 @@ static void rss_image_answers_rss_commands(void **state)
 	struct ctx *c = *state;
 	assert_int_equal(sim_fw_image_build(c->img, sizeof(c->img), "rss_ethp", &c->len), 0);
 	assert_true(handoff(c, c->img, c->len));
-	h_cmd(&c->h, 1, 0, 0, 0, NULL);
-	assert_int_equal(h_cmd(&c->h, 36, 1, 1, 0, NULL), 2); /* before GET_MAX_RSS_QUEUES */
+	h_cmd(&c->h, MCP_CMD_RESET, 0, 0, 0, NULL);
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_ENABLE_RSS_QUEUES, 1, 1, 0, NULL), 2); /* before GET_MAX_RSS_QUEUES */
 	uint32_t n = 0;
-	assert_int_equal(h_cmd(&c->h, 35, 0, 0, 0, &n), 0);
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_GET_MAX_RSS_QUEUES, 0, 0, 0, &n), 0);
 	assert_true(n >= 1);
-	assert_int_equal(h_cmd(&c->h, 36, 1, 3, 0, NULL), 0);
-	assert_int_equal(h_cmd(&c->h, 40, 1, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_ENABLE_RSS_QUEUES, 1, 3, 0, NULL), 0);
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_SET_RSS_TABLE_SIZE, 1, 0, 0, NULL), 0);
 	uint32_t t = 0;
-	assert_int_equal(h_cmd(&c->h, 39, 0, 0, 0, &t), 0);
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_GET_RSS_TABLE_OFFSET, 0, 0, 0, &t), 0);
 	c->h.bar[t] = 0; /* byte stores into the table */
-	assert_int_equal(h_cmd(&c->h, 43, 1, 5, 0, NULL), 0);
-	assert_int_equal(h_cmd(&c->h, 43, 1, 9, 0, NULL), 2);
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_SET_RSS_ENABLE, 1, 5, 0, NULL), 0);
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_SET_RSS_ENABLE, 1, 9, 0, NULL), 2);
 }
 
 /* Multi-TX (§5.9): the send ring is served only between SEND_GO and SEND_STOP. */
@@ -109,8 +109,8 @@ static void send_go_stop(void **state)
 	assert_true(handoff(c, c->img, c->len));
 	struct hnic *h = &c->h;
 	assert_int_equal(h_bringup(h, 126, 2048, 8), 0);
-	assert_int_equal(h_cmd(h, 35, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 36, 1, 1 | 2, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_MAX_RSS_QUEUES, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_ENABLE_RSS_QUEUES, 1, 1 | 2, 0, NULL), 0);
 	uint8_t f[64];
 	static const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 9};
 	h_frame(f, dst, dst, 0x0800, 64, 1);
@@ -131,15 +131,15 @@ static void send_go_stop(void **state)
 	/* rss firmware older than 1.4.32 lacks multi-TX: bit 1 refused with ERROR_RANGE */
 	assert_int_equal(sim_fw_image_build(c->img, sizeof(c->img), "rss_eth@1.4.30", &c->len), 0);
 	assert_true(handoff(c, c->img, c->len));
-	assert_int_equal(h_cmd(h, 1, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 35, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 36, 1, 1 | 2, 0, NULL), 2);
-	assert_int_equal(h_cmd(h, 36, 1, 1, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_RESET, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_MAX_RSS_QUEUES, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_ENABLE_RSS_QUEUES, 1, 1 | 2, 0, NULL), 2);
+	assert_int_equal(h_cmd(h, MCP_CMD_ENABLE_RSS_QUEUES, 1, 1, 0, NULL), 0);
 	/* the EEPROM ("ethp") firmware is not an rss image at all */
 	sim_nic_inject(h->nic, SIM_FAULT_REBOOT, 0);
 	sim_nic_cfg_write(h->nic, 4, 2, 0x0006);
-	assert_int_equal(h_cmd(h, 1, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(h, 36, 1, 2, 0, NULL), 1);
+	assert_int_equal(h_cmd(h, MCP_CMD_RESET, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(h, MCP_CMD_ENABLE_RSS_QUEUES, 1, 2, 0, NULL), 1);
 }
 
 static void refused_images(void **state)
@@ -219,13 +219,13 @@ static void reboot_and_detach_restore_power_on(void **state)
 	assert_int_equal(sim_nic_attach(c->h.nic), 0);
 	c->h.bar = sim_nic_bar0(c->h.nic); /* every attach has a BAR0 of its own */
 	assert_int_equal(sim_nic_attach(c->h.nic), -EBUSY);
-	assert_int_equal(h_cmd(&c->h, 1, 0, 0, 0, NULL), -1); /* response memory unmapped */
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_RESET, 0, 0, 0, NULL), -1); /* response memory unmapped */
 	struct sim_nic_stats st = h_nic_stats(c->h.nic);
 	assert_true(st.dma_faults >= 1);
 	assert_int_equal(sim_nic_dma_map(c->h.nic, c->h.iova, c->h.mem, H_MEM_LEN), 0);
-	assert_int_equal(h_cmd(&c->h, 1, 0, 0, 0, NULL), -1); /* bus master off again */
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_RESET, 0, 0, 0, NULL), -1); /* bus master off again */
 	sim_nic_cfg_write(c->h.nic, 4, 2, 0x0006);
-	assert_int_equal(h_cmd(&c->h, 1, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(&c->h, MCP_CMD_RESET, 0, 0, 0, NULL), 0);
 }
 
 int main(void)

@@ -182,7 +182,7 @@ static void short_host_structure(void **state)
 	struct hpair *c = *state;
 	uint64_t s = h_iova(&c->b, H_STATS);
 	memset(c->b.mem + H_STATS, 0xEE, 64);
-	assert_int_equal(h_cmd(&c->b, 31, (uint32_t)s, (uint32_t)(s >> 32), 40, NULL), 0);
+	assert_int_equal(h_cmd(&c->b, MCP_CMD_SET_STATS_DMA_V2, (uint32_t)s, (uint32_t)(s >> 32), 40, NULL), 0);
 	assert_int_equal(myrio_sim_set_link(c->w, "sim1", false), 0);
 	myrio_sim_step(c->w, 2);
 	uint8_t *st = c->b.mem + H_STATS;

@@ -74,7 +74,7 @@ static void big_frame_over_several_buffers(void **state)
 	assert_int_equal(cs, sum14(f, 1000));
 	assert_memory_equal(h_big_buf(&c->b, 3) + 2, f, 1000);
 	/* an odd-sized buffer split: checksum pieces at odd offsets */
-	assert_int_equal(h_cmd(&c->b, 4, 1517, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(&c->b, MCP_CMD_SET_BIG_BUFFER_SIZE, 1517, 0, 0, NULL), 0);
 	send_to_b(c, 3001, 5, f);
 	assert_int_equal(h_completion(&c->b, &cs), 3001);
 	assert_int_equal(cs, sum14(f, 3001));
@@ -85,7 +85,7 @@ static void big_frame_over_several_buffers(void **state)
 static void always_use_n(void **state)
 {
 	struct hpair *c = *state;
-	assert_int_equal(h_cmd(&c->b, 34, 4, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(&c->b, MCP_CMD_ALWAYS_USE_N_BIG_BUFFERS, 4, 0, 0, NULL), 0);
 	h_post_big(&c->b, 16);
 	uint8_t f[3000];
 	send_to_b(c, 1000, 1, f);
@@ -106,7 +106,7 @@ static void no_buffer_drops_never_partial(void **state)
 {
 	struct hpair *c = *state;
 	/* the receiver has no flow control, so frames are dropped, not held */
-	assert_int_equal(h_cmd(&c->b, 24, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(&c->b, MCP_CMD_DISABLE_FLOW_CONTROL, 0, 0, 0, NULL), 0);
 	h_post_small(&c->b, 2);
 	h_post_big(&c->b, 2);
 	uint8_t f[5000];
@@ -144,8 +144,8 @@ static void no_buffer_drops_never_partial(void **state)
 static void flow_control_holds_sender(void **state)
 {
 	struct hpair *c = *state;
-	h_cmd(&c->a, 23, 0, 0, 0, NULL);
-	h_cmd(&c->b, 23, 0, 0, 0, NULL);
+	h_cmd(&c->a, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL);
+	h_cmd(&c->b, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL);
 	h_post_small(&c->b, 2);
 	uint8_t f[100];
 	for (int i = 0; i < 4; i++)
@@ -179,7 +179,7 @@ static void filters(void **state)
 		uint16_t type;
 	} cases[] = {
 	    {other, 0x0800}, {bcast, 0x0806}, {mc, 0x0800}, {lldp, 0x88cc}, {pause, 0x8808}};
-	assert_int_equal(h_cmd(b, 27, 0, 0, 0, NULL), 0); /* multicast filter on */
+	assert_int_equal(h_cmd(b, MCP_CMD_DISABLE_ALLMULTI, 0, 0, 0, NULL), 0); /* multicast filter on */
 	for (unsigned i = 0; i < 5; i++) {
 		h_frame(f, cases[i].dst, h_src_mac, cases[i].type, 64, 1);
 		h_send(&c->a, f, 64);
@@ -193,8 +193,8 @@ static void filters(void **state)
 	assert_int_equal(k.dropped_link_error_or_filtered, 1);
 	assert_int_equal(k.dropped_pause, 1);
 	/* join the group, then promiscuous: all but PAUSE */
-	assert_int_equal(h_cmd(b, 28, 0x01005e01, 0x02030000, 0, NULL), 0);
-	assert_int_equal(h_cmd(b, 20, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(b, MCP_CMD_JOIN_MULTICAST_GROUP, 0x01005e01, 0x02030000, 0, NULL), 0);
+	assert_int_equal(h_cmd(b, MCP_CMD_ENABLE_PROMISC, 0, 0, 0, NULL), 0);
 	for (unsigned i = 0; i < 5; i++) {
 		h_frame(f, cases[i].dst, h_src_mac, cases[i].type, 64, 1);
 		h_send(&c->a, f, 64);
@@ -205,8 +205,8 @@ static void filters(void **state)
 		got++;
 	assert_int_equal(got, 4);
 	/* SET_MAC_ADDRESS moves the unicast filter */
-	assert_int_equal(h_cmd(b, 21, 0, 0, 0, NULL), 0);
-	assert_int_equal(h_cmd(b, 22, 0x0060dd99, 0x9999, 0, NULL), 0);
+	assert_int_equal(h_cmd(b, MCP_CMD_DISABLE_PROMISC, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(b, MCP_CMD_SET_MAC_ADDRESS, 0x0060dd99, 0x9999, 0, NULL), 0);
 	h_frame(f, other, h_src_mac, 0x0800, 64, 1);
 	h_send(&c->a, f, 64);
 	myrio_sim_step(c->w, 3);
@@ -218,7 +218,7 @@ static void mtu_and_runts(void **state)
 	struct hpair *c = *state;
 	h_post_small(&c->b, 8);
 	h_post_big(&c->b, 8);
-	assert_int_equal(h_cmd(&c->b, 16, 1518, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(&c->b, MCP_CMD_SET_MTU, 1518, 0, 0, NULL), 0);
 	uint8_t f[2000];
 	send_to_b(c, 1518, 1, f);
 	assert_int_equal(h_completion(&c->b, NULL), 1518);
@@ -249,7 +249,7 @@ static void down_nic_receives_nothing(void **state)
 {
 	struct hpair *c = *state;
 	h_post_small(&c->b, 8);
-	assert_int_equal(h_cmd(&c->b, 15, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(&c->b, MCP_CMD_ETHERNET_DOWN, 0, 0, 0, NULL), 0);
 	uint8_t f[100];
 	send_to_b(c, 64, 1, f);
 	assert_int_equal(h_completion(&c->b, NULL), 0);

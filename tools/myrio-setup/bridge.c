@@ -1,10 +1,10 @@
 /* Settings Linux's myri10ge makes on the NIC's upstream bridge and VFIO does not:
- *  - Surprise Down masked in the bridge's AER uncorrectable error mask (PCIe r3.0
- *    §7.10.3): a NIC that reboots itself (a parity error) takes its link down, which the
- *    bridge would otherwise report as a fatal error;
- *  - ECRC generation on a root port (AER capabilities and control, §7.10.7): it makes the
- *    root complex align read completions on 8 bytes, so the aligned firmware passes
- *    UNALIGNED_TEST on more chipsets (Linux does it only on a root port).
+ *  - Surprise Down masked in the bridge's AER uncorrectable error mask
+ *    (PCIe r3.0 §7.10.3): a NIC that reboots itself (a parity error) takes its link
+ *    down, which the bridge would otherwise report as a fatal error;
+ *  - ECRC generation on a root port (AER capabilities and control, PCIe r3.0 §7.10.7):
+ *    it makes the root complex align read completions on 8 bytes, so the aligned
+ *    firmware passes UNALIGNED_TEST on more chipsets (Linux does it only on a root port).
  * `check` reports both with the exact setpci commands; `bridge` applies them through the
  * bridge's sysfs config file. Everything read from config space is bounds-checked. */
 #include <errno.h>
@@ -18,12 +18,10 @@
 
 #include "pci/pci_addr.h"
 #include "setup.h"
+#include "util/pci_cap.h"
 
 #define CFG_MAX 4096u
 #define CFG_STD 256u
-#define PCI_STATUS 0x06
-#define PCI_STATUS_CAP_LIST 0x10
-#define PCI_CAP_PTR 0x34
 #define PCI_CAP_ID_EXP 0x10
 #define PCI_EXP_FLAGS 0x02
 #define PCI_EXP_TYPE_ROOT_PORT 0x4
@@ -38,8 +36,8 @@ struct bridge {
 	char addr[MYRIO_PCI_ADDR_STRLEN + 1];
 	char config[PATH_MAX];
 	uint8_t cfg[CFG_MAX];
-	unsigned len;	 /* bytes of config space readable */
-	unsigned aer;	 /* offset of the AER capability, 0 if none */
+	unsigned len; /* bytes of config space readable */
+	unsigned aer; /* offset of the AER capability, 0 if none */
 	bool root_port;
 };
 
@@ -72,17 +70,13 @@ static int find_bridge(struct setup_ctx *c, const char *addr, struct bridge *b)
 	return 0;
 }
 
-static unsigned find_std_cap(const struct bridge *b, unsigned id)
+/* The copy of config space read from sysfs, for pci_cap_find. */
+static int copy_read(void *bridge, unsigned off, unsigned size, uint32_t *val)
 {
-	if (b->len < CFG_STD || !(le(b->cfg, PCI_STATUS, 2) & PCI_STATUS_CAP_LIST))
-		return 0;
-	unsigned cap = b->cfg[PCI_CAP_PTR];
-	for (int hops = 0; cap >= 0x40 && cap <= CFG_STD - 4 && hops < 48; hops++) {
-		cap &= ~3u;
-		if (b->cfg[cap] == id)
-			return cap;
-		cap = b->cfg[cap + 1];
-	}
+	const struct bridge *b = bridge;
+	if ((uint64_t)off + size > b->len)
+		return -ERANGE;
+	*val = le(b->cfg, off, size);
 	return 0;
 }
 
@@ -114,9 +108,9 @@ static int read_bridge(struct setup_ctx *c, const char *addr, struct bridge *b)
 	if (n < 0)
 		return -errno;
 	b->len = (unsigned)n;
-	unsigned exp = find_std_cap(b, PCI_CAP_ID_EXP);
-	b->root_port = exp && ((le(b->cfg, exp + PCI_EXP_FLAGS, 2) >> 4) & 0xf) ==
-				  PCI_EXP_TYPE_ROOT_PORT;
+	unsigned exp = b->len >= CFG_STD ? pci_cap_find(copy_read, b, PCI_CAP_ID_EXP) : 0;
+	b->root_port =
+	    exp && ((le(b->cfg, exp + PCI_EXP_FLAGS, 2) >> 4) & 0xf) == PCI_EXP_TYPE_ROOT_PORT;
 	b->aer = find_ext_cap(b, EXT_CAP_ID_AER);
 	return 0;
 }
@@ -143,8 +137,9 @@ void setup_check_bridge(struct setup_ctx *c, const char *addr)
 		return;
 	}
 	if (rc < 0) {
-		setup_fix(c, "run as root", "upstream bridge of %s: cannot read its config space: %s",
-			  addr, strerror(-rc));
+		setup_fix(c, "run as root",
+			  "upstream bridge of %s: cannot read its config space: %s", addr,
+			  strerror(-rc));
 		return;
 	}
 	if (b.len <= CFG_STD) {
@@ -172,8 +167,9 @@ void setup_check_bridge(struct setup_ctx *c, const char *addr)
 	if (!b.root_port)
 		setup_ok(c, "upstream bridge %s is not a root port: ECRC left alone", b.addr);
 	else if (!(ctl & AER_ECRC_GEN_CAPABLE))
-		setup_ok(c, "root port %s cannot generate ECRC: the \"p\" firmware is used if "
-			    "completions are unaligned",
+		setup_ok(c,
+			 "root port %s cannot generate ECRC: the \"p\" firmware is used if "
+			 "completions are unaligned",
 			 b.addr);
 	else if (!ctl_bits)
 		setup_ok(c, "root port %s generates ECRC", b.addr);
@@ -238,8 +234,7 @@ int setup_bridge(struct setup_ctx *c, const char *in)
 		fprintf(c->out, "%s: %s\n", b.config, strerror(-rc));
 	else
 		fprintf(c->out, "upstream bridge %s: %s%s%s\n", b.addr,
-			mask_bits ? "Surprise Down masked" : "",
-			mask_bits && ctl_bits ? ", " : "",
+			mask_bits ? "Surprise Down masked" : "", mask_bits && ctl_bits ? ", " : "",
 			ctl_bits ? "ECRC generation on" : (mask_bits ? "" : "already set"));
 	return rc;
 }

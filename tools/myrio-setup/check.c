@@ -55,8 +55,7 @@ static void check_iommu(struct setup_ctx *c)
 		setup_fix(c, "modprobe vfio-pci", "vfio-pci is not loaded");
 }
 
-/* VFIO pins without limit for a process that holds CAP_IPC_LOCK (root, normally). */
-static bool has_ipc_lock(void)
+bool setup_has_ipc_lock(void)
 {
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct d[2];
@@ -72,7 +71,7 @@ static void check_memlock(struct setup_ctx *c)
 		return;
 	if (rl.rlim_cur == RLIM_INFINITY)
 		setup_ok(c, "memlock limit unlimited");
-	else if (has_ipc_lock())
+	else if (setup_has_ipc_lock())
 		setup_ok(c, "memlock limit %llu kB (CAP_IPC_LOCK: VFIO pins beyond it)",
 			 (unsigned long long)rl.rlim_cur / 1024);
 	else

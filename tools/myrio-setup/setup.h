@@ -20,6 +20,8 @@ void setup_fix(struct setup_ctx *c, const char *fix, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 int setup_check(struct setup_ctx *c, const char *addr);
+/* VFIO pins without limit for a process that holds CAP_IPC_LOCK (root, normally). */
+bool setup_has_ipc_lock(void);
 /* The NIC's upstream bridge (bridge.c): AER Surprise Down mask and ECRC, reported by check
  * and applied by bridge. */
 void setup_check_bridge(struct setup_ctx *c, const char *addr);

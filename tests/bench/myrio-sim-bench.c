@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../tests/unit/sim_harness.h"
 #include "myrio/myrio.h"
+#include "sim_harness.h"
 
 static double now_s(void)
 {

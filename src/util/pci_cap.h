@@ -1,0 +1,15 @@
+/* The PCI capability list walk (PCI Local Bus 3.0 §6.7), over any way of reading config
+ * space: a bus's cfg_read, a copy read from sysfs. The one walk of the tree. */
+#ifndef MYRIO_UTIL_PCI_CAP_H
+#define MYRIO_UTIL_PCI_CAP_H
+
+#include <stdint.h>
+
+/* Reads size (1, 2 or 4) bytes of config space at off, little-endian; < 0 on failure. */
+typedef int (*pci_cfg_read_fn)(void *ctx, unsigned off, unsigned size, uint32_t *val);
+
+/* Config-space offset of the first capability with this ID, 0 if there is none, the list
+ * is unreadable, loops, or points into the standard header. */
+unsigned pci_cap_find(pci_cfg_read_fn read, void *ctx, unsigned id);
+
+#endif

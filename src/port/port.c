@@ -1,4 +1,5 @@
-/* The public port API: device-string dispatch and thin calls into the back-end. */
+/* The public port API: opening through the driver table (drivers.c) and thin calls into
+ * the back-end. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,14 +31,16 @@ int myrio_port_open(struct myrio_port **out, const char *device, const struct my
 	}
 	int rc;
 	struct myrio_port *port = NULL;
-	if (strncmp(device, "pair:", 5) == 0) {
-		rc = myrio_pair_port_open(device, conf, &port);
+	const struct myrio_driver *d = myrio_driver_for_prefix(device);
+	if (d) {
+		rc = d->open_device(device, conf, &port);
 	} else {
+		/* Any other string names a bus; the function's PCI IDs choose the driver. */
 		struct myrio_bus *bus;
 		rc = myrio_bus_open(device, conf->sim, &bus);
 		if (rc < 0)
 			return rc;
-		rc = myrio_myri10ge_open(bus, conf, &port); /* owns the bus from here on */
+		rc = myrio_port_open_bus(bus, conf, &port); /* owns the bus from here on */
 	}
 	if (rc < 0)
 		return rc;

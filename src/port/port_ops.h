@@ -35,4 +35,35 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 			 struct myrio_port **out);
 
+/* A row of the driver table (drivers.c): how a device string or a PCI function finds the
+ * back-end that opens it. Adding a driver adds a row; no other driver changes. */
+struct myrio_pci_id {
+	uint16_t vendor, device;
+};
+
+struct myrio_driver {
+	const char *name; /* "myri10ge" */
+	const char *nic;  /* what it drives, for messages: "Myri-10G" */
+	/* A device-string prefix naming a port of this driver's own ("pair:"), opened by
+	 * open_device with the whole string; NULL for drivers that run on a bus. */
+	const char *prefix;
+	int (*open_device)(const char *device, const struct myrio_port_conf *conf,
+			   struct myrio_port **out);
+	/* The PCI functions it drives, ended by {0, 0}, opened by open_bus on their bus,
+	 * which open_bus owns from the call on (it closes the bus when it fails). */
+	const struct myrio_pci_id *ids;
+	int (*open_bus)(struct myrio_bus *bus, const struct myrio_port_conf *conf,
+			struct myrio_port **out);
+};
+
+/* The driver of a PCI function, or NULL when no driver claims its IDs. */
+const struct myrio_driver *myrio_driver_for_pci(uint16_t vendor, uint16_t device);
+/* The driver whose prefix starts device, or NULL (the string then names a bus). */
+const struct myrio_driver *myrio_driver_for_prefix(const char *device);
+/* Reads the function's IDs from its config space and opens it with the driver that claims
+ * them; refuses (-ENODEV, logged) a function no driver claims. Owns the bus from the call
+ * on. */
+int myrio_port_open_bus(struct myrio_bus *bus, const struct myrio_port_conf *conf,
+			struct myrio_port **out);
+
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the VFIO test guest: Debian's kernel (downloaded once into the cache, unpacked, not
 # installed), and an initramfs with busybox, the VFIO and e1000e modules, and the test
-# programs compiled statically from the project's own src/pci/ and src/mem/ sources.
+# programs compiled statically from the project's own sources.
 #
 # usage: build-guest.sh SRC_DIR CACHE_DIR OUT_DIR
 # Leaves OUT_DIR/vmlinuz and OUT_DIR/initramfs.cpio.
@@ -47,19 +47,27 @@ if [[ ! -f $kdir/.done ]]; then
 fi
 flock -u 9
 
-# 2. Static test programs from the project's sources (the same src/pci/ the library has).
+# 2. Static test programs, linked with the whole library compiled from the project's
+# sources (the same src/ as libmyrio), as an archive so that each program takes only what it
+# uses.
 CFLAGS=(-static -O2 -g0 -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE
 	-I"$src/src" -I"$src/include" -I"$src/tests/qemu")
-LIB_SRCS=("$src"/src/pci/*.c "$src/src/mem/dma.c" "$src/src/util/log.c")
+objs="$out/lib"
+rm -rf "$objs"
+mkdir -p "$objs"
+export objs
+printf '%s\n' "$src"/src/*/*.c | xargs -P "$(nproc)" -I{} sh -c \
+	'gcc "$@" -c -o "$objs/$(basename "$(dirname "{}")")_$(basename "{}" .c).o" "{}"' sh "${CFLAGS[@]}"
+ar rcs "$out/libmyrio_guest.a" "$objs"/*.o
 # libhugetlbfs sets itself up (finds its mounts) in a constructor in init.o, which nothing
 # references, so a static link would drop it: extract it and link it explicitly.
 hlib=$(gcc -print-file-name=libhugetlbfs.a)
 (cd "$out" && ar x "$hlib" init.o && mv -f init.o hugetlbfs_init.o)
-LIBS=("$out/hugetlbfs_init.o" -lpciaccess -lz -lhugetlbfs)
+LIBS=("$out/hugetlbfs_init.o" "$out/libmyrio_guest.a" -lpcap -lpciaccess -lz -lhugetlbfs -lpthread)
 gcc "${CFLAGS[@]}" -o "$out/vfio_e1000e_test" "$src"/tests/qemu/e1000e.c \
-	"$src/tests/qemu/vfio_e1000e_test.c" "${LIB_SRCS[@]}" "${LIBS[@]}"
+	"$src/tests/qemu/vfio_e1000e_test.c" "${LIBS[@]}"
 setup_srcs=("$src"/tools/myrio-setup/*.c)
-gcc "${CFLAGS[@]}" -o "$out/myrio-setup" "${setup_srcs[@]}" "${LIB_SRCS[@]}" "${LIBS[@]}"
+gcc "${CFLAGS[@]}" -o "$out/myrio-setup" "${setup_srcs[@]}" "${LIBS[@]}"
 
 # 3. Initramfs.
 root="$out/initramfs"

@@ -84,7 +84,7 @@ done
 grep -aq 'check before setup exited 1' "$out/console.log" || { echo "qemu_vfio: check before setup did not fail"; exit 1; }
 grep -aq 'check after setup exited 0' "$out/console.log" || { echo "qemu_vfio: check after setup found problems"; exit 1; }
 
-# Before binding, the open path refused the device held by e1000e, and refused it as a Myri.
+# Before binding, the open path refused the device held by e1000e.
 grep -aq 'MYRIO-VFIO-REFUSED: PASS' "$out/console.log" || { echo "qemu_vfio: open of a device held by e1000e was not refused as expected"; exit 1; }
 grep -aq "bound to e1000e, not vfio-pci: run 'myrio-setup bind 0000:00:10.0'" "$out/console.log" || { echo "qemu_vfio: no fix named for a device held by e1000e"; exit 1; }
 # A memlock limit too small for the DMA memory, and no permission on /dev/vfio/N, were both

@@ -3,7 +3,9 @@
  * Device strings, chosen at run time:
  *   "sim:NAME"          a NIC of an in-process device model (conf.sim), see sim.h
  *   "simd:NAME[@SOCK]"  a NIC hosted by the model daemon, attached through its UNIX socket
- *   "0000:03:00.0"      a Myri-10G board bound to vfio-pci
+ *   "0000:03:00.0"      a PCI function bound to vfio-pci, driven by the driver that claims
+ *                       its IDs: a Myri-10G board, or an Intel 82574 (e1000e)
+ *   "pair:NAME/0|1"     one end of an in-memory link between two ports of this process
  *
  * Every call returns 0 or a negative errno and logs a message that says what to do.
  * rx_burst/tx_burst never block and never allocate beyond the port's pools.

@@ -34,6 +34,8 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 			struct myrio_port **out);
 int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 			 struct myrio_port **out);
+int myrio_e1000e_open(struct myrio_bus *bus, const struct myrio_port_conf *conf,
+		      struct myrio_port **out);
 
 /* A row of the driver table (drivers.c): how a device string or a PCI function finds the
  * back-end that opens it. Adding a driver adds a row; no other driver changes. */

@@ -21,58 +21,11 @@
 
 #include "myrio/myrio.h"
 
-#define U64(f)                                                                                     \
-	{                                                                                          \
-#f, offsetof(struct myrio_port_stats, f), 8                                        \
-	}
-#define U32(f)                                                                                     \
-	{                                                                                          \
-#f, offsetof(struct myrio_port_stats, f), 4                                        \
-	}
-
-static const struct counter {
-	const char *name;
-	size_t off;
-	int size;
-} counters[] = {
-    U64(rx_packets),
-    U64(rx_bytes),
-    U64(tx_packets),
-    U64(tx_bytes),
-    U64(rx_bad_completion),
-    U64(rx_refill_failed),
-    U64(tx_ring_full),
-    U64(tx_dropped_bad),
-    U64(tx_tso_chains),
-    U64(link_changes),
-    U32(dropped_pause),
-    U32(dropped_unicast_filtered),
-    U32(dropped_bad_crc32),
-    U32(dropped_bad_phy),
-    U32(dropped_multicast_filtered),
-    U32(dropped_link_overflow),
-    U32(dropped_link_error_or_filtered),
-    U32(dropped_runt),
-    U32(dropped_overrun),
-    U32(dropped_no_small_buffer),
-    U32(dropped_no_big_buffer),
-    U32(rdma_tags_available),
-    U32(link_up),
-};
-
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
 {
 	stop = 1;
-}
-
-static uint64_t get(const struct myrio_port_stats *s, const struct counter *c)
-{
-	const char *p = (const char *)s + c->off;
-	if (c->size == 8)
-		return *(const uint64_t *)p;
-	return *(const uint32_t *)p;
 }
 
 static double now_s(void)
@@ -123,50 +76,62 @@ int main(int argc, char **argv)
 	}
 	struct myrio_port_info info;
 	myrio_port_info(port, &info);
-	struct myrio_port_stats prev, cur;
-	myrio_port_stats(port, &prev);
+	/* Every counter by name: the generic ones, then the driver's own (xstats). */
+	int n = myrio_port_xstats_names(port, NULL, 0);
+	struct myrio_xstat_name *names = calloc(n > 0 ? (size_t)n : 1, sizeof(*names));
+	uint64_t *prev = calloc(n > 0 ? (size_t)n : 1, sizeof(*prev));
+	uint64_t *cur = calloc(n > 0 ? (size_t)n : 1, sizeof(*cur));
+	if (n < 0 || !names || !prev || !cur ||
+	    myrio_port_xstats_names(port, names, (unsigned)n) != n ||
+	    myrio_port_xstats(port, prev, (unsigned)n) != n) {
+		fprintf(stderr, "myrio-stats: cannot read the counters of %s\n", argv[optind]);
+		myrio_port_close(port);
+		return 1;
+	}
 	double t_prev = now_s();
 	for (long i = 0; !stop && (count < 0 || i < count); i++) {
 		/* Meanwhile take what arrives, so the driver counts it and the rings never
 		 * fill (the first report has no rate yet). */
 		for (double end = now_s() + (i ? interval : 0); !stop && now_s() < end;) {
 			struct myrio_pkt *pkts[64];
-			uint16_t n = myrio_rx_burst(port, pkts, 64);
-			myrio_pkt_free_bulk(pkts, n);
-			if (!n) {
+			uint16_t got = myrio_rx_burst(port, pkts, 64);
+			myrio_pkt_free_bulk(pkts, got);
+			if (!got) {
 				struct timespec ts = {0, 1000000};
 				nanosleep(&ts, NULL);
 			}
 		}
-		if (myrio_port_stats(port, &cur) < 0)
+		if (myrio_port_xstats(port, cur, (unsigned)n) != n)
 			break;
 		double t = now_s(), dt = t - t_prev;
 		int link = myrio_port_link(port);
-		printf("%s%s (%s, %02x:%02x:%02x:%02x:%02x:%02x) link %s\n", i ? "\n" : "",
-		       info.device, info.bus, info.mac[0], info.mac[1], info.mac[2], info.mac[3],
-		       info.mac[4], info.mac[5],
+		printf("%s%s (%s, %s, %02x:%02x:%02x:%02x:%02x:%02x) link %s\n", i ? "\n" : "",
+		       info.device, info.bus, info.driver, info.mac[0], info.mac[1], info.mac[2],
+		       info.mac[3], info.mac[4], info.mac[5],
 		       link == MYRIO_LINK_UP	 ? "up"
 		       : link == MYRIO_LINK_DOWN ? "down"
 						 : "unknown");
 		printf("  %-32s %20s %14s\n", "counter", "value", "per second");
-		for (size_t k = 0; k < sizeof(counters) / sizeof(counters[0]); k++) {
-			const struct counter *c = &counters[k];
-			uint64_t v = get(&cur, c), d = v - get(&prev, c);
+		for (int k = 0; k < n; k++) {
+			uint64_t v = cur[k], d = v - prev[k];
 			if (!v && !all)
 				continue;
-			if (c->size == 4) /* NIC counters are 32 bits and wrap */
-				d = (uint32_t)d;
+			if (v < prev[k] && prev[k] <= UINT32_MAX)
+				d = (uint32_t)d; /* a NIC counter of 32 bits wrapped */
 			if (i && dt > 0)
-				printf("  %-32s %20llu %14.0f\n", c->name, (unsigned long long)v,
-				       d / dt);
+				printf("  %-32s %20llu %14.0f\n", names[k].name,
+				       (unsigned long long)v, d / dt);
 			else
-				printf("  %-32s %20llu %14s\n", c->name, (unsigned long long)v,
-				       "-");
+				printf("  %-32s %20llu %14s\n", names[k].name,
+				       (unsigned long long)v, "-");
 		}
 		fflush(stdout);
-		prev = cur;
+		memcpy(prev, cur, (size_t)n * sizeof(*cur));
 		t_prev = t;
 	}
+	free(names);
+	free(prev);
+	free(cur);
 	myrio_port_close(port);
 	return 0;
 }

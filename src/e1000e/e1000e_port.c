@@ -175,15 +175,43 @@ static int e_info(struct myrio_port *port, struct myrio_port_info *info)
 	return 0;
 }
 
-static int e_stats(struct myrio_port *port, struct myrio_port_stats *s)
+/* The device's counters clear when read (§10.2.6): each read adds to the port's totals. */
+static void read_counters(struct e1000e_port *p)
 {
-	struct e1000e_port *p = ep(port);
 	p->crc_errors += e1000e_rd(&p->hw, E1000E_CRCERRS);
 	p->missed += e1000e_rd(&p->hw, E1000E_MPC);
 	p->no_buffer += e1000e_rd(&p->hw, E1000E_RNBC);
+}
+
+static int e_stats(struct myrio_port *port, struct myrio_port_stats *s)
+{
+	struct e1000e_port *p = ep(port);
+	read_counters(p);
 	*s = p->st;
+	s->rx_missed = p->missed;
+	s->rx_errors = p->crc_errors;
 	s->link_up = e_link(port) == MYRIO_LINK_UP;
 	return 0;
+}
+
+static const char *const xstat_names[] = {"crc_errors", "missed_packets", "rx_no_buffer"};
+#define N_XSTATS (sizeof(xstat_names) / sizeof(xstat_names[0]))
+
+static int e_xstats_names(struct myrio_port *port, struct myrio_xstat_name *names, unsigned n)
+{
+	for (unsigned i = 0; i < N_XSTATS && i < n; i++)
+		snprintf(names[i].name, sizeof(names[i].name), "%s", xstat_names[i]);
+	return (int)N_XSTATS;
+}
+
+static int e_xstats(struct myrio_port *port, uint64_t *values, unsigned n)
+{
+	struct e1000e_port *p = ep(port);
+	read_counters(p);
+	const uint64_t v[N_XSTATS] = {p->crc_errors, p->missed, p->no_buffer};
+	for (unsigned i = 0; i < N_XSTATS && i < n; i++)
+		values[i] = v[i];
+	return (int)N_XSTATS;
 }
 
 static void release(struct e1000e_port *p)
@@ -219,6 +247,8 @@ static const struct myrio_port_ops e1000e_ops = {
     .link = e_link,
     .info = e_info,
     .stats = e_stats,
+    .xstats_names = e_xstats_names,
+    .xstats = e_xstats,
     .close = e_close,
 };
 
@@ -257,6 +287,11 @@ int myrio_e1000e_open(struct myrio_bus *bus, const struct myrio_port_conf *conf,
 		      struct myrio_port **out)
 {
 	*out = NULL;
+	static const struct myrio_driver_arg no_args[] = {{0}};
+	if (myrio_driver_args_parse(bus->name, conf->driver_args, no_args) < 0) {
+		myrio_bus_close(bus);
+		return -EINVAL;
+	}
 	uint32_t mtu = conf->mtu ? conf->mtu : 1500;
 	if (mtu < 68 || mtu > MAX_MTU) {
 		log_err("%s: MTU %u: the e1000e driver takes 68..%u (no jumbo frames)", bus->name,

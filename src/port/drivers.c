@@ -70,5 +70,8 @@ int myrio_port_open_bus(struct myrio_bus *bus, const struct myrio_port_conf *con
 		return -ENODEV;
 	}
 	log_debug("%s: %04x:%04x, driver %s (%s)", bus->name, vendor, device, d->name, d->nic);
-	return d->open_bus(bus, conf, out);
+	rc = d->open_bus(bus, conf, out);
+	if (rc == 0)
+		(*out)->driver = d->name;
+	return rc;
 }

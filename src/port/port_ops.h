@@ -16,6 +16,11 @@ struct myrio_port_ops {
 	int (*link)(struct myrio_port *port);
 	int (*info)(struct myrio_port *port, struct myrio_port_info *info);
 	int (*stats)(struct myrio_port *port, struct myrio_port_stats *stats);
+	/* optional: the driver's own counters by name (names fixed for the port's life) and
+	 * attributes; each returns how many it has and fills the first n */
+	int (*xstats_names)(struct myrio_port *port, struct myrio_xstat_name *names, unsigned n);
+	int (*xstats)(struct myrio_port *port, uint64_t *values, unsigned n);
+	int (*attrs)(struct myrio_port *port, struct myrio_port_attr *attrs, unsigned n);
 	int (*irq_fd)(struct myrio_port *port);
 	int (*irq_arm)(struct myrio_port *port);
 	/* optional: a received buffer did not hold what the NIC reported (myrio_rx_verify) */
@@ -25,6 +30,7 @@ struct myrio_port_ops {
 
 struct myrio_port {
 	const struct myrio_port_ops *ops;
+	const char *driver; /* its row's name in the driver table */
 	char device[64];
 	struct myrio_capture *capture; /* pcap writer when capture is on, else NULL */
 };
@@ -57,6 +63,20 @@ struct myrio_driver {
 	int (*open_bus)(struct myrio_bus *bus, const struct myrio_port_conf *conf,
 			struct myrio_port **out);
 };
+
+/* A key a driver accepts in myrio_port_conf.driver_args, and where its value goes: one of
+ * u32 (a number), flag (0 or 1), str (text, at most str_len - 1 bytes). */
+struct myrio_driver_arg {
+	const char *key;
+	uint32_t *u32;
+	bool *flag;
+	char *str;
+	size_t str_len;
+};
+
+/* Parses "key=value,..." into keys (ended by an entry whose key is NULL); an unknown key or
+ * a bad value is refused (-EINVAL), logged under who with the keys the driver takes. */
+int myrio_driver_args_parse(const char *who, const char *args, const struct myrio_driver_arg *keys);
 
 /* The driver of a PCI function, or NULL when no driver claims its IDs. */
 const struct myrio_driver *myrio_driver_for_pci(uint16_t vendor, uint16_t device);

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "bus/bus.h"
+#include "myrio/publish.h"
 #include "port/capture.h"
 #include "port/port_ops.h"
+#include "port/publish_tick.h"
 #include "util/log.h"
 
 void myrio_port_conf_init(struct myrio_port_conf *conf)
@@ -16,6 +18,14 @@ void myrio_port_conf_init(struct myrio_port_conf *conf)
 	memset(conf, 0, sizeof(*conf));
 	conf->mtu = 1500;
 	conf->adopt_firmware = true;
+}
+
+/* The port as a source of published counters: every counter by name. */
+static int port_counters(void *arg, struct myrio_xstat_name *names, uint64_t *values, unsigned n)
+{
+	struct myrio_port *port = arg;
+	return values ? myrio_port_xstats(port, values, n)
+		      : myrio_port_xstats_names(port, names, n);
 }
 
 int myrio_port_open(struct myrio_port **out, const char *device, const struct myrio_port_conf *conf)
@@ -49,6 +59,10 @@ int myrio_port_open(struct myrio_port **out, const char *device, const struct my
 	if (rc < 0)
 		return rc;
 	snprintf(port->device, sizeof(port->device), "%s", device);
+	char group[80];
+	snprintf(group, sizeof(group), "port %s", device);
+	port->publish_countdown = PUBLISH_TICK_CALLS;
+	port->publish_handle = myrio_publish_add(group, port_counters, port);
 	*out = port;
 	return 0;
 }
@@ -58,12 +72,15 @@ void myrio_port_close(struct myrio_port *port)
 	if (!port)
 		return;
 	myrio_port_capture_stop(port);
+	myrio_publish_remove(port->publish_handle);
 	port->ops->close(port);
 }
 
 uint16_t myrio_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	uint16_t got = port->ops->rx_burst(port, pkts, n);
+	if (__builtin_expect(--port->publish_countdown == 0, 0))
+		myrio_publish_tick(&port->publish_countdown);
 	if (__builtin_expect(port->capture != NULL, 0) && got)
 		myrio_capture_write(port->capture, pkts, got);
 	return got;

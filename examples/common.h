@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "myrio/myrio.h"
@@ -120,6 +121,23 @@ static inline void pattern_fill(uint8_t pattern[PATTERN_MAX])
 {
 	for (unsigned i = 0; i < PATTERN_MAX; i++)
 		pattern[i] = (uint8_t)(i % PATTERN_LEN);
+}
+
+/* Whether data[0, len) continues the pattern from stream offset off. A payload may be
+ * longer than the pattern buffer (a datagram reassembled from IP fragments), so it is
+ * compared piece by piece. */
+static inline bool pattern_matches(const uint8_t pattern[PATTERN_MAX], const uint8_t *data,
+				   uint32_t len, uint64_t off)
+{
+	for (uint32_t done = 0; done < len;) {
+		uint32_t n = len - done;
+		if (n > PATTERN_MAX - PATTERN_LEN)
+			n = PATTERN_MAX - PATTERN_LEN;
+		if (memcmp(data + done, pattern + (off + done) % PATTERN_LEN, n) != 0)
+			return false;
+		done += n;
+	}
+	return true;
 }
 
 #endif

@@ -156,9 +156,9 @@ int main(int argc, char **argv)
 	       next_rx, size, dev_a, dev_b, dt, next_rx / dt / 1e6,
 	       next_rx * size * 8.0 / dt / 1e9);
 	printf("%s: every byte and the order checked; tx ring full %llu times, NIC drops "
-	       "(no buffer) %u/%u\n",
+	       "(no buffer, overrun) %llu\n",
 	       errors ? "FAILED" : "ok", (unsigned long long)sa.tx_ring_full,
-	       sb.dropped_no_small_buffer, sb.dropped_no_big_buffer);
+	       (unsigned long long)sb.rx_missed);
 	if (myrio_pool_free_count(pool) == pool->count)
 		myrio_pool_destroy(pool);
 	myrio_port_close(a);

@@ -38,7 +38,7 @@ static void on_tcp(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 /* The TCP payload continues the pattern where the previous segment stopped. */
 static void check_tcp(struct rx *rx, const uint8_t *data, uint32_t len)
 {
-	if (memcmp(data, rx->pattern + rx->bytes % PATTERN_LEN, len) != 0)
+	if (!pattern_matches(rx->pattern, data, len, rx->bytes))
 		rx->bad++;
 	rx->bytes += len;
 	rx->pkts++;
@@ -50,7 +50,7 @@ static void check_udp(struct rx *rx, const uint8_t *data, uint32_t len)
 	uint64_t seq;
 	if (len == 0)
 		return; /* the sender's probe while it resolves our MAC */
-	if (len < sizeof(seq) || memcmp(data + 8, rx->pattern + 8, len - sizeof(seq)) != 0) {
+	if (len < sizeof(seq) || !pattern_matches(rx->pattern, data + 8, len - 8, 8)) {
 		rx->bad++;
 		return;
 	}

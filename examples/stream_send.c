@@ -74,9 +74,12 @@ int main(int argc, char **argv)
 	sc.ip = ntohl(ip.s_addr);
 	sc.netmask = 0xffffff00u;
 	/* Never have more packets in flight than the NIC's send ring holds (a frame takes one
-	 * descriptor per tx_boundary it touches, §5.4): then a full ring, which drops, cannot
-	 * happen, and a full send queue (TCP) or an empty pool (UDP) holds the sender back. */
-	uint32_t descs = (info.max_frame + info.tx_boundary - 1) / info.tx_boundary + 1;
+	 * descriptor per tx_boundary it touches, §5.4, where the NIC has one): then a full ring,
+	 * which drops, cannot happen, and a full send queue (TCP) or an empty pool (UDP) holds the
+	 * sender back. */
+	uint32_t descs = info.tx_boundary
+			     ? (info.max_frame + info.tx_boundary - 1) / info.tx_boundary + 1
+			     : 1; /* no boundary: one descriptor a frame */
 	uint32_t in_flight = info.tx_ring_entries / descs;
 	sc.snd_queue_segs = in_flight;
 	if (udp)

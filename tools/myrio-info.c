@@ -1,4 +1,5 @@
-/* myrio-info: what a Myri-10G port says about itself.
+/* myrio-info: what a port says about itself: the generic info, its driver's attributes
+ * (a Myri-10G's firmware, serial number, buffer sizes) and every counter.
  *
  *   myrio-info [--firmware FILE] [--sim SPEC] [--mtu N] DEVICE
  *
@@ -90,50 +91,40 @@ int main(int argc, char **argv)
 		link = myrio_port_link(port);
 	}
 	struct myrio_port_info in;
-	struct myrio_port_stats st;
 	myrio_port_info(port, &in);
-	myrio_port_stats(port, &st);
-	printf("device          %s (%s bus)\n", in.device, in.bus);
-	printf("firmware        %s\n", in.fw_version);
+	printf("device          %s (%s bus, driver %s)\n", in.device, in.bus, in.driver);
 	printf("MAC             %02x:%02x:%02x:%02x:%02x:%02x\n", in.mac[0], in.mac[1], in.mac[2],
 	       in.mac[3], in.mac[4], in.mac[5]);
-	printf("serial          %s\n", in.serial);
-	printf("product code    %s\n", in.product);
 	printf("link            %s\n", link == MYRIO_LINK_UP	 ? "up"
 				       : link == MYRIO_LINK_DOWN ? "down"
 								 : "unknown");
 	printf("MTU             %u (max frame %u)\n", in.mtu, in.max_frame);
-	printf("rings           send %u, receive %u small + %u big, completion %u\n",
-	       in.tx_ring_entries, in.rx_ring_entries, in.rx_ring_entries, 2 * in.rx_ring_entries);
-	printf("buffers         small %u, big %u bytes; tx boundary %u\n", in.small_buf_size,
-	       in.big_buf_size, in.tx_boundary);
+	printf("rings           send %u, receive %u per ring; tx boundary %u\n", in.tx_ring_entries,
+	       in.rx_ring_entries, in.tx_boundary);
 	printf("caps           %s%s%s%s\n", in.caps & MYRIO_CAP_TX_CSUM ? " tx-csum" : "",
 	       in.caps & MYRIO_CAP_RX_CSUM_PARTIAL ? " rx-csum-partial" : "",
 	       in.caps & MYRIO_CAP_TSO ? " tso" : "", in.caps & MYRIO_CAP_IRQ ? " irq" : "");
-	printf("counters\n");
-#define P(f) printf("  %-32s %llu\n", #f, (unsigned long long)st.f)
-	P(rx_packets);
-	P(rx_bytes);
-	P(tx_packets);
-	P(tx_bytes);
-	P(rx_bad_completion);
-	P(rx_refill_failed);
-	P(tx_ring_full);
-	P(tx_dropped_bad);
-	P(link_changes);
-	P(dropped_pause);
-	P(dropped_unicast_filtered);
-	P(dropped_bad_crc32);
-	P(dropped_bad_phy);
-	P(dropped_multicast_filtered);
-	P(dropped_link_overflow);
-	P(dropped_link_error_or_filtered);
-	P(dropped_runt);
-	P(dropped_overrun);
-	P(dropped_no_small_buffer);
-	P(dropped_no_big_buffer);
-	P(rdma_tags_available);
-#undef P
+	/* What only this driver knows: firmware, serial number, buffer sizes... */
+	int na = myrio_port_attrs(port, NULL, 0);
+	struct myrio_port_attr *attrs = na > 0 ? calloc((size_t)na, sizeof(*attrs)) : NULL;
+	if (attrs && myrio_port_attrs(port, attrs, (unsigned)na) == na) {
+		printf("driver\n");
+		for (int i = 0; i < na; i++)
+			printf("  %-32s %s\n", attrs[i].name, attrs[i].value);
+	}
+	free(attrs);
+	/* Every counter: the generic ones, then the driver's own. */
+	int nx = myrio_port_xstats_names(port, NULL, 0);
+	struct myrio_xstat_name *names = nx > 0 ? calloc((size_t)nx, sizeof(*names)) : NULL;
+	uint64_t *values = nx > 0 ? calloc((size_t)nx, sizeof(*values)) : NULL;
+	if (names && values && myrio_port_xstats_names(port, names, (unsigned)nx) == nx &&
+	    myrio_port_xstats(port, values, (unsigned)nx) == nx) {
+		printf("counters\n");
+		for (int i = 0; i < nx; i++)
+			printf("  %-32s %llu\n", names[i].name, (unsigned long long)values[i]);
+	}
+	free(names);
+	free(values);
 	myrio_port_close(port);
 	myrio_sim_destroy(sim);
 	return 0;

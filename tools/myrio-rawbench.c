@@ -228,9 +228,9 @@ int main(int argc, char **argv)
 	struct myrio_port_stats sb;
 	myrio_port_stats(bn.b, &sb);
 	printf("rate: %u-byte frames, link %s: %.0f frames/s (%.3f Mpps, %.3f Gb/s of frames) "
-	       "over %.2f s; receiver drops (no buffer) %u\n",
+	       "over %.2f s; receiver NIC drops (no buffer, overrun) %llu\n",
 	       bn.size, link, rx / dt, rx / dt / 1e6, rx * bn.size * 8.0 / dt / 1e9, dt,
-	       sb.dropped_no_small_buffer + sb.dropped_no_big_buffer);
+	       (unsigned long long)sb.rx_missed);
 	teardown(&bn, out, pending);
 	return 0;
 }

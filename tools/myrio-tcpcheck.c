@@ -636,12 +636,11 @@ int main(int argc, char **argv)
 		struct myrio_port_stats ps;
 		if (myrio_port_stats(a.port, &ps) == 0)
 			printf("port: rx %llu tx %llu refill_failed %llu tx_ring_full %llu "
-			       "no_small %u no_big %u overrun %u overflow %u\n",
+			       "rx_missed %llu rx_errors %llu\n",
 			       (unsigned long long)ps.rx_packets, (unsigned long long)ps.tx_packets,
 			       (unsigned long long)ps.rx_refill_failed,
-			       (unsigned long long)ps.tx_ring_full, ps.dropped_no_small_buffer,
-			       ps.dropped_no_big_buffer, ps.dropped_overrun,
-			       ps.dropped_link_overflow);
+			       (unsigned long long)ps.tx_ring_full,
+			       (unsigned long long)ps.rx_missed, (unsigned long long)ps.rx_errors);
 		printf("tap: to kernel %llu, from kernel %llu, dropped %llu\n",
 		       (unsigned long long)a.tap->tx_frames, (unsigned long long)a.tap->rx_frames,
 		       (unsigned long long)a.tap->drops);

@@ -3,7 +3,9 @@
  * Device strings, chosen at run time:
  *   "sim:NAME"          a NIC of an in-process device model (conf.sim), see sim.h
  *   "simd:NAME[@SOCK]"  a NIC hosted by the model daemon, attached through its UNIX socket
- *   "0000:03:00.0"      a Myri-10G board bound to vfio-pci
+ *   "0000:03:00.0"      a PCI function bound to vfio-pci, driven by the driver that claims
+ *                       its IDs: a Myri-10G board, or an Intel 82574 (e1000e)
+ *   "pair:NAME/0|1"     one end of an in-memory link between two ports of this process
  *
  * Every call returns 0 or a negative errno and logs a message that says what to do.
  * rx_burst/tx_burst never block and never allocate beyond the port's pools.
@@ -24,66 +26,80 @@ struct myrio_port;
 struct myrio_sim;
 
 struct myrio_port_conf {
-	uint32_t mtu;            /* IP MTU, 68..9000; 0 = 1500 */
-	uint32_t rx_pool_size;   /* receive buffers per ring beyond the ring; 0 = default */
-	uint32_t intr_coal_us;   /* interrupt coalescing delay (§6.6); 0 = immediate */
-	bool promisc;            /* receive frames for any MAC */
-	bool adopt_firmware;     /* true: keep the running firmware (§2.3) when no image given */
-	const char *firmware;    /* image to load and hand off (§2.2, §2.4), NULL = adopt */
-	struct myrio_sim *sim;   /* in-process model hosting "sim:" devices */
-	uint32_t watchdog_ms;    /* NIC reboot check period (myri10ge); 0 = 1000, UINT32_MAX = off */
-	bool irq;                /* MSI wired at open for myrio_port_irq_fd; false: polled, INTx
-	                          * masked at the device (docs/driver.md "Real hardware") */
+	uint32_t mtu;	       /* IP MTU, 68..9000; 0 = 1500 */
+	uint32_t rx_pool_size; /* receive buffers per ring beyond the ring; 0 = default */
+	uint32_t intr_coal_us; /* interrupt coalescing delay (§6.6); 0 = immediate */
+	bool promisc;	       /* receive frames for any MAC */
+	bool adopt_firmware;   /* true: keep the running firmware (§2.3) when no image given */
+	const char *firmware;  /* image to load and hand off (§2.2, §2.4), NULL = adopt */
+	struct myrio_sim *sim; /* in-process model hosting "sim:" devices */
+	uint32_t watchdog_ms;  /* NIC reboot check period (myri10ge); 0 = 1000, UINT32_MAX = off */
+	bool irq;	       /* MSI wired at open for myrio_port_irq_fd; false: polled, INTx
+				* masked at the device (docs/driver.md "Real hardware") */
+	/* Driver arguments, "key=value,key=value": settings only one driver has (the
+	 * myri10ge ones are listed in docs/driver.md). A key the driver does not know fails
+	 * the open. NULL or "": none. */
+	const char *driver_args;
 };
 
 /* Offload capabilities (myrio_port_info.caps). */
-#define MYRIO_CAP_TX_CSUM 0x1u         /* per-packet L4 checksum insertion, §5.5 */
+#define MYRIO_CAP_TX_CSUM 0x1u	       /* per-packet L4 checksum insertion, §5.5 */
 #define MYRIO_CAP_RX_CSUM_PARTIAL 0x2u /* whole-frame sum in every completion, §4.6 */
-#define MYRIO_CAP_TSO 0x4u             /* TCP segmentation (§5.6) */
-#define MYRIO_CAP_IRQ 0x8u             /* interrupt eventfd for sleeping when idle */
+#define MYRIO_CAP_TSO 0x4u	       /* TCP segmentation (§5.6) */
+#define MYRIO_CAP_IRQ 0x8u	       /* interrupt eventfd for sleeping when idle */
 
 enum myrio_link { MYRIO_LINK_DOWN = 0, MYRIO_LINK_UP = 1, MYRIO_LINK_UNKNOWN = 3 };
 
 struct myrio_port_info {
-	char device[64];      /* the device string it was opened with */
-	char bus[16];         /* "sim", "simd", "vfio" */
-	char fw_version[128]; /* firmware header version string (§1.5) */
+	char device[64]; /* the device string it was opened with */
+	char bus[16];	 /* "sim", "simd", "vfio", "pair" */
+	char driver[16]; /* "myri10ge", "e1000e", "pair" */
 	uint8_t mac[6];
-	char serial[32];
-	char product[32];
 	uint32_t mtu;
-	uint32_t max_frame;      /* SET_MTU value: mtu + 18 */
+	uint32_t max_frame; /* largest frame: mtu + 18 (header, VLAN tag, CRC) */
 	uint32_t tx_ring_entries;
-	uint32_t rx_ring_entries; /* per ring (small and big) */
-	uint32_t small_buf_size;
-	uint32_t big_buf_size;
-	uint32_t tx_boundary;
+	uint32_t rx_ring_entries; /* per receive ring */
+	uint32_t tx_boundary;	  /* TSO: bytes a send descriptor may read at most; 0 no TSO */
 	uint32_t caps;
 };
 
-/* Driver counters plus every NIC counter of the status block (§6.1). */
+/* Counters every driver keeps. What is particular to a NIC (its firmware's drop reasons,
+ * say) is in the extended stats below. */
 struct myrio_port_stats {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t rx_bad_completion; /* completion entries with impossible lengths, dropped */
 	uint64_t rx_refill_failed;  /* buffer pool empty when refilling the rings */
-	uint64_t tx_ring_full;      /* packets tx_burst could not take */
+	uint64_t tx_ring_full;	    /* packets tx_burst could not take */
 	uint64_t tx_dropped_bad;    /* packets refused: too long, too short, bad offload request */
 	uint64_t link_changes;
-	/* NIC counters, cumulative since the last reset (status block, §6.1) */
-	uint32_t dropped_pause, dropped_unicast_filtered, dropped_bad_crc32, dropped_bad_phy;
-	uint32_t dropped_multicast_filtered, dropped_link_overflow, dropped_link_error_or_filtered;
-	uint32_t dropped_runt, dropped_overrun, dropped_no_small_buffer, dropped_no_big_buffer;
-	uint32_t rdma_tags_available;
+	uint64_t rx_missed; /* frames the NIC dropped: no receive buffer, overrun */
+	uint64_t rx_errors; /* frames the NIC dropped as damaged: bad CRC, runt, PHY error */
 	uint32_t link_up;
-	uint64_t watchdog_resets; /* NIC resets by the watchdog: reboot, stall, rings (§8.5) */
+	uint64_t watchdog_resets;  /* NIC resets by the driver's watchdog (reboot, stall) */
 	uint64_t rx_csum_mismatch; /* buffers not holding what the NIC reported (rx_verify) */
-	uint64_t rdma_tags_lost;   /* send-buffer DMA reads that failed (IOMMU faults), §8.5 */
-	uint64_t tx_tso_chains;    /* TSO requests queued (§5.6), each counted once in tx_packets */
+	uint64_t tx_tso_chains;	   /* TSO requests queued, each counted once in tx_packets */
+};
+
+/* Extended statistics: every counter of the port by name, like `ethtool -S` or DPDK's
+ * xstats: those of struct myrio_port_stats first, under their field names, then the
+ * driver's own (the myri10ge ones are in docs/driver.md). Ask for the names once, then read
+ * the values as often as needed, in the same order. */
+#define MYRIO_XSTAT_NAME_LEN 48
+struct myrio_xstat_name {
+	char name[MYRIO_XSTAT_NAME_LEN];
+};
+
+/* Driver attributes: what a NIC says about itself beyond the generic info (firmware
+ * version, serial number, buffer sizes), as text. */
+struct myrio_port_attr {
+	char name[32];
+	char value[128];
 };
 
 void myrio_port_conf_init(struct myrio_port_conf *conf);
 
-int myrio_port_open(struct myrio_port **out, const char *device, const struct myrio_port_conf *conf);
+int myrio_port_open(struct myrio_port **out, const char *device,
+		    const struct myrio_port_conf *conf);
 void myrio_port_close(struct myrio_port *port);
 
 /* Receives up to n packets; the caller owns them and frees them with myrio_pkt_free. */
@@ -108,6 +124,13 @@ int myrio_port_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf
 int myrio_port_link(struct myrio_port *port); /* enum myrio_link, or < 0 */
 int myrio_port_info(struct myrio_port *port, struct myrio_port_info *info);
 int myrio_port_stats(struct myrio_port *port, struct myrio_port_stats *stats);
+
+/* Each returns how many items the driver has (possibly more than n) and fills the first n. */
+int myrio_port_xstats_names(struct myrio_port *port, struct myrio_xstat_name *names, unsigned n);
+int myrio_port_xstats(struct myrio_port *port, uint64_t *values, unsigned n);
+int myrio_port_attrs(struct myrio_port *port, struct myrio_port_attr *attrs, unsigned n);
+/* One extended counter by name: 0, or -ENOENT when the driver has none of that name. */
+int myrio_port_xstat(struct myrio_port *port, const char *name, uint64_t *value);
 
 /* Interrupt-driven waiting, for programs that sleep when idle: the fd becomes readable
  * when the NIC raises an interrupt after myrio_port_irq_arm. -ENOTSUP without interrupts. */

@@ -1,4 +1,4 @@
-/* Finding Myri-10G functions with libpciaccess. */
+/* Finding PCI functions by their IDs with libpciaccess. */
 #include <errno.h>
 #include <pciaccess.h>
 #include <stdio.h>
@@ -7,7 +7,8 @@
 #include "pci/vfio.h"
 #include "util/log.h"
 
-int myrio_pci_find_myri(char (*addrs)[16], unsigned max)
+int myrio_pci_find(char (*addrs)[16], unsigned max,
+		   bool (*wanted)(uint16_t vendor, uint16_t device))
 {
 	int rc = pci_system_init();
 	if (rc != 0) {
@@ -15,7 +16,7 @@ int myrio_pci_find_myri(char (*addrs)[16], unsigned max)
 		return -rc;
 	}
 	static const struct pci_id_match match = {
-	    .vendor_id = MYRIO_PCI_VENDOR_MYRICOM,
+	    .vendor_id = PCI_MATCH_ANY,
 	    .device_id = PCI_MATCH_ANY,
 	    .subvendor_id = PCI_MATCH_ANY,
 	    .subdevice_id = PCI_MATCH_ANY,
@@ -28,7 +29,7 @@ int myrio_pci_find_myri(char (*addrs)[16], unsigned max)
 	unsigned n = 0;
 	struct pci_device *dev;
 	while ((dev = pci_device_next(it)) != NULL) {
-		if (!myrio_pci_is_myri(dev->vendor_id, dev->device_id))
+		if (!wanted(dev->vendor_id, dev->device_id))
 			continue;
 		if (n < max)
 			snprintf(addrs[n], sizeof(addrs[n]), "%04x:%02x:%02x.%x", dev->domain,

@@ -116,6 +116,11 @@ int myrio_vfio_open_at(const struct myrio_vfio_paths *paths, const char *addr_in
 		return -EINVAL;
 	}
 	myrio_pci_addr_str(&a, addr);
+	uint16_t vendor, device;
+	if (myrio_pci_ids(paths, addr, &vendor, &device) < 0) {
+		log_err("no PCI device %s (see lspci -D for the addresses of this machine)", addr);
+		return -ENODEV;
+	}
 	int rc = check_host(paths, addr, &g);
 	if (rc < 0)
 		return rc;
@@ -149,47 +154,9 @@ int myrio_vfio_open_at(const struct myrio_vfio_paths *paths, const char *addr_in
 	return 0;
 }
 
-int myrio_vfio_open_any(const char *addr, struct myrio_bus **out)
-{
-	return myrio_vfio_open_at(NULL, addr, out);
-}
-
-int myrio_pci_is_myri(uint16_t vendor, uint16_t device)
-{
-	return vendor == MYRIO_PCI_VENDOR_MYRICOM &&
-	       (device == MYRIO_PCI_DEVICE_Z8E || device == MYRIO_PCI_DEVICE_Z8E_9);
-}
-
-int myrio_vfio_open_myri_at(const struct myrio_vfio_paths *paths, const char *addr_in,
-			    struct myrio_bus **out)
-{
-	struct myrio_pci_addr a;
-	char addr[MYRIO_PCI_ADDR_STRLEN + 1];
-	uint16_t vendor, device;
-	*out = NULL;
-	if (myrio_pci_addr_parse(addr_in, &a) != 0) {
-		log_err("'%s' is not a PCI address (expected DDDD:BB:DD.F, e.g. 0000:03:00.0)",
-			addr_in);
-		return -EINVAL;
-	}
-	myrio_pci_addr_str(&a, addr);
-	int rc = myrio_pci_ids(paths, addr, &vendor, &device);
-	if (rc < 0) {
-		log_err("no PCI device %s (see lspci -D for the addresses of this machine)", addr);
-		return -ENODEV;
-	}
-	if (!myrio_pci_is_myri(vendor, device)) {
-		log_err("%s is %04x:%04x, not a Myri-10G NIC (14c1:0008 or 14c1:0009); "
-			"'myrio-setup check' lists the Myri-10G NICs of this machine",
-			addr, vendor, device);
-		return -ENODEV;
-	}
-	return myrio_vfio_open_at(paths, addr, out);
-}
-
 int myrio_vfio_bus_open(const char *pci_addr, struct myrio_bus **out)
 {
-	return myrio_vfio_open_myri_at(NULL, pci_addr, out);
+	return myrio_vfio_open_at(NULL, pci_addr, out);
 }
 
 int myrio_vfio_group_id(const struct myrio_bus *bus)

@@ -1,5 +1,5 @@
 /* One PCI function opened through VFIO: the state behind the struct myrio_bus that
- * myrio_vfio_open_any returns. Internal to src/pci/. */
+ * myrio_vfio_bus_open returns. Internal to src/pci/. */
 #ifndef MYRIO_PCI_VFIO_DEV_H
 #define MYRIO_PCI_VFIO_DEV_H
 

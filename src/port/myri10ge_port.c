@@ -1,6 +1,8 @@
 /* The Myri-10G port back-end: struct myrio_port_ops on top of the bring-up (src/mcp/) and
  * the rings (src/rings/). Works on any bus: VFIO, the in-process model, the model daemon. */
 #include <errno.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,16 +71,11 @@ static int m_info(struct myrio_port *port, struct myrio_port_info *info)
 {
 	struct myri_nic *nic = &mp(port)->nic;
 	snprintf(info->bus, sizeof(info->bus), "%s", nic->bus->kind);
-	snprintf(info->fw_version, sizeof(info->fw_version), "%s", nic->fw.version);
 	memcpy(info->mac, nic->ee.mac, 6);
-	snprintf(info->serial, sizeof(info->serial), "%s", nic->ee.serial);
-	snprintf(info->product, sizeof(info->product), "%s", nic->ee.product);
 	info->mtu = nic->mtu;
 	info->max_frame = nic->max_frame;
 	info->tx_ring_entries = nic->tx_entries;
 	info->rx_ring_entries = nic->rx_entries;
-	info->small_buf_size = nic->small_size;
-	info->big_buf_size = nic->big_size;
 	info->tx_boundary = nic->tx_boundary;
 	info->caps = MYRIO_CAP_TX_CSUM | MYRIO_CAP_RX_CSUM_PARTIAL;
 	if (nic->tso_mode0)
@@ -86,6 +83,77 @@ static int m_info(struct myrio_port *port, struct myrio_port_info *info)
 	if (nic->msi) /* asking must not switch it on: the mode is chosen at open */
 		info->caps |= MYRIO_CAP_IRQ;
 	return 0;
+}
+
+/* What the firmware and the EEPROM say (§1.5, §1.6), and the receive buffer sizes. */
+static int m_attrs(struct myrio_port *port, struct myrio_port_attr *a, unsigned n)
+{
+	struct myri_nic *nic = &mp(port)->nic;
+	struct myrio_port_attr all[] = {
+	    {"fw_version", ""},	    {"serial", ""},	  {"product", ""},
+	    {"small_buf_size", ""}, {"big_buf_size", ""}, {"rx_completion_entries", ""},
+	};
+	snprintf(all[0].value, sizeof(all[0].value), "%s", nic->fw.version);
+	snprintf(all[1].value, sizeof(all[1].value), "%s", nic->ee.serial);
+	snprintf(all[2].value, sizeof(all[2].value), "%s", nic->ee.product);
+	snprintf(all[3].value, sizeof(all[3].value), "%u", nic->small_size);
+	snprintf(all[4].value, sizeof(all[4].value), "%u", nic->big_size);
+	snprintf(all[5].value, sizeof(all[5].value), "%u", 2 * nic->rx_entries);
+	unsigned total = sizeof(all) / sizeof(all[0]);
+	memcpy(a, all, (n < total ? n : total) * sizeof(all[0]));
+	return (int)total;
+}
+
+/* The firmware's counters of the status block (§6.1), 32 bits, cumulative since the NIC's
+ * last reset; they wrap. */
+#define SNAP(f)                                                                                    \
+	{                                                                                          \
+#f, offsetof(struct mcp_irq_data, f)                                               \
+	}
+static const struct {
+	const char *name;
+	size_t off;
+} snap_counters[] = {
+    SNAP(dropped_pause),
+    SNAP(dropped_unicast_filtered),
+    SNAP(dropped_bad_crc32),
+    SNAP(dropped_bad_phy),
+    SNAP(dropped_multicast_filtered),
+    SNAP(dropped_link_overflow),
+    SNAP(dropped_link_error_or_filtered),
+    SNAP(dropped_runt),
+    SNAP(dropped_overrun),
+    SNAP(dropped_no_small_buffer),
+    SNAP(dropped_no_big_buffer),
+    SNAP(rdma_tags_available),
+};
+#undef SNAP
+#define N_SNAP (sizeof(snap_counters) / sizeof(snap_counters[0]))
+#define N_XSTATS (N_SNAP + 1) /* and rdma_tags_lost, the driver's own */
+
+static int m_xstats_names(struct myrio_port *port, struct myrio_xstat_name *names, unsigned n)
+{
+	for (unsigned i = 0; i < N_XSTATS && i < n; i++)
+		snprintf(names[i].name, sizeof(names[i].name), "%s",
+			 i < N_SNAP ? snap_counters[i].name : "rdma_tags_lost");
+	return (int)N_XSTATS;
+}
+
+static uint32_t snap_value(const struct mcp_irq_data *d, unsigned i)
+{
+	uint32_t v;
+	memcpy(&v, (const uint8_t *)d + snap_counters[i].off, sizeof(v));
+	return v;
+}
+
+static int m_xstats(struct myrio_port *port, uint64_t *values, unsigned n)
+{
+	struct myri_nic *nic = &mp(port)->nic;
+	if (nic->up)
+		status_poll(&nic->rings);
+	for (unsigned i = 0; i < N_XSTATS && i < n; i++)
+		values[i] = i < N_SNAP ? snap_value(&nic->rings.snap, i) : nic->wd.rdma_tags_lost;
+	return (int)N_XSTATS;
 }
 
 static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
@@ -105,22 +173,13 @@ static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
 	s->tx_tso_chains = r->tx_tso_chains;
 	s->link_changes = r->link_changes;
 	const struct mcp_irq_data *d = &r->snap;
-	s->dropped_pause = d->dropped_pause;
-	s->dropped_unicast_filtered = d->dropped_unicast_filtered;
-	s->dropped_bad_crc32 = d->dropped_bad_crc32;
-	s->dropped_bad_phy = d->dropped_bad_phy;
-	s->dropped_multicast_filtered = d->dropped_multicast_filtered;
-	s->dropped_link_overflow = d->dropped_link_overflow;
-	s->dropped_link_error_or_filtered = d->dropped_link_error_or_filtered;
-	s->dropped_runt = d->dropped_runt;
-	s->dropped_overrun = d->dropped_overrun;
-	s->dropped_no_small_buffer = d->dropped_no_small_buffer;
-	s->dropped_no_big_buffer = d->dropped_no_big_buffer;
-	s->rdma_tags_available = d->rdma_tags_available;
+	s->rx_missed = (uint64_t)d->dropped_no_small_buffer + d->dropped_no_big_buffer +
+		       d->dropped_overrun + d->dropped_link_overflow;
+	s->rx_errors = (uint64_t)d->dropped_bad_crc32 + d->dropped_bad_phy + d->dropped_runt +
+		       d->dropped_link_error_or_filtered;
 	s->link_up = nic->up ? r->link_up : 0;
 	s->watchdog_resets = nic->wd.resets;
 	s->rx_csum_mismatch = nic->wd.rx_mismatches;
-	s->rdma_tags_lost = nic->wd.rdma_tags_lost;
 	return 0;
 }
 
@@ -178,16 +237,44 @@ static const struct myrio_port_ops myri10ge_ops = {
     .link = m_link,
     .info = m_info,
     .stats = m_stats,
+    .xstats_names = m_xstats_names,
+    .xstats = m_xstats,
+    .attrs = m_attrs,
     .irq_fd = m_irq_fd,
     .irq_arm = m_irq_arm,
     .rx_mismatch = m_rx_mismatch,
     .close = m_close,
 };
 
-int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *conf,
+/* The driver arguments (docs/driver.md) override the conf fields of the same names. */
+static int apply_args(struct myrio_bus *bus, const struct myrio_port_conf *in,
+		      struct myrio_port_conf *c, char *fw, size_t fw_len)
+{
+	*c = *in;
+	fw[0] = '\0';
+	const struct myrio_driver_arg keys[] = {
+	    {.key = "firmware", .str = fw, .str_len = fw_len},
+	    {.key = "adopt_firmware", .flag = &c->adopt_firmware},
+	    {.key = "watchdog_ms", .u32 = &c->watchdog_ms},
+	    {.key = "intr_coal_us", .u32 = &c->intr_coal_us},
+	    {0},
+	};
+	int rc = myrio_driver_args_parse(bus->name, in->driver_args, keys);
+	if (rc == 0 && fw[0])
+		c->firmware = fw;
+	return rc;
+}
+
+int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *conf_in,
 			struct myrio_port **out)
 {
 	*out = NULL;
+	struct myrio_port_conf args_conf, *conf = &args_conf;
+	char fw[PATH_MAX];
+	if (apply_args(bus, conf_in, &args_conf, fw, sizeof(fw)) < 0) {
+		myrio_bus_close(bus);
+		return -EINVAL;
+	}
 	struct myri10ge_port *p = calloc(1, sizeof(*p));
 	if (!p) {
 		myrio_bus_close(bus);

@@ -272,14 +272,11 @@ static int pair_info(struct myrio_port *port, struct myrio_port_info *info)
 {
 	struct pair_end *e = (struct pair_end *)port;
 	snprintf(info->bus, sizeof(info->bus), "pair");
-	snprintf(info->fw_version, sizeof(info->fw_version), "none (in-memory link)");
 	memcpy(info->mac, e->mac, 6);
 	info->mtu = e->mtu;
 	info->max_frame = e->mtu + 18;
 	info->tx_ring_entries = e->link->ring[0].mask + 1;
 	info->rx_ring_entries = e->link->ring[0].mask + 1;
-	info->small_buf_size = PAIR_RX_BUF;
-	info->big_buf_size = PAIR_RX_BUF;
 	info->caps = e->caps;
 	return 0;
 }
@@ -400,6 +397,9 @@ int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 			device);
 		return -EINVAL;
 	}
+	static const struct myrio_driver_arg no_args[] = {{0}}; /* its options follow '?' */
+	if (myrio_driver_args_parse(device, conf ? conf->driver_args : NULL, no_args) < 0)
+		return -EINVAL;
 	char lname[32];
 	memcpy(lname, name, (size_t)(slash - name));
 	lname[slash - name] = '\0';

@@ -1,11 +1,16 @@
-/* The public port API: device-string dispatch and thin calls into the back-end. */
+/* The public port API: opening through the driver table (drivers.c) and thin calls into
+ * the back-end. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bus/bus.h"
+#include "myrio/publish.h"
 #include "port/capture.h"
 #include "port/port_ops.h"
+#include "port/publish_tick.h"
 #include "util/log.h"
 
 void myrio_port_conf_init(struct myrio_port_conf *conf)
@@ -13,6 +18,14 @@ void myrio_port_conf_init(struct myrio_port_conf *conf)
 	memset(conf, 0, sizeof(*conf));
 	conf->mtu = 1500;
 	conf->adopt_firmware = true;
+}
+
+/* The port as a source of published counters: every counter by name. */
+static int port_counters(void *arg, struct myrio_xstat_name *names, uint64_t *values, unsigned n)
+{
+	struct myrio_port *port = arg;
+	return values ? myrio_port_xstats(port, values, n)
+		      : myrio_port_xstats_names(port, names, n);
 }
 
 int myrio_port_open(struct myrio_port **out, const char *device, const struct myrio_port_conf *conf)
@@ -30,18 +43,26 @@ int myrio_port_open(struct myrio_port **out, const char *device, const struct my
 	}
 	int rc;
 	struct myrio_port *port = NULL;
-	if (strncmp(device, "pair:", 5) == 0) {
-		rc = myrio_pair_port_open(device, conf, &port);
+	const struct myrio_driver *d = myrio_driver_for_prefix(device);
+	if (d) {
+		rc = d->open_device(device, conf, &port);
+		if (rc == 0)
+			port->driver = d->name;
 	} else {
+		/* Any other string names a bus; the function's PCI IDs choose the driver. */
 		struct myrio_bus *bus;
 		rc = myrio_bus_open(device, conf->sim, &bus);
 		if (rc < 0)
 			return rc;
-		rc = myrio_myri10ge_open(bus, conf, &port); /* owns the bus from here on */
+		rc = myrio_port_open_bus(bus, conf, &port); /* owns the bus from here on */
 	}
 	if (rc < 0)
 		return rc;
 	snprintf(port->device, sizeof(port->device), "%s", device);
+	char group[80];
+	snprintf(group, sizeof(group), "port %s", device);
+	port->publish_countdown = PUBLISH_TICK_CALLS;
+	port->publish_handle = myrio_publish_add(group, port_counters, port);
 	*out = port;
 	return 0;
 }
@@ -51,12 +72,15 @@ void myrio_port_close(struct myrio_port *port)
 	if (!port)
 		return;
 	myrio_port_capture_stop(port);
+	myrio_publish_remove(port->publish_handle);
 	port->ops->close(port);
 }
 
 uint16_t myrio_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	uint16_t got = port->ops->rx_burst(port, pkts, n);
+	if (__builtin_expect(--port->publish_countdown == 0, 0))
+		myrio_publish_tick(&port->publish_countdown);
 	if (__builtin_expect(port->capture != NULL, 0) && got)
 		myrio_capture_rx(port->capture, pkts, got);
 	return got;
@@ -84,6 +108,8 @@ int myrio_port_info(struct myrio_port *port, struct myrio_port_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	snprintf(info->device, sizeof(info->device), "%s", port->device);
+	if (port->driver)
+		snprintf(info->driver, sizeof(info->driver), "%s", port->driver);
 	return port->ops->info(port, info);
 }
 
@@ -91,6 +117,92 @@ int myrio_port_stats(struct myrio_port *port, struct myrio_port_stats *stats)
 {
 	memset(stats, 0, sizeof(*stats));
 	return port->ops->stats(port, stats);
+}
+
+/* The generic counters lead the extended list, so that one list shows a port whole. */
+#define GENERIC(f)                                                                                 \
+	{                                                                                          \
+#f, offsetof(struct myrio_port_stats, f),                                          \
+		    sizeof(((struct myrio_port_stats *)0)->f)                                      \
+	}
+static const struct {
+	const char *name;
+	size_t off, size;
+} generic[] = {
+    GENERIC(rx_packets),      GENERIC(rx_bytes),	  GENERIC(tx_packets),
+    GENERIC(tx_bytes),	      GENERIC(rx_bad_completion), GENERIC(rx_refill_failed),
+    GENERIC(tx_ring_full),    GENERIC(tx_dropped_bad),	  GENERIC(tx_tso_chains),
+    GENERIC(link_changes),    GENERIC(rx_missed),	  GENERIC(rx_errors),
+    GENERIC(watchdog_resets), GENERIC(rx_csum_mismatch),  GENERIC(link_up),
+};
+#undef GENERIC
+#define N_GENERIC (sizeof(generic) / sizeof(generic[0]))
+
+static int driver_xstats(struct myrio_port *port)
+{
+	return port->ops->xstats_names ? port->ops->xstats_names(port, NULL, 0) : 0;
+}
+
+int myrio_port_xstats_names(struct myrio_port *port, struct myrio_xstat_name *names, unsigned n)
+{
+	for (unsigned i = 0; i < N_GENERIC && i < n; i++)
+		snprintf(names[i].name, sizeof(names[i].name), "%s", generic[i].name);
+	if (n <= N_GENERIC)
+		return (int)N_GENERIC + driver_xstats(port);
+	int rc = port->ops->xstats_names
+		     ? port->ops->xstats_names(port, names + N_GENERIC, n - (unsigned)N_GENERIC)
+		     : 0;
+	return rc < 0 ? rc : (int)N_GENERIC + rc;
+}
+
+int myrio_port_xstats(struct myrio_port *port, uint64_t *values, unsigned n)
+{
+	struct myrio_port_stats st;
+	int rc = myrio_port_stats(port, &st);
+	if (rc < 0)
+		return rc;
+	for (unsigned i = 0; i < N_GENERIC && i < n; i++) {
+		const uint8_t *f = (const uint8_t *)&st + generic[i].off;
+		uint32_t v32;
+		if (generic[i].size == sizeof(uint64_t)) {
+			memcpy(&values[i], f, sizeof(uint64_t));
+		} else {
+			memcpy(&v32, f, sizeof(v32));
+			values[i] = v32;
+		}
+	}
+	if (n <= N_GENERIC)
+		return (int)N_GENERIC + driver_xstats(port);
+	rc = port->ops->xstats
+		 ? port->ops->xstats(port, values + N_GENERIC, n - (unsigned)N_GENERIC)
+		 : 0;
+	return rc < 0 ? rc : (int)N_GENERIC + rc;
+}
+
+int myrio_port_attrs(struct myrio_port *port, struct myrio_port_attr *attrs, unsigned n)
+{
+	return port->ops->attrs ? port->ops->attrs(port, attrs, n) : 0;
+}
+
+int myrio_port_xstat(struct myrio_port *port, const char *name, uint64_t *value)
+{
+	int n = myrio_port_xstats_names(port, NULL, 0);
+	if (n <= 0)
+		return n < 0 ? n : -ENOENT;
+	struct myrio_xstat_name *names = calloc((size_t)n, sizeof(*names));
+	uint64_t *values = calloc((size_t)n, sizeof(*values));
+	int rc = names && values ? -ENOENT : -ENOMEM;
+	if (rc == -ENOENT && myrio_port_xstats_names(port, names, (unsigned)n) == n &&
+	    myrio_port_xstats(port, values, (unsigned)n) == n) {
+		for (int i = 0; i < n && rc; i++)
+			if (strcmp(names[i].name, name) == 0) {
+				*value = values[i];
+				rc = 0;
+			}
+	}
+	free(names);
+	free(values);
+	return rc;
 }
 
 int myrio_port_irq_fd(struct myrio_port *port)

@@ -16,6 +16,11 @@ struct myrio_port_ops {
 	int (*link)(struct myrio_port *port);
 	int (*info)(struct myrio_port *port, struct myrio_port_info *info);
 	int (*stats)(struct myrio_port *port, struct myrio_port_stats *stats);
+	/* optional: the driver's own counters by name (names fixed for the port's life) and
+	 * attributes; each returns how many it has and fills the first n */
+	int (*xstats_names)(struct myrio_port *port, struct myrio_xstat_name *names, unsigned n);
+	int (*xstats)(struct myrio_port *port, uint64_t *values, unsigned n);
+	int (*attrs)(struct myrio_port *port, struct myrio_port_attr *attrs, unsigned n);
 	int (*irq_fd)(struct myrio_port *port);
 	int (*irq_arm)(struct myrio_port *port);
 	/* optional: a received buffer did not hold what the NIC reported (myrio_rx_verify) */
@@ -25,6 +30,9 @@ struct myrio_port_ops {
 
 struct myrio_port {
 	const struct myrio_port_ops *ops;
+	const char *driver; /* its row's name in the driver table */
+	uint32_t publish_countdown; /* rx_burst calls until the publisher looks at the clock */
+	int publish_handle;	    /* its counters in the process's segment (publish.h) */
 	char device[64];
 	struct myrio_capture *capture; /* pcap writer when capture is on, else NULL */
 };
@@ -34,5 +42,52 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 			struct myrio_port **out);
 int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 			 struct myrio_port **out);
+int myrio_e1000e_open(struct myrio_bus *bus, const struct myrio_port_conf *conf,
+		      struct myrio_port **out);
+
+/* A row of the driver table (drivers.c): how a device string or a PCI function finds the
+ * back-end that opens it. Adding a driver adds a row; no other driver changes. */
+struct myrio_pci_id {
+	uint16_t vendor, device;
+};
+
+struct myrio_driver {
+	const char *name; /* "myri10ge" */
+	const char *nic;  /* what it drives, for messages: "Myri-10G" */
+	/* A device-string prefix naming a port of this driver's own ("pair:"), opened by
+	 * open_device with the whole string; NULL for drivers that run on a bus. */
+	const char *prefix;
+	int (*open_device)(const char *device, const struct myrio_port_conf *conf,
+			   struct myrio_port **out);
+	/* The PCI functions it drives, ended by {0, 0}, opened by open_bus on their bus,
+	 * which open_bus owns from the call on (it closes the bus when it fails). */
+	const struct myrio_pci_id *ids;
+	int (*open_bus)(struct myrio_bus *bus, const struct myrio_port_conf *conf,
+			struct myrio_port **out);
+};
+
+/* A key a driver accepts in myrio_port_conf.driver_args, and where its value goes: one of
+ * u32 (a number), flag (0 or 1), str (text, at most str_len - 1 bytes). */
+struct myrio_driver_arg {
+	const char *key;
+	uint32_t *u32;
+	bool *flag;
+	char *str;
+	size_t str_len;
+};
+
+/* Parses "key=value,..." into keys (ended by an entry whose key is NULL); an unknown key or
+ * a bad value is refused (-EINVAL), logged under who with the keys the driver takes. */
+int myrio_driver_args_parse(const char *who, const char *args, const struct myrio_driver_arg *keys);
+
+/* The driver of a PCI function, or NULL when no driver claims its IDs. */
+const struct myrio_driver *myrio_driver_for_pci(uint16_t vendor, uint16_t device);
+/* The driver whose prefix starts device, or NULL (the string then names a bus). */
+const struct myrio_driver *myrio_driver_for_prefix(const char *device);
+/* Reads the function's IDs from its config space and opens it with the driver that claims
+ * them; refuses (-ENODEV, logged) a function no driver claims. Owns the bus from the call
+ * on. */
+int myrio_port_open_bus(struct myrio_bus *bus, const struct myrio_port_conf *conf,
+			struct myrio_port **out);
 
 #endif

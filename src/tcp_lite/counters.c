@@ -102,6 +102,21 @@
 	F(tcp_abort_on_data)                                                                       \
 	F(drop_tcp_bad_src)
 
+int stack_counters(void *arg, struct myrio_xstat_name *names, uint64_t *values, unsigned n)
+{
+	const struct myrio_stack *s = arg;
+	unsigned i = 0;
+#define F(c)                                                                                       \
+	if (i < n && names)                                                                        \
+		snprintf(names[i].name, sizeof(names[i].name), "%s", #c);                          \
+	if (i < n && values)                                                                       \
+		values[i] = s->st.c;                                                               \
+	i++;
+	STACK_COUNTERS
+#undef F
+	return (int)i;
+}
+
 void myrio_stack_stats(const struct myrio_stack *s, struct myrio_stack_stats *out)
 {
 	*out = s->st;

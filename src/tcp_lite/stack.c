@@ -1,10 +1,12 @@
 /* The stack instance: creation, the poll loop, the transmit batch and the clock. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
+#include "myrio/publish.h"
 #include "tcp_lite/stack.h"
 #include "util/log.h"
 
@@ -170,6 +172,10 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		return rc;
 	}
 	s->ctl_reserve = s->conf.tx_pool_size / 16;
+	char group[32];
+	snprintf(group, sizeof(group), "stack %u.%u.%u.%u", s->conf.ip >> 24,
+		 (s->conf.ip >> 16) & 0xff, (s->conf.ip >> 8) & 0xff, s->conf.ip & 0xff);
+	s->publish_handle = myrio_publish_add(group, stack_counters, s);
 	*out = s;
 	myrio_arp_announce(s);
 	stack_flush(s);
@@ -180,6 +186,7 @@ void myrio_stack_destroy(struct myrio_stack *s)
 {
 	if (!s)
 		return;
+	myrio_publish_remove(s->publish_handle);
 	if (s->hash)
 		tcp_fini(s);
 	stack_flush(s);

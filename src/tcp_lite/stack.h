@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "myrio/port.h"
+#include "myrio/publish.h"
 #include "myrio/tcp_lite.h"
 #include "tcp_lite/timer_wheel.h"
 
@@ -248,6 +249,7 @@ struct myrio_udp_sock {
 struct myrio_stack {
 	struct myrio_stack_conf conf;
 	struct myrio_port *port;
+	int publish_handle; /* its counters in the process's segment (myrio/publish.h) */
 	struct myrio_pool *pool;
 	uint32_t ctl_reserve; /* buffers only the stack itself may take */
 	uint8_t mac[6];
@@ -513,5 +515,8 @@ void cc_after_idle(struct myrio_tcp_conn *c);
 /* tcp_cubic.c */
 void cubic_on_loss(struct myrio_tcp_conn *c);
 void cubic_on_ack(struct myrio_tcp_conn *c, uint32_t acked);
+
+/* The stack as a source of published counters (myrio/publish.h): every stack counter. */
+int stack_counters(void *arg, struct myrio_xstat_name *names, uint64_t *values, unsigned n);
 
 #endif

@@ -117,9 +117,9 @@ static int driver_bench(unsigned long frames, unsigned len, const char *spec)
 	struct sim_nic_stats ms;
 	sim_nic_get_stats(sim_nic_find(w, "sim0"), &ms);
 	printf("driver: %lu of %lu frames of %u bytes received in %.3f s: %.0f frames/s, lost %lu "
-	       "(no_small %u no_big %u, sender held by pause longer than its limit %lu times)\n",
-	       got, sent, len, t, got / t, sent - got, st.dropped_no_small_buffer,
-	       st.dropped_no_big_buffer, (unsigned long)ms.pause_timeouts);
+	       "(NIC drops %llu, sender held by pause longer than its limit %lu times)\n",
+	       got, sent, len, t, got / t, sent - got, (unsigned long long)st.rx_missed,
+	       (unsigned long)ms.pause_timeouts);
 	myrio_port_close(a);
 	myrio_port_close(b);
 	myrio_sim_destroy(w);

@@ -20,6 +20,29 @@ struct env {
 	uint32_t seq_tx[2], seq_rx[2]; /* per direction: 0 = a->b, 1 = b->a */
 };
 
+/* A driver attribute of port p ("fw_version", "serial"...), "" if it has none; the text
+ * stays valid for the next three calls. */
+static inline const char *env_attr(struct myrio_port *p, const char *name)
+{
+	static char out[4][128];
+	static unsigned next;
+	char *o = out[next++ % 4];
+	struct myrio_port_attr a[16];
+	int n = myrio_port_attrs(p, a, 16);
+	o[0] = '\0';
+	for (int i = 0; i < n && i < 16; i++)
+		if (strcmp(a[i].name, name) == 0)
+			snprintf(o, sizeof(out[0]), "%s", a[i].value);
+	return o;
+}
+
+/* A driver counter of port p by name; UINT64_MAX if it has none of that name. */
+static inline uint64_t env_xstat(struct myrio_port *p, const char *name)
+{
+	uint64_t v;
+	return myrio_port_xstat(p, name, &v) == 0 ? v : UINT64_MAX;
+}
+
 static inline double env_now(void)
 {
 	struct timespec ts;

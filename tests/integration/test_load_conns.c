@@ -177,10 +177,9 @@ static void many_connections_all_verified(void **state)
 		       (unsigned long)sb.tcp_dup_segs, (unsigned long)sb.rx_frames);
 		struct myrio_port_stats pb;
 		myrio_port_stats(m.pb, &pb);
-		printf("port b: rx %lu no_small %u no_big %u refill_failed %lu bad_completion %lu\n",
-		       (unsigned long)pb.rx_packets, pb.dropped_no_small_buffer,
-		       pb.dropped_no_big_buffer, (unsigned long)pb.rx_refill_failed,
-		       (unsigned long)pb.rx_bad_completion);
+		printf("port b: rx %lu missed %lu refill_failed %lu bad_completion %lu\n",
+		       (unsigned long)pb.rx_packets, (unsigned long)pb.rx_missed,
+		       (unsigned long)pb.rx_refill_failed, (unsigned long)pb.rx_bad_completion);
 		for (int k = 0; k < 16; k++)
 			if (st[k])
 				printf("not eof: %u in %s\n", st[k], myrio_tcp_state_name(k));

@@ -12,6 +12,7 @@
 /* after the headers it needs */
 #include <cmocka.h>
 
+#include "driver_env.h"
 #include "myrio/myrio.h"
 #include "sim/fw_image.h"
 #include "sim/nic.h"
@@ -103,8 +104,8 @@ static void load_image_and_exchange(void **state)
 	struct myrio_port_info ia, ib;
 	myrio_port_info(a, &ia);
 	myrio_port_info(b, &ib);
-	assert_non_null(strstr(ia.fw_version, "libmyrio model eth"));
-	assert_string_equal(ib.fw_version, "1.4.57 -- libmyrio model");
+	assert_non_null(strstr(env_attr(a, "fw_version"), "libmyrio model eth"));
+	assert_string_equal(env_attr(b, "fw_version"), "1.4.57 -- libmyrio model");
 	assert_int_equal(ib.tx_boundary, 2048);
 	assert_int_equal(ia.mac[0], 0x00);
 	assert_int_equal(ia.mac[2], 0xdd);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the VFIO test guest: Debian's kernel (downloaded once into the cache, unpacked, not
 # installed), and an initramfs with busybox, the VFIO and e1000e modules, and the test
-# programs compiled statically from the project's own src/pci/ and src/mem/ sources.
+# programs compiled from the project's own sources, with the shared libraries they need.
 #
 # usage: build-guest.sh SRC_DIR CACHE_DIR OUT_DIR
 # Leaves OUT_DIR/vmlinuz and OUT_DIR/initramfs.cpio.
@@ -47,19 +47,30 @@ if [[ ! -f $kdir/.done ]]; then
 fi
 flock -u 9
 
-# 2. Static test programs from the project's sources (the same src/pci/ the library has).
-CFLAGS=(-static -O2 -g0 -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE
+# 2. Test programs, linked with the whole library compiled from the project's sources (the
+# same src/ as libmyrio), as an archive so that each program takes only what it uses. They
+# are linked dynamically against the system's libraries, which the initramfs carries (a
+# static libpcap would drag in D-Bus and systemd).
+CFLAGS=(-O2 -g0 -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE
 	-I"$src/src" -I"$src/include" -I"$src/tests/qemu")
-LIB_SRCS=("$src"/src/pci/*.c "$src/src/mem/dma.c" "$src/src/util/log.c")
-# libhugetlbfs sets itself up (finds its mounts) in a constructor in init.o, which nothing
-# references, so a static link would drop it: extract it and link it explicitly.
-hlib=$(gcc -print-file-name=libhugetlbfs.a)
-(cd "$out" && ar x "$hlib" init.o && mv -f init.o hugetlbfs_init.o)
-LIBS=("$out/hugetlbfs_init.o" -lpciaccess -lz -lhugetlbfs)
+objs="$out/lib"
+rm -rf "$objs" "$out/libmyrio_guest.a"
+mkdir -p "$objs"
+export objs
+printf '%s\n' "$src"/src/*/*.c | xargs -P "$(nproc)" -I{} sh -c \
+	'gcc "$@" -c -o "$objs/$(basename "$(dirname "{}")")_$(basename "{}" .c).o" "{}"' sh "${CFLAGS[@]}"
+ar rcs "$out/libmyrio_guest.a" "$objs"/*.o
+LIBS=("$out/libmyrio_guest.a" -lpcap -lpciaccess -lz -lhugetlbfs -lpthread)
+# The examples and tools the guest runs on the e1000e port, built as users build them.
+progs=(tests/qemu/vfio_e1000e_test examples/raw_frames examples/stream_recv examples/stream_send
+	tools/myrio-info)
 gcc "${CFLAGS[@]}" -o "$out/vfio_e1000e_test" "$src"/tests/qemu/e1000e.c \
-	"$src/tests/qemu/vfio_e1000e_test.c" "${LIB_SRCS[@]}" "${LIBS[@]}"
-setup_srcs=("$src"/tools/myrio-setup/*.c)
-gcc "${CFLAGS[@]}" -o "$out/myrio-setup" "${setup_srcs[@]}" "${LIB_SRCS[@]}" "${LIBS[@]}"
+	"$src/tests/qemu/vfio_e1000e_test.c" "${LIBS[@]}"
+for p in "${progs[@]:1}"; do
+	gcc "${CFLAGS[@]}" -o "$out/$(basename "$p")" "$src/$p.c" "${LIBS[@]}"
+done
+gcc "${CFLAGS[@]}" -o "$out/myrio-setup" "$src"/tools/myrio-setup/*.c "${LIBS[@]}"
+progs+=(tools/myrio-setup)
 
 # 3. Initramfs.
 root="$out/initramfs"
@@ -69,6 +80,12 @@ cp "$(command -v busybox)" "$root/bin/busybox"
 cp "$kdir"/*.ko "$root/lib/modules/"
 cp "$src/tests/qemu/init.sh" "$root/init"
 chmod 755 "$root/init"
-cp "$out/vfio_e1000e_test" "$out/myrio-setup" "$root/"
+for p in "${progs[@]}"; do
+	cp "$out/$(basename "$p")" "$root/"
+	# the shared libraries it needs, at the same paths
+	ldd "$out/$(basename "$p")" | grep -o '/[^ ]*' | while read -r so; do
+		cp -L --parents -n "$so" "$root/"
+	done
+done
 cp "$kdir/vmlinuz" "$out/vmlinuz"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$out/initramfs.cpio"

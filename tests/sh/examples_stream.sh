@@ -4,20 +4,11 @@
 # myrio-stats reads a NIC's counters. Skipped when the daemon is not built.
 set -euo pipefail
 build=${1:?build directory}
-for p in myrio-simd stream_send stream_recv myrio-stats; do
-  [[ -x $build/$p ]] || { echo "no $build/$p"; exit 77; }
-done
-tmp=$(mktemp -d)
-sock=$tmp/simd.sock
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
+# shellcheck source=lib/simd.sh
+. "$(dirname "$0")/lib/simd.sh"
+simd_need myrio-simd stream_send stream_recv myrio-stats
 export MYRIO_LOG=1
-
-"$build/myrio-simd" --socket "$sock" >"$tmp/simd.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
-[[ -S $sock ]] || { cat "$tmp/simd.log"; echo "daemon did not start"; exit 1; }
+simd_start
 
 stream() { # $1: name, $2: options of both, $3: sender-only options
   local name=$1

@@ -61,9 +61,14 @@ static void adopt_bringup_follows_linux_order(void **state)
 	struct myrio_port_info info;
 	memset(&info, 0, sizeof(info));
 	assert_int_equal(port->ops->info(port, &info), 0);
-	assert_string_equal(info.fw_version, "1.4.57 -- fake");
-	assert_string_equal(info.serial, "424242");
-	assert_string_equal(info.product, "10G-PCIE-8B-S");
+	struct myrio_port_attr a[8];
+	assert_int_equal(port->ops->attrs(port, a, 8), 6);
+	assert_string_equal(a[0].name, "fw_version");
+	assert_string_equal(a[0].value, "1.4.57 -- fake");
+	assert_string_equal(a[1].name, "serial");
+	assert_string_equal(a[1].value, "424242");
+	assert_string_equal(a[2].name, "product");
+	assert_string_equal(a[2].value, "10G-PCIE-8B-S");
 	const uint8_t mac[6] = {0x00, 0x60, 0xdd, 0x43, 0x21, 0x07};
 	assert_memory_equal(info.mac, mac, 6);
 	assert_int_equal(info.rx_ring_entries, 512);
@@ -153,7 +158,9 @@ static void load_image_and_hand_off(void **state)
 	find_op(f, MCP_CMD_UNALIGNED_TEST);
 	struct myrio_port_info info;
 	port->ops->info(port, &info);
-	assert_string_equal(info.fw_version, "1.4.60 -- loaded");
+	struct myrio_port_attr a[1];
+	assert_int_equal(port->ops->attrs(port, a, 1), 6);
+	assert_string_equal(a[0].value, "1.4.60 -- loaded");
 	assert_int_equal(info.tx_boundary, 4096);
 	port->ops->close(port);
 	fake_nic_free(f);

@@ -84,7 +84,7 @@ static void check_names_the_fix_for_each_problem(void **state)
 	assert_non_null(strstr(o, "IOMMU off"));
 	assert_non_null(strstr(o, "intel_iommu=on"));
 	assert_non_null(strstr(o, "-> modprobe vfio-pci"));
-	assert_non_null(strstr(o, "14c1:0008 (Myri-10G)"));
+	assert_non_null(strstr(o, "14c1:0008 (Myri-10G, driver myri10ge)"));
 	assert_non_null(strstr(o, "0000:03:00.0 has no IOMMU group"));
 	assert_true(f->c.problems >= 5);
 }

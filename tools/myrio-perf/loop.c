@@ -108,8 +108,7 @@ static uint64_t port_drops(struct perf_side *side)
 	struct myrio_port_stats st;
 	if (myrio_port_stats(side->port, &st) < 0)
 		return 0;
-	return st.tx_ring_full + st.rx_refill_failed + st.dropped_no_small_buffer +
-	       st.dropped_no_big_buffer + st.dropped_overrun + st.dropped_link_overflow;
+	return st.tx_ring_full + st.rx_refill_failed + st.rx_missed;
 }
 
 int perf_run(struct perf *pf, double seconds, bool (*done)(struct perf *), const char *label)

@@ -191,8 +191,6 @@ void perf_print_stacks(const struct perf *pf, FILE *f)
 	PORT_STAT(tx_tso_chains)
 	PORT_STAT(rx_bad_completion)
 	PORT_STAT(rx_refill_failed)
-	PORT_STAT(tx_ring_full) PORT_STAT(tx_dropped_bad) PORT_STAT(dropped_no_small_buffer)
-	    PORT_STAT(dropped_no_big_buffer) PORT_STAT(dropped_overrun)
-		PORT_STAT(dropped_link_overflow) PORT_STAT(dropped_pause)
+	PORT_STAT(tx_ring_full) PORT_STAT(tx_dropped_bad) PORT_STAT(rx_missed) PORT_STAT(rx_errors)
 #undef PORT_STAT
 }

@@ -40,7 +40,8 @@ static int open_side(struct perf *pf, struct perf_side *side, const char *dev, u
 	pc.mtu = pf->o.mtu;
 	pc.sim = pf->sim;
 	pc.irq = pf->o.irq;
-	pc.intr_coal_us = pf->o.coal_us != PERF_COAL_DEFAULT ? pf->o.coal_us : default_coal_us(&pf->o);
+	pc.intr_coal_us =
+	    pf->o.coal_us != PERF_COAL_DEFAULT ? pf->o.coal_us : default_coal_us(&pf->o);
 	int rc = myrio_port_open(&side->port, dev, &pc);
 	if (rc < 0)
 		return rc;
@@ -56,8 +57,8 @@ static int open_side(struct perf *pf, struct perf_side *side, const char *dev, u
 	}
 	/* Never more packets in flight than the NIC's send ring holds (one descriptor per
 	 * tx_boundary a frame touches, §5.4): a full ring would drop. */
-	uint32_t descs =
-	    (side->info.max_frame + side->info.tx_boundary - 1) / side->info.tx_boundary + 1;
+	uint32_t b = side->info.tx_boundary; /* 0: no boundary, one descriptor a frame */
+	uint32_t descs = b ? (side->info.max_frame + b - 1) / b + 1 : 1;
 	uint32_t in_flight = side->info.tx_ring_entries / descs;
 	/* With coalesced interrupts the NIC reports send completions late, so the ring holds
 	 * frames TCP already saw acknowledged: keep half the ring for them. */

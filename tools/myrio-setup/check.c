@@ -12,6 +12,7 @@
 #include "pci/iommu_group.h"
 #include "pci/pci_addr.h"
 #include "pci/vfio.h"
+#include "port/port_ops.h"
 #include "setup.h"
 
 static void check_hugepages(struct setup_ctx *c)
@@ -118,8 +119,11 @@ static void check_device(struct setup_ctx *c, const char *in)
 		setup_fix(c, "lspci -D", "no PCI device %s", addr);
 		return;
 	}
-	setup_ok(c, "%04x:%04x%s", vendor, device,
-		 myrio_pci_is_myri(vendor, device) ? " (Myri-10G)" : " (not a Myri-10G)");
+	const struct myrio_driver *drv = myrio_driver_for_pci(vendor, device);
+	if (drv)
+		setup_ok(c, "%04x:%04x (%s, driver %s)", vendor, device, drv->nic, drv->name);
+	else
+		setup_ok(c, "%04x:%04x (no libmyrio driver claims it)", vendor, device);
 	struct myrio_iommu_group g;
 	if (myrio_iommu_group_read(&c->paths, addr, &g) != 0) {
 		setup_fix(c, NULL, "%s has no IOMMU group (see the IOMMU line above)", addr);
@@ -142,6 +146,11 @@ static void check_device(struct setup_ctx *c, const char *in)
 	setup_check_bridge(c, addr);
 }
 
+static bool has_driver(uint16_t vendor, uint16_t device)
+{
+	return myrio_driver_for_pci(vendor, device) != NULL;
+}
+
 int setup_check(struct setup_ctx *c, const char *addr)
 {
 	fprintf(c->out, "host\n");
@@ -152,9 +161,9 @@ int setup_check(struct setup_ctx *c, const char *addr)
 		check_device(c, addr);
 	} else {
 		char found[16][16];
-		int n = myrio_pci_find_myri(found, 16);
+		int n = myrio_pci_find(found, 16, has_driver);
 		if (n <= 0)
-			fprintf(c->out, "no Myri-10G NIC found (vendor 14c1, device 0008/0009)%s\n",
+			fprintf(c->out, "no NIC that a libmyrio driver drives found%s\n",
 				n < 0 ? ": the PCI scan failed" : "");
 		for (int i = 0; i < n; i++)
 			check_device(c, found[i]);

@@ -1,0 +1,228 @@
+/* Publishing this process's counters into its shared-memory segment (publish_segment.h).
+ * Sources are refreshed by the thread that added them, from its poll (myrio_publish_tick
+ * in myrio_rx_burst), so a port's counters are only ever read by the thread that owns it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "port/publish_segment.h"
+#include "port/publish_tick.h"
+#include "util/log.h"
+
+#define MAX_SOURCES 256
+#define PUBLISH_PERIOD_NS 100000000ull /* at most ten copies a second */
+
+struct source {
+	int handle; /* 0: free */
+	pthread_t owner;
+	myrio_counters_fn fn;
+	void *arg;
+	uint32_t first, count; /* its run of items */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct source sources[MAX_SOURCES];
+static struct pub_segment *seg;
+static pid_t seg_pid;
+static int next_handle = 1;
+static int disabled = -1; /* -1: not decided yet */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void unlink_segment(void)
+{
+	char name[32];
+	if (seg && seg_pid == getpid()) {
+		snprintf(name, sizeof(name), PUB_PATH_FMT, (int)seg_pid);
+		shm_unlink(name);
+	}
+}
+
+/* The segment of this process, created on first use (again after a fork). */
+static struct pub_segment *segment(void)
+{
+	if (disabled < 0) {
+		const char *e = getenv("MYRIO_PUBLISH");
+		disabled = e && strcmp(e, "0") == 0;
+	}
+	if (disabled)
+		return NULL;
+	if (seg && seg_pid == getpid())
+		return seg;
+	if (seg) { /* a forked child: the parent's mapping is not ours to write */
+		munmap(seg, sizeof(*seg));
+		seg = NULL;
+		for (int i = 0; i < MAX_SOURCES; i++)
+			sources[i].handle = 0;
+	}
+	char name[32];
+	pid_t pid = getpid();
+	snprintf(name, sizeof(name), PUB_PATH_FMT, (int)pid);
+	int fd = shm_open(name, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	if (fd < 0) {
+		log_debug("publishing counters: shm_open %s: %s", name, strerror(errno));
+		disabled = 1;
+		return NULL;
+	}
+	void *m = MAP_FAILED;
+	if (ftruncate(fd, sizeof(*seg)) == 0)
+		m = mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		log_debug("publishing counters: cannot map %s", name);
+		shm_unlink(name);
+		disabled = 1;
+		return NULL;
+	}
+	seg = m;
+	seg_pid = pid;
+	memcpy(seg->h.magic, PUB_MAGIC, sizeof(seg->h.magic));
+	seg->h.layout = PUB_LAYOUT;
+	seg->h.capacity = PUB_CAPACITY;
+	seg->h.pid = (int32_t)pid;
+	snprintf(seg->h.program, sizeof(seg->h.program), "%s", program_invocation_short_name);
+	static int registered;
+	if (!registered++)
+		atexit(unlink_segment);
+	return seg;
+}
+
+static void write_begin(void)
+{
+	__atomic_store_n(&seg->h.seq, seg->h.seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void write_end(void)
+{
+	seg->h.updated_ns = now_ns();
+	__atomic_store_n(&seg->h.seq, seg->h.seq + 1, __ATOMIC_RELEASE);
+}
+
+/* First fit for count free items. */
+static int find_run(uint32_t count, uint32_t *first)
+{
+	uint32_t run = 0;
+	for (uint32_t i = 0; i < PUB_CAPACITY; i++) {
+		run = seg->items[i].group[0] ? 0 : run + 1;
+		if (run == count) {
+			*first = i + 1 - count;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+int myrio_publish_add(const char *group, myrio_counters_fn fn, void *arg)
+{
+	int n = fn(arg, NULL, NULL, 0);
+	if (n <= 0 || n > (int)PUB_CAPACITY)
+		return n < 0 ? n : -EINVAL;
+	struct myrio_xstat_name *names = calloc((size_t)n, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	if (fn(arg, names, NULL, (unsigned)n) != n) {
+		free(names);
+		return -EIO;
+	}
+	pthread_mutex_lock(&lock);
+	int rc = -ENOSPC, slot = -1;
+	uint32_t first = 0;
+	for (int i = 0; i < MAX_SOURCES && slot < 0; i++)
+		if (!sources[i].handle)
+			slot = i;
+	if (!segment())
+		rc = -ENOTSUP;
+	else if (slot >= 0 && find_run((uint32_t)n, &first) == 0) {
+		write_begin();
+		for (int i = 0; i < n; i++) {
+			pub_item *it = &seg->items[first + (uint32_t)i];
+			snprintf(it->group, sizeof(it->group), "%s", group[0] ? group : "-");
+			snprintf(it->name, sizeof(it->name), "%s", names[i].name);
+			it->value = 0;
+		}
+		if (first + (uint32_t)n > seg->h.n_used)
+			seg->h.n_used = first + (uint32_t)n;
+		write_end();
+		sources[slot] =
+		    (struct source){next_handle++, pthread_self(), fn, arg, first, (uint32_t)n};
+		rc = sources[slot].handle;
+	} else {
+		log_warn("%s: counters not published: the segment is full", group);
+	}
+	pthread_mutex_unlock(&lock);
+	free(names);
+	return rc;
+}
+
+void myrio_publish_remove(int handle)
+{
+	if (handle <= 0)
+		return;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < MAX_SOURCES; i++) {
+		struct source *s = &sources[i];
+		if (s->handle != handle)
+			continue;
+		if (seg && seg_pid == getpid()) {
+			write_begin();
+			for (uint32_t k = 0; k < s->count; k++)
+				memset(&seg->items[s->first + k], 0, sizeof(pub_item));
+			write_end();
+		}
+		s->handle = 0;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* Copies the values of the calling thread's sources. */
+static void refresh(void)
+{
+	if (!seg || seg_pid != getpid())
+		return;
+	uint64_t values[512];
+	write_begin();
+	for (int i = 0; i < MAX_SOURCES; i++) {
+		struct source *s = &sources[i];
+		if (!s->handle || !pthread_equal(s->owner, pthread_self()))
+			continue;
+		unsigned n = s->count < 512 ? s->count : 512;
+		if (s->fn(s->arg, NULL, values, n) < 0)
+			continue;
+		for (unsigned k = 0; k < n; k++)
+			seg->items[s->first + k].value = values[k];
+	}
+	write_end();
+}
+
+void myrio_publish_now(void)
+{
+	pthread_mutex_lock(&lock);
+	refresh();
+	pthread_mutex_unlock(&lock);
+}
+
+void myrio_publish_tick(uint32_t *countdown)
+{
+	static __thread uint64_t last;
+	*countdown = PUBLISH_TICK_CALLS;
+	uint64_t t = now_ns();
+	if (t - last < PUBLISH_PERIOD_NS)
+		return;
+	last = t;
+	if (pthread_mutex_trylock(&lock) != 0)
+		return; /* another thread is copying: next time */
+	refresh();
+	pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,35 @@
+/* myrio-stats: what its parts share. */
+#ifndef MYRIO_STATS_H
+#define MYRIO_STATS_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "myrio/publish.h"
+
+enum stats_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS };
+
+struct stats_opts {
+	double interval; /* seconds between reports */
+	long count;	 /* reports, < 0: until a signal */
+	bool all;	 /* zero counters too (text) */
+	enum stats_format format;
+};
+
+extern volatile sig_atomic_t stats_stop;
+
+double stats_now(void);
+/* Sleeps until t (stats_now) or a signal. */
+void stats_sleep_until(double t);
+
+/* Opens DEVICE and reports its counters (the device must be free). */
+int stats_device(const char *device, const struct stats_opts *o);
+/* Reports the counters process pid publishes, without touching its ports. */
+int stats_attach(int pid, const struct stats_opts *o);
+
+/* One snapshot in JSON (one line) or the Prometheus text format. */
+void stats_print_json(FILE *f, const struct myrio_published *p, double age_s);
+void stats_print_prometheus(FILE *f, const struct myrio_published *p);
+
+#endif

@@ -55,7 +55,8 @@ enum myrio_tcp_event {
 	MYRIO_TCP_EV_ACCEPTED = 1, /* passive open completed: c is new, its user = listener's */
 	MYRIO_TCP_EV_CONNECTED,	   /* active open completed */
 	MYRIO_TCP_EV_READABLE,	   /* in-order data arrived, or the peer closed its side */
-	MYRIO_TCP_EV_WRITABLE,	   /* send queue has room again after a send was refused */
+	MYRIO_TCP_EV_WRITABLE,	   /* after a send was refused: the send queue, or the
+				    * transmit pool, has room again */
 	MYRIO_TCP_EV_CLOSED,	   /* orderly end of both directions; call myrio_tcp_close */
 	MYRIO_TCP_EV_ERROR,	   /* reset, refused or timed out (myrio_tcp_error); call
 				    * myrio_tcp_close */
@@ -183,7 +184,12 @@ int myrio_tcp_connect(struct myrio_stack *s, uint32_t ip, uint16_t port, void *u
  * -EMSGSIZE, -ENOSPC (no headroom, or the payload runs past the buffer), -EPIPE after
  * shutdown, -ENOTCONN. The peer sets the MSS: bound copies by myrio_stack_pkt_room too. */
 int myrio_tcp_send(struct myrio_tcp_conn *c, struct myrio_pkt *p);
-/* Copies up to len bytes into new segments; returns the bytes taken (0 if full). */
+/* A transmit buffer for a segment of c (as myrio_stack_pkt_alloc). When the pool is dry it
+ * returns NULL and c is queued for MYRIO_TCP_EV_WRITABLE: connections refused buffers are
+ * told in the order they were refused, when buffers come back. */
+struct myrio_pkt *myrio_tcp_pkt_alloc(struct myrio_tcp_conn *c);
+/* Copies up to len bytes into new segments; returns the bytes taken (0 if full: the send
+ * queue or the transmit pool, and MYRIO_TCP_EV_WRITABLE follows either way). */
 ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len);
 /* Segments that can still be queued. */
 uint32_t myrio_tcp_send_space(const struct myrio_tcp_conn *c);

@@ -291,6 +291,8 @@ int myrio_stack_poll(struct myrio_stack *s)
 	unsigned before = s->ntx;
 	stack_flush(s);
 	unsigned sent = before - s->ntx;
+	if (s->pool_wait_head)
+		tcp_pool_wake(s);
 	if (s->zombies)
 		tcp_reap(s);
 	return (int)(n + sent);

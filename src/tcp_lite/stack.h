@@ -182,6 +182,8 @@ struct myrio_tcp_conn {
 	bool ws_ok, ts_ok, sack_ok;
 	bool cookie; /* a SYN cookie's throw-away record: options go in the TSval */
 	bool fin_queued, want_writable;
+	bool pool_waiting; /* refused transmit buffers: queued for WRITABLE (tcp_writable.c) */
+	struct myrio_tcp_conn *pool_wait_prev, *pool_wait_next;
 	struct myrio_pkt *sndq, *sndq_tail, *snd_next; /* snd_next: first not yet sent */
 	uint32_t sndq_segs;
 	uint32_t snd_end; /* sequence number after the last queued segment */
@@ -276,6 +278,7 @@ struct myrio_stack {
 	struct myrio_tcp_conn *reuse, *reuse_tail; /* TIME_WAIT slots to recycle, oldest first */
 	struct myrio_tcp_conn *out_list;
 	struct myrio_tcp_conn *zombies;
+	struct myrio_tcp_conn *pool_wait_head, *pool_wait_tail; /* tcp_writable.c */
 	struct timer_wheel wheel;
 	/* Work counters the tests read: connections whose timers were examined, and slots
 	 * looked at to find one for a new connection. */
@@ -411,6 +414,11 @@ uint8_t tcp_rcv_wscale(const struct myrio_stack *s);
 uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip, uint16_t rport);
 void tcp_mark_output(struct myrio_tcp_conn *c);
 void tcp_run_output(struct myrio_stack *s);
+
+/* tcp_writable.c: connections refused transmit buffers, told WRITABLE when they return */
+void tcp_pool_wait(struct myrio_tcp_conn *c);
+void tcp_pool_unwait(struct myrio_tcp_conn *c);
+void tcp_pool_wake(struct myrio_stack *s); /* the poll, while anyone waits */
 
 /* tcp_ports.c: the next candidate local port for a connection to rip:rport */
 uint16_t tcp_ephemeral_port(struct myrio_stack *s, uint32_t rip, uint16_t rport);

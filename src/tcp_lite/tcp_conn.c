@@ -161,6 +161,7 @@ void tcp_conn_free(struct myrio_tcp_conn *c)
 	struct myrio_stack *s = c->s;
 	tw_del(&s->wheel, &c->timer);
 	reuse_delist(c);
+	tcp_pool_unwait(c);
 	drop_send_queue(c);
 	drop_receive_queues(c);
 	unhash(c);
@@ -507,11 +508,9 @@ ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len)
 			c->want_writable = true;
 			break;
 		}
-		struct myrio_pkt *p = myrio_stack_pkt_alloc(c->s);
-		if (!p) {
-			c->want_writable = true;
+		struct myrio_pkt *p = myrio_tcp_pkt_alloc(c);
+		if (!p)
 			break;
-		}
 		uint32_t n = (uint32_t)(len - done < c->mss ? len - done : c->mss);
 		if (n > myrio_pkt_tailroom(p)) /* whatever the MSS says, no more than it holds */
 			n = myrio_pkt_tailroom(p);
@@ -525,6 +524,14 @@ ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len)
 		done += n;
 	}
 	return (ssize_t)done;
+}
+
+struct myrio_pkt *myrio_tcp_pkt_alloc(struct myrio_tcp_conn *c)
+{
+	struct myrio_pkt *p = myrio_stack_pkt_alloc(c->s);
+	if (!p)
+		tcp_pool_wait(c);
+	return p;
 }
 
 uint32_t myrio_tcp_send_space(const struct myrio_tcp_conn *c)

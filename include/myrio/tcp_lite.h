@@ -117,6 +117,8 @@ struct myrio_stack_conf {
 	myrio_tcp_event_fn tcp_event;
 	myrio_udp_event_fn udp_event;
 	void *event_arg;
+
+	uint32_t max_timers; /* application timers pending at once (64) */
 };
 
 /* Defaults (throughput profile: delayed ACKs on, Nagle off). */
@@ -135,8 +137,33 @@ void myrio_stack_destroy(struct myrio_stack *s);
  * received plus sent (0 = idle), never blocks. */
 int myrio_stack_poll(struct myrio_stack *s);
 
-/* The stack's clock, in milliseconds (what timers and timestamps use). */
-uint64_t myrio_stack_now_ms(const struct myrio_stack *s);
+/* ---- Time ----
+ * The stack's clock is conf.clock (CLOCK_MONOTONIC by default), in nanoseconds. The stack
+ * reads it once at the start of every myrio_stack_poll (and in myrio_stack_create) and
+ * uses that reading for everything the poll does: now_ns and now_ms below return it, so
+ * they stand still between polls. Protocol timers and application timers run on a wheel
+ * of 1 ms ticks: one due at clock time T runs in the first poll whose reading is at or
+ * past T rounded up to the millisecond (never early, at most 1 ms late, plus however
+ * long the application leaves between polls). */
+uint64_t myrio_stack_now_ns(const struct myrio_stack *s); /* the last poll's reading */
+uint64_t myrio_stack_now_ms(const struct myrio_stack *s); /* the same, in whole ms */
+uint64_t myrio_stack_clock_ns(const struct myrio_stack *s); /* the clock read now */
+
+/* Application timers: fn(arg, s) runs once, from inside myrio_stack_poll, delay_ns after
+ * the call (counted from the clock read now), unless cancelled before. *id (may be NULL)
+ * names it for myrio_timer_cancel. -ENOBUFS when conf.max_timers are pending. fn may
+ * start and cancel timers. */
+typedef void (*myrio_timer_fn)(void *arg, struct myrio_stack *s);
+int myrio_timer_start(struct myrio_stack *s, uint64_t delay_ns, myrio_timer_fn fn, void *arg,
+		      uint64_t *id);
+/* 0, or -ENOENT when that timer already ran or was cancelled (ids are not reused). */
+int myrio_timer_cancel(struct myrio_stack *s, uint64_t id);
+
+/* When the stack next has work without a frame arriving: the clock time (ns) of its
+ * earliest timer (protocol or application), a time already past if transmits or other work
+ * wait for the next poll, UINT64_MAX if nothing is scheduled. Valid until the next call
+ * into the stack. */
+uint64_t myrio_stack_next_deadline(const struct myrio_stack *s);
 
 /* A transmit buffer with headroom for all headers: payload goes at myrio_pkt_data(p),
  * p->len = 0. NULL when the pool is down to the sixteenth the stack keeps for its own

@@ -125,6 +125,11 @@ struct tcp_opts {
 
 struct arp_entry;
 struct arp_waiting;
+struct app_timer;
+
+/* Owners of timer wheel entries (tw_timer.owner). */
+#define TW_OWNER_CONN 0 /* struct myrio_tcp_conn's timer */
+#define TW_OWNER_APP 1	/* an application timer (app_timers.c) */
 
 /* An ICMP error about a datagram we sent, as icmp.c decoded it for the transports. */
 struct icmp_err {
@@ -190,9 +195,9 @@ struct myrio_tcp_conn {
 	/* congestion control */
 	uint32_t cwnd, ssthresh, bytes_acked, dupacks, recover, high_sack;
 	bool in_recovery;
-	bool rto_recover; /* since an RTO, until snd_una passes recover */
+	bool rto_recover;     /* since an RTO, until snd_una passes recover */
 	uint64_t last_snd_ms; /* data last sent (restart after idle) */
-	uint64_t retx_ms; /* last loss-recovery retransmission (lost-retransmission check) */
+	uint64_t retx_ms;     /* last loss-recovery retransmission (lost-retransmission check) */
 	/* CUBIC (RFC 9438): window at the last loss, epoch, its K and origin, Reno estimate */
 	double cub_wmax, cub_k, cub_origin, cub_west;
 	uint64_t cub_epoch_ms;
@@ -255,9 +260,10 @@ struct myrio_stack {
 	uint8_t mac[6];
 	uint32_t caps, mtu;
 	uint16_t mss;
-	bool tso;	      /* conf.tso and the port offers MYRIO_CAP_TSO */
-	uint32_t tx_boundary; /* the port's (§5.4): TSO requests are sized to fit its chains */
-	uint64_t now_us, now_ms;
+	bool tso;		 /* conf.tso and the port offers MYRIO_CAP_TSO */
+	uint32_t tx_boundary;	 /* the port's (§5.4): TSO requests are sized to fit its chains */
+	uint64_t now_ns, now_us; /* the clock, read at the start of the last poll */
+	uint64_t now_ms;	 /* its milliseconds plus one, so that 0 can mean "off" */
 
 	struct myrio_pkt *txb[TX_BATCH];
 	unsigned ntx;
@@ -280,6 +286,8 @@ struct myrio_stack {
 	struct myrio_tcp_conn *zombies;
 	struct myrio_tcp_conn *pool_wait_head, *pool_wait_tail; /* tcp_writable.c */
 	struct timer_wheel wheel;
+	struct app_timer *timers; /* conf.max_timers records */
+	uint32_t timer_free;	  /* index + 1 of the first free one, 0 = none */
 	/* Work counters the tests read: connections whose timers were examined, and slots
 	 * looked at to find one for a new connection. */
 	uint64_t timer_visits, alloc_visits;
@@ -414,6 +422,11 @@ uint8_t tcp_rcv_wscale(const struct myrio_stack *s);
 uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip, uint16_t rport);
 void tcp_mark_output(struct myrio_tcp_conn *c);
 void tcp_run_output(struct myrio_stack *s);
+
+/* app_timers.c: the application's one-shot timers on the wheel */
+int app_timers_init(struct myrio_stack *s);
+void app_timers_fini(struct myrio_stack *s);
+void app_timer_due(struct myrio_stack *s, struct tw_timer *t);
 
 /* tcp_writable.c: connections refused transmit buffers, told WRITABLE when they return */
 void tcp_pool_wait(struct myrio_tcp_conn *c);

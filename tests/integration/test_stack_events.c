@@ -141,10 +141,126 @@ static void writable_after_dry_pool(void **state)
 	h_close(&h);
 }
 
+/* ---- the clock and application timers ---- */
+
+#define MS 1000000ull
+
+static void now_is_the_clock_of_the_last_poll(void **state)
+{
+	(void)state;
+	struct harness h;
+	assert_int_equal(h_open(&h, "ev_clock", NULL, NULL, NULL), 0);
+	h.now_ns = 5 * 1000 * MS + 123456789; /* 5123.456789 ms */
+	myrio_stack_poll(h.a);
+	assert_int_equal(myrio_stack_now_ns(h.a), h.now_ns);
+	assert_int_equal(myrio_stack_now_ms(h.a), 5123);
+	h.now_ns += 7 * MS; /* between polls the stack's time stands still */
+	assert_int_equal(myrio_stack_now_ms(h.a), 5123);
+	assert_int_equal(myrio_stack_clock_ns(h.a), h.now_ns);
+	h_close(&h);
+}
+
+struct retry {
+	struct harness *h;
+	uint64_t timeout_ns, started_ns, fired_ns[8];
+	unsigned fired, want;
+};
+
+static void retry_due(void *arg, struct myrio_stack *s)
+{
+	struct retry *r = arg;
+	r->fired_ns[r->fired++] = r->h->now_ns;
+	if (r->fired < r->want) /* as a client resends its request and waits again */
+		assert_int_equal(myrio_timer_start(s, r->timeout_ns, retry_due, r, NULL), 0);
+}
+
+static void retry_timeout_comes_out_at_its_length(void **state)
+{
+	(void)state;
+	struct harness h;
+	assert_int_equal(h_open(&h, "ev_retry", NULL, NULL, NULL), 0);
+	h.now_ns += 333333; /* not on a millisecond */
+	h_round(&h);
+	struct retry r = {.h = &h, .timeout_ns = 100 * MS, .started_ns = h.now_ns, .want = 5};
+	assert_int_equal(myrio_timer_start(h.a, r.timeout_ns, retry_due, &r, NULL), 0);
+	/* A program that sleeps until the next deadline and polls then is woken in time:
+	 * never after the timer is due, and not often before (cascades of the wheel). */
+	unsigned wakeups = 0;
+	while (r.fired == 0) {
+		uint64_t deadline = myrio_stack_next_deadline(h.a);
+		assert_true(deadline <= r.started_ns + r.timeout_ns + MS);
+		assert_true(deadline > h.now_ns - h.tick_ns);
+		h.now_ns = deadline;
+		myrio_stack_poll(h.a);
+		wakeups++;
+	}
+	print_message("idle stack woken %u times for a 100 ms timer\n", wakeups);
+	assert_true(wakeups <= 3);
+	r.fired_ns[0] = h.now_ns; /* the poll's clock (retry_due saw the same) */
+	while (r.fired < r.want && h.now_ns < r.started_ns + 2000 * MS)
+		h_round(&h);
+	assert_int_equal(r.fired, r.want);
+	uint64_t prev = r.started_ns;
+	for (unsigned i = 0; i < r.want; i++) {
+		uint64_t took = r.fired_ns[i] - prev;
+		print_message("retry %u after %.3f ms\n", i, (double)took / MS);
+		/* Never early; late by at most the tick and one poll round. */
+		assert_true(took >= r.timeout_ns);
+		assert_true(took <= r.timeout_ns + MS + h.tick_ns);
+		prev = r.fired_ns[i];
+	}
+	h_close(&h);
+}
+
+static unsigned fired_count;
+static void count_due(void *arg, struct myrio_stack *s)
+{
+	(void)s;
+	fired_count += arg ? 1 : 1000; /* a cancelled timer (arg NULL) must never run */
+}
+
+static void timers_cancel_and_run_out(void **state)
+{
+	(void)state;
+	struct harness h;
+	assert_int_equal(h_open(&h, "ev_cancel", NULL, NULL, NULL), 0);
+	fired_count = 0;
+	uint64_t keep, drop;
+	assert_int_equal(myrio_timer_start(h.a, 5 * MS, count_due, &h, &keep), 0);
+	assert_int_equal(myrio_timer_start(h.a, 5 * MS, count_due, NULL, &drop), 0);
+	assert_int_equal(myrio_timer_cancel(h.a, drop), 0);
+	assert_int_equal(myrio_timer_cancel(h.a, drop), -ENOENT);
+	h_rounds(&h, 10 * MS / h.tick_ns);
+	assert_int_equal(fired_count, 1);
+	assert_int_equal(myrio_timer_cancel(h.a, keep), -ENOENT); /* it ran */
+	/* A stale id does not cancel the timer that took its record since. */
+	uint64_t again;
+	assert_int_equal(myrio_timer_start(h.a, 5 * MS, count_due, &h, &again), 0);
+	assert_int_equal(myrio_timer_cancel(h.a, keep), -ENOENT);
+	assert_int_equal(myrio_timer_cancel(h.a, drop), -ENOENT);
+	h_rounds(&h, 10 * MS / h.tick_ns);
+	assert_int_equal(fired_count, 2);
+	assert_int_equal(myrio_timer_cancel(h.a, 0), -ENOENT);
+	assert_int_equal(myrio_timer_cancel(h.a, UINT64_MAX), -ENOENT);
+	/* The table runs out with an error, and every pending timer still runs. */
+	unsigned started = 0;
+	int rc;
+	while ((rc = myrio_timer_start(h.a, 1 * MS, count_due, &h, NULL)) == 0)
+		started++;
+	assert_int_equal(rc, -ENOBUFS);
+	assert_int_equal(started, 64);
+	h_rounds(&h, 3 * MS / h.tick_ns);
+	assert_int_equal(fired_count, 2 + 64);
+	h_close(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(writable_after_dry_pool),
+	    cmocka_unit_test(now_is_the_clock_of_the_last_poll),
+	    cmocka_unit_test(retry_timeout_comes_out_at_its_length),
+	    cmocka_unit_test(timers_cancel_and_run_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

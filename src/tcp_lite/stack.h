@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "myrio/ready_set.h"
 #include "myrio/tcp_lite.h"
 #include "port/port_ops.h"
 #include "tcp_lite/timer_wheel.h"
@@ -149,6 +150,18 @@ struct pmtu_entry {
 };
 #define PMTU_ENTRIES 64
 
+/* An object's membership of a readiness set (ready_set.c). */
+enum ready_kind { READY_TCP, READY_LISTENER, READY_UDP };
+struct ready_entry {
+	struct myrio_ready_set *set;		 /* NULL: in none */
+	struct ready_entry *next, *prev;	 /* the set's ready list, while listed */
+	struct ready_entry *all_next, *all_prev; /* every entry of the set */
+	void *user;
+	uint32_t interest;
+	uint8_t kind;
+	bool listed;
+};
+
 struct myrio_tcp_listener {
 	struct myrio_stack *s;
 	bool in_use;
@@ -157,6 +170,8 @@ struct myrio_tcp_listener {
 	unsigned pending;	   /* SYN_RCVD connections from this listener */
 	uint64_t cookies_until_ms; /* returning ACKs may carry a SYN cookie until then */
 	void *user;
+	struct ready_entry ready;
+	struct myrio_tcp_conn *acceptq, *acceptq_tail; /* while in a set (myrio_tcp_accept) */
 };
 
 struct myrio_tcp_conn {
@@ -178,6 +193,8 @@ struct myrio_tcp_conn {
 	bool reusable;					/* on that list */
 	struct myrio_tcp_conn *out_next;		/* pending-output list */
 	struct myrio_tcp_conn *zombie_next;
+	struct myrio_tcp_conn *accept_next; /* the listener's accept queue */
+	struct ready_entry ready;
 
 	/* send */
 	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, max_snd_wnd, snd_wl1, snd_wl2;
@@ -250,6 +267,7 @@ struct myrio_udp_sock {
 	void *user;
 	struct myrio_pkt *rxq, *rxq_tail;
 	uint32_t rxq_len;
+	struct ready_entry ready;
 };
 
 struct myrio_stack {
@@ -427,6 +445,21 @@ void tcp_run_output(struct myrio_stack *s);
 int app_timers_init(struct myrio_stack *s);
 void app_timers_fini(struct myrio_stack *s);
 void app_timer_due(struct myrio_stack *s, struct tw_timer *t);
+
+/* ready_set.c */
+void ready_list(struct ready_entry *e); /* to the back of its set's ready list */
+/* The stack raised an event for an object (in a set or not): the set looks at it. */
+static inline void ready_mark(struct ready_entry *e)
+{
+	if (e->set && !e->listed)
+		ready_list(e);
+}
+void ready_del(struct ready_entry *e);			  /* leaves its set, if in one */
+uint32_t ready_listed(const struct myrio_ready_set *set); /* the tests' work counter */
+
+/* tcp_accept.c: a passive open completed on listener l (NULL: found by port) */
+void tcp_accepted(struct myrio_tcp_listener *l, struct myrio_tcp_conn *c);
+void tcp_acceptq_drop(struct myrio_tcp_listener *l); /* aborts what was not accepted */
 
 /* tcp_writable.c: connections refused transmit buffers, told WRITABLE when they return */
 void tcp_pool_wait(struct myrio_tcp_conn *c);

@@ -162,6 +162,7 @@ void tcp_conn_free(struct myrio_tcp_conn *c)
 	tw_del(&s->wheel, &c->timer);
 	reuse_delist(c);
 	tcp_pool_unwait(c);
+	ready_del(&c->ready);
 	drop_send_queue(c);
 	drop_receive_queues(c);
 	unhash(c);
@@ -276,7 +277,10 @@ void tcp_set_state(struct myrio_tcp_conn *c, uint8_t state)
 void tcp_event(struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 {
 	struct myrio_stack *s = c->s;
-	if (c->app_owned && s->conf.tcp_event)
+	if (!c->app_owned)
+		return;
+	ready_mark(&c->ready);
+	if (s->conf.tcp_event)
 		s->conf.tcp_event(s->conf.event_arg, c, ev);
 }
 
@@ -403,6 +407,8 @@ void myrio_tcp_listener_close(struct myrio_tcp_listener *l)
 		}
 	}
 	l->pending = 0;
+	tcp_acceptq_drop(l);
+	ready_del(&l->ready);
 	l->in_use = false;
 }
 
@@ -584,7 +590,7 @@ struct myrio_pkt *myrio_tcp_recv(struct myrio_tcp_conn *c)
 	if (!c->rcvq)
 		c->rcvq_tail = NULL;
 	p->next = NULL;
-	p->user = c->gen; /* lets release tell whether the window still counts it */
+	p->user = c->gen;	     /* lets release tell whether the window still counts it */
 	c->s->st.tcp_rx_bufs_held--; /* the application's now */
 	return p;
 }
@@ -669,6 +675,7 @@ void myrio_tcp_abort(struct myrio_tcp_conn *c)
 	if (!c)
 		return;
 	c->app_owned = false;
+	ready_del(&c->ready);
 	if (c->state != MYRIO_TCP_CLOSED && c->state != MYRIO_TCP_TIME_WAIT &&
 	    c->state != MYRIO_TCP_SYN_SENT) {
 		tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_max);
@@ -682,6 +689,7 @@ void myrio_tcp_close(struct myrio_tcp_conn *c)
 {
 	if (!c)
 		return;
+	ready_del(&c->ready);
 	if (c->state == MYRIO_TCP_CLOSED || c->state == MYRIO_TCP_TIME_WAIT) {
 		c->app_owned = false;
 		if (c->state == MYRIO_TCP_CLOSED)

@@ -165,6 +165,27 @@ int myrio_timer_cancel(struct myrio_stack *s, uint64_t id);
  * into the stack. */
 uint64_t myrio_stack_next_deadline(const struct myrio_stack *s);
 
+/* ---- Sleeping ----
+ * One file descriptor per stack for any event loop (epoll, poll, libevent...): it becomes
+ * readable when the stack has work, a frame from the NIC (its interrupt) or a due timer
+ * (a timerfd set to myrio_stack_next_deadline). The port must give an interrupt eventfd
+ * (open it with myrio_port_conf.irq: "sim:", "simd:", vfio; "pair:" always has one).
+ * Returns the fd (the same every call, closed by myrio_stack_destroy) or a negative errno
+ * (-ENOTSUP without interrupts).
+ *
+ * The sleep protocol, in this order:
+ *   1. myrio_stack_arm(s): reads the fd (clears what woke it), asks the NIC to interrupt
+ *      on the next frame, and sets the timer to the next deadline;
+ *   2. myrio_stack_poll(s) once more: a frame that arrived before the arm raised no
+ *      interrupt, so look again; if it did any work (> 0), go back to polling;
+ *   3. sleep until the fd is readable (epoll_wait on it, or on an epoll set holding it).
+ * Then poll until idle and start again. The poll in step 2 moves the timer earlier if it
+ * started one; calls into the stack made outside a poll (a send, myrio_timer_start) after
+ * step 1 need the protocol again. Spinning a while before arming saves the wake-up cost
+ * when traffic is steady. */
+int myrio_stack_fd(struct myrio_stack *s);
+int myrio_stack_arm(struct myrio_stack *s); /* step 1; -EBADF before myrio_stack_fd */
+
 /* A transmit buffer with headroom for all headers: payload goes at myrio_pkt_data(p),
  * p->len = 0. NULL when the pool is down to the sixteenth the stack keeps for its own
  * ACKs and control segments (counted in tx_pool_empty). Give it back with

@@ -12,6 +12,9 @@
  * checksum is written into the receiver's copy, the sender's buffer is left untouched as
  * on a real NIC, §5.5) and RX_CSUM_PARTIAL (sum of bytes [14, len), §4.6).
  *
+ * Interrupts: each end has an eventfd (myrio_port_irq_fd) that becomes readable when a frame
+ * comes its way after myrio_port_irq_arm, or at once if one is already waiting then.
+ *
  * Options after '?', comma separated: loss=P, dup=P, reorder=P (probabilities per frame),
  * seed=N, ring=N (entries per direction, power of 2), nocsum (no offload caps),
  * rxpool=N (receive buffers).
@@ -21,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "mem/dma.h"
 #include "port/port_ops.h"
@@ -53,6 +58,8 @@ struct pair_end {
 	struct myrio_pkt *held; /* reordered: goes out after the next frame */
 	struct myrio_port_stats stats;
 	uint64_t drops_fault, dups_fault, reorders_fault;
+	int irq_fd;	/* eventfd */
+	bool irq_armed; /* under the link's lock: the next frame towards us signals irq_fd */
 };
 
 struct pair_link {
@@ -130,6 +137,14 @@ static void reap_completions(struct pair_end *e)
 	} while (n == 64);
 }
 
+/* Under the link's lock: e is told of frames waiting for it. */
+static void irq_raise(struct pair_end *e)
+{
+	uint64_t one = 1;
+	e->irq_armed = false;
+	(void)!write(e->irq_fd, &one, sizeof(one));
+}
+
 static uint16_t pair_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	struct pair_end *e = (struct pair_end *)port;
@@ -184,6 +199,9 @@ static uint16_t pair_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 			e->held = NULL;
 		}
 	}
+	struct pair_end *pe = l->end[e->side ^ 1];
+	if (pe->irq_armed && (r->head != r->tail || e->held))
+		irq_raise(pe);
 	pthread_mutex_unlock(&l->lock);
 	return taken;
 }
@@ -334,9 +352,29 @@ static void pair_close(struct myrio_port *port)
 		myrio_pkt_free(held);
 	reap_completions(e);
 	myrio_pool_destroy(e->rx_pool);
+	close(e->irq_fd);
 	if (last)
 		link_free(l);
 	free(e);
+}
+
+static int pair_irq_fd(struct myrio_port *port)
+{
+	return ((struct pair_end *)port)->irq_fd;
+}
+
+static int pair_irq_arm(struct myrio_port *port)
+{
+	struct pair_end *e = (struct pair_end *)port;
+	struct pair_link *l = e->link;
+	pthread_mutex_lock(&l->lock);
+	struct pair_end *pe = l->end[e->side ^ 1];
+	if (l->ring[e->side ^ 1].head != l->ring[e->side ^ 1].tail || (pe && pe->held))
+		irq_raise(e);
+	else
+		e->irq_armed = true;
+	pthread_mutex_unlock(&l->lock);
+	return 0;
 }
 
 static const struct myrio_port_ops pair_ops = {
@@ -347,6 +385,8 @@ static const struct myrio_port_ops pair_ops = {
     .info = pair_info,
     .stats = pair_stats,
     .close = pair_close,
+    .irq_fd = pair_irq_fd,
+    .irq_arm = pair_irq_arm,
 };
 
 static int parse_opts(struct pair_end *e, const char *opts, uint32_t *ring, uint32_t *rxpool)
@@ -421,8 +461,16 @@ int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 			PAIR_RX_BUF - 18 - MYRIO_PKT_HEADROOM);
 		rc = -EINVAL;
 	}
+	e->caps |= MYRIO_CAP_IRQ;
 	if (rc == 0)
 		rc = myrio_pool_create_in(NULL, rxpool, PAIR_RX_BUF, &e->rx_pool);
+	if (rc == 0) {
+		e->irq_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (e->irq_fd < 0) {
+			rc = -errno;
+			myrio_pool_destroy(e->rx_pool);
+		}
+	}
 	if (rc < 0) {
 		free(e);
 		return rc;
@@ -475,6 +523,7 @@ int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 	pthread_mutex_unlock(&registry_lock);
 	if (rc < 0) {
 		myrio_pool_destroy(e->rx_pool);
+		close(e->irq_fd);
 		free(e);
 		return rc;
 	}

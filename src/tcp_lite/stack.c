@@ -132,6 +132,7 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		return -ENOMEM;
 	s->conf = *conf;
 	s->port = port;
+	s->wait_fd = -1;
 	if (!s->conf.clock)
 		s->conf.clock = default_clock;
 	if (s->conf.rto_min_ms == 0)
@@ -213,6 +214,7 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	for (unsigned i = 0; i < s->ntx; i++) /* what the NIC would not take */
 		myrio_pkt_free_req(s->txb[i]);
 	s->ntx = 0;
+	stack_fd_close(s);
 	app_timers_fini(s);
 	ipv4_reass_fini(s);
 	udp_fini(s);
@@ -323,5 +325,7 @@ int myrio_stack_poll(struct myrio_stack *s)
 		tcp_pool_wake(s);
 	if (s->zombies)
 		tcp_reap(s);
+	if (s->wait_armed)
+		stack_fd_rearm(s);
 	return (int)(n + sent);
 }

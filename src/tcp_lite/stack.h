@@ -304,6 +304,9 @@ struct myrio_stack {
 	struct myrio_tcp_conn *zombies;
 	struct myrio_tcp_conn *pool_wait_head, *pool_wait_tail; /* tcp_writable.c */
 	struct timer_wheel wheel;
+	int wait_fd, irq_fd, timer_fd; /* myrio_stack_fd (stack_fd.c); wait_fd -1 = none yet */
+	uint64_t timer_deadline;	/* what timer_fd was set to */
+	bool wait_armed;		/* armed to sleep: the next poll may move the deadline */
 	struct app_timer *timers; /* conf.max_timers records */
 	uint32_t timer_free;	  /* index + 1 of the first free one, 0 = none */
 	/* Work counters the tests read: connections whose timers were examined, and slots
@@ -460,6 +463,10 @@ uint32_t ready_listed(const struct myrio_ready_set *set); /* the tests' work cou
 /* tcp_accept.c: a passive open completed on listener l (NULL: found by port) */
 void tcp_accepted(struct myrio_tcp_listener *l, struct myrio_tcp_conn *c);
 void tcp_acceptq_drop(struct myrio_tcp_listener *l); /* aborts what was not accepted */
+
+/* stack_fd.c */
+void stack_fd_rearm(struct myrio_stack *s); /* the poll after myrio_stack_arm */
+void stack_fd_close(struct myrio_stack *s);
 
 /* tcp_writable.c: connections refused transmit buffers, told WRITABLE when they return */
 void tcp_pool_wait(struct myrio_tcp_conn *c);

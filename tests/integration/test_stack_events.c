@@ -6,8 +6,11 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include "stack_harness.h"
+#include "tcp_lite/stack.h" /* the timerfd's deadline */
 
 #define PORT 7100
 
@@ -219,6 +222,11 @@ static void count_due(void *arg, struct myrio_stack *s)
 	fired_count += arg ? 1 : 1000; /* a cancelled timer (arg NULL) must never run */
 }
 
+static void retry_start_short(void *arg, struct myrio_stack *s)
+{
+	assert_int_equal(myrio_timer_start(s, 20 * MS, count_due, arg, NULL), 0);
+}
+
 static void timers_cancel_and_run_out(void **state)
 {
 	(void)state;
@@ -254,6 +262,113 @@ static void timers_cancel_and_run_out(void **state)
 	h_close(&h);
 }
 
+/* ---- the waitable fd ---- */
+
+static void real_clock(struct myrio_stack_conf *c)
+{
+	c->clock = NULL;
+}
+
+/* Waits up to 10 s (a bound for a broken fd, not a measurement) for fd. */
+static bool readable(int fd, int timeout_ms)
+{
+	int ep = epoll_create1(0);
+	struct epoll_event ev = {.events = EPOLLIN};
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
+	int n = epoll_wait(ep, &ev, 1, timeout_ms);
+	close(ep);
+	return n == 1;
+}
+
+/* The sleep protocol of tcp_lite.h: arm, poll once more, sleep. */
+static bool arm_and_check(struct myrio_stack *s)
+{
+	assert_int_equal(myrio_stack_arm(s), 0);
+	return myrio_stack_poll(s) > 0;
+}
+
+/* Sleeps on b's fd and polls until fired_count reaches want; returns the wake-ups. */
+static unsigned sleep_until_fired(struct harness *h, unsigned want)
+{
+	unsigned wakeups = 0;
+	while (fired_count < want) {
+		if (arm_and_check(h->b))
+			continue;
+		assert_true(readable(myrio_stack_fd(h->b), 10000));
+		wakeups++;
+		myrio_stack_poll(h->b);
+	}
+	assert_int_equal(fired_count, want);
+	return wakeups;
+}
+
+static void waitable_fd_wakes_for_frames_and_timers(void **state)
+{
+	(void)state;
+	struct harness h;
+	assert_int_equal(h_open(&h, "ev_fd", NULL, NULL, real_clock), 0);
+	int fd = myrio_stack_fd(h.b);
+	assert_true(fd >= 0);
+	assert_int_equal(myrio_stack_fd(h.b), fd);
+	struct myrio_udp_sock *ua, *ub;
+	assert_int_equal(myrio_udp_open(h.a, 6000, NULL, &ua), 0);
+	assert_int_equal(myrio_udp_open(h.b, 6001, NULL, &ub), 0);
+	struct myrio_port_info ib;
+	assert_int_equal(myrio_port_info(h.pb, &ib), 0);
+	assert_int_equal(myrio_arp_add_static(h.a, IP_B, ib.mac), 0); /* one frame per send */
+	for (int i = 0; i < 10; i++) /* the announcements at create */
+		h_round(&h);
+
+	/* Idle: nothing wakes the fd. */
+	assert_false(arm_and_check(h.b));
+	assert_false(readable(fd, 0));
+
+	/* A frame for b wakes it. */
+	assert_int_equal(myrio_udp_sendto_copy(ua, "wake", 4, IP_B, 6001), 0);
+	myrio_stack_poll(h.a);
+	assert_true(readable(fd, 10000));
+	myrio_stack_poll(h.b);
+	struct myrio_pkt *p = myrio_udp_recv(ub, NULL, NULL);
+	assert_non_null(p);
+	myrio_pkt_free(p);
+
+	/* A frame that came before the arm: the poll after it finds it. */
+	assert_int_equal(myrio_udp_sendto_copy(ua, "early", 5, IP_B, 6001), 0);
+	myrio_stack_poll(h.a);
+	assert_true(arm_and_check(h.b));
+	p = myrio_udp_recv(ub, NULL, NULL);
+	assert_non_null(p);
+	myrio_pkt_free(p);
+
+	/* A timer wakes it (perhaps after an early wake-up or two: the wheel's cascades). */
+	fired_count = 0;
+	assert_int_equal(myrio_timer_start(h.b, 20 * MS, count_due, &h, NULL), 0);
+	assert_true(sleep_until_fired(&h, 1) <= 3);
+
+	/* A timer started by the poll between arm and sleep moves the deadline earlier. */
+	assert_int_equal(myrio_timer_start(h.b, 10000 * MS, count_due, &h, NULL), 0);
+	assert_int_equal(myrio_stack_arm(h.b), 0);
+	assert_int_equal(myrio_timer_start(h.b, 0, retry_start_short, &h, NULL), 0);
+	myrio_stack_poll(h.b); /* runs retry_start_short: a 20 ms timer */
+	assert_true(h.b->timer_deadline <= myrio_stack_now_ns(h.b) + 21 * MS);
+	assert_true(readable(myrio_stack_fd(h.b), 10000));
+	myrio_stack_poll(h.b);
+	assert_true(sleep_until_fired(&h, 2) <= 3);
+
+	myrio_udp_close(ua);
+	myrio_udp_close(ub);
+	h_close(&h);
+}
+
+static void no_interrupts_no_fd(void **state)
+{
+	(void)state;
+	struct harness h;
+	assert_int_equal(h_open(&h, "ev_nofd", NULL, NULL, NULL), 0);
+	assert_int_equal(myrio_stack_arm(h.a), -EBADF);
+	h_close(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +376,8 @@ int main(void)
 	    cmocka_unit_test(now_is_the_clock_of_the_last_poll),
 	    cmocka_unit_test(retry_timeout_comes_out_at_its_length),
 	    cmocka_unit_test(timers_cancel_and_run_out),
+	    cmocka_unit_test(waitable_fd_wakes_for_frames_and_timers),
+	    cmocka_unit_test(no_interrupts_no_fd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,9 +22,10 @@ int myrio_bus_open(const char *device, struct myrio_sim *sim, struct myrio_bus *
 	*out = NULL;
 	if (strncmp(device, "sim:", 4) == 0) {
 		if (!sim) {
-			log_err("%s: a sim: device needs an in-process model (myrio_port_conf.sim); "
-				"to reach a NIC of the model daemon use simd:%s",
-				device, device + 4);
+			log_err(
+			    "%s: a sim: device needs an in-process model (myrio_port_conf.sim); "
+			    "to reach a NIC of the model daemon use simd:%s",
+			    device, device + 4);
 			return -EINVAL;
 		}
 		return myrio_sim_bus_open(sim, device + 4, out);
@@ -81,4 +82,22 @@ void myrio_bus_close(struct myrio_bus *bus)
 	bus->closing = true;
 	if (!bus->pools)
 		bus->ops->close(bus);
+}
+
+unsigned myrio_bus_find_cap(struct myrio_bus *bus, unsigned id)
+{
+	uint32_t v, cap;
+	if (bus->ops->cfg_read(bus, PCI_STATUS, 2, &v) < 0 || v == 0xffff ||
+	    !(v & PCI_STATUS_CAP_LIST) || bus->ops->cfg_read(bus, PCI_CAP_PTR, 1, &cap) < 0)
+		return 0;
+	for (int hops = 0; cap >= 0x40 && cap < 0x100 && hops < 48; hops++) {
+		uint32_t hdr;
+		cap &= ~3u;
+		if (bus->ops->cfg_read(bus, cap, 2, &hdr) < 0)
+			return 0;
+		if ((hdr & 0xff) == id)
+			return cap;
+		cap = (hdr >> 8) & 0xff;
+	}
+	return 0;
 }

@@ -40,16 +40,26 @@ struct myrio_bus {
 	const struct myrio_bus_ops *ops;
 	volatile uint8_t *bar0;
 	size_t bar0_len;
-	char kind[16]; /* "sim", "simd", "vfio" */
-	char name[64]; /* device name or PCI address */
+	char kind[16];		  /* "sim", "simd", "vfio" */
+	char name[64];		  /* device name or PCI address */
 	struct myrio_pool *pools; /* pools whose memory is mapped on this bus */
-	bool closing;             /* closed by its port; really closed when the last pool goes */
+	bool closing;		  /* closed by its port; really closed when the last pool goes */
 };
 
 /* A bus outlives its port while pools mapped on it exist, so an application may destroy a
  * transmit pool after closing the port: the DMA mapping and the device stay valid until
  * then. The port closes with myrio_bus_close (never ops->close directly), after its driver
  * has handed back every buffer; pools destroyed early (orphaned) are released there. */
+/* PCI configuration space: the capability list (PCI 3.0 §6.7). */
+#define PCI_STATUS 0x06
+#define PCI_STATUS_CAP_LIST 0x10
+#define PCI_CAP_PTR 0x34
+#define PCI_CAP_ID_MSI 0x05
+#define PCI_MSI_FLAGS 0x02 /* message control, after the capability header */
+#define PCI_MSI_FLAGS_ENABLE 0x0001
+/* Config-space offset of the first capability with this ID, 0 if none (or unreadable). */
+unsigned myrio_bus_find_cap(struct myrio_bus *bus, unsigned id);
+
 struct myrio_pool;
 void myrio_bus_add_pool(struct myrio_bus *bus, struct myrio_pool *pool);
 void myrio_bus_remove_pool(struct myrio_bus *bus, struct myrio_pool *pool);

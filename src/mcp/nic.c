@@ -13,10 +13,6 @@
 #define PCI_COMMAND_MEMORY 0x2
 #define PCI_COMMAND_MASTER 0x4
 #define PCI_COMMAND_INTX_DISABLE 0x400
-#define PCI_STATUS 0x06
-#define PCI_STATUS_CAP_LIST 0x10
-#define PCI_CAP_PTR 0x34
-#define PCI_CAP_ID_MSI 0x05
 #define PCI_CAP_ID_EXP 0x10
 #define PCI_CAP_ID_MSIX 0x11
 #define PCI_EXP_DEVCTL 0x08
@@ -43,7 +39,7 @@ unsigned myri_nic_pci_setup(struct myrio_bus *bus)
 				    v | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
 	else
 		log_warn("%s: cannot read the PCI command register", bus->name);
-	unsigned cap = myri_pci_find_cap(bus, PCI_CAP_ID_EXP);
+	unsigned cap = myrio_bus_find_cap(bus, PCI_CAP_ID_EXP);
 	if (!cap)
 		return 0;
 	unsigned at = cap + PCI_EXP_DEVCTL;
@@ -62,32 +58,14 @@ unsigned myri_nic_pci_setup(struct myrio_bus *bus)
 	return 128u << ((ctl & PCI_EXP_DEVCTL_READRQ) >> 12);
 }
 
-unsigned myri_pci_find_cap(struct myrio_bus *bus, unsigned id)
-{
-	uint32_t v, cap;
-	if (bus->ops->cfg_read(bus, PCI_STATUS, 2, &v) < 0 || v == 0xffff ||
-	    !(v & PCI_STATUS_CAP_LIST) || bus->ops->cfg_read(bus, PCI_CAP_PTR, 1, &cap) < 0)
-		return 0;
-	for (int hops = 0; cap >= 0x40 && cap < 0x100 && hops < 48; hops++) {
-		uint32_t hdr;
-		cap &= ~3u;
-		if (bus->ops->cfg_read(bus, cap, 2, &hdr) < 0)
-			return 0;
-		if ((hdr & 0xff) == id)
-			return cap;
-		cap = (hdr >> 8) & 0xff;
-	}
-	return 0;
-}
-
 /* Whether MSI or MSI-X is enabled in config space (under VFIO, as VFIO shows it). */
 static bool msi_on(struct myrio_bus *bus)
 {
 	uint32_t flags;
-	unsigned msi = myri_pci_find_cap(bus, PCI_CAP_ID_MSI);
+	unsigned msi = myrio_bus_find_cap(bus, PCI_CAP_ID_MSI);
 	if (msi && bus->ops->cfg_read(bus, msi + 2, 2, &flags) == 0 && (flags & 1))
 		return true;
-	unsigned msix = myri_pci_find_cap(bus, PCI_CAP_ID_MSIX);
+	unsigned msix = myrio_bus_find_cap(bus, PCI_CAP_ID_MSIX);
 	return msix && bus->ops->cfg_read(bus, msix + 2, 2, &flags) == 0 && (flags & 0x8000);
 }
 

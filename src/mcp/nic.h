@@ -37,14 +37,14 @@ struct myri_watchdog {
 	uint32_t last_tx_done, last_pause;
 	uint64_t last_rx_packets;
 	uint64_t last_bad_completion;
-	bool stall_warned; /* pause frames hold the send ring: said once */
+	bool stall_warned;	     /* pause frames hold the send ring: said once */
 	enum myri_wd_reason request; /* reset asked for by the data path, done at the next call */
 	bool gone;		     /* the NIC does not answer config reads */
 	uint64_t last_reset_ns;
-	uint64_t rx_mismatches; /* myrio_rx_verify found a buffer not as described */
+	uint64_t rx_mismatches;	 /* myrio_rx_verify found a buffer not as described */
 	uint64_t rdma_tags_lost; /* RDMA tags the NIC reported lost, over all resets */
-	uint64_t resets;   /* recoveries completed */
-	uint64_t failures; /* recovery attempts that failed */
+	uint64_t resets;	 /* recoveries completed */
+	uint64_t failures;	 /* recovery attempts that failed */
 };
 
 struct myri_nic {
@@ -52,7 +52,7 @@ struct myri_nic {
 	struct mcp_cmd_chan cmd;
 	struct mcp_fw_info fw;
 	struct mcp_eeprom ee;
-	bool fw_loaded; /* false: adopted the running firmware (§2.3) */
+	bool fw_loaded;	    /* false: adopted the running firmware (§2.3) */
 	bool rx_filter_bug; /* adopted 1.4.4-1.4.11: broadcasts dropped unless ALLMULTI */
 	uint32_t tx_boundary;
 	uint32_t mtu, max_frame, small_size, big_size;
@@ -99,8 +99,6 @@ void myri_nic_release(struct myri_nic *nic);
 /* PCI command register (memory space, bus master) and read request size (§1.8); returns
  * the read request size in effect, 0 if unknown. */
 unsigned myri_nic_pci_setup(struct myrio_bus *bus);
-/* Config-space offset of the first capability with this ID, 0 if none (or unreadable). */
-unsigned myri_pci_find_cap(struct myrio_bus *bus, unsigned id);
 /* Loads or adopts the firmware as configured at probe (§2.2-§2.4). */
 int myri_nic_firmware(struct myri_nic *nic);
 /* Returns every posted rx buffer and pending tx chain to its pool and frees the ring

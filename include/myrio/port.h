@@ -4,6 +4,13 @@
  *   "sim:NAME"          a NIC of an in-process device model (conf.sim), see sim.h
  *   "simd:NAME[@SOCK]"  a NIC hosted by the model daemon, attached through its UNIX socket
  *   "0000:03:00.0"      a Myri-10G board bound to vfio-pci
+ *   "pair:LINK/0", "pair:LINK/1"  the two ends of an in-memory link in this process (no
+ *                       NIC, for tests), with options after '?': loss=P, dup=P,
+ *                       reorder=P, seed=N, ring=N, rxpool=N, nocsum
+ *
+ * Teardown, the one order everywhere: stacks (myrio_stack_destroy), then pools
+ * (myrio_pool_destroy), then the port (myrio_port_close). Buffers the NIC still holds are
+ * not freed under it: a pool destroyed early lives on until the port has them back.
  *
  * Every call returns 0 or a negative errno and logs a message that says what to do.
  * rx_burst/tx_burst never block and never allocate beyond the port's pools.
@@ -26,10 +33,10 @@ struct myrio_sim;
 struct myrio_port_conf {
 	uint32_t mtu;            /* IP MTU, 68..9000; 0 = 1500 */
 	uint32_t rx_pool_size;   /* receive buffers per ring beyond the ring; 0 = default */
-	uint32_t intr_coal_us;   /* interrupt coalescing delay (§6.6); 0 = immediate */
+	uint32_t intr_coal_us;   /* interrupt coalescing delay; 0 = immediate */
 	bool promisc;            /* receive frames for any MAC */
-	bool adopt_firmware;     /* true: keep the running firmware (§2.3) when no image given */
-	const char *firmware;    /* image to load and hand off (§2.2, §2.4), NULL = adopt */
+	bool adopt_firmware;     /* true: keep the running firmware when no image given */
+	const char *firmware;    /* image to load and hand off, NULL = adopt */
 	struct myrio_sim *sim;   /* in-process model hosting "sim:" devices */
 	uint32_t watchdog_ms;    /* NIC reboot check period (myri10ge); 0 = 1000, UINT32_MAX = off */
 	bool irq;                /* MSI wired at open for myrio_port_irq_fd; false: polled, INTx
@@ -37,9 +44,9 @@ struct myrio_port_conf {
 };
 
 /* Offload capabilities (myrio_port_info.caps). */
-#define MYRIO_CAP_TX_CSUM 0x1u         /* per-packet L4 checksum insertion, §5.5 */
-#define MYRIO_CAP_RX_CSUM_PARTIAL 0x2u /* whole-frame sum in every completion, §4.6 */
-#define MYRIO_CAP_TSO 0x4u             /* TCP segmentation (§5.6) */
+#define MYRIO_CAP_TX_CSUM 0x1u         /* per-packet L4 checksum insertion */
+#define MYRIO_CAP_RX_CSUM_PARTIAL 0x2u /* whole-frame sum in every completion */
+#define MYRIO_CAP_TSO 0x4u             /* TCP segmentation */
 #define MYRIO_CAP_IRQ 0x8u             /* interrupt eventfd for sleeping when idle */
 
 enum myrio_link { MYRIO_LINK_DOWN = 0, MYRIO_LINK_UP = 1, MYRIO_LINK_UNKNOWN = 3 };
@@ -47,7 +54,7 @@ enum myrio_link { MYRIO_LINK_DOWN = 0, MYRIO_LINK_UP = 1, MYRIO_LINK_UNKNOWN = 3
 struct myrio_port_info {
 	char device[64];      /* the device string it was opened with */
 	char bus[16];         /* "sim", "simd", "vfio" */
-	char fw_version[128]; /* firmware header version string (§1.5) */
+	char fw_version[128]; /* firmware header version string */
 	uint8_t mac[6];
 	char serial[32];
 	char product[32];
@@ -61,7 +68,7 @@ struct myrio_port_info {
 	uint32_t caps;
 };
 
-/* Driver counters plus every NIC counter of the status block (§6.1). */
+/* Driver counters plus every NIC counter of the status block. */
 struct myrio_port_stats {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t rx_bad_completion; /* completion entries with impossible lengths, dropped */
@@ -69,21 +76,22 @@ struct myrio_port_stats {
 	uint64_t tx_ring_full;      /* packets tx_burst could not take */
 	uint64_t tx_dropped_bad;    /* packets refused: too long, too short, bad offload request */
 	uint64_t link_changes;
-	/* NIC counters, cumulative since the last reset (status block, §6.1) */
+	/* NIC counters, cumulative since the last reset (status block) */
 	uint32_t dropped_pause, dropped_unicast_filtered, dropped_bad_crc32, dropped_bad_phy;
 	uint32_t dropped_multicast_filtered, dropped_link_overflow, dropped_link_error_or_filtered;
 	uint32_t dropped_runt, dropped_overrun, dropped_no_small_buffer, dropped_no_big_buffer;
 	uint32_t rdma_tags_available;
 	uint32_t link_up;
-	uint64_t watchdog_resets; /* NIC resets by the watchdog: reboot, stall, rings (§8.5) */
+	uint64_t watchdog_resets; /* NIC resets by the watchdog: reboot, stall, rings */
 	uint64_t rx_csum_mismatch; /* buffers not holding what the NIC reported (rx_verify) */
-	uint64_t rdma_tags_lost;   /* send-buffer DMA reads that failed (IOMMU faults), §8.5 */
-	uint64_t tx_tso_chains;    /* TSO requests queued (§5.6), each counted once in tx_packets */
+	uint64_t rdma_tags_lost;   /* send-buffer DMA reads that failed (IOMMU faults) */
+	uint64_t tx_tso_chains;    /* TSO requests queued, each counted once in tx_packets */
 };
 
 void myrio_port_conf_init(struct myrio_port_conf *conf);
 
 int myrio_port_open(struct myrio_port **out, const char *device, const struct myrio_port_conf *conf);
+/* After its stacks and pools are gone (see the teardown order above). */
 void myrio_port_close(struct myrio_port *port);
 
 /* Receives up to n packets; the caller owns them and frees them with myrio_pkt_free. */
@@ -93,7 +101,7 @@ uint16_t myrio_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16
 uint16_t myrio_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n);
 
 /* For a received frame that failed a check of its own (a transport checksum): sums the
- * frame in software and compares with the checksum the NIC reported (§4.6). p as received:
+ * frame in software and compares with the checksum the NIC reported. p as received:
  * data at the Ethernet header, len the frame's length. Returns 1 when they agree (the frame
  * was damaged before the NIC: drop it), 0 when the NIC reported no checksum, -EIO when they
  * differ: the buffer does not hold what the NIC wrote, a misbehaving NIC whose receive
@@ -101,9 +109,16 @@ uint16_t myrio_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16
  * and rx_csum_mismatch). */
 int myrio_rx_verify(struct myrio_port *port, const struct myrio_pkt *p);
 
-/* Transmit buffers: a pool whose memory the port's device can reach. */
+/* Transmit buffers: a pool whose memory the port's device can reach. buf_len is each
+ * buffer's whole size, MYRIO_PKT_HEADROOM included: frames up to buf_len -
+ * MYRIO_PKT_HEADROOM bytes. Destroy it before closing the port. */
 int myrio_port_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,
 			   struct myrio_pool **out);
+/* Waits until every buffer of pool is back in it (the NIC has sent and handed back all
+ * that was given to myrio_tx_burst; the application holds none), reaping the port's send
+ * completions, at most timeout_ms. 0, or -ETIMEDOUT with buffers still out. Call it
+ * before destroying a pool whose frames were sent. */
+int myrio_port_tx_drain(struct myrio_port *port, struct myrio_pool *pool, unsigned timeout_ms);
 
 int myrio_port_link(struct myrio_port *port); /* enum myrio_link, or < 0 */
 int myrio_port_info(struct myrio_port *port, struct myrio_port_info *info);

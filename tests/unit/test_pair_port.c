@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mem/dma.h"
 #include "port/port_ops.h"
@@ -189,6 +190,34 @@ static void bad_names_are_refused(void **state)
 	p->ops->close(p);
 }
 
+/* myrio_port_tx_drain waits for the buffers the peer has not taken yet, and returns once
+ * it took them. The interrupt eventfd is raised by a frame after an arm, or at once when
+ * one already waits. */
+static void tx_drain_and_interrupts(void **state)
+{
+	(void)state;
+	struct ends e;
+	open_ends(&e, "drain", NULL);
+	int fd = myrio_port_irq_fd(e.b);
+	assert_true(fd >= 0);
+	uint64_t v;
+	assert_int_equal(myrio_port_irq_arm(e.b), 0);
+	assert_int_equal(read(fd, &v, sizeof(v)), -1); /* nothing yet */
+	struct myrio_pkt *p[4];
+	for (uint32_t i = 0; i < 4; i++)
+		p[i] = frame(&e, i, 64);
+	assert_int_equal(e.a->ops->tx_burst(e.a, p, 4), 4);
+	assert_int_equal(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v)); /* raised by the frames */
+	assert_int_equal(myrio_port_tx_drain(e.a, e.pool, 5), -ETIMEDOUT);
+	assert_int_equal(myrio_port_irq_arm(e.b), 0); /* frames wait: raised at once */
+	assert_int_equal(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	uint32_t tags[4];
+	assert_int_equal(drain(e.b, tags, 4), 4);
+	assert_int_equal(myrio_port_tx_drain(e.a, e.pool, 1000), 0);
+	assert_int_equal(myrio_pool_free_count(e.pool), e.pool->count);
+	close_ends(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,6 +226,7 @@ int main(void)
 	    cmocka_unit_test(nocsum_offers_no_offloads),
 	    cmocka_unit_test(faults_are_seeded_and_repeatable),
 	    cmocka_unit_test(bad_names_are_refused),
+	    cmocka_unit_test(tx_drain_and_interrupts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "bus/bus.h"
 #include "mem/dma.h"
 #include "port/port_ops.h"
 #include "util/byteorder.h"
@@ -48,6 +49,7 @@ struct pair_end {
 	struct pair_link *link;
 	int side;
 	bool open;
+	struct myrio_bus *bus; /* holds the pools made for this end (pair_bus_ops) */
 	struct myrio_pool *rx_pool;
 	uint32_t mtu;
 	uint32_t caps;
@@ -274,8 +276,34 @@ static uint16_t pair_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 static int pair_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,
 			    struct myrio_pool **out)
 {
-	return myrio_pool_create_in(NULL, count, buf_len, out);
+	return myrio_pool_create_in(((struct pair_end *)port)->bus, count, buf_len, out);
 }
+
+/* The bus of an end, with no device behind it: it only keeps the end's pools, so that one
+ * destroyed while the peer has yet to read its frames lives on until they come back (or
+ * the end closes), as on a NIC's bus. Buffers need no mapping: the peer copies them. */
+static int pair_dma_map(struct myrio_bus *bus, struct myrio_dma_region *r)
+{
+	r->iova = (uint64_t)(uintptr_t)r->va;
+	r->bus = bus;
+	return 0;
+}
+
+static void pair_dma_unmap(struct myrio_bus *bus, struct myrio_dma_region *r)
+{
+	r->bus = NULL;
+}
+
+static void pair_bus_close(struct myrio_bus *bus)
+{
+	free(bus);
+}
+
+static const struct myrio_bus_ops pair_bus_ops = {
+    .dma_map = pair_dma_map,
+    .dma_unmap = pair_dma_unmap,
+    .close = pair_bus_close,
+};
 
 static int pair_link_state(struct myrio_port *port)
 {
@@ -353,6 +381,7 @@ static void pair_close(struct myrio_port *port)
 	reap_completions(e);
 	myrio_pool_destroy(e->rx_pool);
 	close(e->irq_fd);
+	myrio_bus_close(e->bus); /* freed with the last of its pools */
 	if (last)
 		link_free(l);
 	free(e);
@@ -462,8 +491,14 @@ int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 		rc = -EINVAL;
 	}
 	e->caps |= MYRIO_CAP_IRQ;
-	if (rc == 0)
-		rc = myrio_pool_create_in(NULL, rxpool, PAIR_RX_BUF, &e->rx_pool);
+	if (rc == 0 && !(e->bus = calloc(1, sizeof(*e->bus))))
+		rc = -ENOMEM;
+	if (rc == 0) {
+		e->bus->ops = &pair_bus_ops;
+		snprintf(e->bus->kind, sizeof(e->bus->kind), "pair");
+		snprintf(e->bus->name, sizeof(e->bus->name), "%s", device);
+		rc = myrio_pool_create_in(e->bus, rxpool, PAIR_RX_BUF, &e->rx_pool);
+	}
 	if (rc == 0) {
 		e->irq_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (e->irq_fd < 0) {
@@ -472,6 +507,8 @@ int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 		}
 	}
 	if (rc < 0) {
+		if (e->bus)
+			myrio_bus_close(e->bus);
 		free(e);
 		return rc;
 	}
@@ -524,6 +561,7 @@ int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 	if (rc < 0) {
 		myrio_pool_destroy(e->rx_pool);
 		close(e->irq_fd);
+		myrio_bus_close(e->bus);
 		free(e);
 		return rc;
 	}

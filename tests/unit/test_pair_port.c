@@ -218,6 +218,31 @@ static void tx_drain_and_interrupts(void **state)
 	close_ends(&e);
 }
 
+/* A pool destroyed while the peer has not read its frames yet stays until they are back:
+ * the peer reads them intact, and the pool goes when the end closes. */
+static void pool_destroyed_with_frames_in_flight(void **state)
+{
+	(void)state;
+	struct ends e;
+	open_ends(&e, "early", NULL);
+	struct myrio_pool *pool;
+	assert_int_equal(myrio_port_pool_create(e.a, 64, 1984, &pool), 0);
+	struct myrio_pkt *p[4];
+	for (uint32_t i = 0; i < 4; i++) {
+		p[i] = myrio_pkt_alloc(pool);
+		memset(myrio_pkt_data(p[i]), 0, 64);
+		put_be32(myrio_pkt_data(p[i]) + 14, 100 + i);
+		p[i]->len = 64;
+	}
+	assert_int_equal(e.a->ops->tx_burst(e.a, p, 4), 4);
+	myrio_pool_destroy(pool); /* the frames are still on the link */
+	uint32_t tags[4];
+	assert_int_equal(drain(e.b, tags, 4), 4);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(tags[i], 100 + i);
+	close_ends(&e); /* a's close takes the frames back and releases the pool */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +252,7 @@ int main(void)
 	    cmocka_unit_test(faults_are_seeded_and_repeatable),
 	    cmocka_unit_test(bad_names_are_refused),
 	    cmocka_unit_test(tx_drain_and_interrupts),
+	    cmocka_unit_test(pool_destroyed_with_frames_in_flight),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

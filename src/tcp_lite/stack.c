@@ -300,6 +300,18 @@ void stack_tx(struct myrio_stack *s, struct myrio_pkt *p)
 	s->txb[s->ntx++] = p;
 }
 
+static void poll_tail(struct myrio_stack *s)
+{
+	uint8_t t = s->poll_tail;
+	s->poll_tail = 0;
+	if (t & POLL_TAIL_POOL_WAIT)
+		tcp_pool_wake(s); /* sets the bit again while anyone still waits */
+	if (t & POLL_TAIL_ZOMBIES)
+		tcp_reap(s); /* and this one while any is left */
+	if (t & POLL_TAIL_ARMED)
+		stack_fd_rearm(s);
+}
+
 int myrio_stack_poll(struct myrio_stack *s)
 {
 	struct myrio_pkt *pkts[RX_BURST];
@@ -321,11 +333,7 @@ int myrio_stack_poll(struct myrio_stack *s)
 	unsigned before = s->ntx;
 	stack_flush(s);
 	unsigned sent = before - s->ntx;
-	if (s->pool_wait_head)
-		tcp_pool_wake(s);
-	if (s->zombies)
-		tcp_reap(s);
-	if (s->wait_armed)
-		stack_fd_rearm(s);
+	if (s->poll_tail)
+		poll_tail(s);
 	return (int)(n + sent);
 }

@@ -305,8 +305,9 @@ struct myrio_stack {
 	struct myrio_tcp_conn *pool_wait_head, *pool_wait_tail; /* tcp_writable.c */
 	struct timer_wheel wheel;
 	int wait_fd, irq_fd, timer_fd; /* myrio_stack_fd (stack_fd.c); wait_fd -1 = none yet */
-	uint64_t timer_deadline;	/* what timer_fd was set to */
-	bool wait_armed;		/* armed to sleep: the next poll may move the deadline */
+	uint64_t timer_deadline;       /* what timer_fd was set to */
+	/* Work for the end of the poll, one test there when there is none: POLL_TAIL_ bits */
+	uint8_t poll_tail;
 	struct app_timer *timers; /* conf.max_timers records */
 	uint32_t timer_free;	  /* index + 1 of the first free one, 0 = none */
 	/* Work counters the tests read: connections whose timers were examined, and slots
@@ -351,6 +352,9 @@ struct myrio_pkt *ipv4_reass(struct myrio_stack *s, struct myrio_pkt *p, const u
 			     unsigned ihl, unsigned tot);
 
 /* stack.c */
+#define POLL_TAIL_ZOMBIES 0x1u	 /* connections to free (tcp_reap) */
+#define POLL_TAIL_POOL_WAIT 0x2u /* connections wait for transmit buffers (tcp_writable.c) */
+#define POLL_TAIL_ARMED 0x4u	 /* armed to sleep: the deadline may move (stack_fd.c) */
 void stack_update_clock(struct myrio_stack *s);
 void stack_tx(struct myrio_stack *s, struct myrio_pkt *p); /* frame ready for the NIC */
 void stack_flush(struct myrio_stack *s);
@@ -430,7 +434,6 @@ struct myrio_tcp_conn *tcp_conn_alloc(struct myrio_stack *s, uint32_t lip, uint1
 				      uint32_t rip, uint16_t rport);
 struct myrio_tcp_listener *tcp_listener_find(struct myrio_stack *s, uint16_t port);
 void tcp_set_state(struct myrio_tcp_conn *c, uint8_t state);
-void tcp_event(struct myrio_tcp_conn *c, enum myrio_tcp_event ev);
 /* Connection is over (state CLOSED, queues freed); slot freed once the app let go. */
 void tcp_conn_finish(struct myrio_tcp_conn *c, int error);
 void tcp_reap(struct myrio_stack *s);
@@ -459,6 +462,17 @@ static inline void ready_mark(struct ready_entry *e)
 }
 void ready_del(struct ready_entry *e);			  /* leaves its set, if in one */
 uint32_t ready_listed(const struct myrio_ready_set *set); /* the tests' work counter */
+
+/* An event for the application: its readiness set, its callback; none once it let go. */
+static inline void tcp_event(struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
+{
+	if (!c->app_owned)
+		return;
+	ready_mark(&c->ready);
+	struct myrio_stack *s = c->s;
+	if (s->conf.tcp_event)
+		s->conf.tcp_event(s->conf.event_arg, c, ev);
+}
 
 /* tcp_accept.c: a passive open completed on listener l (NULL: found by port) */
 void tcp_accepted(struct myrio_tcp_listener *l, struct myrio_tcp_conn *c);

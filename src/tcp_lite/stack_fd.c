@@ -71,13 +71,12 @@ int myrio_stack_arm(struct myrio_stack *s)
 	int rc = myrio_port_irq_arm(s->port);
 	if (rc < 0)
 		return rc;
-	s->wait_armed = true;
+	s->poll_tail |= POLL_TAIL_ARMED;
 	return set_timer(s, myrio_stack_next_deadline(s));
 }
 
 void stack_fd_rearm(struct myrio_stack *s)
 {
-	s->wait_armed = false;
 	uint64_t deadline = myrio_stack_next_deadline(s);
 	if (deadline < s->timer_deadline)
 		set_timer(s, deadline);

@@ -274,16 +274,6 @@ void tcp_set_state(struct myrio_tcp_conn *c, uint8_t state)
 	c->state = state;
 }
 
-void tcp_event(struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
-{
-	struct myrio_stack *s = c->s;
-	if (!c->app_owned)
-		return;
-	ready_mark(&c->ready);
-	if (s->conf.tcp_event)
-		s->conf.tcp_event(s->conf.event_arg, c, ev);
-}
-
 static void make_zombie(struct myrio_tcp_conn *c)
 {
 	if (c->zombie)
@@ -291,6 +281,7 @@ static void make_zombie(struct myrio_tcp_conn *c)
 	c->zombie = true;
 	c->zombie_next = c->s->zombies;
 	c->s->zombies = c;
+	c->s->poll_tail |= POLL_TAIL_ZOMBIES;
 }
 
 void tcp_conn_finish(struct myrio_tcp_conn *c, int error)
@@ -499,6 +490,19 @@ int myrio_tcp_send(struct myrio_tcp_conn *c, struct myrio_pkt *p)
 	return 0;
 }
 
+static inline struct myrio_pkt *pkt_alloc(struct myrio_tcp_conn *c)
+{
+	struct myrio_pkt *p = myrio_stack_pkt_alloc(c->s);
+	if (!p)
+		tcp_pool_wait(c);
+	return p;
+}
+
+struct myrio_pkt *myrio_tcp_pkt_alloc(struct myrio_tcp_conn *c)
+{
+	return pkt_alloc(c);
+}
+
 ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len)
 {
 	const uint8_t *b = buf;
@@ -514,7 +518,7 @@ ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len)
 			c->want_writable = true;
 			break;
 		}
-		struct myrio_pkt *p = myrio_tcp_pkt_alloc(c);
+		struct myrio_pkt *p = pkt_alloc(c);
 		if (!p)
 			break;
 		uint32_t n = (uint32_t)(len - done < c->mss ? len - done : c->mss);
@@ -530,14 +534,6 @@ ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len)
 		done += n;
 	}
 	return (ssize_t)done;
-}
-
-struct myrio_pkt *myrio_tcp_pkt_alloc(struct myrio_tcp_conn *c)
-{
-	struct myrio_pkt *p = myrio_stack_pkt_alloc(c->s);
-	if (!p)
-		tcp_pool_wait(c);
-	return p;
 }
 
 uint32_t myrio_tcp_send_space(const struct myrio_tcp_conn *c)

@@ -10,6 +10,7 @@ void tcp_pool_wait(struct myrio_tcp_conn *c)
 	if (c->pool_waiting)
 		return;
 	c->pool_waiting = true;
+	s->poll_tail |= POLL_TAIL_POOL_WAIT;
 	c->pool_wait_next = NULL;
 	c->pool_wait_prev = s->pool_wait_tail;
 	if (s->pool_wait_tail)
@@ -57,4 +58,6 @@ void tcp_pool_wake(struct myrio_stack *s)
 		c->want_writable = false;
 		tcp_event(c, MYRIO_TCP_EV_WRITABLE);
 	}
+	if (s->pool_wait_head)
+		s->poll_tail |= POLL_TAIL_POOL_WAIT;
 }

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "myrio/myrio.h"
 
@@ -96,18 +98,79 @@ static inline void stop_on_signals(void)
 	signal(SIGTERM, on_signal);
 }
 
-/* Opens the port on dev (sim:NAME, simd:NAME, a PCI address) with the given MTU and, if pcap
- * is not NULL, records every frame it sends and receives into that pcap file. */
+/* Opens the port on dev (sim:NAME, simd:NAME, a PCI address) with the given MTU and
+ * interrupts (to sleep when idle; see idle_wait) and, if pcap is not NULL, records every
+ * frame it sends and receives into that pcap file. */
 static inline int open_port(struct myrio_port **port, const char *dev, unsigned mtu,
 			    const char *pcap)
 {
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.mtu = mtu;
+	pc.irq = true;
 	int rc = myrio_port_open(port, dev, &pc);
 	if (rc < 0 || !pcap)
 		return rc;
 	return myrio_port_capture_start(*port, pcap);
+}
+
+/* Adaptive polling: keep polling while there is work, and after `spin` idle polls in a row
+ * sleep until the stack has work again, with the sleep protocol of tcp_lite.h (arm, poll
+ * once more, sleep on the stack's fd). The fd sits in an epoll set of the program's own,
+ * where its other fds would go too. spin 0 (--spin) never sleeps: busy polling. */
+struct idle_wait {
+	int epfd; /* -1: busy polling */
+	unsigned idle, spin;
+	uint64_t sleeps;
+};
+
+static inline int idle_wait_init(struct idle_wait *w, struct myrio_stack *s, bool busy)
+{
+	w->idle = 0;
+	w->spin = 64; /* about 10 us of empty polls: steady traffic never sleeps */
+	w->sleeps = 0;
+	w->epfd = -1;
+	if (busy)
+		return 0;
+	int fd = myrio_stack_fd(s);
+	if (fd < 0)
+		return fd;
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+	if (w->epfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -1;
+	return 0;
+}
+
+/* Call after each round of the loop with the work it did (poll result plus the program's
+ * own progress); sleeps at most timeout_ms (-1: until the stack has work). */
+static inline void idle_wait(struct idle_wait *w, struct myrio_stack *s, int work, int timeout_ms)
+{
+	if (work > 0 || w->epfd < 0 || ++w->idle < w->spin) {
+		if (work > 0)
+			w->idle = 0;
+		return;
+	}
+	w->idle = 0;
+	if (myrio_stack_arm(s) < 0 || myrio_stack_poll(s) > 0)
+		return;
+	struct epoll_event ev;
+	w->sleeps++;
+	epoll_wait(w->epfd, &ev, 1, timeout_ms);
+}
+
+static inline void idle_wait_fini(struct idle_wait *w)
+{
+	if (w->epfd >= 0)
+		close(w->epfd);
+}
+
+/* Seconds of CPU this process used (user + system). */
+static inline double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* stream_send and stream_recv: byte i of a TCP stream is pattern[i % PATTERN_LEN]; a UDP

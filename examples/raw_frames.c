@@ -144,10 +144,8 @@ int main(int argc, char **argv)
 	myrio_pkt_free_bulk(out, pending);
 	/* 4. Let the NIC report the last send completions, so every buffer is back in the
 	 * pool before the pool goes away (it must go before the port that maps it). */
-	for (int i = 0; i < 5000 && myrio_pool_free_count(pool) < pool->count; i++) {
-		myrio_tx_burst(a, out, 0);
-		usleep(1000);
-	}
+	if (myrio_port_tx_drain(a, pool, 5000) < 0)
+		fprintf(stderr, "raw_frames: the NIC kept frames for 5 s\n");
 
 	struct myrio_port_stats sa, sb;
 	myrio_port_stats(a, &sa);

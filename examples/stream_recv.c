@@ -5,6 +5,8 @@
  *   stream_recv simd:nic1                      TCP on 10.0.0.2:5001 (model daemon's NIC)
  *   stream_recv --udp --mtu 9000 0000:03:00.0  UDP on a board
  *
+ * When no frame comes it sleeps on the stack's fd (common.h's idle_wait); --spin polls busily.
+ *
  * Receive is zero-copy: the stack hands out the buffers the NIC wrote (myrio_tcp_recv,
  * myrio_udp_recv) and the program gives them back when it has looked at them.
  */
@@ -66,18 +68,16 @@ static void check_udp(struct rx *rx, const uint8_t *data, uint32_t len)
 int main(int argc, char **argv)
 {
 	unsigned mtu = 1500, duration = 0, port_no = 5001;
-	bool udp = false;
+	bool udp = false, spin = false;
 	const char *ip_str = "10.0.0.2", *pcap = NULL;
-	const struct cli_opt opts[] = {{"udp", 'u', .flag = &udp},
-				       {"mtu", 'm', .num = &mtu},
-				       {"duration", 'd', .num = &duration},
-				       {"ip", 0, .str = &ip_str},
-				       {"port", 0, .num = &port_no},
-				       {"pcap", 0, .str = &pcap},
-				       {0}};
+	const struct cli_opt opts[] = {
+	    {"udp", 'u', .flag = &udp}, {"spin", 0, .flag = &spin},
+	    {"mtu", 'm', .num = &mtu},	{"duration", 'd', .num = &duration},
+	    {"ip", 0, .str = &ip_str},	{"port", 0, .num = &port_no},
+	    {"pcap", 0, .str = &pcap},	{0}};
 	if (cli_parse(argc, argv, opts,
 		      "usage: stream_recv [--udp] [--mtu N] [--duration S] [--ip A] [--port N] "
-		      "[--pcap FILE] DEVICE\n") < 0)
+		      "[--pcap FILE] [--spin] DEVICE\n") < 0)
 		return 2;
 	struct in_addr ip;
 	if (optind + 1 != argc || inet_pton(AF_INET, ip_str, &ip) != 1) {
@@ -107,7 +107,8 @@ int main(int argc, char **argv)
 	struct myrio_udp_sock *u = NULL;
 	int rc = udp ? myrio_udp_open(s, (uint16_t)port_no, NULL, &u)
 		     : myrio_tcp_listen(s, (uint16_t)port_no, 4, NULL, &l);
-	if (rc < 0)
+	struct idle_wait iw;
+	if (rc < 0 || idle_wait_init(&iw, s, spin) < 0)
 		return 1;
 	printf("stream_recv: %s on %s:%u (%s), MTU %u\n", udp ? "UDP" : "TCP", ip_str, port_no,
 	       argv[optind], mtu);
@@ -115,7 +116,8 @@ int main(int argc, char **argv)
 
 	uint64_t start = 0, last = 0, last_bytes = 0, last_pkts = 0, last_rx = 0;
 	while (!stop) {
-		myrio_stack_poll(s);
+		int work = myrio_stack_poll(s);
+		idle_wait(&iw, s, work, 100); /* the checks below want the time now and then */
 		uint64_t t = now_ns();
 		struct myrio_pkt *p;
 		if (udp) {
@@ -162,6 +164,7 @@ int main(int argc, char **argv)
 		myrio_udp_close(u);
 	if (l)
 		myrio_tcp_listener_close(l);
+	idle_wait_fini(&iw);
 	myrio_stack_destroy(s);
 	myrio_port_close(port);
 	return rx.bytes == 0 || rx.bad != 0;

@@ -2,7 +2,7 @@
  *
  * A pool is one DMA region cut into equal elements; each element is a 64-byte struct
  * myrio_pkt followed by its data buffer. The frame lives at buf + data_off: receive
- * buffers start with MYRIO_PKT_HEADROOM bytes free (the NIC writes at +2, spec §4.4),
+ * buffers start with MYRIO_PKT_HEADROOM bytes free (the NIC writes at +2),
  * transmit buffers leave the same headroom so the stack can write headers in front of the
  * payload without copying it. Pools are single-threaded; alloc and free are O(1) stack
  * pushes and pops, in bursts.
@@ -30,15 +30,24 @@ struct myrio_pool;
 struct myrio_pkt {
 	uint64_t iova;		 /* bus address of buf[0] */
 	struct myrio_pool *pool; /* where free returns it */
-	uint32_t data_off;	 /* frame start, relative to buf */
-	uint32_t len;		 /* frame length in bytes */
-	uint32_t buf_len;	 /* bytes in buf */
+	uint32_t data_off;       /* frame start, relative to buf */
+	uint32_t len;            /* frame length in bytes */
+	uint32_t buf_len;        /* bytes in buf, headroom included: a frame fits in
+	                          * buf_len - data_off (myrio_pkt_tailroom adds len) */
 	uint16_t ol_flags;
-	uint16_t rx_csum;	/* rx: ones'-complement sum of frame bytes [14, len), host order */
-	uint16_t csum_start;	/* tx: frame offset where checksumming starts (L4 header) */
-	uint16_t csum_field;	/* tx: frame offset of the 16-bit checksum field */
-	uint16_t refcnt;	/* holders; free() drops one and recycles at zero */
-	uint16_t port;		/* receiving port's index, for the application */
+	uint16_t rx_csum;   /* rx: ones'-complement sum of frame bytes [14, len), host order */
+	/* tx with MYRIO_PKT_TX_CSUM (ports with MYRIO_CAP_TX_CSUM), the checksum offload
+	 * contract: the NIC sums the frame from csum_start (the L4 header's offset in the
+	 * frame) to its end, ones' complement, and stores the complement of that sum at
+	 * csum_field (the checksum's offset), big-endian. So before handing the frame over,
+	 * the application stores at csum_field the folded pseudo-header sum (RFC 768 / 793:
+	 * addresses, protocol, L4 length), not complemented, as Linux's CHECKSUM_PARTIAL.
+	 * csum_start <= csum_field and csum_field + 2 <= len, or the frame is refused
+	 * (tx_dropped_bad); offsets beyond the NIC's reach are summed in software. */
+	uint16_t csum_start;
+	uint16_t csum_field;
+	uint16_t refcnt;     /* holders; free() drops one and recycles at zero */
+	uint16_t port;       /* receiving port's index, for the application */
 	struct myrio_pkt *next; /* for whoever holds the packet: queues and chains */
 	uint64_t user;		/* private to the holder (the stack keeps a sequence number) */
 	/* tx with MYRIO_PKT_TX_TSO: this packet holds Ethernet + IPv4 + TCP headers (tso_hlen

@@ -5,7 +5,13 @@
  *   "simd:NAME[@SOCK]"  a NIC hosted by the model daemon, attached through its UNIX socket
  *   "0000:03:00.0"      a PCI function bound to vfio-pci, driven by the driver that claims
  *                       its IDs: a Myri-10G board, or an Intel 82574 (e1000e)
- *   "pair:NAME/0|1"     one end of an in-memory link between two ports of this process
+ *   "pair:LINK/0", "pair:LINK/1"  the two ends of an in-memory link in this process (no
+ *                       NIC, for tests), with options after '?': loss=P, dup=P,
+ *                       reorder=P, seed=N, ring=N, rxpool=N, nocsum
+ *
+ * Teardown, the one order everywhere: stacks (myrio_stack_destroy), then pools
+ * (myrio_pool_destroy), then the port (myrio_port_close). Buffers the NIC still holds are
+ * not freed under it: a pool destroyed early lives on until the port has them back.
  *
  * Every call returns 0 or a negative errno and logs a message that says what to do.
  * rx_burst/tx_burst never block and never allocate beyond the port's pools.
@@ -100,6 +106,7 @@ void myrio_port_conf_init(struct myrio_port_conf *conf);
 
 int myrio_port_open(struct myrio_port **out, const char *device,
 		    const struct myrio_port_conf *conf);
+/* After its stacks and pools are gone (see the teardown order above). */
 void myrio_port_close(struct myrio_port *port);
 
 /* Receives up to n packets; the caller owns them and frees them with myrio_pkt_free. */
@@ -109,7 +116,7 @@ uint16_t myrio_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16
 uint16_t myrio_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n);
 
 /* For a received frame that failed a check of its own (a transport checksum): sums the
- * frame in software and compares with the checksum the NIC reported (§4.6). p as received:
+ * frame in software and compares with the checksum the NIC reported. p as received:
  * data at the Ethernet header, len the frame's length. Returns 1 when they agree (the frame
  * was damaged before the NIC: drop it), 0 when the NIC reported no checksum, -EIO when they
  * differ: the buffer does not hold what the NIC wrote, a misbehaving NIC whose receive
@@ -117,9 +124,16 @@ uint16_t myrio_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16
  * and rx_csum_mismatch). */
 int myrio_rx_verify(struct myrio_port *port, const struct myrio_pkt *p);
 
-/* Transmit buffers: a pool whose memory the port's device can reach. */
+/* Transmit buffers: a pool whose memory the port's device can reach. buf_len is each
+ * buffer's whole size, MYRIO_PKT_HEADROOM included: frames up to buf_len -
+ * MYRIO_PKT_HEADROOM bytes. Destroy it before closing the port. */
 int myrio_port_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,
 			   struct myrio_pool **out);
+/* Waits until every buffer of pool is back in it (the NIC has sent and handed back all
+ * that was given to myrio_tx_burst; the application holds none), reaping the port's send
+ * completions, at most timeout_ms. 0, or -ETIMEDOUT with buffers still out. Call it
+ * before destroying a pool whose frames were sent. */
+int myrio_port_tx_drain(struct myrio_port *port, struct myrio_pool *pool, unsigned timeout_ms);
 
 int myrio_port_link(struct myrio_port *port); /* enum myrio_link, or < 0 */
 int myrio_port_info(struct myrio_port *port, struct myrio_port_info *info);

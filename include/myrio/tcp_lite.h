@@ -55,7 +55,8 @@ enum myrio_tcp_event {
 	MYRIO_TCP_EV_ACCEPTED = 1, /* passive open completed: c is new, its user = listener's */
 	MYRIO_TCP_EV_CONNECTED,	   /* active open completed */
 	MYRIO_TCP_EV_READABLE,	   /* in-order data arrived, or the peer closed its side */
-	MYRIO_TCP_EV_WRITABLE,	   /* send queue has room again after a send was refused */
+	MYRIO_TCP_EV_WRITABLE,	   /* after a send was refused: the send queue, or the
+				    * transmit pool, has room again */
 	MYRIO_TCP_EV_CLOSED,	   /* orderly end of both directions; call myrio_tcp_close */
 	MYRIO_TCP_EV_ERROR,	   /* reset, refused or timed out (myrio_tcp_error); call
 				    * myrio_tcp_close */
@@ -116,6 +117,8 @@ struct myrio_stack_conf {
 	myrio_tcp_event_fn tcp_event;
 	myrio_udp_event_fn udp_event;
 	void *event_arg;
+
+	uint32_t max_timers; /* application timers pending at once (64) */
 };
 
 /* Defaults (throughput profile: delayed ACKs on, Nagle off). */
@@ -134,8 +137,54 @@ void myrio_stack_destroy(struct myrio_stack *s);
  * received plus sent (0 = idle), never blocks. */
 int myrio_stack_poll(struct myrio_stack *s);
 
-/* The stack's clock, in milliseconds (what timers and timestamps use). */
-uint64_t myrio_stack_now_ms(const struct myrio_stack *s);
+/* ---- Time ----
+ * The stack's clock is conf.clock (CLOCK_MONOTONIC by default), in nanoseconds. The stack
+ * reads it once at the start of every myrio_stack_poll (and in myrio_stack_create) and
+ * uses that reading for everything the poll does: now_ns and now_ms below return it, so
+ * they stand still between polls. Protocol timers and application timers run on a wheel
+ * of 1 ms ticks: one due at clock time T runs in the first poll whose reading is at or
+ * past T rounded up to the millisecond (never early, at most 1 ms late, plus however
+ * long the application leaves between polls). */
+uint64_t myrio_stack_now_ns(const struct myrio_stack *s); /* the last poll's reading */
+uint64_t myrio_stack_now_ms(const struct myrio_stack *s); /* the same, in whole ms */
+uint64_t myrio_stack_clock_ns(const struct myrio_stack *s); /* the clock read now */
+
+/* Application timers: fn(arg, s) runs once, from inside myrio_stack_poll, delay_ns after
+ * the call (counted from the clock read now), unless cancelled before. *id (may be NULL)
+ * names it for myrio_timer_cancel. -ENOBUFS when conf.max_timers are pending. fn may
+ * start and cancel timers. */
+typedef void (*myrio_timer_fn)(void *arg, struct myrio_stack *s);
+int myrio_timer_start(struct myrio_stack *s, uint64_t delay_ns, myrio_timer_fn fn, void *arg,
+		      uint64_t *id);
+/* 0, or -ENOENT when that timer already ran or was cancelled (ids are not reused). */
+int myrio_timer_cancel(struct myrio_stack *s, uint64_t id);
+
+/* When the stack next has work without a frame arriving: the clock time (ns) of its
+ * earliest timer (protocol or application), a time already past if transmits or other work
+ * wait for the next poll, UINT64_MAX if nothing is scheduled. Valid until the next call
+ * into the stack. */
+uint64_t myrio_stack_next_deadline(const struct myrio_stack *s);
+
+/* ---- Sleeping ----
+ * One file descriptor per stack for any event loop (epoll, poll, libevent...): it becomes
+ * readable when the stack has work, a frame from the NIC (its interrupt) or a due timer
+ * (a timerfd set to myrio_stack_next_deadline). The port must give an interrupt eventfd
+ * (open it with myrio_port_conf.irq: "sim:", "simd:", vfio; "pair:" always has one).
+ * Returns the fd (the same every call, closed by myrio_stack_destroy) or a negative errno
+ * (-ENOTSUP without interrupts).
+ *
+ * The sleep protocol, in this order:
+ *   1. myrio_stack_arm(s): reads the fd (clears what woke it), asks the NIC to interrupt
+ *      on the next frame, and sets the timer to the next deadline;
+ *   2. myrio_stack_poll(s) once more: a frame that arrived before the arm raised no
+ *      interrupt, so look again; if it did any work (> 0), go back to polling;
+ *   3. sleep until the fd is readable (epoll_wait on it, or on an epoll set holding it).
+ * Then poll until idle and start again. The poll in step 2 moves the timer earlier if it
+ * started one; calls into the stack made outside a poll (a send, myrio_timer_start) after
+ * step 1 need the protocol again. Spinning a while before arming saves the wake-up cost
+ * when traffic is steady. */
+int myrio_stack_fd(struct myrio_stack *s);
+int myrio_stack_arm(struct myrio_stack *s); /* step 1; -EBADF before myrio_stack_fd */
 
 /* A transmit buffer with headroom for all headers: payload goes at myrio_pkt_data(p),
  * p->len = 0. NULL when the pool is down to the sixteenth the stack keeps for its own
@@ -183,7 +232,12 @@ int myrio_tcp_connect(struct myrio_stack *s, uint32_t ip, uint16_t port, void *u
  * -EMSGSIZE, -ENOSPC (no headroom, or the payload runs past the buffer), -EPIPE after
  * shutdown, -ENOTCONN. The peer sets the MSS: bound copies by myrio_stack_pkt_room too. */
 int myrio_tcp_send(struct myrio_tcp_conn *c, struct myrio_pkt *p);
-/* Copies up to len bytes into new segments; returns the bytes taken (0 if full). */
+/* A transmit buffer for a segment of c (as myrio_stack_pkt_alloc). When the pool is dry it
+ * returns NULL and c is queued for MYRIO_TCP_EV_WRITABLE: connections refused buffers are
+ * told in the order they were refused, when buffers come back. */
+struct myrio_pkt *myrio_tcp_pkt_alloc(struct myrio_tcp_conn *c);
+/* Copies up to len bytes into new segments; returns the bytes taken (0 if full: the send
+ * queue or the transmit pool, and MYRIO_TCP_EV_WRITABLE follows either way). */
 ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len);
 /* Segments that can still be queued. */
 uint32_t myrio_tcp_send_space(const struct myrio_tcp_conn *c);

@@ -6,6 +6,7 @@
 
 #include "bus/bus.h"
 #include "util/log.h"
+#include "util/pci_cap.h"
 
 /* DDDD:BB:DD.F or BB:DD.F */
 static int looks_like_pci(const char *s)
@@ -47,4 +48,15 @@ int myrio_bus_open(const char *device, struct myrio_sim *sim, struct myrio_bus *
 		"(model daemon) or a PCI address such as 0000:03:00.0",
 		device);
 	return -ENODEV;
+}
+
+static int bus_cfg_read(void *bus, unsigned off, unsigned size, uint32_t *val)
+{
+	struct myrio_bus *b = bus;
+	return b->ops->cfg_read(b, off, size, val);
+}
+
+unsigned myrio_bus_find_cap(struct myrio_bus *bus, unsigned id)
+{
+	return pci_cap_find(bus_cfg_read, bus, id);
 }

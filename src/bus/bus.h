@@ -65,6 +65,9 @@ void myrio_bus_hold(struct myrio_bus *bus);
 void myrio_bus_release(struct myrio_bus *bus);
 void myrio_bus_close(struct myrio_bus *bus);
 
+/* Config-space offset of the first capability with this ID, 0 if none (or unreadable). */
+unsigned myrio_bus_find_cap(struct myrio_bus *bus, unsigned id);
+
 /* Work deferred to myrio_bus_close, when the driver has let go of every buffer (a pool
  * destroyed while the device still held some of its buffers is freed then). The hook lives
  * in its owner's memory; fn may drop the owner's hold. */

@@ -17,6 +17,7 @@
 #include "bus/simd_proto.h"
 #include "mem/dma.h"
 #include "util/log.h"
+#include "util/pci_cap.h"
 
 struct simd_bus {
 	struct myrio_bus bus; /* first: the driver holds a struct myrio_bus * */
@@ -154,6 +155,24 @@ static int simd_irq_fd(struct myrio_bus *bus)
 	return to_simd(bus)->irq_fd;
 }
 
+/* MSI on or off in the daemon's config space, as vfio-pci sets it on hardware: the model
+ * signals the eventfd passed at attach only while MSI is enabled. */
+static int simd_irq_setup(struct myrio_bus *bus, bool msi)
+{
+	unsigned cap = myrio_bus_find_cap(bus, PCI_CAP_ID_MSI);
+	uint32_t flags;
+	if (!cap)
+		return -ENOTSUP;
+	int rc = simd_cfg_read(bus, cap + PCI_MSI_FLAGS, 2, &flags);
+	if (rc == 0)
+		rc = simd_cfg_write(bus, cap + PCI_MSI_FLAGS, 2,
+				    msi ? flags | PCI_MSI_FLAGS_ENABLE
+					: flags & ~PCI_MSI_FLAGS_ENABLE);
+	if (rc < 0)
+		return rc;
+	return msi ? to_simd(bus)->irq_fd : 0;
+}
+
 static int simd_reset(struct myrio_bus *bus)
 {
 	struct simd_msg req, rep;
@@ -183,6 +202,7 @@ static const struct myrio_bus_ops simd_bus_ops = {
     .cfg_read = simd_cfg_read,
     .cfg_write = simd_cfg_write,
     .irq_fd = simd_irq_fd,
+    .irq_setup = simd_irq_setup,
     .reset = simd_reset,
     .close = simd_close,
 };

@@ -14,7 +14,6 @@
 #define PCI_COMMAND_MEMORY 0x2
 #define PCI_COMMAND_MASTER 0x4
 #define PCI_COMMAND_INTX_DISABLE 0x400
-#define PCI_CAP_ID_MSI 0x05
 #define PCI_CAP_ID_EXP 0x10
 #define PCI_CAP_ID_MSIX 0x11
 #define PCI_EXP_DEVCTL 0x08
@@ -41,7 +40,7 @@ unsigned myri_nic_pci_setup(struct myrio_bus *bus)
 				    v | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
 	else
 		log_warn("%s: cannot read the PCI command register", bus->name);
-	unsigned cap = myri_pci_find_cap(bus, PCI_CAP_ID_EXP);
+	unsigned cap = myrio_bus_find_cap(bus, PCI_CAP_ID_EXP);
 	if (!cap)
 		return 0;
 	unsigned at = cap + PCI_EXP_DEVCTL;
@@ -60,25 +59,14 @@ unsigned myri_nic_pci_setup(struct myrio_bus *bus)
 	return 128u << ((ctl & PCI_EXP_DEVCTL_READRQ) >> 12);
 }
 
-static int bus_cfg_read(void *bus, unsigned off, unsigned size, uint32_t *val)
-{
-	struct myrio_bus *b = bus;
-	return b->ops->cfg_read(b, off, size, val);
-}
-
-unsigned myri_pci_find_cap(struct myrio_bus *bus, unsigned id)
-{
-	return pci_cap_find(bus_cfg_read, bus, id);
-}
-
 /* Whether MSI or MSI-X is enabled in config space (under VFIO, as VFIO shows it). */
 static bool msi_on(struct myrio_bus *bus)
 {
 	uint32_t flags;
-	unsigned msi = myri_pci_find_cap(bus, PCI_CAP_ID_MSI);
+	unsigned msi = myrio_bus_find_cap(bus, PCI_CAP_ID_MSI);
 	if (msi && bus->ops->cfg_read(bus, msi + 2, 2, &flags) == 0 && (flags & 1))
 		return true;
-	unsigned msix = myri_pci_find_cap(bus, PCI_CAP_ID_MSIX);
+	unsigned msix = myrio_bus_find_cap(bus, PCI_CAP_ID_MSIX);
 	return msix && bus->ops->cfg_read(bus, msix + 2, 2, &flags) == 0 && (flags & 0x8000);
 }
 

@@ -96,8 +96,6 @@ void myri_nic_release(struct myri_nic *nic);
 /* PCI command register (memory space, bus master) and read request size (§1.8); returns
  * the read request size in effect, 0 if unknown. */
 unsigned myri_nic_pci_setup(struct myrio_bus *bus);
-/* Config-space offset of the first capability with this ID, 0 if none (or unreadable). */
-unsigned myri_pci_find_cap(struct myrio_bus *bus, unsigned id);
 /* Loads or adopts the firmware as configured at probe (§2.2-§2.4). */
 int myri_nic_firmware(struct myri_nic *nic);
 /* Returns every posted rx buffer and pending tx chain to its pool and frees the ring

@@ -72,7 +72,7 @@ void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms)
  * for the log. Returns -ENOENT when the capability is missing. */
 static int reboot_status(struct myrio_bus *bus, uint32_t *status)
 {
-	unsigned cap = myri_pci_find_cap(bus, PCI_CAP_ID_VNDR);
+	unsigned cap = myrio_bus_find_cap(bus, PCI_CAP_ID_VNDR);
 	if (!cap)
 		return -ENOENT;
 	int rc = bus->ops->cfg_write(bus, cap + VS_MODE, 1, VS_MODE_READ32);

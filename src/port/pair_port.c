@@ -12,6 +12,9 @@
  * checksum is written into the receiver's copy, the sender's buffer is left untouched as
  * on a real NIC, §5.5) and RX_CSUM_PARTIAL (sum of bytes [14, len), §4.6).
  *
+ * Interrupts: each end has an eventfd (myrio_port_irq_fd) that becomes readable when a frame
+ * comes its way after myrio_port_irq_arm, or at once if one is already waiting then.
+ *
  * Options after '?', comma separated: loss=P, dup=P, reorder=P (probabilities per frame),
  * seed=N, ring=N (entries per direction, power of 2), nocsum (no offload caps),
  * rxpool=N (receive buffers).
@@ -21,7 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
+#include "bus/bus.h"
 #include "mem/dma.h"
 #include "port/port_ops.h"
 #include "util/byteorder.h"
@@ -43,6 +49,7 @@ struct pair_end {
 	struct pair_link *link;
 	int side;
 	bool open;
+	struct myrio_bus *bus; /* holds the pools made for this end (pair_bus_ops) */
 	struct myrio_pool *rx_pool;
 	uint32_t mtu;
 	uint32_t caps;
@@ -53,6 +60,8 @@ struct pair_end {
 	struct myrio_pkt *held; /* reordered: goes out after the next frame */
 	struct myrio_port_stats stats;
 	uint64_t drops_fault, dups_fault, reorders_fault;
+	int irq_fd;	/* eventfd */
+	bool irq_armed; /* under the link's lock: the next frame towards us signals irq_fd */
 };
 
 struct pair_link {
@@ -130,6 +139,14 @@ static void reap_completions(struct pair_end *e)
 	} while (n == 64);
 }
 
+/* Under the link's lock: e is told of frames waiting for it. */
+static void irq_raise(struct pair_end *e)
+{
+	uint64_t one = 1;
+	e->irq_armed = false;
+	(void)!write(e->irq_fd, &one, sizeof(one));
+}
+
 static uint16_t pair_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	struct pair_end *e = (struct pair_end *)port;
@@ -184,6 +201,9 @@ static uint16_t pair_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 			e->held = NULL;
 		}
 	}
+	struct pair_end *pe = l->end[e->side ^ 1];
+	if (pe->irq_armed && (r->head != r->tail || e->held))
+		irq_raise(pe);
 	pthread_mutex_unlock(&l->lock);
 	return taken;
 }
@@ -256,8 +276,34 @@ static uint16_t pair_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 static int pair_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,
 			    struct myrio_pool **out)
 {
-	return myrio_pool_create_in(NULL, count, buf_len, out);
+	return myrio_pool_create_in(((struct pair_end *)port)->bus, count, buf_len, out);
 }
+
+/* The bus of an end, with no device behind it: it only keeps the end's pools, so that one
+ * destroyed while the peer has yet to read its frames lives on until they come back (or
+ * the end closes), as on a NIC's bus. Buffers need no mapping: the peer copies them. */
+static int pair_dma_map(struct myrio_bus *bus, struct myrio_dma_region *r)
+{
+	r->iova = (uint64_t)(uintptr_t)r->va;
+	r->bus = bus;
+	return 0;
+}
+
+static void pair_dma_unmap(struct myrio_bus *bus, struct myrio_dma_region *r)
+{
+	r->bus = NULL;
+}
+
+static void pair_bus_close(struct myrio_bus *bus)
+{
+	free(bus);
+}
+
+static const struct myrio_bus_ops pair_bus_ops = {
+    .dma_map = pair_dma_map,
+    .dma_unmap = pair_dma_unmap,
+    .close = pair_bus_close,
+};
 
 static int pair_link_state(struct myrio_port *port)
 {
@@ -331,9 +377,30 @@ static void pair_close(struct myrio_port *port)
 		myrio_pkt_free(held);
 	reap_completions(e);
 	myrio_pool_destroy(e->rx_pool);
+	close(e->irq_fd);
+	myrio_bus_close(e->bus); /* freed with the last of its pools */
 	if (last)
 		link_free(l);
 	free(e);
+}
+
+static int pair_irq_fd(struct myrio_port *port)
+{
+	return ((struct pair_end *)port)->irq_fd;
+}
+
+static int pair_irq_arm(struct myrio_port *port)
+{
+	struct pair_end *e = (struct pair_end *)port;
+	struct pair_link *l = e->link;
+	pthread_mutex_lock(&l->lock);
+	struct pair_end *pe = l->end[e->side ^ 1];
+	if (l->ring[e->side ^ 1].head != l->ring[e->side ^ 1].tail || (pe && pe->held))
+		irq_raise(e);
+	else
+		e->irq_armed = true;
+	pthread_mutex_unlock(&l->lock);
+	return 0;
 }
 
 static const struct myrio_port_ops pair_ops = {
@@ -344,6 +411,8 @@ static const struct myrio_port_ops pair_ops = {
     .info = pair_info,
     .stats = pair_stats,
     .close = pair_close,
+    .irq_fd = pair_irq_fd,
+    .irq_arm = pair_irq_arm,
 };
 
 static int parse_opts(struct pair_end *e, const char *opts, uint32_t *ring, uint32_t *rxpool)
@@ -421,9 +490,25 @@ int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 			PAIR_RX_BUF - 18 - MYRIO_PKT_HEADROOM);
 		rc = -EINVAL;
 	}
-	if (rc == 0)
-		rc = myrio_pool_create_in(NULL, rxpool, PAIR_RX_BUF, &e->rx_pool);
+	e->caps |= MYRIO_CAP_IRQ;
+	if (rc == 0 && !(e->bus = calloc(1, sizeof(*e->bus))))
+		rc = -ENOMEM;
+	if (rc == 0) {
+		e->bus->ops = &pair_bus_ops;
+		snprintf(e->bus->kind, sizeof(e->bus->kind), "pair");
+		snprintf(e->bus->name, sizeof(e->bus->name), "%s", device);
+		rc = myrio_pool_create_in(e->bus, rxpool, PAIR_RX_BUF, &e->rx_pool);
+	}
+	if (rc == 0) {
+		e->irq_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (e->irq_fd < 0) {
+			rc = -errno;
+			myrio_pool_destroy(e->rx_pool);
+		}
+	}
 	if (rc < 0) {
+		if (e->bus)
+			myrio_bus_close(e->bus);
 		free(e);
 		return rc;
 	}
@@ -475,6 +560,8 @@ int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
 	pthread_mutex_unlock(&registry_lock);
 	if (rc < 0) {
 		myrio_pool_destroy(e->rx_pool);
+		close(e->irq_fd);
+		myrio_bus_close(e->bus);
 		free(e);
 		return rc;
 	}

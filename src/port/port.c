@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bus/bus.h"
 #include "myrio/publish.h"
@@ -213,4 +214,21 @@ int myrio_port_irq_fd(struct myrio_port *port)
 int myrio_port_irq_arm(struct myrio_port *port)
 {
 	return port->ops->irq_arm ? port->ops->irq_arm(port) : -ENOTSUP;
+}
+
+int myrio_port_tx_drain(struct myrio_port *port, struct myrio_pool *pool, unsigned timeout_ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t end = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 + timeout_ms;
+	for (;;) {
+		myrio_tx_burst(port, NULL, 0); /* reaps send completions */
+		if (myrio_pool_free_count(pool) >= pool->count)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 >= end)
+			return -ETIMEDOUT;
+		struct timespec nap = {0, 100000}; /* the NIC reports completions in batches */
+		nanosleep(&nap, NULL);
+	}
 }

@@ -37,6 +37,7 @@ void myrio_stack_conf_init(struct myrio_stack_conf *conf)
 	conf->timestamps = true;
 	conf->window_scale = true;
 	conf->tso = true;
+	conf->max_timers = 64;
 }
 
 void myrio_stack_conf_latency(struct myrio_stack_conf *conf)
@@ -55,14 +56,38 @@ static uint64_t default_clock(void *arg)
 void stack_update_clock(struct myrio_stack *s)
 {
 	uint64_t ns = s->conf.clock(s->conf.clock_arg);
+	s->now_ns = ns;
 	s->now_us = ns / 1000;
-	/* +1 so that 0 can mean "timer off" */
 	s->now_ms = ns / 1000000 + 1;
+}
+
+uint64_t myrio_stack_now_ns(const struct myrio_stack *s)
+{
+	return s->now_ns;
 }
 
 uint64_t myrio_stack_now_ms(const struct myrio_stack *s)
 {
-	return s->now_ms;
+	return s->now_ms - 1;
+}
+
+uint64_t myrio_stack_clock_ns(const struct myrio_stack *s)
+{
+	return s->conf.clock(s->conf.clock_arg);
+}
+
+uint64_t myrio_stack_next_deadline(const struct myrio_stack *s)
+{
+	if (s->ntx || s->out_list || s->zombies)
+		return s->now_ns; /* work left for the next poll */
+	uint64_t tick = tw_next(&s->wheel);
+	if (s->arp_next_check && s->arp_next_check < tick)
+		tick = s->arp_next_check;
+	if (s->pmtu_next_check && s->pmtu_next_check < tick)
+		tick = s->pmtu_next_check;
+	if (tick == UINT64_MAX)
+		return UINT64_MAX;
+	return tick <= 1 ? 0 : (tick - 1) * 1000000; /* the millisecond's start, clock time */
 }
 
 uint64_t stack_random(struct myrio_stack *s)
@@ -109,6 +134,7 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		return -ENOMEM;
 	s->conf = *conf;
 	s->port = port;
+	s->wait_fd = -1;
 	if (!s->conf.clock)
 		s->conf.clock = default_clock;
 	if (s->conf.rto_min_ms == 0)
@@ -164,6 +190,8 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		rc = tcp_init(s);
 	if (rc == 0)
 		rc = ipv4_reass_init(s);
+	if (rc == 0)
+		rc = app_timers_init(s);
 	if (rc < 0) {
 		log_err("tcp_lite: cannot allocate the stack's tables and buffers (%d); reduce "
 			"max_tcp_conns or tx_pool_size",
@@ -193,6 +221,8 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	for (unsigned i = 0; i < s->ntx; i++) /* what the NIC would not take */
 		myrio_pkt_free_req(s->txb[i]);
 	s->ntx = 0;
+	stack_fd_close(s);
+	app_timers_fini(s);
 	ipv4_reass_fini(s);
 	udp_fini(s);
 	arp_fini(s);
@@ -277,6 +307,18 @@ void stack_tx(struct myrio_stack *s, struct myrio_pkt *p)
 	s->txb[s->ntx++] = p;
 }
 
+static void poll_tail(struct myrio_stack *s)
+{
+	uint8_t t = s->poll_tail;
+	s->poll_tail = 0;
+	if (t & POLL_TAIL_POOL_WAIT)
+		tcp_pool_wake(s); /* sets the bit again while anyone still waits */
+	if (t & POLL_TAIL_ZOMBIES)
+		tcp_reap(s); /* and this one while any is left */
+	if (t & POLL_TAIL_ARMED)
+		stack_fd_rearm(s);
+}
+
 int myrio_stack_poll(struct myrio_stack *s)
 {
 	struct myrio_pkt *pkts[RX_BURST];
@@ -298,7 +340,7 @@ int myrio_stack_poll(struct myrio_stack *s)
 	unsigned before = s->ntx;
 	stack_flush(s);
 	unsigned sent = before - s->ntx;
-	if (s->zombies)
-		tcp_reap(s);
+	if (s->poll_tail)
+		poll_tail(s);
 	return (int)(n + sent);
 }

@@ -8,6 +8,7 @@
 
 #include "myrio/port.h"
 #include "myrio/publish.h"
+#include "myrio/ready_set.h"
 #include "myrio/tcp_lite.h"
 #include "tcp_lite/timer_wheel.h"
 
@@ -126,6 +127,11 @@ struct tcp_opts {
 
 struct arp_entry;
 struct arp_waiting;
+struct app_timer;
+
+/* Owners of timer wheel entries (tw_timer.owner). */
+#define TW_OWNER_CONN 0 /* struct myrio_tcp_conn's timer */
+#define TW_OWNER_APP 1	/* an application timer (app_timers.c) */
 
 /* An ICMP error about a datagram we sent, as icmp.c decoded it for the transports. */
 struct icmp_err {
@@ -145,6 +151,18 @@ struct pmtu_entry {
 };
 #define PMTU_ENTRIES 64
 
+/* An object's membership of a readiness set (ready_set.c). */
+enum ready_kind { READY_TCP, READY_LISTENER, READY_UDP };
+struct ready_entry {
+	struct myrio_ready_set *set;		 /* NULL: in none */
+	struct ready_entry *next, *prev;	 /* the set's ready list, while listed */
+	struct ready_entry *all_next, *all_prev; /* every entry of the set */
+	void *user;
+	uint32_t interest;
+	uint8_t kind;
+	bool listed;
+};
+
 struct myrio_tcp_listener {
 	struct myrio_stack *s;
 	bool in_use;
@@ -153,6 +171,8 @@ struct myrio_tcp_listener {
 	unsigned pending;	   /* SYN_RCVD connections from this listener */
 	uint64_t cookies_until_ms; /* returning ACKs may carry a SYN cookie until then */
 	void *user;
+	struct ready_entry ready;
+	struct myrio_tcp_conn *acceptq, *acceptq_tail; /* while in a set (myrio_tcp_accept) */
 };
 
 struct myrio_tcp_conn {
@@ -174,6 +194,8 @@ struct myrio_tcp_conn {
 	bool reusable;					/* on that list */
 	struct myrio_tcp_conn *out_next;		/* pending-output list */
 	struct myrio_tcp_conn *zombie_next;
+	struct myrio_tcp_conn *accept_next; /* the listener's accept queue */
+	struct ready_entry ready;
 
 	/* send */
 	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, max_snd_wnd, snd_wl1, snd_wl2;
@@ -183,6 +205,8 @@ struct myrio_tcp_conn {
 	bool ws_ok, ts_ok, sack_ok;
 	bool cookie; /* a SYN cookie's throw-away record: options go in the TSval */
 	bool fin_queued, want_writable;
+	bool pool_waiting; /* refused transmit buffers: queued for WRITABLE (tcp_writable.c) */
+	struct myrio_tcp_conn *pool_wait_prev, *pool_wait_next;
 	struct myrio_pkt *sndq, *sndq_tail, *snd_next; /* snd_next: first not yet sent */
 	uint32_t sndq_segs;
 	uint32_t snd_end; /* sequence number after the last queued segment */
@@ -244,6 +268,7 @@ struct myrio_udp_sock {
 	void *user;
 	struct myrio_pkt *rxq, *rxq_tail;
 	uint32_t rxq_len;
+	struct ready_entry ready;
 };
 
 struct myrio_stack {
@@ -255,9 +280,10 @@ struct myrio_stack {
 	uint8_t mac[6];
 	uint32_t caps, mtu;
 	uint16_t mss;
-	bool tso;	      /* conf.tso and the port offers MYRIO_CAP_TSO */
-	uint32_t tx_boundary; /* the port's (§5.4): TSO requests are sized to fit its chains */
-	uint64_t now_us, now_ms;
+	bool tso;		 /* conf.tso and the port offers MYRIO_CAP_TSO */
+	uint32_t tx_boundary;	 /* the port's (§5.4): TSO requests are sized to fit its chains */
+	uint64_t now_ns, now_us; /* the clock, read at the start of the last poll */
+	uint64_t now_ms;	 /* its milliseconds plus one, so that 0 can mean "off" */
 
 	struct myrio_pkt *txb[TX_BATCH];
 	unsigned ntx;
@@ -278,7 +304,14 @@ struct myrio_stack {
 	struct myrio_tcp_conn *reuse, *reuse_tail; /* TIME_WAIT slots to recycle, oldest first */
 	struct myrio_tcp_conn *out_list;
 	struct myrio_tcp_conn *zombies;
+	struct myrio_tcp_conn *pool_wait_head, *pool_wait_tail; /* tcp_writable.c */
 	struct timer_wheel wheel;
+	int wait_fd, irq_fd, timer_fd; /* myrio_stack_fd (stack_fd.c); wait_fd -1 = none yet */
+	uint64_t timer_deadline;       /* what timer_fd was set to */
+	/* Work for the end of the poll, one test there when there is none: POLL_TAIL_ bits */
+	uint8_t poll_tail;
+	struct app_timer *timers; /* conf.max_timers records */
+	uint32_t timer_free;	  /* index + 1 of the first free one, 0 = none */
 	/* Work counters the tests read: connections whose timers were examined, and slots
 	 * looked at to find one for a new connection. */
 	uint64_t timer_visits, alloc_visits;
@@ -321,6 +354,9 @@ struct myrio_pkt *ipv4_reass(struct myrio_stack *s, struct myrio_pkt *p, const u
 			     unsigned ihl, unsigned tot);
 
 /* stack.c */
+#define POLL_TAIL_ZOMBIES 0x1u	 /* connections to free (tcp_reap) */
+#define POLL_TAIL_POOL_WAIT 0x2u /* connections wait for transmit buffers (tcp_writable.c) */
+#define POLL_TAIL_ARMED 0x4u	 /* armed to sleep: the deadline may move (stack_fd.c) */
 void stack_update_clock(struct myrio_stack *s);
 void stack_tx(struct myrio_stack *s, struct myrio_pkt *p); /* frame ready for the NIC */
 void stack_flush(struct myrio_stack *s);
@@ -400,7 +436,6 @@ struct myrio_tcp_conn *tcp_conn_alloc(struct myrio_stack *s, uint32_t lip, uint1
 				      uint32_t rip, uint16_t rport);
 struct myrio_tcp_listener *tcp_listener_find(struct myrio_stack *s, uint16_t port);
 void tcp_set_state(struct myrio_tcp_conn *c, uint8_t state);
-void tcp_event(struct myrio_tcp_conn *c, enum myrio_tcp_event ev);
 /* Connection is over (state CLOSED, queues freed); slot freed once the app let go. */
 void tcp_conn_finish(struct myrio_tcp_conn *c, int error);
 void tcp_reap(struct myrio_stack *s);
@@ -413,6 +448,46 @@ uint8_t tcp_rcv_wscale(const struct myrio_stack *s);
 uint32_t tcp_isn(struct myrio_stack *s, uint32_t lip, uint16_t lport, uint32_t rip, uint16_t rport);
 void tcp_mark_output(struct myrio_tcp_conn *c);
 void tcp_run_output(struct myrio_stack *s);
+
+/* app_timers.c: the application's one-shot timers on the wheel */
+int app_timers_init(struct myrio_stack *s);
+void app_timers_fini(struct myrio_stack *s);
+void app_timer_due(struct myrio_stack *s, struct tw_timer *t);
+
+/* ready_set.c */
+void ready_list(struct ready_entry *e); /* to the back of its set's ready list */
+/* The stack raised an event for an object (in a set or not): the set looks at it. */
+static inline void ready_mark(struct ready_entry *e)
+{
+	if (e->set && !e->listed)
+		ready_list(e);
+}
+void ready_del(struct ready_entry *e);			  /* leaves its set, if in one */
+uint32_t ready_listed(const struct myrio_ready_set *set); /* the tests' work counter */
+
+/* An event for the application: its readiness set, its callback; none once it let go. */
+static inline void tcp_event(struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
+{
+	if (!c->app_owned)
+		return;
+	ready_mark(&c->ready);
+	struct myrio_stack *s = c->s;
+	if (s->conf.tcp_event)
+		s->conf.tcp_event(s->conf.event_arg, c, ev);
+}
+
+/* tcp_accept.c: a passive open completed on listener l (NULL: found by port) */
+void tcp_accepted(struct myrio_tcp_listener *l, struct myrio_tcp_conn *c);
+void tcp_acceptq_drop(struct myrio_tcp_listener *l); /* aborts what was not accepted */
+
+/* stack_fd.c */
+void stack_fd_rearm(struct myrio_stack *s); /* the poll after myrio_stack_arm */
+void stack_fd_close(struct myrio_stack *s);
+
+/* tcp_writable.c: connections refused transmit buffers, told WRITABLE when they return */
+void tcp_pool_wait(struct myrio_tcp_conn *c);
+void tcp_pool_unwait(struct myrio_tcp_conn *c);
+void tcp_pool_wake(struct myrio_stack *s); /* the poll, while anyone waits */
 
 /* tcp_ports.c: the next candidate local port for a connection to rip:rport */
 uint16_t tcp_ephemeral_port(struct myrio_stack *s, uint32_t rip, uint16_t rport);

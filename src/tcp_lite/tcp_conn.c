@@ -161,6 +161,8 @@ void tcp_conn_free(struct myrio_tcp_conn *c)
 	struct myrio_stack *s = c->s;
 	tw_del(&s->wheel, &c->timer);
 	reuse_delist(c);
+	tcp_pool_unwait(c);
+	ready_del(&c->ready);
 	drop_send_queue(c);
 	drop_receive_queues(c);
 	unhash(c);
@@ -272,13 +274,6 @@ void tcp_set_state(struct myrio_tcp_conn *c, uint8_t state)
 	c->state = state;
 }
 
-void tcp_event(struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
-{
-	struct myrio_stack *s = c->s;
-	if (c->app_owned && s->conf.tcp_event)
-		s->conf.tcp_event(s->conf.event_arg, c, ev);
-}
-
 static void make_zombie(struct myrio_tcp_conn *c)
 {
 	if (c->zombie)
@@ -286,6 +281,7 @@ static void make_zombie(struct myrio_tcp_conn *c)
 	c->zombie = true;
 	c->zombie_next = c->s->zombies;
 	c->s->zombies = c;
+	c->s->poll_tail |= POLL_TAIL_ZOMBIES;
 }
 
 void tcp_conn_finish(struct myrio_tcp_conn *c, int error)
@@ -402,6 +398,8 @@ void myrio_tcp_listener_close(struct myrio_tcp_listener *l)
 		}
 	}
 	l->pending = 0;
+	tcp_acceptq_drop(l);
+	ready_del(&l->ready);
 	l->in_use = false;
 }
 
@@ -492,6 +490,19 @@ int myrio_tcp_send(struct myrio_tcp_conn *c, struct myrio_pkt *p)
 	return 0;
 }
 
+static inline struct myrio_pkt *pkt_alloc(struct myrio_tcp_conn *c)
+{
+	struct myrio_pkt *p = myrio_stack_pkt_alloc(c->s);
+	if (!p)
+		tcp_pool_wait(c);
+	return p;
+}
+
+struct myrio_pkt *myrio_tcp_pkt_alloc(struct myrio_tcp_conn *c)
+{
+	return pkt_alloc(c);
+}
+
 ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len)
 {
 	const uint8_t *b = buf;
@@ -507,11 +518,9 @@ ssize_t myrio_tcp_write(struct myrio_tcp_conn *c, const void *buf, size_t len)
 			c->want_writable = true;
 			break;
 		}
-		struct myrio_pkt *p = myrio_stack_pkt_alloc(c->s);
-		if (!p) {
-			c->want_writable = true;
+		struct myrio_pkt *p = pkt_alloc(c);
+		if (!p)
 			break;
-		}
 		uint32_t n = (uint32_t)(len - done < c->mss ? len - done : c->mss);
 		if (n > myrio_pkt_tailroom(p)) /* whatever the MSS says, no more than it holds */
 			n = myrio_pkt_tailroom(p);
@@ -577,7 +586,7 @@ struct myrio_pkt *myrio_tcp_recv(struct myrio_tcp_conn *c)
 	if (!c->rcvq)
 		c->rcvq_tail = NULL;
 	p->next = NULL;
-	p->user = c->gen; /* lets release tell whether the window still counts it */
+	p->user = c->gen;	     /* lets release tell whether the window still counts it */
 	c->s->st.tcp_rx_bufs_held--; /* the application's now */
 	return p;
 }
@@ -662,6 +671,7 @@ void myrio_tcp_abort(struct myrio_tcp_conn *c)
 	if (!c)
 		return;
 	c->app_owned = false;
+	ready_del(&c->ready);
 	if (c->state != MYRIO_TCP_CLOSED && c->state != MYRIO_TCP_TIME_WAIT &&
 	    c->state != MYRIO_TCP_SYN_SENT) {
 		tcp_send_ctl(c, TH_RST | TH_ACK, c->snd_max);
@@ -675,6 +685,7 @@ void myrio_tcp_close(struct myrio_tcp_conn *c)
 {
 	if (!c)
 		return;
+	ready_del(&c->ready);
 	if (c->state == MYRIO_TCP_CLOSED || c->state == MYRIO_TCP_TIME_WAIT) {
 		c->app_owned = false;
 		if (c->state == MYRIO_TCP_CLOSED)

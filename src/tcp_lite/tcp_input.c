@@ -411,7 +411,8 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 			} else if (c->sndq && !(seg_flags(c->sndq) & (SEG_SACKED | SEG_RETX))) {
 				/* Partial ACK (RFC 6582): the next hole is lost too; resend it now,
 				 * unless this recovery resent it already (RFC 6675 NextSeg 1.a:
-				 * only above HighRxt; tcp_sack_relost finds it if it is lost again).
+				 * only above HighRxt; tcp_sack_relost finds it if it is lost
+				 * again).
 				 */
 				retransmit_head(c);
 			}
@@ -529,6 +530,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 		}
 		c->state = c->fin_queued ? MYRIO_TCP_FIN_WAIT_1 : MYRIO_TCP_ESTABLISHED;
 		c->snd_wl1 = sg->seq - 1; /* take this segment's window */
+		struct myrio_tcp_listener *l = c->listener;
 		if (c->listener) {
 			c->listener->pending--;
 			c->listener = NULL;
@@ -538,7 +540,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 		s->st.tcp_conns_established++;
 		if (c->passive) {
 			c->app_owned = true;
-			tcp_event(c, MYRIO_TCP_EV_ACCEPTED);
+			tcp_accepted(l, c);
 		} else { /* simultaneous open: the handle connect() returned */
 			tcp_event(c, MYRIO_TCP_EV_CONNECTED);
 		}

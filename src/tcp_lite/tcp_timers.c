@@ -278,6 +278,10 @@ static void keepalive_timeout(struct myrio_tcp_conn *c)
  * files the entry at the earliest deadline left. */
 static void conn_timers_due(struct tw_timer *t, void *arg)
 {
+	if (t->owner == TW_OWNER_APP) {
+		app_timer_due(arg, t);
+		return;
+	}
 	struct myrio_tcp_conn *c =
 	    (struct myrio_tcp_conn *)((char *)t - offsetof(struct myrio_tcp_conn, timer));
 	uint64_t now = ((struct myrio_stack *)arg)->now_ms;

@@ -135,6 +135,14 @@ static uint64_t next_event(const struct timer_wheel *w, uint64_t tick)
 	return best;
 }
 
+uint64_t tw_next(const struct timer_wheel *w)
+{
+	if (w->pending == 0)
+		return UINT64_MAX;
+	uint64_t next = next_event(w, w->now - 1);
+	return next < w->now ? w->now : next;
+}
+
 void tw_run(struct timer_wheel *w, uint64_t now, void (*fire)(struct tw_timer *, void *), void *arg)
 {
 	while (w->now <= now) {

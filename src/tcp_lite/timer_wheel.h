@@ -22,6 +22,7 @@ struct tw_timer {
 	struct tw_timer *next, **pprev; /* pprev NULL: not pending */
 	uint64_t when;			/* deadline, ms */
 	uint16_t slot;			/* level * TW_SLOTS + index, while pending */
+	uint8_t owner;			/* what fire is given: a TW_OWNER_ value of the user's */
 };
 
 struct timer_wheel {
@@ -41,6 +42,10 @@ static inline bool tw_pending(const struct tw_timer *t)
 /* Files t (pending or not) to fire at when; a deadline already past fires at the next run. */
 void tw_add(struct timer_wheel *w, struct tw_timer *t, uint64_t when);
 void tw_del(struct timer_wheel *w, struct tw_timer *t);
+
+/* The first tick at or after the wheel's clock at which a timer may fire (a cascade counts,
+ * so it can be early, never late); UINT64_MAX when nothing is pending. */
+uint64_t tw_next(const struct timer_wheel *w);
 
 /* Runs the clock up to now included: fire(t, arg) for each timer due, once, in deadline
  * order to the millisecond, t no longer pending (fire may add it again). */

@@ -93,6 +93,7 @@ void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 		u->rxq = p;
 	u->rxq_tail = p;
 	u->rxq_len++;
+	ready_mark(&u->ready);
 	if (s->conf.udp_event)
 		s->conf.udp_event(s->conf.event_arg, u);
 	return;
@@ -112,6 +113,7 @@ void udp_icmp_error(struct myrio_stack *s, const struct icmp_err *e, const uint8
 	u->error = e->err;
 	s->st.icmp_errors_rx++;
 	s->st.udp_icmp_errors++;
+	ready_mark(&u->ready);
 	if (s->conf.udp_event)
 		s->conf.udp_event(s->conf.event_arg, u);
 }
@@ -269,5 +271,6 @@ void myrio_udp_close(struct myrio_udp_sock *u)
 	if (!u)
 		return;
 	rxq_drain(u);
+	ready_del(&u->ready);
 	u->in_use = false;
 }

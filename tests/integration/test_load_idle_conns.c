@@ -5,6 +5,7 @@
  * - poll: ns per myrio_stack_poll of one side, 10 polls per millisecond of model time,
  *   with 100 connections and with all of them: nothing due, and one connection probed
  *   every millisecond (a timer due in every tenth poll). Both must stay within 2x.
+ * - a readiness-set wait with every connection of one side registered and idle.
  * - a SYN to the full table: ns per SYN (the victim's poll time over the SYNs it took).
  * - memory: the stack's heap per connection and the connection record.
  *
@@ -119,9 +120,53 @@ static double poll_ns(struct model_pair *m)
 }
 
 struct poll_cost {
-	double idle, probed;
+	double idle, probed, wait; /* ns per poll, per readiness-set wait */
 	uint64_t idle_visits, probed_visits; /* connections the timer wheel visited */
 };
+
+/* ns per myrio_ready_wait of a set holding every connection of a, polled in between (the
+ * best of five runs of POLLS); the connections are idle, so nothing is reported, and the
+ * set lists none of them after the first wait. */
+static double wait_ns(struct model_pair *m)
+{
+	struct myrio_ready_set *set;
+	assert_int_equal(myrio_ready_create(m->a, &set), 0);
+	unsigned added = 0;
+	for (unsigned i = 0; i < m->nstreams; i++) {
+		uint32_t lip;
+		myrio_tcp_addr(m->streams[i].c, &lip, NULL, NULL, NULL);
+		if (lip != MP_IP_A)
+			continue;
+		assert_int_equal(myrio_ready_add_tcp(set, m->streams[i].c, MYRIO_READY_IN, NULL),
+				 0);
+		added++;
+	}
+	assert_int_equal(added, m->nstreams / 2);
+	struct myrio_ready_event ev[64];
+	while (myrio_ready_wait(set, ev, 64) > 0) /* what adding listed */
+		;
+	assert_int_equal(ready_listed(set), 0);
+	double best = 0;
+	for (int rep = 0; rep < 5; rep++) {
+		uint64_t total = 0;
+		int reported = 0;
+		for (int i = 0; i < POLLS; i++) {
+			myrio_sim_step(m->w, 100);
+			myrio_stack_poll(m->a);
+			uint64_t t0 = now_ns();
+			for (int k = 0; k < 16; k++) /* more than the clock reads cost */
+				reported += myrio_ready_wait(set, ev, 64);
+			total += now_ns() - t0;
+			myrio_stack_poll(m->b);
+		}
+		assert_int_equal(reported, 0);
+		double ns = (double)total / POLLS / 16;
+		if (rep == 0 || ns < best)
+			best = ns;
+	}
+	myrio_ready_destroy(set);
+	return best;
+}
 
 /* The first connection is probed every millisecond while the others stay idle. */
 static struct poll_cost measure(struct model_pair *m)
@@ -142,6 +187,7 @@ static struct poll_cost measure(struct model_pair *m)
 	myrio_stack_stats(m->a, &s1);
 	assert_true(s1.tcp_keepalive_probes - s0.tcp_keepalive_probes > 5 * POLLS / 10 / 2);
 	assert_int_equal(myrio_tcp_state(busy), MYRIO_TCP_ESTABLISHED);
+	pc.wait = wait_ns(m);
 	return pc;
 }
 
@@ -226,6 +272,9 @@ static void idle_connections_cost_nothing_per_poll(void **state)
 	       small.idle, nconns, big.idle, big.idle / small.idle);
 	printf("  ns per poll, one probe every 1 ms: %u conns %.0f, %u conns %.0f (x%.2f)\n", SMALL,
 	       small.probed, nconns, big.probed, big.probed / small.probed);
+	printf("  ns per readiness-set wait, every connection of one side registered, none "
+	       "ready: %u registered %.1f, %u registered %.1f (x%.2f)\n",
+	       SMALL, small.wait, nconns, big.wait, big.wait / small.wait);
 	printf("  ns per SYN to the full table of %u: %.0f\n", nconns, syn);
 	printf("  stack heap %.0f bytes per connection (both stacks, ports and model: %.1f MiB); "
 	       "connection record %zu bytes; buffers held while idle: %u of %u\n",

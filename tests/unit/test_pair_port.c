@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mem/dma.h"
 #include "port/port_ops.h"
@@ -84,7 +85,7 @@ static void frames_cross_and_buffers_come_home(void **state)
 	struct myrio_port_info info;
 	memset(&info, 0, sizeof(info));
 	e.a->ops->info(e.a, &info);
-	assert_int_equal(info.caps, MYRIO_CAP_TX_CSUM | MYRIO_CAP_RX_CSUM_PARTIAL);
+	assert_int_equal(info.caps, MYRIO_CAP_TX_CSUM | MYRIO_CAP_RX_CSUM_PARTIAL | MYRIO_CAP_IRQ);
 	assert_int_equal(e.a->ops->link(e.a), MYRIO_LINK_UP);
 	close_ends(&e);
 }
@@ -126,7 +127,7 @@ static void nocsum_offers_no_offloads(void **state)
 	struct myrio_port_info info;
 	memset(&info, 0, sizeof(info));
 	e.a->ops->info(e.a, &info);
-	assert_int_equal(info.caps, 0);
+	assert_int_equal(info.caps, MYRIO_CAP_IRQ); /* nocsum: no offloads */
 	close_ends(&e);
 }
 
@@ -189,6 +190,59 @@ static void bad_names_are_refused(void **state)
 	p->ops->close(p);
 }
 
+/* myrio_port_tx_drain waits for the buffers the peer has not taken yet, and returns once
+ * it took them. The interrupt eventfd is raised by a frame after an arm, or at once when
+ * one already waits. */
+static void tx_drain_and_interrupts(void **state)
+{
+	(void)state;
+	struct ends e;
+	open_ends(&e, "drain", NULL);
+	int fd = myrio_port_irq_fd(e.b);
+	assert_true(fd >= 0);
+	uint64_t v;
+	assert_int_equal(myrio_port_irq_arm(e.b), 0);
+	assert_int_equal(read(fd, &v, sizeof(v)), -1); /* nothing yet */
+	struct myrio_pkt *p[4];
+	for (uint32_t i = 0; i < 4; i++)
+		p[i] = frame(&e, i, 64);
+	assert_int_equal(e.a->ops->tx_burst(e.a, p, 4), 4);
+	assert_int_equal(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v)); /* raised by the frames */
+	assert_int_equal(myrio_port_tx_drain(e.a, e.pool, 5), -ETIMEDOUT);
+	assert_int_equal(myrio_port_irq_arm(e.b), 0); /* frames wait: raised at once */
+	assert_int_equal(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	uint32_t tags[4];
+	assert_int_equal(drain(e.b, tags, 4), 4);
+	assert_int_equal(myrio_port_tx_drain(e.a, e.pool, 1000), 0);
+	assert_int_equal(myrio_pool_free_count(e.pool), e.pool->count);
+	close_ends(&e);
+}
+
+/* A pool destroyed while the peer has not read its frames yet stays until they are back:
+ * the peer reads them intact, and the pool goes when the end closes. */
+static void pool_destroyed_with_frames_in_flight(void **state)
+{
+	(void)state;
+	struct ends e;
+	open_ends(&e, "early", NULL);
+	struct myrio_pool *pool;
+	assert_int_equal(myrio_port_pool_create(e.a, 64, 1984, &pool), 0);
+	struct myrio_pkt *p[4];
+	for (uint32_t i = 0; i < 4; i++) {
+		p[i] = myrio_pkt_alloc(pool);
+		memset(myrio_pkt_data(p[i]), 0, 64);
+		put_be32(myrio_pkt_data(p[i]) + 14, 100 + i);
+		p[i]->len = 64;
+	}
+	assert_int_equal(e.a->ops->tx_burst(e.a, p, 4), 4);
+	myrio_pool_destroy(pool); /* the frames are still on the link */
+	uint32_t tags[4];
+	assert_int_equal(drain(e.b, tags, 4), 4);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(tags[i], 100 + i);
+	close_ends(&e); /* a's close takes the frames back and releases the pool */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,6 +251,8 @@ int main(void)
 	    cmocka_unit_test(nocsum_offers_no_offloads),
 	    cmocka_unit_test(faults_are_seeded_and_repeatable),
 	    cmocka_unit_test(bad_names_are_refused),
+	    cmocka_unit_test(tx_drain_and_interrupts),
+	    cmocka_unit_test(pool_destroyed_with_frames_in_flight),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

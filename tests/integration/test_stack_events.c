@@ -37,7 +37,7 @@ static void write_some(struct writer *w)
 	while (w->sent < MSG) {
 		uint32_t n = MSG - w->sent;
 		for (uint32_t i = 0; i < n; i++)
-			buf[i] = pattern(w->sent + i + (uint64_t)(w - writers) * MSG);
+			buf[i] = test_pattern(w->sent + i + (uint64_t)(w - writers) * MSG);
 		ssize_t k = myrio_tcp_write(w->c, buf, n);
 		assert_true(k >= 0);
 		if (k == 0)
@@ -53,7 +53,7 @@ static void read_all(struct writer *w)
 	while ((k = myrio_tcp_read(w->rc, buf, sizeof(buf))) > 0) {
 		for (ssize_t i = 0; i < k; i++)
 			if (buf[i] !=
-			    pattern(w->rcvd + (uint64_t)i + (uint64_t)(w - writers) * MSG))
+			    test_pattern(w->rcvd + (uint64_t)i + (uint64_t)(w - writers) * MSG))
 				w->bad = true;
 		w->rcvd += (uint32_t)k;
 	}

@@ -165,7 +165,7 @@ static int open_file(struct perf *pf, struct stream *st)
 			unlink(path);
 			uint64_t x = 0x9E3779B97F4A7C15ull;
 			static uint64_t buf[8192];
-			for (int k = 0; k < 16; k++) {
+			for (int k = 0; k < 128; k++) { /* 128 x 64 KiB */
 				for (unsigned i = 0; i < 8192; i++) {
 					x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 					buf[i] = x;

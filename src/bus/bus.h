@@ -8,6 +8,7 @@
 #ifndef MYRIO_BUS_H
 #define MYRIO_BUS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +34,8 @@ struct myrio_bus_ops {
 	int (*irq_setup)(struct myrio_bus *bus, bool msi);
 	/* Function-level reset where supported; -ENOTSUP otherwise. */
 	int (*reset)(struct myrio_bus *bus);
+	/* Wakes a device that sleeps when idle (see sleeping below); NULL if it never does. */
+	void (*wake)(struct myrio_bus *bus);
 	void (*close)(struct myrio_bus *bus);
 };
 
@@ -43,8 +46,23 @@ struct myrio_bus {
 	char kind[16]; /* "sim", "simd", "vfio" */
 	char name[64]; /* device name or PCI address */
 	struct myrio_pool *pools; /* pools whose memory is mapped on this bus */
+	/* A device model sleeps after a quiet spell, 1 here while it does (docs/model-daemon.md,
+	 * "Idle"); NULL: the device never sleeps (hardware polls its SRAM all the time). */
+	const _Atomic uint32_t *sleeping;
 	bool closing;             /* closed by its port; really closed when the last pool goes */
 };
+
+/* After the driver posted work with BAR0 stores (a doorbell, a send commit, a command):
+ * the fence orders those stores before the load, against the model's store of the word
+ * and its last look at SRAM. Costs a NULL test on hardware. */
+static inline void myrio_bus_posted(struct myrio_bus *bus)
+{
+	if (bus->sleeping) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(bus->sleeping, memory_order_relaxed))
+			bus->ops->wake(bus);
+	}
+}
 
 /* A bus outlives its port while pools mapped on it exist, so an application may destroy a
  * transmit pool after closing the port: the DMA mapping and the device stay valid until

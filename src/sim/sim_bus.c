@@ -75,8 +75,14 @@ static void sb_delay_us(struct myrio_bus *b, unsigned us)
 		myrio_sim_step(sb->world, us ? us : 1);
 		return;
 	}
+	myrio_bus_posted(b); /* a command or a handoff the model should see */
 	struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
 	nanosleep(&ts, NULL);
+}
+
+static void sb_wake(struct myrio_bus *b)
+{
+	sim_world_wake(to_sb(b)->world);
 }
 
 static int sb_cfg_read(struct myrio_bus *b, unsigned off, unsigned size, uint32_t *val)
@@ -130,6 +136,7 @@ static const struct myrio_bus_ops sim_bus_ops = {
     .irq_fd = sb_irq_fd,
     .irq_setup = sb_irq_setup,
     .reset = sb_reset,
+    .wake = sb_wake,
     .close = sb_close,
 };
 
@@ -153,6 +160,7 @@ int myrio_sim_bus_open(struct myrio_sim *sim, const char *nic_name, struct myrio
 	sb->bus.ops = &sim_bus_ops;
 	sb->bus.bar0 = sim_nic_bar0(nic);
 	sb->bus.bar0_len = sim_nic_bar0_len(nic);
+	sb->bus.sleeping = sim_world_sleeping(sim); /* NULL when stepped */
 	snprintf(sb->bus.kind, sizeof(sb->bus.kind), "sim");
 	snprintf(sb->bus.name, sizeof(sb->bus.name), "%s", nic_name);
 	sb->world = sim;

@@ -55,6 +55,10 @@ int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec);
 int myrio_sim_create(struct myrio_sim **out, const struct myrio_sim_conf *conf);
 void myrio_sim_destroy(struct myrio_sim *sim);
 
+/* CPU time the model's own thread has used (pthread_getcpuclockid), in ns: the NIC's
+ * share of a benchmark's cost. -ENOTSUP for a stepped model (it has no thread). */
+int myrio_sim_thread_cpu_ns(struct myrio_sim *sim, uint64_t *ns);
+
 /* Stepped mode: n iterations of every NIC's firmware loop. */
 void myrio_sim_step(struct myrio_sim *sim, unsigned n);
 

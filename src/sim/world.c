@@ -199,6 +199,21 @@ void sim_world_sync(struct myrio_sim *w)
 		sched_yield();
 }
 
+int myrio_sim_thread_cpu_ns(struct myrio_sim *sim, uint64_t *ns)
+{
+	clockid_t cid;
+	struct timespec ts;
+	if (!sim->thread_running)
+		return -ENOTSUP;
+	int rc = pthread_getcpuclockid(sim->thread, &cid);
+	if (rc != 0)
+		return -rc;
+	if (clock_gettime(cid, &ts) != 0)
+		return -errno;
+	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
 uint64_t sim_world_now(struct myrio_sim *w)
 {
 	return w->now_ns;

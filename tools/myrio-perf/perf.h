@@ -62,6 +62,8 @@ struct perf_result {
 	uint64_t bad;		      /* bytes or datagrams that failed verification */
 	uint32_t rcv_sock, snd_sock;  /* "socket sizes": window and send queue, bytes */
 	double cpu_local, cpu_remote; /* CPU seconds used by each side */
+	double cpu_model;   /* the model's thread (the NIC), pthread_getcpuclockid; < 0: none */
+	double cpu_process; /* this whole process, getrusage(RUSAGE_SELF) */
 	uint64_t retransmits, sleeps, wakeups;
 	uint64_t drops_a, drops_b; /* frames the ports or NICs dropped (ring full, no buffer) */
 	const char *cpu_method;
@@ -72,6 +74,7 @@ struct perf {
 	struct myrio_sim *sim;
 	struct perf_side a, b;
 	int ncpus;
+	uint32_t coal_us; /* the interrupt coalescing in effect, us */
 	/* the test's per-side work, called after each side's stack poll; returns work done */
 	int (*work_a)(struct perf *);
 	int (*work_b)(struct perf *);

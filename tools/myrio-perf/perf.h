@@ -17,6 +17,7 @@
 #define PERF_IP_B 0x0a000002u	     /* 10.0.0.2 */
 #define PERF_PORT 12865		     /* netperf's */
 #define PERF_COAL_DEFAULT UINT32_MAX /* --coal not given */
+#define COPY_MAX 65536u		     /* --copy: the largest (and default) message */
 
 enum perf_test { TCP_STREAM, TCP_SENDFILE, UDP_STREAM, TCP_RR, UDP_RR };
 
@@ -35,6 +36,7 @@ struct perf_opts {
 	bool timestamps;
 	bool tso; /* TCP segmentation offload where the port offers it */
 	bool verify; /* receiver checks the bytes */
+	bool copy;   /* TCP_STREAM through myrio_tcp_write/myrio_tcp_read on application buffers */
 	bool json, quiet;
 	bool stats;	  /* print both stacks' non-zero counters at the end */
 	bool relax;	  /* a pause instruction after an empty poll */

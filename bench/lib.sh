@@ -8,7 +8,6 @@
 
 B=${B:-build}
 T=${T:-5}
-R=${R:-1}
 NS1=myrio-bench-a
 NS2=myrio-bench-b
 IP1=10.77.0.1
@@ -43,59 +42,14 @@ json() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
-# summary NAME OURS UNIT PEER_NAME PEER [TARGET_RATIO] [lower]
-# Prints one line with the ratio ours/peer (or peer/ours with "lower" for latencies, so a
-# bigger ratio is always better) and whether the target ratio is met.
-summary() {
-	local name=$1 ours=$2 unit=$3 peer_name=$4 peer=$5 target=${6:-} dir=${7:-higher}
-	python3 - "$name" "$ours" "$unit" "$peer_name" "$peer" "$target" "$dir" <<'PY' | tee -a "${SUMMARY_FILE:-/dev/null}"
-import sys
-name, ours, unit, peer_name, peer, target, d = sys.argv[1:]
-try:
-    o, p = float(ours), float(peer)
-except ValueError:
-    print(f"SUMMARY {name:32s} libmyrio {ours} {unit} | {peer_name} {peer} | no ratio")
-    sys.exit(0)
-ratio = (o / p if d == "higher" else p / o) if o > 0 and p > 0 else 0
-verdict = ""
-if target:
-    verdict = f"target {'x' if d == 'higher' else '1/'}{target}: " + \
-              ("MET" if ratio >= float(target) else "NOT MET")
-better = "ours/peer" if d == "higher" else "peer/ours"
-print(f"SUMMARY {name:32s} libmyrio {o:12.2f} {unit:8s} | {peer_name} {p:12.2f} "
-      f"| {better} {ratio:7.2f} {verdict}")
-PY
+# cpu_of PID: user+system CPU seconds of a process (all its threads) so far
+cpu_of() {
+	local a
+	a=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+	a=${a##*) }
+	set -- $a
+	echo "scale=3; (${12} + ${13}) / $(getconf CLK_TCK)" | bc
 }
 
-# target NAME OURS UNIT GOAL [lower]: a figure against an absolute target (no peer)
-target() {
-	local name=$1 ours=$2 unit=$3 goal=$4 dir=${5:-higher}
-	python3 - "$name" "$ours" "$unit" "$goal" "$dir" <<'PY' | tee -a "${SUMMARY_FILE:-/dev/null}"
-import sys
-name, ours, unit, goal, d = sys.argv[1:]
-try:
-    o, g = float(ours), float(goal)
-except ValueError:
-    print(f"SUMMARY {name:32s} libmyrio {ours} {unit} | target {goal}: no figure")
-    sys.exit(0)
-ok = o >= g if d == "higher" else o <= g
-print(f"SUMMARY {name:32s} libmyrio {o:12.3f} {unit:8s} | target {'>=' if d == 'higher' else '<='} "
-      f"{g} {unit}: {'MET' if ok else 'NOT MET'}")
-PY
-}
-
-# med CMD...: runs CMD $R times (each prints one number) and prints the median; a noisy,
-# shared machine makes single runs wander
-med() {
-	local vals=() i
-	for ((i = 0; i < R; i++)); do
-		vals+=("$("$@" || echo n/a)")
-	done
-	printf '%s\n' "${vals[@]}" | python3 -c '
-import statistics, sys
-v = []
-for x in sys.stdin.read().split():
-    try: v.append(float(x))
-    except ValueError: pass
-print(statistics.median(v) if v else "n/a")'
-}
+# steal_ticks: the machine's steal time so far (/proc/stat), for the steal % of a run
+steal_ticks() { awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }

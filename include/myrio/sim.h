@@ -42,16 +42,22 @@ struct myrio_sim_conf {
 	                           * fails, and an aligned image sends corrupted frames there */
 	char eeprom_fw[16];       /* version of the power-on firmware, default 1.4.57; 1.4.4 to
 	                           * 1.4.11 drop broadcasts unless ALLMULTI, as those did */
+	uint32_t idle_ms;         /* a quiet model thread sleeps until a host posts work, looking
+	                           * at its own timers (link flaps, boot) this often; 0 = 20 */
 };
 
 void myrio_sim_conf_init(struct myrio_sim_conf *conf);
 /* "nics=2,link=10g|1g|unlimited|<bps>,stepped,spin,seed=N,loss=P,reorder=P,dup=P,
  *  corrupt=P,flap=PERIOD_MS/DOWN_MS,rx_ring=N,tx_ring=N,pc=CODE,boot=MS,
- *  high_rings,eeprom_fw=1.4.N,unaligned_rc" */
+ *  high_rings,eeprom_fw=1.4.N,unaligned_rc,idle_ms=MS" */
 int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec);
 
 int myrio_sim_create(struct myrio_sim **out, const struct myrio_sim_conf *conf);
 void myrio_sim_destroy(struct myrio_sim *sim);
+
+/* CPU time the model's own thread has used (pthread_getcpuclockid), in ns: the NIC's
+ * share of a benchmark's cost. -ENOTSUP for a stepped model (it has no thread). */
+int myrio_sim_thread_cpu_ns(struct myrio_sim *sim, uint64_t *ns);
 
 /* Stepped mode: n iterations of every NIC's firmware loop. */
 void myrio_sim_step(struct myrio_sim *sim, unsigned n);

@@ -8,6 +8,7 @@
 #ifndef MYRIO_BUS_H
 #define MYRIO_BUS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +37,8 @@ struct myrio_bus_ops {
 	uint64_t (*now_ns)(struct myrio_bus *bus);
 	/* Function-level reset where supported; -ENOTSUP otherwise. */
 	int (*reset)(struct myrio_bus *bus);
+	/* Wakes a device that sleeps when idle (see sleeping below); NULL if it never does. */
+	void (*wake)(struct myrio_bus *bus);
 	void (*close)(struct myrio_bus *bus);
 };
 
@@ -46,6 +49,9 @@ struct myrio_bus {
 	char kind[16];	/* "sim", "simd", "vfio" */
 	char name[64];	/* device name or PCI address */
 	unsigned holds; /* users besides the opener: regions mapped on it (myrio_bus_hold) */
+	/* A device model sleeps after a quiet spell, 1 here while it does (docs/model-daemon.md,
+	 * "Idle"); NULL: the device never sleeps (hardware polls its SRAM all the time). */
+	const _Atomic uint32_t *sleeping;
 	bool closing;	/* the opener closed it; really closed when the last hold goes */
 	struct myrio_bus_hook *at_close; /* run by myrio_bus_close, then forgotten */
 };
@@ -63,6 +69,18 @@ static inline uint64_t myrio_bus_now_ns(struct myrio_bus *bus)
  * directly), after its driver has handed back every buffer. */
 void myrio_bus_hold(struct myrio_bus *bus);
 void myrio_bus_release(struct myrio_bus *bus);
+
+/* After the driver posted work with BAR0 stores (a doorbell, a send commit, a command):
+ * the fence orders those stores before the load, against the model's store of the word
+ * and its last look at SRAM. Costs a NULL test on hardware. */
+static inline void myrio_bus_posted(struct myrio_bus *bus)
+{
+	if (bus->sleeping) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(bus->sleeping, memory_order_relaxed))
+			bus->ops->wake(bus);
+	}
+}
 void myrio_bus_close(struct myrio_bus *bus);
 
 /* Config-space offset of the first capability with this ID, 0 if none (or unreadable). */

@@ -24,6 +24,8 @@ struct simd_bus {
 	int sock;
 	int bar0_fd;
 	int irq_fd;
+	int wake_fd; /* the model thread's: written when it sleeps and we posted */
+	const _Atomic uint32_t *wake_page;
 	uint32_t seq;
 	pthread_mutex_t lock; /* one request in flight on the socket */
 	struct simd_iova_alloc iova;
@@ -121,6 +123,7 @@ static void simd_dma_unmap(struct myrio_bus *bus, struct myrio_dma_region *r)
 /* The daemon's model runs on its own clock: waiting is a real sleep. */
 static void simd_delay_us(struct myrio_bus *bus, unsigned us)
 {
+	myrio_bus_posted(bus); /* a command or a handoff the model should see */
 	struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
@@ -189,10 +192,20 @@ static void simd_close(struct myrio_bus *bus)
 		close(sb->bar0_fd);
 	if (sb->irq_fd >= 0)
 		close(sb->irq_fd);
+	if (sb->wake_page)
+		munmap((void *)sb->wake_page, 4096);
+	if (sb->wake_fd >= 0)
+		close(sb->wake_fd);
 	if (sb->sock >= 0)
 		close(sb->sock); /* the daemon sees the hang-up and resets the NIC */
 	pthread_mutex_destroy(&sb->lock);
 	free(sb);
+}
+
+static void simd_wake(struct myrio_bus *bus)
+{
+	uint64_t one = 1;
+	(void)!write(to_simd(bus)->wake_fd, &one, sizeof(one));
 }
 
 static const struct myrio_bus_ops simd_bus_ops = {
@@ -204,6 +217,7 @@ static const struct myrio_bus_ops simd_bus_ops = {
     .irq_fd = simd_irq_fd,
     .irq_setup = simd_irq_setup,
     .reset = simd_reset,
+    .wake = simd_wake,
     .close = simd_close,
 };
 
@@ -219,7 +233,21 @@ static const char *attach_hint(int rc)
 	}
 }
 
-/* The attach reply: status, BAR0 length and exactly two fds, checked before use. */
+/* The model thread's wake page: one 4 KiB memory file, mapped to read only. */
+static int map_wake_page(struct simd_bus *sb, int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 4096)
+		return -EPROTO;
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	sb->wake_page = p;
+	sb->bus.sleeping = sb->wake_page;
+	return 0;
+}
+
+/* The attach reply: status, BAR0 length and exactly four fds, checked before use. */
 static int attach(struct simd_bus *sb, const char *nic)
 {
 	struct simd_msg req, rep;
@@ -246,7 +274,7 @@ static int attach(struct simd_bus *sb, const char *nic)
 		rc = rep.h.status;
 		log_err("simd:%s: the model daemon at %s refused the attach: %s (%s)", nic,
 			sb->path, strerror(-rc), attach_hint(rc));
-	} else if ((size_t)n != sizeof(rep.h) + sizeof(rep.u.attach_rep) || nfds != 2) {
+	} else if ((size_t)n != sizeof(rep.h) + sizeof(rep.u.attach_rep) || nfds != 4) {
 		rc = -EPROTO;
 	}
 	if (rc == -EPROTO)
@@ -259,6 +287,13 @@ static int attach(struct simd_bus *sb, const char *nic)
 	}
 	sb->bar0_fd = fds[0];
 	sb->irq_fd = fds[1];
+	sb->wake_fd = fds[3];
+	rc = map_wake_page(sb, fds[2]);
+	close(fds[2]);
+	if (rc < 0) {
+		log_err("simd:%s: the model daemon sent an unusable wake page", nic);
+		return rc;
+	}
 	struct stat st;
 	uint64_t len = rep.u.attach_rep.bar0_len;
 	if (fstat(sb->bar0_fd, &st) != 0 || !S_ISREG(st.st_mode) || len == 0 ||
@@ -294,7 +329,7 @@ int myrio_simd_bus_open(const char *nic, const char *socket_path, struct myrio_b
 	snprintf(sb->bus.kind, sizeof(sb->bus.kind), "simd");
 	snprintf(sb->bus.name, sizeof(sb->bus.name), "simd:%s", nic);
 	snprintf(sb->path, sizeof(sb->path), "%s", path);
-	sb->bar0_fd = sb->irq_fd = -1;
+	sb->bar0_fd = sb->irq_fd = sb->wake_fd = -1;
 	pthread_mutex_init(&sb->lock, NULL);
 	simd_iova_init(&sb->iova);
 	int rc = simd_connect(path, &sb->sock);

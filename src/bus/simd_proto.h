@@ -6,8 +6,9 @@
  * reply, in order; the reply echoes type and seq. Both ends live on one machine, so the
  * integers are fixed-width in host byte order.
  *
- * File descriptors travel as SCM_RIGHTS: the reply to ATTACH carries the NIC's BAR0 memfd
- * and its interrupt eventfd; a DMA_MAP request carries the region's backing fd (mapped
+ * File descriptors travel as SCM_RIGHTS: the reply to ATTACH carries the NIC's BAR0 memfd,
+ * its interrupt eventfd, and the model thread's wake page and wake eventfd (model.h:
+ * sim_world_sleeping); a DMA_MAP request carries the region's backing fd (mapped
  * from offset 0). Nothing either side receives is trusted: simd_check_request validates
  * every request before the daemon looks at it, and the client checks every reply.
  */
@@ -22,9 +23,9 @@
 #define SIMD_DEFAULT_SOCKET "/run/myrio/simd.sock"
 #define SIMD_SOCKET_ENV "MYRIO_SIMD_SOCKET" /* overrides the default path */
 #define SIMD_MAGIC 0x4453594du		    /* "MYSD" */
-#define SIMD_VERSION 1
+#define SIMD_VERSION 2 /* 2: ATTACH passes the wake page and eventfd */
 #define SIMD_NAME_MAX 32      /* NIC names, NUL included */
-#define SIMD_MAX_FDS 2	      /* most fds any message carries */
+#define SIMD_MAX_FDS 4	      /* most fds any message carries */
 #define SIMD_MAX_REGIONS 64   /* DMA regions per attachment */
 #define SIMD_STATUS_MAX 16384 /* status report text */
 /* IOVAs handed to the daemon stay below 2^48, like a real IOMMU's address width; the
@@ -34,7 +35,7 @@
 #define SIMD_REPLY_TIMEOUT_MS 5000
 
 enum simd_type {
-	SIMD_ATTACH = 1,    /* attach_req -> attach_rep + fds {BAR0 memfd, irq eventfd} */
+	SIMD_ATTACH = 1,    /* attach_req -> attach_rep + the four fds above */
 	SIMD_DMA_MAP = 2,   /* dma_req + fd {region} -> status */
 	SIMD_DMA_UNMAP = 3, /* dma_req -> status */
 	SIMD_CFG_READ = 4,  /* cfg_req -> cfg_rep */

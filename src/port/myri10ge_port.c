@@ -30,7 +30,12 @@ static uint16_t m_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uin
 	if (__builtin_expect(--nic->rings.poll_countdown == 0, 0) &&
 	    (myri_watchdog_tick(nic) < 0 || nic->wd.request))
 		return 0; /* down, or the rings are suspect until the reset (watchdog.c) */
-	return rings_rx_burst(&nic->rings, pkts, n);
+	struct myri_rings *r = &nic->rings;
+	uint32_t posted = r->small.posted + r->big.posted;
+	uint16_t got = rings_rx_burst(r, pkts, n);
+	if (r->small.posted + r->big.posted != posted) /* refilled */
+		myrio_bus_posted(nic->bus);
+	return got;
 }
 
 static uint16_t m_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
@@ -38,7 +43,10 @@ static uint16_t m_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uin
 	struct myri_nic *nic = &mp(port)->nic;
 	if (__builtin_expect(--nic->rings.poll_countdown == 0, 0) && myri_watchdog_tick(nic) < 0)
 		return 0;
-	return rings_tx_burst(&nic->rings, pkts, n);
+	uint16_t sent = rings_tx_burst(&nic->rings, pkts, n);
+	if (sent)
+		myrio_bus_posted(nic->bus);
+	return sent;
 }
 
 static int m_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,

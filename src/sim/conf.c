@@ -110,6 +110,10 @@ static int parse_one(struct myrio_sim_conf *c, char *tok)
 			c->rx_ring_entries = (uint32_t)u;
 		else
 			c->tx_ring_entries = (uint32_t)u;
+	} else if (!strcmp(tok, "idle_ms")) {
+		if (parse_u64(v, &u) || u == 0 || u > 3600000)
+			return -EINVAL;
+		c->idle_ms = (uint32_t)u;
 	} else if (!strcmp(tok, "boot")) {
 		if (parse_u64(v, &u) || u > 60000)
 			return -EINVAL;
@@ -149,7 +153,7 @@ int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec)
 			    "model spec: cannot use '%s'; expected nics=N, link=10g|1g|unlimited|"
 			    "BPS, stepped, spin, seed=N, loss=P, reorder=P, dup=P, corrupt=P, "
 			    "flap=PERIOD_MS/DOWN_MS, rx_ring=N, tx_ring=N (powers of 2, 8..4096), "
-			    "pc=CODE, boot=MS, high_rings, eeprom_fw=1.4.N, unaligned_rc",
+			    "pc=CODE, boot=MS, high_rings, eeprom_fw=1.4.N, unaligned_rc, idle_ms=MS",
 			    orig);
 			return -EINVAL;
 		}

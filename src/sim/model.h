@@ -30,6 +30,16 @@ int sim_world_start(struct myrio_sim *sim); /* the model thread, unless conf.ste
  * (0 when idle), so a host loop can decide to sleep. */
 unsigned sim_world_run_once(struct myrio_sim *sim);
 
+/* A threaded world that has been quiet a while sleeps until woken (docs/model-daemon.md,
+ * "Idle"): it sets the word of its wake page to 1 first, and looks once more. A host that
+ * posted work (a doorbell store in BAR0) and then, after a full fence, reads 1 there wakes
+ * it with sim_world_wake, or by writing 1 to the wake eventfd. The page (a sealed memfd,
+ * 4 KiB, writable by the model only) and the eventfd are for the daemon to pass on. */
+const _Atomic uint32_t *sim_world_sleeping(const struct myrio_sim *sim); /* NULL: stepped */
+void sim_world_wake(struct myrio_sim *sim);
+int sim_world_wake_page_fd(const struct myrio_sim *sim);
+int sim_world_wake_fd(const struct myrio_sim *sim);
+
 struct sim_nic *sim_nic_find(struct myrio_sim *sim, const char *name);
 unsigned sim_world_nic_count(const struct myrio_sim *sim);
 struct sim_nic *sim_world_nic(struct myrio_sim *sim, unsigned index);

@@ -296,11 +296,17 @@ struct myrio_sim {
 	bool thread_running;
 	_Atomic bool stop;
 	_Atomic uint64_t epoch;	   /* completed loop iterations (threaded) */
+	_Atomic uint32_t *sleeping; /* threaded: the wake page's word (model.h) */
+	int wake_page_fd, wake_fd;  /* threaded: -1 until sim_world_start */
 	pthread_mutex_t step_lock; /* stepped: one stepping caller at a time */
 	bool step_warned;	   /* myrio_sim_step on a threaded world: said once */
 };
 
 /* ---- internal functions, by file ---- */
+/* wake.c: the threaded world's sleep (model.h: sim_world_sleeping) */
+int sim_wake_open(struct myrio_sim *w);
+void sim_wake_close(struct myrio_sim *w);
+void sim_wake_wait(struct myrio_sim *w, long timeout_ns, bool deep);
 /* nic.c */
 int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uint8_t mac[6],
 		struct sim_nic **out);

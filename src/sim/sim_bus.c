@@ -75,6 +75,7 @@ static void sb_delay_us(struct myrio_bus *b, unsigned us)
 		myrio_sim_step(sb->world, us ? us : 1);
 		return;
 	}
+	myrio_bus_posted(b); /* a command or a handoff the model should see */
 	struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
 	nanosleep(&ts, NULL);
 }
@@ -84,6 +85,11 @@ static uint64_t sb_now_ns(struct myrio_bus *b)
 {
 	struct sim_bus *sb = to_sb(b);
 	return sim_world_is_stepped(sb->world) ? sim_world_now(sb->world) : myrio_host_now_ns();
+}
+
+static void sb_wake(struct myrio_bus *b)
+{
+	sim_world_wake(to_sb(b)->world);
 }
 
 static int sb_cfg_read(struct myrio_bus *b, unsigned off, unsigned size, uint32_t *val)
@@ -138,6 +144,7 @@ static const struct myrio_bus_ops sim_bus_ops = {
     .irq_setup = sb_irq_setup,
     .now_ns = sb_now_ns,
     .reset = sb_reset,
+    .wake = sb_wake,
     .close = sb_close,
 };
 
@@ -161,6 +168,7 @@ int myrio_sim_bus_open(struct myrio_sim *sim, const char *nic_name, struct myrio
 	sb->bus.ops = &sim_bus_ops;
 	sb->bus.bar0 = sim_nic_bar0(nic);
 	sb->bus.bar0_len = sim_nic_bar0_len(nic);
+	sb->bus.sleeping = sim_world_sleeping(sim); /* NULL when stepped */
 	snprintf(sb->bus.kind, sizeof(sb->bus.kind), "sim");
 	snprintf(sb->bus.name, sizeof(sb->bus.name), "%s", nic_name);
 	sb->world = sim;

@@ -3,7 +3,6 @@
  * iteration of every NIC's firmware loop and every cable per step, 1 µs of virtual time
  * each, so the link-rate model is deterministic too). */
 #include <errno.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,14 +15,13 @@
 #include "util/log.h"
 
 #define STEP_NS 1000ull
-/* Idle back-off: spin for IDLE_SPINS iterations, then sleep 20 µs per iteration, after
- * ~50 ms of that 100 µs, after ~1 s more 500 µs. */
+/* Idle back-off: spin for IDLE_SPINS iterations, then sleep 20 µs per iteration; after
+ * IDLE_SHORT of those (50 ms or more of quiet: nothing can be on a wire or due soon) sleep
+ * until a host wakes the world (wake.c), looking every conf.idle_ms at its own timers
+ * (link flaps, boot). */
 #define IDLE_SPINS 2000u
 #define IDLE_SLEEP_NS 20000l
-#define IDLE_LONG 2500u
-#define IDLE_LONG_SLEEP_NS 100000l
-#define IDLE_DEEP 10000u
-#define IDLE_DEEP_SLEEP_NS 500000l
+#define IDLE_SHORT 2500u
 
 static uint64_t mono_ns(void)
 {
@@ -44,6 +42,8 @@ int sim_world_new(const struct myrio_sim_conf *conf, struct myrio_sim **out)
 		c.rx_ring_entries = 512;
 	if (c.tx_ring_entries == 0)
 		c.tx_ring_entries = 1024;
+	if (c.idle_ms == 0)
+		c.idle_ms = 20;
 	uint32_t r = c.rx_ring_entries, t = c.tx_ring_entries;
 	if (r < 8 || r > SIM_MAX_RING || (r & (r - 1)) || t < 8 || t > SIM_MAX_RING ||
 	    (t & (t - 1))) {
@@ -66,6 +66,7 @@ int sim_world_new(const struct myrio_sim_conf *conf, struct myrio_sim **out)
 	pthread_mutex_init(&w->step_lock, &a);
 	pthread_mutexattr_destroy(&a);
 	w->t0_ns = mono_ns();
+	w->wake_page_fd = w->wake_fd = -1;
 	*out = w;
 	return 0;
 }
@@ -145,27 +146,6 @@ unsigned sim_world_run_once(struct myrio_sim *sim)
 	return work;
 }
 
-/* Idle: sleep a little, waking early when an endpoint (TAP, socket) has a frame. */
-static void idle_wait(struct myrio_sim *w, long sleep_ns)
-{
-	struct pollfd fds[SIM_MAX_NICS];
-	nfds_t n = 0;
-	for (unsigned i = 0; i < w->n_cables; i++) {
-		struct sim_endpoint *ep = w->cables[i]->ep;
-		int fd = ep && ep->ops->fd ? ep->ops->fd(ep) : -1;
-		if (fd >= 0)
-			fds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
-	}
-	struct timespec ts = {0, sleep_ns};
-	if (n) {
-		if (ppoll(fds, n, &ts, NULL) > 0)
-			for (unsigned i = 0; i < w->n_cables; i++)
-				w->cables[i]->ep_quiet = 0;
-	} else {
-		nanosleep(&ts, NULL);
-	}
-}
-
 static void *world_thread(void *arg)
 {
 	struct myrio_sim *w = arg;
@@ -176,12 +156,10 @@ static void *world_thread(void *arg)
 		if (work) {
 			idle = 0;
 		} else if (++idle >= IDLE_SPINS && !w->conf.spin) {
-			long ns = idle < IDLE_SPINS + IDLE_LONG		      ? IDLE_SLEEP_NS
-				  : idle < IDLE_SPINS + IDLE_LONG + IDLE_DEEP ? IDLE_LONG_SLEEP_NS
-									      : IDLE_DEEP_SLEEP_NS;
-			idle_wait(w, ns);
-			if (idle > IDLE_SPINS + IDLE_LONG + IDLE_DEEP)
-				idle = IDLE_SPINS + IDLE_LONG + IDLE_DEEP; /* no overflow */
+			bool deep = idle >= IDLE_SPINS + IDLE_SHORT;
+			sim_wake_wait(w, deep ? w->conf.idle_ms * 1000000l : IDLE_SLEEP_NS, deep);
+			if (deep)
+				idle = IDLE_SPINS + IDLE_SHORT; /* no overflow */
 		}
 	}
 	return NULL;
@@ -192,7 +170,10 @@ int sim_world_start(struct myrio_sim *sim)
 	if (sim->conf.stepped || sim->thread_running)
 		return 0;
 	atomic_store(&sim->stop, false);
-	int rc = pthread_create(&sim->thread, NULL, world_thread, sim);
+	int rc = sim->sleeping ? 0 : sim_wake_open(sim);
+	if (rc < 0)
+		return rc;
+	rc = pthread_create(&sim->thread, NULL, world_thread, sim);
 	if (rc != 0) {
 		log_err("model: cannot start the model thread: %s", strerror(rc));
 		return -rc;
@@ -216,6 +197,21 @@ void sim_world_sync(struct myrio_sim *w)
 		return;
 	while (atomic_load_explicit(&w->epoch, memory_order_acquire) == e)
 		sched_yield();
+}
+
+int myrio_sim_thread_cpu_ns(struct myrio_sim *sim, uint64_t *ns)
+{
+	clockid_t cid;
+	struct timespec ts;
+	if (!sim->thread_running)
+		return -ENOTSUP;
+	int rc = pthread_getcpuclockid(sim->thread, &cid);
+	if (rc != 0)
+		return -rc;
+	if (clock_gettime(cid, &ts) != 0)
+		return -errno;
+	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
 }
 
 uint64_t sim_world_now(struct myrio_sim *w)
@@ -294,9 +290,11 @@ void myrio_sim_destroy(struct myrio_sim *sim)
 		return;
 	if (sim->thread_running) {
 		atomic_store(&sim->stop, true);
+		sim_world_wake(sim);
 		pthread_join(sim->thread, NULL);
 		sim->thread_running = false;
 	}
+	sim_wake_close(sim);
 	for (unsigned i = 0; i < sim->n_cables; i++)
 		sim_cable_free(sim->cables[i]);
 	for (unsigned i = 0; i < sim->n_nics; i++)

@@ -176,18 +176,25 @@ static uint32_t tso_max_segs(const struct myrio_tcp_conn *c)
 /* The segments after p (new data, full MSS, not yet sent, sent first) that can go in the
  * same TSO request: contiguous data segments no one else holds, inside the peer's window
  * and cwnd (flight before p); only the last may be shorter than the MSS. Returns the
- * count including p; *last and *space get the last segment and the sequence space. */
+ * count including p; *last and *space get the last segment and the sequence space;
+ * *can_grow whether ACKs or the application's writes could add segments to it (not when
+ * it ends with a short one, or the next segment can never join). */
 static uint32_t tso_group(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_t flight,
-			  uint32_t cwnd, struct myrio_pkt **last, uint32_t *space)
+			  uint32_t cwnd, struct myrio_pkt **last, uint32_t *space, bool *can_grow)
 {
 	const uint32_t max = tso_max_segs(c), wnd_end = c->snd_una + c->snd_wnd;
 	uint32_t n = 1, sp = seg_len(p), end = seg_seq(p) + sp;
 	struct myrio_pkt *q = p;
+	*can_grow = true;
 	while (n < max && q->next) {
 		struct myrio_pkt *x = q->next;
 		uint32_t len = seg_len(x);
 		if (len == 0 || len > c->mss || seg_flags(x) || x->refcnt != 1 ||
-		    seg_seq(x) != end || seq_gt(end + len, wnd_end) || flight + sp + len > cwnd)
+		    seg_seq(x) != end) {
+			*can_grow = false;
+			break;
+		}
+		if (seq_gt(end + len, wnd_end) || flight + sp + len > cwnd)
 			break;
 		if (len < c->mss && c->s->conf.nagle && !x->next)
 			break; /* Nagle: a short tail waits while data is in flight */
@@ -195,8 +202,10 @@ static uint32_t tso_group(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_
 		n++;
 		sp += len;
 		end += len;
-		if (len < c->mss)
+		if (len < c->mss) {
+			*can_grow = false;
 			break;
+		}
 	}
 	*last = q;
 	*space = sp;
@@ -208,7 +217,9 @@ static uint32_t tso_group(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_
  * or two at a time; sending what it writes at once makes a trickle of small requests, one
  * per ACK. While data is in flight an ACK is coming, so the request waits until it is as
  * large as a request can be. Not when loss is being repaired, nor while the queue has room
- * for a whole request (a request/response exchange sends at once). */
+ * for a whole request (a request/response exchange sends at once), nor when nothing can
+ * make it larger (a short segment ends it, as where a sent file ends: it would wait until
+ * the whole flight is acknowledged and the link idles for a round trip). */
 static bool tso_defer(const struct myrio_tcp_conn *c, uint32_t n, uint32_t flight)
 {
 	const uint32_t max = tso_max_segs(c);
@@ -482,8 +493,9 @@ void tcp_output(struct myrio_tcp_conn *c)
 		/* Not while SACK blocks are due: the NIC would cut full-MSS segments that no
 		 * longer fit with them. */
 		if (s->tso && !retx && len == c->mss && p->next && p->refcnt == 1 && !sack_due(c)) {
-			nseg = tso_group(c, p, flight, cwnd, &last, &sp);
-			if (tso_defer(c, nseg, flight))
+			bool can_grow;
+			nseg = tso_group(c, p, flight, cwnd, &last, &sp, &can_grow);
+			if (can_grow && tso_defer(c, nseg, flight))
 				break;
 		}
 		if (nseg > 1) {

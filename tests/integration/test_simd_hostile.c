@@ -233,10 +233,12 @@ static int raw_attach(const char *sock, const char *nic, int *s, volatile uint8_
 	if (simd_send(*s, &m, sizeof(m.h) + sizeof(m.u.attach_req), NULL, 0) < 0)
 		return -1;
 	ssize_t n = simd_recv_timeout(*s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds, 5000);
-	if (n < (ssize_t)sizeof(rep.h) || rep.h.status != 0 || nfds != 2)
+	if (n < (ssize_t)sizeof(rep.h) || rep.h.status != 0 || nfds != 4)
 		return -1;
 	void *p = mmap(NULL, SIM_BAR0_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 	close(fds[0]);
+	close(fds[2]); /* the model's wake page and eventfd: the honest pair keeps it awake */
+	close(fds[3]);
 	if (p == MAP_FAILED)
 		return -1;
 	*bar = p;

@@ -23,6 +23,7 @@ run() {
 
 run -t TCP_STREAM --json >"$tmp/tcp.json"
 run -t TCP_SENDFILE --verify --mtu 9000 --json >"$tmp/sendfile.json"
+run -t TCP_STREAM --copy --verify --json >"$tmp/copy.json"
 run -t UDP_STREAM -m 1472 --json >"$tmp/udp.json"
 run -t TCP_RR -r 1,1 --json >"$tmp/tcprr.json"
 run -t UDP_RR -r 64,256 -b 4 --json >"$tmp/udprr.json"
@@ -47,6 +48,10 @@ sf = load("sendfile")
 assert sf["test"] == "TCP_SENDFILE" and sf["mtu"] == 9000
 assert sf["bytes_received"] > 0 and sf["verified"] is True
 assert sf["failed_verification"] == 0
+cp = load("copy")  # myrio_tcp_write/myrio_tcp_read, every byte checked
+assert cp["bytes_received"] > 0 and cp["verified"] is True and cp["failed_verification"] == 0
+# the model's thread and the whole process are reported, by their own clocks
+assert cp["cpu_model_s"] > 0 and cp["cpu_process_s"] > 0
 udp = load("udp")
 assert udp["message_size"] == 1472 and udp["messages_received"] > 0
 assert udp["recv_mbps"] > 0 and udp["send_mbps"] >= udp["recv_mbps"]

@@ -44,10 +44,10 @@ static inline uint64_t ticks(void)
 }
 #endif
 
-static double thread_cpu(void)
+static double rusage_cpu(int who)
 {
 	struct rusage ru;
-	getrusage(RUSAGE_THREAD, &ru);
+	getrusage(who, &ru);
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
@@ -116,7 +116,9 @@ int perf_run(struct perf *pf, double seconds, bool (*done)(struct perf *), const
 	uint64_t drops_a = port_drops(&pf->a), drops_b = port_drops(&pf->b);
 	pf->a.busy_ticks = pf->b.busy_ticks = 0;
 	bool show = label && !pf->o.quiet && seconds >= 3 && isatty(STDERR_FILENO);
-	double cpu0 = thread_cpu();
+	double cpu0 = rusage_cpu(RUSAGE_THREAD), proc0 = rusage_cpu(RUSAGE_SELF);
+	uint64_t model0 = 0;
+	bool model = pf->sim && myrio_sim_thread_cpu_ns(pf->sim, &model0) == 0;
 	uint64_t start = perf_now_ns(), end = start + (uint64_t)(seconds * 1e9), now = start;
 	uint64_t tick0 = ticks();
 	uint64_t next_show = start + 1000000000ull;
@@ -144,13 +146,18 @@ int perf_run(struct perf *pf, double seconds, bool (*done)(struct perf *), const
 	if (show)
 		fprintf(stderr, "\r%*s\r", 60, "");
 	pf->r.elapsed = (now - start) / 1e9;
+	pf->r.cpu_process = rusage_cpu(RUSAGE_SELF) - proc0;
+	uint64_t model1 = 0;
+	pf->r.cpu_model = model && myrio_sim_thread_cpu_ns(pf->sim, &model1) == 0
+			      ? (double)(model1 - model0) / 1e9
+			      : -1;
 	double ns_per_tick = (double)(now - start) / (double)(ticks() - tick0 + 1);
 	pf->r.drops_a = port_drops(&pf->a) - drops_a;
 	pf->r.drops_b = port_drops(&pf->b) - drops_b;
 	double busy_a = pf->a.busy_ticks * ns_per_tick / 1e9;
 	double busy_b = pf->b.busy_ticks * ns_per_tick / 1e9;
 	if (pf->o.irq) {
-		double cpu = thread_cpu() - cpu0, busy = busy_a + busy_b;
+		double cpu = rusage_cpu(RUSAGE_THREAD) - cpu0, busy = busy_a + busy_b;
 		pf->r.cpu_local = busy > 0 ? cpu * busy_a / busy : cpu / 2;
 		pf->r.cpu_remote = cpu - pf->r.cpu_local;
 		pf->r.cpu_method = "rusage, interrupt sleep";

@@ -36,6 +36,8 @@ static void usage(FILE *f)
 		"                       offers segmentation offload\n"
 		"      --file PATH      TCP_SENDFILE source (default: 8 MiB temporary file)\n"
 		"      --verify         receiver checks the payload\n"
+		"      --copy           TCP_STREAM copies as socket programs do: myrio_tcp_write\n"
+		"                       from, myrio_tcp_read into buffers (-m, 64 KiB)\n"
 		"      --sweep[=SIZES]  UDP_STREAM over message sizes (comma list)\n"
 		"      --svg FILE       the sweep's plot\n"
 		"      --json           one JSON object per result\n"
@@ -89,7 +91,8 @@ int main(int argc, char **argv)
 		O_PCAP,
 		O_NOPIN,
 		O_STATS,
-		O_RELAX
+		O_RELAX,
+		O_COPY
 	};
 	static const struct option opts[] = {{"test", 1, 0, 't'},
 					     {"length", 1, 0, 'l'},
@@ -113,6 +116,7 @@ int main(int argc, char **argv)
 					     {"no-pin", 0, 0, O_NOPIN},
 					     {"stats", 0, 0, O_STATS},
 					     {"relax", 0, 0, O_RELAX},
+					     {"copy", 0, 0, O_COPY},
 					     {"help", 0, 0, 'h'},
 					     {0, 0, 0, 0}};
 	for (int c; (c = getopt_long(argc, argv, "t:l:m:r:b:qh", opts, NULL)) != -1;) {
@@ -189,6 +193,9 @@ int main(int argc, char **argv)
 		case O_RELAX:
 			o.relax = true;
 			break;
+		case O_COPY:
+			o.copy = true;
+			break;
 		case O_STATS:
 			o.stats = true;
 			break;
@@ -209,6 +216,11 @@ int main(int argc, char **argv)
 	}
 	if (o.mtu < 576 || o.mtu > 9000 || !(o.seconds > 0)) {
 		fprintf(stderr, "myrio-perf: MTU must be 576..9000 and the length positive\n");
+		return 2;
+	}
+	if (o.copy && (o.test != TCP_STREAM || o.msg_size > COPY_MAX)) {
+		fprintf(stderr, "myrio-perf: --copy is for TCP_STREAM, messages up to %u bytes\n",
+			COPY_MAX);
 		return 2;
 	}
 	if (o.test == TCP_RR || o.test == UDP_RR) {

@@ -131,7 +131,10 @@ void perf_print_json(const struct perf *pf, FILE *f)
 		"\"sd_local_us_per_tr\": %.4f, \"sd_remote_us_per_tr\": %.4f, "
 		"\"retransmits\": %llu, \"failed_verification\": %llu, \"verified\": %s, "
 		"\"irq_sleeps\": %llu, \"irq_wakeups\": %llu, \"drops_local\": %llu, "
-		"\"drops_remote\": %llu}\n",
+		"\"drops_remote\": %llu, \"cpu_model_s\": %.6f, "
+		"\"cpu_model_method\": \"pthread_getcpuclockid (model thread)\", "
+		"\"cpu_process_s\": %.6f, \"cpu_process_method\": \"getrusage RUSAGE_SELF\", "
+		"\"coalescing_us\": %u}\n",
 		perf_test_name(o->test), o->dev_a ? o->dev_a : "sim:sim0",
 		o->dev_b ? o->dev_b : "sim:sim1", o->dev_a ? "" : o->sim_spec, o->mtu,
 		o->timestamps ? "true" : "false", r->cpu_method, pf->ncpus, r->elapsed, r->rcv_sock,
@@ -147,7 +150,8 @@ void perf_print_json(const struct perf *pf, FILE *f)
 		r->trans ? r->cpu_remote * 1e6 / r->trans : 0, (unsigned long long)r->retransmits,
 		(unsigned long long)r->bad, o->verify && !r->bad ? "true" : "false",
 		(unsigned long long)r->sleeps, (unsigned long long)r->wakeups,
-		(unsigned long long)r->drops_a, (unsigned long long)r->drops_b);
+		(unsigned long long)r->drops_a, (unsigned long long)r->drops_b, r->cpu_model,
+		r->cpu_process, pf->coal_us);
 }
 
 /* Both stacks' counters that are not zero, side by side in name order of side A. */

@@ -17,6 +17,7 @@
 #define PERF_IP_B 0x0a000002u	     /* 10.0.0.2 */
 #define PERF_PORT 12865		     /* netperf's */
 #define PERF_COAL_DEFAULT UINT32_MAX /* --coal not given */
+#define COPY_MAX 65536u		     /* --copy: the largest (and default) message */
 
 enum perf_test { TCP_STREAM, TCP_SENDFILE, UDP_STREAM, TCP_RR, UDP_RR };
 
@@ -35,6 +36,7 @@ struct perf_opts {
 	bool timestamps;
 	bool tso; /* TCP segmentation offload where the port offers it */
 	bool verify; /* receiver checks the bytes */
+	bool copy;   /* TCP_STREAM through myrio_tcp_write/myrio_tcp_read on application buffers */
 	bool json, quiet;
 	bool stats;	  /* print both stacks' non-zero counters at the end */
 	bool relax;	  /* a pause instruction after an empty poll */
@@ -62,6 +64,8 @@ struct perf_result {
 	uint64_t bad;		      /* bytes or datagrams that failed verification */
 	uint32_t rcv_sock, snd_sock;  /* "socket sizes": window and send queue, bytes */
 	double cpu_local, cpu_remote; /* CPU seconds used by each side */
+	double cpu_model;   /* the model's thread (the NIC), pthread_getcpuclockid; < 0: none */
+	double cpu_process; /* this whole process, getrusage(RUSAGE_SELF) */
 	uint64_t retransmits, sleeps, wakeups;
 	uint64_t drops_a, drops_b; /* frames the ports or NICs dropped (ring full, no buffer) */
 	const char *cpu_method;
@@ -72,6 +76,7 @@ struct perf {
 	struct myrio_sim *sim;
 	struct perf_side a, b;
 	int ncpus;
+	uint32_t coal_us; /* the interrupt coalescing in effect, us */
 	/* the test's per-side work, called after each side's stack poll; returns work done */
 	int (*work_a)(struct perf *);
 	int (*work_b)(struct perf *);

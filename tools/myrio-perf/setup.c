@@ -42,6 +42,7 @@ static int open_side(struct perf *pf, struct perf_side *side, const char *dev, u
 	pc.irq = pf->o.irq;
 	pc.intr_coal_us =
 	    pf->o.coal_us != PERF_COAL_DEFAULT ? pf->o.coal_us : default_coal_us(&pf->o);
+	pf->coal_us = pc.intr_coal_us;
 	int rc = myrio_port_open(&side->port, dev, &pc);
 	if (rc < 0)
 		return rc;

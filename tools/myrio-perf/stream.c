@@ -4,7 +4,9 @@
  * hold); TCP_SENDFILE reads a file with one preadv(2) per burst straight into the packet
  * buffers the NIC will read, so the payload is copied once, by the kernel, from the page
  * cache into DMA memory. With --verify the receiver compares every byte with the file
- * (or, for UDP, the sequence of datagrams).
+ * (or, for UDP, the sequence of datagrams). With --copy, TCP_STREAM copies as a socket
+ * program does: myrio_tcp_write from an application buffer, myrio_tcp_read into one; the
+ * stream's byte at offset k is k % COPY_PERIOD, which --verify checks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +20,7 @@
 #include "perf.h"
 
 #define BURST 32
+#define COPY_PERIOD 251u /* prime: a shifted copy never matches by accident */
 
 struct stream {
 	uint32_t seg;	    /* payload bytes per packet */
@@ -78,6 +81,42 @@ static int tcp_send_work(struct perf *pf)
 		st->file_off = pf->r.bytes_sent % st->file_len;
 	pf->r.msgs_sent += sent;
 	return (int)sent;
+}
+
+static uint8_t copy_src[COPY_MAX + COPY_PERIOD], copy_dst[COPY_MAX];
+
+/* --copy: one write of a message, from the application's buffer. */
+static int tcp_copy_send_work(struct perf *pf)
+{
+	struct stream *st = pf->test;
+	if (st->stop_sending)
+		return 0;
+	uint64_t off = pf->r.bytes_sent % COPY_PERIOD;
+	ssize_t w = myrio_tcp_write(pf->a.conn, copy_src + off, st->seg);
+	if (w <= 0)
+		return 0;
+	pf->r.bytes_sent += (uint64_t)w;
+	pf->r.msgs_sent++;
+	return 1;
+}
+
+/* --copy: reads into the application's buffer while there is data. */
+static int tcp_copy_recv_work(struct perf *pf)
+{
+	struct stream *st = pf->test;
+	int n = 0;
+	ssize_t r;
+	while ((r = myrio_tcp_read(pf->b.conn, copy_dst, sizeof(copy_dst))) > 0) {
+		if (pf->o.verify)
+			for (ssize_t i = 0; i < r; i++)
+				if (copy_dst[i] != (st->recv_off + (uint64_t)i) % COPY_PERIOD)
+					pf->r.bad++;
+		st->recv_off += (uint64_t)r;
+		pf->r.bytes_recv += (uint64_t)r;
+		pf->r.msgs_recv++;
+		n++;
+	}
+	return n;
 }
 
 static int tcp_recv_work(struct perf *pf)
@@ -165,7 +204,7 @@ static int open_file(struct perf *pf, struct stream *st)
 			unlink(path);
 			uint64_t x = 0x9E3779B97F4A7C15ull;
 			static uint64_t buf[8192];
-			for (int k = 0; k < 16; k++) {
+			for (int k = 0; k < 128; k++) { /* 128 x 64 KiB */
 				for (unsigned i = 0; i < 8192; i++) {
 					x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 					buf[i] = x;
@@ -241,6 +280,13 @@ int perf_stream(struct perf *pf)
 		pf->r.snd_sock = myrio_tcp_send_space(pf->a.conn) * mss;
 		pf->work_a = tcp_send_work;
 		pf->work_b = tcp_recv_work;
+		if (pf->o.copy) {
+			st.seg = pf->o.msg_size ? pf->o.msg_size : COPY_MAX;
+			for (uint32_t i = 0; i < sizeof(copy_src); i++)
+				copy_src[i] = (uint8_t)(i % COPY_PERIOD);
+			pf->work_a = tcp_copy_send_work;
+			pf->work_b = tcp_copy_recv_work;
+		}
 	}
 	pf->r.bytes_sent = pf->r.bytes_recv = pf->r.msgs_sent = pf->r.msgs_recv = 0;
 	st.udp_next = 0;

@@ -216,12 +216,13 @@ static int do_attach(struct simd_daemon *d, struct simd_client *c, const struct 
 		return refuse(d, c, &m->h, rc, "the model refused the attach");
 	struct simd_attach_rep rep = {.bar0_len = sim_nic_bar0_len(n->nic)};
 	memcpy(rep.mac, n->conf->mac, 6);
-	const int fds[2] = {sim_nic_bar0_fd(n->nic), sim_nic_irq_fd(n->nic)};
+	const int fds[4] = {sim_nic_bar0_fd(n->nic), sim_nic_irq_fd(n->nic),
+			    sim_world_wake_page_fd(d->sim), sim_world_wake_fd(d->sim)};
 	n->owner = c;
 	n->attaches++;
 	c->nic = n;
 	log_info("pid %d (uid %d) attached to %s", (int)c->pid, (int)c->uid, n->conf->name);
-	reply(c, &m->h, 0, &rep, sizeof(rep), fds, 2);
+	reply(c, &m->h, 0, &rep, sizeof(rep), fds, 4);
 	return 0;
 }
 

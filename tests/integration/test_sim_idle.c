@@ -1,0 +1,164 @@
+/* The threaded model sleeps when quiet and a host that posts wakes it (docs/model-daemon.md,
+ * "Idle"), in process and in the daemon. The model is told to look at its own timers only
+ * once a minute (idle_ms), so frames sent after a quiet spell cross the cable within the
+ * test's 5 s only if the driver's post woke the model. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "myrio/pkt.h"
+#include "myrio/port.h"
+#include "myrio/sim.h"
+#include "bus/simd_proto.h"
+#include "sim/model.h"
+#include "test_simd_harness.h"
+
+static void nap_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Waits until the wake page says the model sleeps; false after 10 s. */
+static bool model_asleep(const _Atomic uint32_t *sleeping)
+{
+	for (double end = now_s() + 10; now_s() < end; nap_ms(10))
+		if (atomic_load(sleeping))
+			return true;
+	return false;
+}
+
+static void send_frames(struct myrio_port *a, struct myrio_pool *pool, unsigned n, uint8_t tag)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct myrio_pkt *p = myrio_pkt_alloc(pool);
+		assert_non_null(p);
+		uint8_t *f = myrio_pkt_data(p);
+		memset(f, 0xff, 6); /* broadcast */
+		memset(f + 6, 0x02, 6);
+		f[12] = 0x88, f[13] = 0xb5; /* local experimental ethertype */
+		memset(f + 14, tag, 46);
+		p->len = 60;
+		assert_int_equal(myrio_tx_burst(a, &p, 1), 1);
+	}
+}
+
+/* Receives until n frames with tag arrived or 5 s passed; returns how many did. */
+static unsigned receive(struct myrio_port *b, unsigned n, uint8_t tag)
+{
+	unsigned got = 0;
+	for (double end = now_s() + 5; got < n && now_s() < end;) {
+		struct myrio_pkt *p[32];
+		uint16_t k = myrio_rx_burst(b, p, 32);
+		for (uint16_t i = 0; i < k; i++) {
+			const uint8_t *f = myrio_pkt_data(p[i]);
+			got += p[i]->len >= 60 && f[12] == 0x88 && f[13] == 0xb5 && f[14] == tag;
+			myrio_pkt_free(p[i]);
+		}
+		if (!k)
+			nap_ms(1);
+	}
+	return got;
+}
+
+/* A quiet spell (the model asleep, as the wake page says), then frames from a to b: they
+ * cross only if the send woke the model. */
+static void quiet_then_send(struct myrio_port *a, struct myrio_port *b,
+			    const _Atomic uint32_t *sleeping)
+{
+	struct myrio_pool *pool;
+	assert_int_equal(myrio_port_pool_create(a, 64, 2048, &pool), 0);
+	for (double end = now_s() + 10; myrio_port_link(b) != MYRIO_LINK_UP && now_s() < end;)
+		nap_ms(1);
+	for (uint8_t round = 1; round <= 3; round++) {
+		assert_true(model_asleep(sleeping));
+		send_frames(a, pool, 4, round);
+		assert_int_equal(receive(b, 4, round), 4);
+	}
+	myrio_port_close(a); /* the pool outlives the port (bus.h) */
+	myrio_pool_destroy(pool);
+	myrio_port_close(b);
+}
+
+static void in_process_model(void **state)
+{
+	(void)state;
+	struct myrio_sim_conf sc;
+	myrio_sim_conf_init(&sc);
+	assert_int_equal(myrio_sim_conf_parse(&sc, "idle_ms=60000"), 0);
+	struct myrio_sim *w;
+	assert_int_equal(myrio_sim_create(&w, &sc), 0);
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.sim = w;
+	struct myrio_port *a, *b;
+	assert_int_equal(myrio_port_open(&a, "sim:sim0", &pc), 0);
+	assert_int_equal(myrio_port_open(&b, "sim:sim1", &pc), 0);
+	quiet_then_send(a, b, sim_world_sleeping(w));
+	myrio_sim_destroy(w);
+}
+
+/* The daemon's model: the wake page comes with every attach (here a third NIC's, on a
+ * connection of the test's own); a client can read it but neither write nor resize it. */
+static void daemon_model(void **state)
+{
+	(void)state;
+	struct simd_daemon_proc d;
+	static const char *const args[] = {"--model", "idle_ms=60000", "--nic", "nic0,cable=nic1",
+					   "--nic", "nic1", "--nic", "nic2", NULL};
+	if (simd_daemon_start(&d, "idle", args) < 0)
+		skip();
+	int s, fds[SIMD_MAX_FDS];
+	unsigned nfds = 0;
+	struct simd_msg m, rep;
+	assert_int_equal(simd_connect(d.sock, &s), 0);
+	simd_hdr_init(&m.h, SIMD_ATTACH, 1);
+	memset(&m.u.attach_req, 0, sizeof(m.u.attach_req));
+	snprintf(m.u.attach_req.nic, sizeof(m.u.attach_req.nic), "nic2");
+	assert_int_equal(simd_send(s, &m, sizeof(m.h) + sizeof(m.u.attach_req), NULL, 0), 0);
+	assert_true(simd_recv_timeout(s, &rep, sizeof(rep), fds, SIMD_MAX_FDS, &nfds, 5000) > 0);
+	assert_int_equal(rep.h.status, 0);
+	assert_int_equal(nfds, 4);
+	int page = fds[2];
+	assert_true(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, page, 0) == MAP_FAILED);
+	assert_int_equal(pwrite(page, "x", 1, 0), -1);
+	assert_int_equal(ftruncate(page, 0), -1);
+	const _Atomic uint32_t *sleeping = mmap(NULL, 4096, PROT_READ, MAP_SHARED, page, 0);
+	assert_true(sleeping != MAP_FAILED);
+	char dev[160];
+	struct myrio_port *a, *b;
+	snprintf(dev, sizeof(dev), "simd:nic0@%s", d.sock);
+	assert_int_equal(myrio_port_open(&a, dev, NULL), 0);
+	snprintf(dev, sizeof(dev), "simd:nic1@%s", d.sock);
+	assert_int_equal(myrio_port_open(&b, dev, NULL), 0);
+	quiet_then_send(a, b, sleeping);
+	munmap((void *)sleeping, 4096);
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]);
+	close(s);
+	assert_int_equal(simd_daemon_stop(&d), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(in_process_model),
+	    cmocka_unit_test(daemon_model),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -50,7 +50,7 @@ flock -u 9
 # 2. Static test programs from the project's sources (the same src/pci/ the library has).
 CFLAGS=(-static -O2 -g0 -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE
 	-I"$src/src" -I"$src/include" -I"$src/tests/qemu")
-LIB_SRCS=("$src"/src/pci/*.c "$src/src/mem/dma.c" "$src/src/util/log.c")
+LIB_SRCS=("$src"/src/pci/*.c "$src/src/mem/dma.c" "$src/src/util/log.c" "$src/src/util/pci_cap.c")
 # libhugetlbfs sets itself up (finds its mounts) in a constructor in init.o, which nothing
 # references, so a static link would drop it: extract it and link it explicitly.
 hlib=$(gcc -print-file-name=libhugetlbfs.a)

@@ -6,10 +6,6 @@ set -euo pipefail
 build=${1:?build directory}
 lib=$build/libmyrio.a
 [ -f "$lib" ] || { echo "FAIL: $lib not built"; exit 1; }
-if grep -q '^MYRIO_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
-	echo "sanitizer build: a program needs the sanitizer runtime; checked in the plain build"
-	exit 77
-fi
 defined=$(nm -g --defined-only "$lib" | awk 'NF == 3 { print $3 }')
 others=$(grep -v '^myrio_' <<<"$defined" || true)
 n=$(grep -c '^myrio_' <<<"$defined" || true)
@@ -20,6 +16,10 @@ if [ -n "$others" ]; then
 	exit 1
 fi
 [ "$n" -ge 20 ] || { echo "FAIL: the public API is missing from $lib"; exit 1; }
+if grep -q '^MYRIO_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
+	echo "sanitizer build: the link check needs the sanitizer runtime; done in the plain build"
+	exit 0
+fi
 
 # A program with names the library uses inside: it must link, and run its own.
 tmp=$(mktemp -d)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,16 @@ void myrio_publish_remove(int handle)
 			write_end();
 		}
 		s->handle = 0;
+	}
+	/* The last source gone: so is the segment (a child that ends with _exit, which runs
+	 * no atexit handler, leaves nothing behind once it closed its ports). */
+	bool any = false;
+	for (int i = 0; i < MAX_SOURCES && !any; i++)
+		any = sources[i].handle != 0;
+	if (!any && seg && seg_pid == getpid()) {
+		unlink_segment();
+		munmap(seg, sizeof(*seg));
+		seg = NULL;
 	}
 	pthread_mutex_unlock(&lock);
 }

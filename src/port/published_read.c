@@ -105,8 +105,13 @@ int myrio_published_find(const char *program, int *pids, unsigned max)
 		long pid = strtol(e->d_name + 6, &end, 10);
 		if (*end || pid <= 0 || pid > 0x7fffffff)
 			continue;
-		if (kill((pid_t)pid, 0) != 0 && errno != EPERM)
-			continue; /* a segment left behind by a process that died */
+		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+			/* left behind by a process that died without closing its ports */
+			char name[32];
+			snprintf(name, sizeof(name), PUB_PATH_FMT, (int)pid);
+			shm_unlink(name);
+			continue;
+		}
 		struct myrio_published p;
 		if (myrio_published_read((int)pid, &p) < 0)
 			continue;

@@ -16,17 +16,17 @@ simd_start
 grep -q -- "--prometheus" "$tmp/help"
 grep -q -- "--pid PID" "$tmp/help"
 
-"$build/stream_recv" --duration 8 "simd:nic1@$sock" >"$tmp/recv" 2>&1 &
+"$build/stream_recv" --duration 14 "simd:nic1@$sock" >"$tmp/recv" 2>&1 &
 rpid=$!
 pids+=($rpid)
 sleep 0.3
-timeout 60 "$build/stream_send" -d 6 "simd:nic0@$sock" >"$tmp/send" 2>&1 &
+timeout 60 "$build/stream_send" -d 12 "simd:nic0@$sock" >"$tmp/send" 2>&1 &
 pids+=($!)
 # Wait for the receiver's first bytes: then its counters move.
 for _ in $(seq 100); do grep -q "Gb/s" "$tmp/recv" && break; sleep 0.1; done
 
-"$stats" --name stream_recv -n 2 -i 0.5 >"$tmp/text"
-"$stats" --pid "$rpid" --json -n 2 -i 0.5 >"$tmp/json"
+"$stats" --name stream_recv -n 2 -i 2 >"$tmp/text"
+"$stats" --pid "$rpid" --json -n 2 -i 2 >"$tmp/json"
 "$stats" --pid "$rpid" --prometheus >"$tmp/prom"
 head -n 12 "$tmp/text"
 python3 - "$tmp" "$rpid" <<'PY'

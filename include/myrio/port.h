@@ -146,6 +146,12 @@ int myrio_port_attrs(struct myrio_port *port, struct myrio_port_attr *attrs, uns
 /* One extended counter by name: 0, or -ENOENT when the driver has none of that name. */
 int myrio_port_xstat(struct myrio_port *port, const char *name, uint64_t *value);
 
+/* The driver that claims a PCI function's vendor and device IDs, for tools that look at a
+ * device before opening it: its name ("myri10ge", "e1000e") and the NIC it drives
+ * ("Myri-10G"); -ENODEV when no driver claims them. Either pointer may be NULL. */
+int myrio_port_driver_for_pci(uint16_t vendor, uint16_t device, const char **driver,
+			      const char **nic);
+
 /* Interrupt-driven waiting, for programs that sleep when idle: the fd becomes readable
  * when the NIC raises an interrupt after myrio_port_irq_arm. -ENOTSUP without interrupts. */
 int myrio_port_irq_fd(struct myrio_port *port);

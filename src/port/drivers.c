@@ -38,6 +38,19 @@ const struct myrio_driver *myrio_driver_for_pci(uint16_t vendor, uint16_t device
 	return NULL;
 }
 
+int myrio_port_driver_for_pci(uint16_t vendor, uint16_t device, const char **driver,
+			      const char **nic)
+{
+	const struct myrio_driver *d = myrio_driver_for_pci(vendor, device);
+	if (!d)
+		return -ENODEV;
+	if (driver)
+		*driver = d->name;
+	if (nic)
+		*nic = d->nic;
+	return 0;
+}
+
 const struct myrio_driver *myrio_driver_for_prefix(const char *device)
 {
 	for (size_t i = 0; i < N_DRIVERS; i++)

@@ -9,10 +9,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "myrio/port.h"
 #include "pci/iommu_group.h"
 #include "pci/pci_addr.h"
 #include "pci/vfio.h"
-#include "port/port_ops.h"
 #include "setup.h"
 
 static void check_hugepages(struct setup_ctx *c)
@@ -119,9 +119,9 @@ static void check_device(struct setup_ctx *c, const char *in)
 		setup_fix(c, "lspci -D", "no PCI device %s", addr);
 		return;
 	}
-	const struct myrio_driver *drv = myrio_driver_for_pci(vendor, device);
-	if (drv)
-		setup_ok(c, "%04x:%04x (%s, driver %s)", vendor, device, drv->nic, drv->name);
+	const char *drv_name, *nic;
+	if (myrio_port_driver_for_pci(vendor, device, &drv_name, &nic) == 0)
+		setup_ok(c, "%04x:%04x (%s, driver %s)", vendor, device, nic, drv_name);
 	else
 		setup_ok(c, "%04x:%04x (no libmyrio driver claims it)", vendor, device);
 	struct myrio_iommu_group g;
@@ -148,7 +148,7 @@ static void check_device(struct setup_ctx *c, const char *in)
 
 static bool has_driver(uint16_t vendor, uint16_t device)
 {
-	return myrio_driver_for_pci(vendor, device) != NULL;
+	return myrio_port_driver_for_pci(vendor, device, NULL, NULL) == 0;
 }
 
 int setup_check(struct setup_ctx *c, const char *addr)

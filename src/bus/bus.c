@@ -1,5 +1,6 @@
 /* Device strings to buses. */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,7 +10,7 @@
 #include "util/pci_cap.h"
 
 /* DDDD:BB:DD.F or BB:DD.F */
-static int looks_like_pci(const char *s)
+static bool looks_like_pci(const char *s)
 {
 	unsigned d, b, dev, f;
 	char tail;
@@ -17,33 +18,60 @@ static int looks_like_pci(const char *s)
 	       sscanf(s, "%x:%x.%x%c", &b, &dev, &f, &tail) == 3;
 }
 
+static int open_sim(const char *device, const char *name, struct myrio_sim *sim,
+		    struct myrio_bus **out)
+{
+	if (!sim) {
+		log_err("%s: a sim: device needs an in-process model (myrio_port_conf.sim); "
+			"to reach a NIC of the model daemon use simd:%s",
+			device, name);
+		return -EINVAL;
+	}
+	return myrio_sim_bus_open(sim, name, out);
+}
+
+static int open_simd(const char *device, const char *name, struct myrio_sim *sim,
+		     struct myrio_bus **out)
+{
+	char nic[64];
+	const char *at = strchr(name, '@');
+	size_t n = at ? (size_t)(at - name) : strlen(name);
+	if (n == 0 || n >= sizeof(nic)) {
+		log_err("%s: expected simd:NIC or simd:NIC@SOCKET", device);
+		return -EINVAL;
+	}
+	memcpy(nic, name, n);
+	nic[n] = '\0';
+	return myrio_simd_bus_open(nic, at ? at + 1 : NULL, out);
+}
+
+static int open_vfio(const char *device, const char *name, struct myrio_sim *sim,
+		     struct myrio_bus **out)
+{
+	return myrio_vfio_bus_open(name, out);
+}
+
+/* The buses, by the form of the device string: a prefix, or a PCI address. */
+static const struct bus_kind {
+	const char *prefix;		   /* taken off before open; NULL: match decides */
+	bool (*match)(const char *device); /* for strings without a prefix */
+	int (*open)(const char *device, const char *name, struct myrio_sim *sim,
+		    struct myrio_bus **out);
+} bus_kinds[] = {
+    {.prefix = "sim:", .open = open_sim},
+    {.prefix = "simd:", .open = open_simd},
+    {.match = looks_like_pci, .open = open_vfio},
+};
+
 int myrio_bus_open(const char *device, struct myrio_sim *sim, struct myrio_bus **out)
 {
 	*out = NULL;
-	if (strncmp(device, "sim:", 4) == 0) {
-		if (!sim) {
-			log_err(
-			    "%s: a sim: device needs an in-process model (myrio_port_conf.sim); "
-			    "to reach a NIC of the model daemon use simd:%s",
-			    device, device + 4);
-			return -EINVAL;
-		}
-		return myrio_sim_bus_open(sim, device + 4, out);
+	for (size_t i = 0; i < sizeof(bus_kinds) / sizeof(bus_kinds[0]); i++) {
+		const struct bus_kind *k = &bus_kinds[i];
+		size_t n = k->prefix ? strlen(k->prefix) : 0;
+		if (k->prefix ? strncmp(device, k->prefix, n) == 0 : k->match(device))
+			return k->open(device, device + n, sim, out);
 	}
-	if (strncmp(device, "simd:", 5) == 0) {
-		char nic[64];
-		const char *at = strchr(device + 5, '@');
-		size_t n = at ? (size_t)(at - (device + 5)) : strlen(device + 5);
-		if (n == 0 || n >= sizeof(nic)) {
-			log_err("%s: expected simd:NIC or simd:NIC@SOCKET", device);
-			return -EINVAL;
-		}
-		memcpy(nic, device + 5, n);
-		nic[n] = '\0';
-		return myrio_simd_bus_open(nic, at ? at + 1 : NULL, out);
-	}
-	if (looks_like_pci(device))
-		return myrio_vfio_bus_open(device, out);
 	log_err("unknown device '%s': use sim:NAME (in-process model), simd:NAME[@SOCKET] "
 		"(model daemon) or a PCI address such as 0000:03:00.0",
 		device);

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 /* after the headers it needs */
 #include <cmocka.h>
 
@@ -109,12 +110,32 @@ static void sim_device_needs_a_world(void **state)
 	assert_int_equal(myrio_bus_open("sim:sim0", NULL, &b), -EINVAL);
 }
 
+/* Strings no bus takes, and malformed ones of each form, are refused before anything opens. */
+static void device_strings_no_bus_takes(void **state)
+{
+	(void)state;
+	struct myrio_bus *b = (struct myrio_bus *)1;
+	const char *unknown[] = {"", "eth0", "sim", "SIM:sim0", "0000:03:00", "03:00", "pair"};
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+		assert_int_equal(myrio_bus_open(unknown[i], NULL, &b), -ENODEV);
+		assert_null(b);
+	}
+	assert_int_equal(myrio_bus_open("simd:", NULL, &b), -EINVAL);
+	assert_int_equal(myrio_bus_open("simd:@/tmp/x", NULL, &b), -EINVAL);
+	char longname[128];
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	memcpy(longname, "simd:", 5);
+	assert_int_equal(myrio_bus_open(longname, NULL, &b), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(stepped_bus),
 	    cmocka_unit_test(threaded_bus),
 	    cmocka_unit_test(sim_device_needs_a_world),
+	    cmocka_unit_test(device_strings_no_bus_takes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,4 @@
-/* 82574 bring-up (datasheet §4.6): reset, MAC from the EEPROM, rings, link. */
+/* 82574 bring-up (its datasheet §4.6): reset, MAC from the EEPROM, rings, link. */
 #include "e1000e/e1000e_hw.h"
 
 #include <errno.h>

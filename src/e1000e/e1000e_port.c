@@ -175,7 +175,8 @@ static int e_info(struct myrio_port *port, struct myrio_port_info *info)
 	return 0;
 }
 
-/* The device's counters clear when read (§10.2.6): each read adds to the port's totals. */
+/* The device's counters clear when read (82574 datasheet §10.2.6): each read adds to the
+ * port's totals. */
 static void read_counters(struct e1000e_port *p)
 {
 	p->crc_errors += e1000e_rd(&p->hw, E1000E_CRCERRS);

@@ -8,7 +8,7 @@
 #define E1000E_PCI_VENDOR_INTEL 0x8086
 #define E1000E_PCI_DEVICE_82574L 0x10d3
 
-/* Register offsets in BAR0 (§10.2) */
+/* Register offsets in BAR0 (82574 datasheet §10.2) */
 enum {
 	E1000E_CTRL = 0x0000,
 	E1000E_STATUS = 0x0008,
@@ -29,7 +29,7 @@ enum {
 	E1000E_TDLEN = 0x3808,
 	E1000E_TDH = 0x3810,
 	E1000E_TDT = 0x3818,
-	/* statistics, cleared when read (§10.2.6) */
+	/* statistics, cleared when read (82574 datasheet §10.2.6) */
 	E1000E_CRCERRS = 0x4000,
 	E1000E_MPC = 0x4010,
 	E1000E_GPRC = 0x4074,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every "§n" or "§n.m" the driver, the model and the library's other layers cite names a
 # section of docs/myri10ge-interface.md, so a reader of the repository can follow it.
-# References to other documents (RFC 9293 §3.8, PCI Local Bus 3.0 §6.7, ...) name their
+# References to other documents (RFC 9293 §3.8, PCI Local Bus 3.0 §6.7, a NIC's datasheet) name their
 # document on the same line, before the section sign, and are not checked.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,7 +19,7 @@ while IFS=: read -r file line text; do
 		ref=${BASH_REMATCH[1]}
 		before=${text%%§*}
 		text=${text#*§}
-		if [[ $before =~ (RFC|IEEE|PCI[[:space:]]Local|PCIe[[:space:]]|POSIX)[^§]*$ ]]; then
+		if [[ $before =~ (RFC|IEEE|PCI[[:space:]]Local|PCIe[[:space:]]|POSIX|datasheet)[^§]*$ ]]; then
 			continue
 		fi
 		n=$((n + 1))

@@ -117,19 +117,26 @@ static inline int open_port(struct myrio_port **port, const char *dev, unsigned 
 /* Adaptive polling: keep polling while there is work, and after `spin` idle polls in a row
  * sleep until the stack has work again, with the sleep protocol of tcp_lite.h (arm, poll
  * once more, sleep on the stack's fd). The fd sits in an epoll set of the program's own,
- * where its other fds would go too. spin 0 (--spin) never sleeps: busy polling. */
+ * where its other fds would go too. spin 0 (--spin) never sleeps: busy polling, as on a
+ * port without interrupts. */
 struct idle_wait {
 	int epfd; /* -1: busy polling */
 	unsigned idle, spin;
 	uint64_t sleeps;
 };
 
-static inline int idle_wait_init(struct idle_wait *w, struct myrio_stack *s, bool busy)
+static inline int idle_wait_init(struct idle_wait *w, struct myrio_stack *s,
+				 struct myrio_port *port, bool busy)
 {
 	w->idle = 0;
 	w->spin = 64; /* about 10 us of empty polls: steady traffic never sleeps */
 	w->sleeps = 0;
 	w->epfd = -1;
+	struct myrio_port_info info;
+	if (!busy && myrio_port_info(port, &info) == 0 && !(info.caps & MYRIO_CAP_IRQ)) {
+		fprintf(stderr, "%s: no interrupts on this port: polling busily\n", info.device);
+		busy = true;
+	}
 	if (busy)
 		return 0;
 	int fd = myrio_stack_fd(s);

@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 	struct idle_wait iw;
 	struct client *cl = calloc(nconns, sizeof(*cl));
 	if (!cl || myrio_stack_create(&s, port, &sc) < 0 || myrio_ready_create(s, &set) < 0 ||
-	    idle_wait_init(&iw, s, spin) < 0) {
+	    idle_wait_init(&iw, s, port, spin) < 0) {
 		fprintf(stderr, "echo_client: cannot start on %s\n", argv[optind]);
 		return 1;
 	}

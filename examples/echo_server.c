@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 	if (myrio_stack_create(&s, port, &sc) < 0 || myrio_ready_create(s, &set) < 0 ||
 	    myrio_tcp_listen(s, (uint16_t)port_no, 1024, NULL, &l) < 0 ||
 	    myrio_ready_add_listener(set, l, MYRIO_READY_IN, NULL) < 0 ||
-	    idle_wait_init(&iw, s, spin) < 0) {
+	    idle_wait_init(&iw, s, port, spin) < 0) {
 		fprintf(stderr, "echo_server: cannot start on %s\n", argv[optind]);
 		return 1;
 	}

@@ -108,7 +108,7 @@ int main(int argc, char **argv)
 	int rc = udp ? myrio_udp_open(s, (uint16_t)port_no, NULL, &u)
 		     : myrio_tcp_listen(s, (uint16_t)port_no, 4, NULL, &l);
 	struct idle_wait iw;
-	if (rc < 0 || idle_wait_init(&iw, s, spin) < 0)
+	if (rc < 0 || idle_wait_init(&iw, s, port, spin) < 0)
 		return 1;
 	printf("stream_recv: %s on %s:%u (%s), MTU %u\n", udp ? "UDP" : "TCP", ip_str, port_no,
 	       argv[optind], mtu);

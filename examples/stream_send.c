@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 	sc.event_arg = &tx;
 	struct myrio_stack *s;
 	struct idle_wait iw;
-	if (myrio_stack_create(&s, port, &sc) < 0 || idle_wait_init(&iw, s, spin) < 0)
+	if (myrio_stack_create(&s, port, &sc) < 0 || idle_wait_init(&iw, s, port, spin) < 0)
 		return 1;
 
 	uint32_t dst = ntohl(peer.s_addr);

@@ -133,7 +133,7 @@ int main(int argc, char **argv)
 	int rc = 0;
 	if (myrio_stack_create(&s, port, &sc) < 0 ||
 	    myrio_udp_open(s, server ? (uint16_t)port_no : 0, NULL, &u) < 0 ||
-	    idle_wait_init(&iw, s, spin) < 0) {
+	    idle_wait_init(&iw, s, port, spin) < 0) {
 		fprintf(stderr, "udp_rpc: cannot start on %s\n", argv[optind]);
 		return 1;
 	}

@@ -172,6 +172,7 @@ struct sim_nic {
 	uint32_t rings_at; /* 0, or SIM_HIGH_RINGS_SHIFT (conf.high_rings) */
 	int bar_fd;
 	int irq_fd;
+	int wake_fd; /* the attached host's own way to wake the model thread (wake.c) */
 	_Atomic bool attached;
 	_Atomic bool halted; /* the model loop skips the NIC (detach, reboot in progress) */
 	uint64_t booted_at;  /* ns: the firmware is still booting until then (conf.boot_ms) */
@@ -298,6 +299,7 @@ struct myrio_sim {
 	_Atomic uint64_t epoch;	   /* completed loop iterations (threaded) */
 	_Atomic uint32_t *sleeping; /* threaded: the wake page's word (model.h) */
 	int wake_page_fd, wake_fd;  /* threaded: -1 until sim_world_start */
+	pthread_mutex_t wake_lock;  /* the NICs' wake_fd against the model thread's sleep */
 	pthread_mutex_t step_lock; /* stepped: one stepping caller at a time */
 	bool step_warned;	   /* myrio_sim_step on a threaded world: said once */
 };
@@ -307,6 +309,8 @@ struct myrio_sim {
 int sim_wake_open(struct myrio_sim *w);
 void sim_wake_close(struct myrio_sim *w);
 void sim_wake_wait(struct myrio_sim *w, long timeout_ns, bool deep);
+int sim_wake_attach(struct sim_nic *nic);
+void sim_wake_detach(struct sim_nic *nic);
 /* nic.c */
 int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uint8_t mac[6],
 		struct sim_nic **out);

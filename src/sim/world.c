@@ -65,6 +65,7 @@ int sim_world_new(const struct myrio_sim_conf *conf, struct myrio_sim **out)
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&w->step_lock, &a);
 	pthread_mutexattr_destroy(&a);
+	pthread_mutex_init(&w->wake_lock, NULL);
 	w->t0_ns = mono_ns();
 	w->wake_page_fd = w->wake_fd = -1;
 	*out = w;
@@ -300,6 +301,7 @@ void myrio_sim_destroy(struct myrio_sim *sim)
 	for (unsigned i = 0; i < sim->n_nics; i++)
 		sim_nic_free(sim->nics[i]);
 	pthread_mutex_destroy(&sim->step_lock);
+	pthread_mutex_destroy(&sim->wake_lock);
 	free(sim);
 }
 

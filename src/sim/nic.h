@@ -125,6 +125,7 @@ struct sim_wire { /* one direction of a cable */
 	struct sim_nic *dst_nic; /* or */
 	struct sim_endpoint *dst_ep;
 	uint64_t t_free; /* ps: the wire is busy until then */
+	uint64_t t_queued; /* ps: a posted frame waits for the wire until then (tx.c) */
 	uint8_t *stash;	 /* one frame held back by a reorder fault */
 	uint32_t stash_len;
 	bool stashed;
@@ -402,6 +403,7 @@ int sim_cable_new(struct myrio_sim *w, struct sim_nic *a, struct sim_nic *b,
 		  struct sim_endpoint *ep, struct sim_cable **out);
 void sim_cable_free(struct sim_cable *c);
 unsigned sim_cable_poll(struct sim_cable *c, uint64_t now);
+bool sim_cable_busy(const struct sim_cable *c, uint64_t now); /* a frame on it or queued */
 /* Sends a frame from nic into its cable; false if the wire is busy until later (paced). */
 void sim_wire_send(struct sim_nic *from, const struct sim_frame *f, uint64_t now);
 uint64_t sim_wire_ps(const struct sim_cable *c, uint32_t len); /* wire time in ps */

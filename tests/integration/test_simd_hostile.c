@@ -11,8 +11,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
-#include <pthread.h>
 #include <linux/magic.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>

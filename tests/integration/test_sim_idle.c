@@ -121,8 +121,8 @@ static void in_process_model(void **state)
 }
 
 /* At 1.5 kb/s each 60-byte frame is 448 ms on the wire, longer than the quiet spell before
- * deep sleep (a sleep of 20 us 2500 times): a world that slept with frames still queued for the wire would hold them
- * until its next look at its timers, a minute later. */
+ * deep sleep (2500 sleeps of 20 us): a world that slept with frames still queued for the
+ * wire would hold them until its next look at its timers, a minute later. */
 static void slow_link_keeps_the_model_awake(void **state)
 {
 	(void)state;

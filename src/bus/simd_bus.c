@@ -4,6 +4,7 @@
  * this process dying) hangs up the socket, and the daemon resets the NIC for the next user.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,11 +234,15 @@ static const char *attach_hint(int rc)
 	}
 }
 
-/* The model thread's wake page: one 4 KiB memory file, mapped to read only. */
+/* The model thread's wake page: one 4 KiB memory file, mapped to read only. Its size must
+ * be sealed: a page the daemon could shrink under our mapping would fault us
+ * (SIGBUS) in myrio_bus_posted. */
 static int map_wake_page(struct simd_bus *sb, int fd)
 {
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 4096)
+	int seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size < 4096)
 		return -EPROTO;
 	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)

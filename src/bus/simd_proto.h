@@ -7,8 +7,8 @@
  * integers are fixed-width in host byte order.
  *
  * File descriptors travel as SCM_RIGHTS: the reply to ATTACH carries the NIC's BAR0 memfd,
- * its interrupt eventfd, and the model thread's wake page and wake eventfd (model.h:
- * sim_world_sleeping); a DMA_MAP request carries the region's backing fd (mapped
+ * its interrupt eventfd, the model thread's wake page and the attach's own wake eventfd
+ * (model.h: sim_world_sleeping, sim_nic_wake_fd); a DMA_MAP request carries the region's backing fd (mapped
  * from offset 0). Nothing either side receives is trusted: simd_check_request validates
  * every request before the daemon looks at it, and the client checks every reply.
  */

@@ -230,6 +230,17 @@ static void set_up(struct sim_cable *c, bool up)
 		sim_nic_link_changed(c->b, up);
 }
 
+/* A frame is on the cable (its last bit still ahead, or held back by a reorder fault) or
+ * waits for it in a NIC's send ring: no deep sleep, the frame is due without a host's post. */
+bool sim_cable_busy(const struct sim_cable *c, uint64_t now)
+{
+	uint64_t now_ps = now * 1000;
+	for (const struct sim_wire *w = &c->ab; w <= &c->ba; w++)
+		if (w->stashed || w->t_free > now_ps || w->t_queued > now_ps)
+			return true;
+	return false;
+}
+
 unsigned sim_cable_poll(struct sim_cable *c, uint64_t now)
 {
 	unsigned work = 0;

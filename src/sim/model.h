@@ -33,12 +33,12 @@ unsigned sim_world_run_once(struct myrio_sim *sim);
 /* A threaded world that has been quiet a while sleeps until woken (docs/model-daemon.md,
  * "Idle"): it sets the word of its wake page to 1 first, and looks once more. A host that
  * posted work (a doorbell store in BAR0) and then, after a full fence, reads 1 there wakes
- * it with sim_world_wake, or by writing 1 to the wake eventfd. The page (a sealed memfd,
- * 4 KiB, writable by the model only) and the eventfd are for the daemon to pass on. */
+ * it with sim_world_wake, or by writing 1 to its NIC's wake eventfd (sim_nic_wake_fd: one
+ * per attach, like the interrupt eventfd). The page (a sealed memfd, 4 KiB, writable by
+ * the model only) and the NIC's eventfd are for the daemon to pass on. */
 const _Atomic uint32_t *sim_world_sleeping(const struct myrio_sim *sim); /* NULL: stepped */
 void sim_world_wake(struct myrio_sim *sim);
 int sim_world_wake_page_fd(const struct myrio_sim *sim);
-int sim_world_wake_fd(const struct myrio_sim *sim);
 
 struct sim_nic *sim_nic_find(struct myrio_sim *sim, const char *name);
 unsigned sim_world_nic_count(const struct myrio_sim *sim);
@@ -70,6 +70,7 @@ int sim_nic_cfg_write(struct sim_nic *nic, unsigned off, unsigned size, uint32_t
 
 /* Interrupts are delivered by writing 1 to this eventfd (§6.4, MSI). */
 int sim_nic_irq_fd(const struct sim_nic *nic);
+int sim_nic_wake_fd(const struct sim_nic *nic);
 
 /* Legacy INTx (§6.5): whether the NIC holds its line asserted now (MSI off, INTX_DISABLE
  * clear, the update not yet deasserted). */

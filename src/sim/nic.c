@@ -32,6 +32,7 @@ int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uin
 	nic->index = index;
 	nic->bar_fd = -1;
 	nic->irq_fd = -1;
+	nic->wake_fd = -1;
 	nic->rings_at = w->conf.high_rings ? SIM_HIGH_RINGS_SHIFT : 0;
 	snprintf(nic->name, sizeof(nic->name), "%s", name);
 	if (mac) {
@@ -71,6 +72,7 @@ void sim_nic_free(struct sim_nic *nic)
 	if (!nic)
 		return;
 	sim_sram_destroy(nic);
+	sim_wake_detach(nic);
 	if (nic->irq_fd >= 0)
 		close(nic->irq_fd);
 	if (atomic_load(&nic->dma.table))
@@ -280,6 +282,8 @@ int sim_nic_attach(struct sim_nic *nic)
 	}
 	halt(nic);
 	int rc = fresh_bar_and_irq(nic);
+	if (rc == 0)
+		rc = sim_wake_attach(nic);
 	resume(nic);
 	if (rc < 0) {
 		log_err("%s: attach: no BAR0 or eventfd for the new driver: %s", nic->name,
@@ -292,6 +296,7 @@ int sim_nic_attach(struct sim_nic *nic)
 void sim_nic_detach(struct sim_nic *nic)
 {
 	halt(nic);
+	sim_wake_detach(nic);
 	sim_dma_forget_all(nic);
 	sim_nic_power_on(nic);
 	if (nic->cable)
@@ -385,6 +390,10 @@ int sim_nic_bar0_fd(const struct sim_nic *nic)
 int sim_nic_irq_fd(const struct sim_nic *nic)
 {
 	return nic->irq_fd;
+}
+int sim_nic_wake_fd(const struct sim_nic *nic)
+{
+	return nic->wake_fd;
 }
 const char *sim_nic_name(const struct sim_nic *nic)
 {

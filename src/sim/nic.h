@@ -125,6 +125,7 @@ struct sim_wire { /* one direction of a cable */
 	struct sim_nic *dst_nic; /* or */
 	struct sim_endpoint *dst_ep;
 	uint64_t t_free; /* ps: the wire is busy until then */
+	uint64_t t_queued; /* ps: a posted frame waits for the wire until then (tx.c) */
 	uint8_t *stash;	 /* one frame held back by a reorder fault */
 	uint32_t stash_len;
 	bool stashed;
@@ -172,6 +173,7 @@ struct sim_nic {
 	uint32_t rings_at; /* 0, or SIM_HIGH_RINGS_SHIFT (conf.high_rings) */
 	int bar_fd;
 	int irq_fd;
+	int wake_fd; /* the attached host's own way to wake the model thread (wake.c) */
 	_Atomic bool attached;
 	_Atomic bool halted; /* the model loop skips the NIC (detach, reboot in progress) */
 	uint64_t booted_at;  /* ns: the firmware is still booting until then (conf.boot_ms) */
@@ -298,6 +300,7 @@ struct myrio_sim {
 	_Atomic uint64_t epoch;	   /* completed loop iterations (threaded) */
 	_Atomic uint32_t *sleeping; /* threaded: the wake page's word (model.h) */
 	int wake_page_fd, wake_fd;  /* threaded: -1 until sim_world_start */
+	pthread_mutex_t wake_lock;  /* the NICs' wake_fd against the model thread's sleep */
 	pthread_mutex_t step_lock; /* stepped: one stepping caller at a time */
 	bool step_warned;	   /* myrio_sim_step on a threaded world: said once */
 };
@@ -307,6 +310,8 @@ struct myrio_sim {
 int sim_wake_open(struct myrio_sim *w);
 void sim_wake_close(struct myrio_sim *w);
 void sim_wake_wait(struct myrio_sim *w, long timeout_ns, bool deep);
+int sim_wake_attach(struct sim_nic *nic);
+void sim_wake_detach(struct sim_nic *nic);
 /* nic.c */
 int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uint8_t mac[6],
 		struct sim_nic **out);
@@ -398,6 +403,7 @@ int sim_cable_new(struct myrio_sim *w, struct sim_nic *a, struct sim_nic *b,
 		  struct sim_endpoint *ep, struct sim_cable **out);
 void sim_cable_free(struct sim_cable *c);
 unsigned sim_cable_poll(struct sim_cable *c, uint64_t now);
+bool sim_cable_busy(const struct sim_cable *c, uint64_t now); /* a frame on it or queued */
 /* Sends a frame from nic into its cable; false if the wire is busy until later (paced). */
 void sim_wire_send(struct sim_nic *from, const struct sim_frame *f, uint64_t now);
 uint64_t sim_wire_ps(const struct sim_cable *c, uint32_t len); /* wire time in ps */

@@ -165,8 +165,10 @@ static bool wire_slot(struct sim_nic *nic, struct sim_cable *c, uint32_t len, ui
 		t = th > t ? th : t;
 	}
 	uint64_t end = start + t;
-	if (end > now_ps)
+	if (end > now_ps) {
+		nic->out->t_queued = end; /* the world stays awake for it (sim_cable_busy) */
 		return false;
+	}
 	nic->out->t_free = end;
 	return true;
 }

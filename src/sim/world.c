@@ -16,9 +16,9 @@
 
 #define STEP_NS 1000ull
 /* Idle back-off: spin for IDLE_SPINS iterations, then sleep 20 µs per iteration; after
- * IDLE_SHORT of those (50 ms or more of quiet: nothing can be on a wire or due soon) sleep
- * until a host wakes the world (wake.c), looking every conf.idle_ms at its own timers
- * (link flaps, boot). */
+ * IDLE_SHORT of those (50 ms or more of quiet), and with no frame on a wire or waiting for
+ * one, sleep until a host wakes the world (wake.c), looking every conf.idle_ms at its own
+ * timers (link flaps, boot). */
 #define IDLE_SPINS 2000u
 #define IDLE_SLEEP_NS 20000l
 #define IDLE_SHORT 2500u
@@ -65,6 +65,7 @@ int sim_world_new(const struct myrio_sim_conf *conf, struct myrio_sim **out)
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&w->step_lock, &a);
 	pthread_mutexattr_destroy(&a);
+	pthread_mutex_init(&w->wake_lock, NULL);
 	w->t0_ns = mono_ns();
 	w->wake_page_fd = w->wake_fd = -1;
 	*out = w;
@@ -146,6 +147,15 @@ unsigned sim_world_run_once(struct myrio_sim *sim)
 	return work;
 }
 
+/* A slow link (link=) can hold a frame longer than the quiet spell before deep sleep. */
+static bool wires_busy(const struct myrio_sim *w)
+{
+	for (unsigned i = 0; i < w->n_cables; i++)
+		if (sim_cable_busy(w->cables[i], w->now_ns))
+			return true;
+	return false;
+}
+
 static void *world_thread(void *arg)
 {
 	struct myrio_sim *w = arg;
@@ -156,9 +166,9 @@ static void *world_thread(void *arg)
 		if (work) {
 			idle = 0;
 		} else if (++idle >= IDLE_SPINS && !w->conf.spin) {
-			bool deep = idle >= IDLE_SPINS + IDLE_SHORT;
+			bool deep = idle >= IDLE_SPINS + IDLE_SHORT && !wires_busy(w);
 			sim_wake_wait(w, deep ? w->conf.idle_ms * 1000000l : IDLE_SLEEP_NS, deep);
-			if (deep)
+			if (idle > IDLE_SPINS + IDLE_SHORT)
 				idle = IDLE_SPINS + IDLE_SHORT; /* no overflow */
 		}
 	}
@@ -300,6 +310,7 @@ void myrio_sim_destroy(struct myrio_sim *sim)
 	for (unsigned i = 0; i < sim->n_nics; i++)
 		sim_nic_free(sim->nics[i]);
 	pthread_mutex_destroy(&sim->step_lock);
+	pthread_mutex_destroy(&sim->wake_lock);
 	free(sim);
 }
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -26,6 +28,7 @@
 #include "bus/bus.h"
 #include "bus/simd_proto.h"
 #include "mem/dma.h"
+#include "sim/nic.h"
 #include "test_simd_harness.h"
 
 struct fixture {
@@ -392,6 +395,68 @@ static void missing_daemon_is_a_clear_error(void **state)
 	assert_int_equal(myrio_simd_bus_open("", path, &bus), -EINVAL);
 }
 
+/* A daemon of the test's own that answers one ATTACH with a wake page whose size is not
+ * sealed: it could shrink the page under the client's mapping. */
+struct fake_daemon {
+	int listener;
+	int page; /* the wake page it sends, kept to shrink it */
+};
+
+static void *fake_daemon_attach(void *arg)
+{
+	struct fake_daemon *fd = arg;
+	int s = accept4(fd->listener, NULL, NULL, SOCK_CLOEXEC);
+	struct simd_msg m, rep;
+	int in[SIMD_MAX_FDS];
+	unsigned nin = 0;
+	if (s < 0 || simd_recv_timeout(s, &m, sizeof(m), in, SIMD_MAX_FDS, &nin, 5000) <= 0)
+		return NULL;
+	int bar = memfd_create("fake-bar0", MFD_CLOEXEC);
+	if (ftruncate(bar, SIM_BAR0_LEN) < 0 || ftruncate(fd->page, 4096) < 0)
+		return NULL;
+	simd_hdr_init(&rep.h, SIMD_ATTACH, m.h.seq);
+	rep.h.status = 0;
+	memset(&rep.u.attach_rep, 0, sizeof(rep.u.attach_rep));
+	rep.u.attach_rep.bar0_len = SIM_BAR0_LEN;
+	const int fds[4] = {bar, eventfd(0, EFD_CLOEXEC), fd->page, eventfd(0, EFD_CLOEXEC)};
+	simd_send(s, &rep, sizeof(rep.h) + sizeof(rep.u.attach_rep), fds, 4);
+	close(bar);
+	close(fds[1]);
+	close(fds[3]);
+	usleep(200000); /* the client's reply is read before the hang-up */
+	close(s);
+	return NULL;
+}
+
+static void unsealed_wake_page_is_refused(void **state)
+{
+	(void)state;
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/myrio-simd-fake-%d.sock", (int)getpid());
+	unlink(path);
+	struct fake_daemon fd = {socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0),
+				 memfd_create("fake-wake", MFD_CLOEXEC)};
+	struct sockaddr_un {
+		sa_family_t f;
+		char p[108];
+	} sa = {.f = AF_UNIX};
+	snprintf(sa.p, sizeof(sa.p), "%s", path);
+	assert_int_equal(bind(fd.listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd.listener, 1), 0);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, fake_daemon_attach, &fd), 0);
+	struct myrio_bus *bus = (void *)1;
+	int rc = myrio_simd_bus_open("nic0", path, &bus);
+	pthread_join(t, NULL);
+	if (rc == 0) /* what the daemon could then do: the client's next post would fault */
+		myrio_bus_close(bus);
+	assert_int_equal(rc, -EPROTO);
+	assert_null(bus);
+	close(fd.page);
+	close(fd.listener);
+	unlink(path);
+}
+
 static void status_lists_nics_and_attachments(void **state)
 {
 	struct fixture *f = *state;
@@ -423,6 +488,7 @@ int main(void)
 	    cmocka_unit_test(random_garbage_does_not_hurt),
 	    cmocka_unit_test(connection_flood_is_contained),
 	    cmocka_unit_test(missing_daemon_is_a_clear_error),
+	    cmocka_unit_test(unsealed_wake_page_is_refused),
 	    cmocka_unit_test(status_lists_nics_and_attachments),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

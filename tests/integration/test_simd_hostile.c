@@ -12,6 +12,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -55,6 +56,7 @@ struct shared {
 	atomic_int stop, echo_ready;
 	atomic_uint_fast64_t verified; /* echoes checked byte-exact */
 	atomic_int canaries_bad;       /* set by the honest client at the end */
+	atomic_int wake_reader;	       /* 1: the hostile client reads its wake eventfd, blocking */
 	atomic_int hoarded;	       /* 1: the hoarder holds its connections; 2: done */
 	/* 1: a TSO request is held and its memory unregistered; 2: the victim's is registered */
 	atomic_int tso_phase;
@@ -219,8 +221,10 @@ static void handoff_header_pointer_cannot_wrap(void **state)
 
 /* ---- finding 1: a former owner keeps its BAR0 ---- */
 
-/* Attaches on a connection of its own: the socket, the BAR0 mapping and the eventfd. */
-static int raw_attach(const char *sock, const char *nic, int *s, volatile uint8_t **bar, int *irq)
+/* Attaches on a connection of its own: the socket, the BAR0 mapping, the interrupt eventfd
+ * and, when wake is not NULL, the model's wake eventfd (closed otherwise). */
+static int raw_attach(const char *sock, const char *nic, int *s, volatile uint8_t **bar, int *irq,
+		      int *wake)
 {
 	struct simd_msg m, rep;
 	int fds[SIMD_MAX_FDS];
@@ -237,8 +241,11 @@ static int raw_attach(const char *sock, const char *nic, int *s, volatile uint8_
 		return -1;
 	void *p = mmap(NULL, SIM_BAR0_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
 	close(fds[0]);
-	close(fds[2]); /* the model's wake page and eventfd: the honest pair keeps it awake */
-	close(fds[3]);
+	close(fds[2]); /* the model's wake page: the honest pair keeps it awake */
+	if (wake)
+		*wake = fds[3];
+	else
+		close(fds[3]);
 	if (p == MAP_FAILED)
 		return -1;
 	*bar = p;
@@ -254,7 +261,7 @@ static void former_owner_reaches_nothing(void **state)
 	struct fixture *f = *state;
 	int s = -1, irq = -1;
 	volatile uint8_t *old = NULL;
-	assert_int_equal(raw_attach(f->sh->sock, "nic0", &s, &old, &irq), 0);
+	assert_int_equal(raw_attach(f->sh->sock, "nic0", &s, &old, &irq, NULL), 0);
 	close(s);
 	usleep(100000);
 	struct myrio_bus *bus = NULL;
@@ -281,6 +288,116 @@ static void former_owner_reaches_nothing(void **state)
 	bus->ops->close(bus);
 	munmap((void *)old, SIM_BAR0_LEN);
 	close(irq);
+	honest_still_flowing(f, 2000);
+}
+
+/* ---- the wake eventfd: a client that clears O_NONBLOCK and reads it ---- */
+
+static void *read_blocking(void *arg)
+{
+	uint64_t v;
+	while (read(*(int *)arg, &v, sizeof(v)) == sizeof(v)) /* blocks between wake-ups */
+		;
+	return NULL;
+}
+
+/* Four threads read the eventfd with O_NONBLOCK cleared, racing the model for every count
+ * (until killed). */
+static int hostile_wake_reader(struct shared *sh)
+{
+	int s, irq, wake;
+	volatile uint8_t *bar;
+	if (raw_attach(sh->sock, "nic0", &s, &bar, &irq, &wake) < 0)
+		return 20;
+	if (fcntl(wake, F_SETFL, 0) < 0)
+		return 21;
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++)
+		if (pthread_create(&t[i], NULL, read_blocking, &wake) != 0)
+			return 22;
+	atomic_store(&sh->wake_reader, 1);
+	read_blocking(&wake);
+	return 23;
+}
+
+static void honest_pair_start(struct fixture *f)
+{
+	atomic_store(&f->sh->stop, 0);
+	atomic_store(&f->sh->echo_ready, 0);
+	f->echo = spawn(echo_main, f->sh);
+	for (int i = 0; i < 1000 && !atomic_load(&f->sh->echo_ready); i++)
+		usleep(10000);
+	f->client = spawn(client_main, f->sh);
+}
+
+static void honest_pair_stop(struct fixture *f)
+{
+	atomic_store(&f->sh->stop, 1);
+	assert_int_equal(exit_code(f->client), 0);
+	assert_int_equal(exit_code(f->echo), 0);
+}
+
+/* Waits (up to 5 s) for the model thread's deep sleep, as the wake page shows it. */
+static bool model_asleep(const _Atomic uint32_t *sleeping)
+{
+	for (int i = 0; i < 5000; i++) {
+		if (atomic_load(sleeping))
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/* With the honest pair stopped, the model sleeps between single frames sent nic3 -> nic2
+ * by this process; each must arrive although a client races the model for the wake-ups
+ * with blocking reads. Were the eventfd shared, the model's read after ppoll would block
+ * once the reader took the count first, and every NIC of the daemon would stop. */
+static void wake_eventfd_reader_stops_nothing(void **state)
+{
+	struct fixture *f = *state;
+	honest_pair_stop(f);
+	pid_t reader = spawn(hostile_wake_reader, f->sh);
+	for (int i = 0; i < 1000 && !atomic_load(&f->sh->wake_reader); i++)
+		usleep(10000);
+	assert_int_equal(atomic_load(&f->sh->wake_reader), 1);
+	struct myrio_bus *watch = NULL; /* nic1: only for its view of the wake page */
+	assert_int_equal(myrio_simd_bus_open("nic1", f->sh->sock, &watch), 0);
+	assert_non_null(watch->sleeping);
+	struct myrio_port *tx, *rx;
+	struct myrio_port_info info;
+	struct myrio_pool *pool;
+	assert_int_equal(open_port(f->sh, "nic3", &tx), 0);
+	assert_int_equal(open_port(f->sh, "nic2", &rx), 0);
+	myrio_port_info(tx, &info);
+	assert_int_equal(myrio_port_pool_create(tx, 64, 2048, &pool), 0);
+	uint8_t want[1514];
+	for (uint64_t k = 0; k < 32; k++) {
+		assert_true(model_asleep(watch->sleeping));
+		struct myrio_pkt *p = myrio_pkt_alloc(pool);
+		assert_non_null(p);
+		p->len = simd_frame_len(k);
+		simd_frame_fill(myrio_pkt_data(p), p->len, nic2_mac, info.mac, k);
+		assert_int_equal(myrio_tx_burst(tx, &p, 1), 1);
+		struct myrio_pkt *got = NULL;
+		for (int i = 0; i < 3000 && !got; i++)
+			if (myrio_rx_burst(rx, &got, 1) == 0)
+				usleep(1000);
+		if (!got)
+			fprintf(stderr, "frame %llu after a quiet spell never arrived\n",
+				(unsigned long long)k);
+		assert_non_null(got);
+		simd_frame_fill(want, simd_frame_len(k), nic2_mac, info.mac, k);
+		assert_int_equal(got->len, simd_frame_len(k));
+		assert_memory_equal(myrio_pkt_data(got), want, got->len);
+		myrio_pkt_free(got);
+	}
+	myrio_pool_destroy(pool);
+	myrio_port_close(rx);
+	myrio_port_close(tx);
+	myrio_bus_close(watch);
+	kill(reader, SIGKILL);
+	assert_int_equal(exit_code(reader), 128 + SIGKILL);
+	honest_pair_start(f);
 	honest_still_flowing(f, 2000);
 }
 
@@ -477,7 +594,7 @@ static void hugetlbfs_region_in_whole_pages(void **state)
 	}
 	int s = -1, irq = -1;
 	volatile uint8_t *bar = NULL;
-	assert_int_equal(raw_attach(f->sh->sock, "nic0", &s, &bar, &irq), 0);
+	assert_int_equal(raw_attach(f->sh->sock, "nic0", &s, &bar, &irq, NULL), 0);
 	/* Mapped, then truncated and unmapped, it used to leave 2 MiB mapped in the daemon
 	 * for good (munmap of 4 KiB of a huge page fails), or kill it by SIGBUS. */
 	assert_int_equal(raw_dma_map(s, SIMD_IOVA_BASE, 4096, fd), -EINVAL);
@@ -509,7 +626,7 @@ static void only_memory_files_are_dma_memory(void **state)
 	}
 	int s = -1, irq = -1;
 	volatile uint8_t *bar = NULL;
-	assert_int_equal(raw_attach(f->sh->sock, "nic0", &s, &bar, &irq), 0);
+	assert_int_equal(raw_attach(f->sh->sock, "nic0", &s, &bar, &irq, NULL), 0);
 	/* A file of a disk (or FUSE) file system: the model thread would fault on it. */
 	assert_int_equal(raw_dma_map(s, SIMD_IOVA_BASE, 1 << 20, fd), -EBADF);
 	int mfd = memfd_create("hostile-ok", MFD_CLOEXEC);
@@ -544,7 +661,7 @@ static int offer_stalling_file(const char *sock)
 		return -ENOENT;
 	int s = -1, irq = -1;
 	volatile uint8_t *bar = NULL;
-	int rc = raw_attach(sock, "nic0", &s, &bar, &irq);
+	int rc = raw_attach(sock, "nic0", &s, &bar, &irq, NULL);
 	if (rc == 0) {
 		rc = raw_dma_map(s, SIMD_IOVA_BASE, FUSE_STALL_FILE_LEN, fd);
 		munmap((void *)bar, SIM_BAR0_LEN);
@@ -662,7 +779,7 @@ static int hostile_stranger(struct shared *sh)
 	if (become(65533) < 0)
 		return 20;
 	/* in no allow list, not in the socket's group: hung up on, nothing attached */
-	return raw_attach(sh->sock, "nic1", &s, &bar, &irq) == 0 ? 1 : 0;
+	return raw_attach(sh->sock, "nic1", &s, &bar, &irq, NULL) == 0 ? 1 : 0;
 }
 
 static int hostile_listed_elsewhere(struct shared *sh)
@@ -672,10 +789,10 @@ static int hostile_listed_elsewhere(struct shared *sh)
 	if (become(65534) < 0)
 		return 20;
 	/* admitted for nic4 (its allow list), so it connects; nic0 lists only uid 1 */
-	if (raw_attach(sh->sock, "nic0", &s, &bar, &irq) == 0)
+	if (raw_attach(sh->sock, "nic0", &s, &bar, &irq, NULL) == 0)
 		return 1;
 	close(s);
-	if (raw_attach(sh->sock, "nic4", &s, &bar, &irq) != 0)
+	if (raw_attach(sh->sock, "nic4", &s, &bar, &irq, NULL) != 0)
 		return 2;
 	close(s);
 	return 0;
@@ -755,7 +872,7 @@ static void refusals_do_not_flood_the_log(void **state)
 	unsigned before = log_lines(f);
 	int s = -1, irq = -1;
 	volatile uint8_t *bar = NULL;
-	assert_int_equal(raw_attach(f->sh->sock, "nic1", &s, &bar, &irq), 0);
+	assert_int_equal(raw_attach(f->sh->sock, "nic1", &s, &bar, &irq, NULL), 0);
 	struct simd_msg m, rep;
 	int fds[SIMD_MAX_FDS];
 	unsigned nfds;
@@ -848,10 +965,7 @@ static int setup(void **state)
 		return -1;
 	memset(f.sh, 0, sizeof(*f.sh));
 	snprintf(f.sh->sock, sizeof(f.sh->sock), "%s", f.d.sock);
-	f.echo = spawn(echo_main, f.sh);
-	for (int i = 0; i < 1000 && !atomic_load(&f.sh->echo_ready); i++)
-		usleep(10000);
-	f.client = spawn(client_main, f.sh);
+	honest_pair_start(&f);
 	for (int i = 0; i < 1000 && atomic_load(&f.sh->verified) < 1000; i++)
 		usleep(10000);
 	*state = &f;
@@ -878,6 +992,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(handoff_header_pointer_cannot_wrap),
 	    cmocka_unit_test(former_owner_reaches_nothing),
+	    cmocka_unit_test(wake_eventfd_reader_stops_nothing),
 	    cmocka_unit_test(tso_request_reads_no_unregistered_memory),
 	    cmocka_unit_test(hugetlbfs_region_in_whole_pages),
 	    cmocka_unit_test(only_memory_files_are_dma_memory),
@@ -888,5 +1003,7 @@ int main(void)
 	    cmocka_unit_test(refusals_do_not_flood_the_log),
 	    cmocka_unit_test(sysfs_writes_follow_no_symlink),
 	};
+	if (getenv("MYRIO_TEST_FILTER")) /* one case only */
+		cmocka_set_test_filter(getenv("MYRIO_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -217,7 +217,7 @@ static int do_attach(struct simd_daemon *d, struct simd_client *c, const struct 
 	struct simd_attach_rep rep = {.bar0_len = sim_nic_bar0_len(n->nic)};
 	memcpy(rep.mac, n->conf->mac, 6);
 	const int fds[4] = {sim_nic_bar0_fd(n->nic), sim_nic_irq_fd(n->nic),
-			    sim_world_wake_page_fd(d->sim), sim_world_wake_fd(d->sim)};
+			    sim_world_wake_page_fd(d->sim), sim_nic_wake_fd(n->nic)};
 	n->owner = c;
 	n->attaches++;
 	c->nic = n;

@@ -168,8 +168,8 @@ static inline void h_close(struct harness *h)
 		h->pa->ops->tx_burst(h->pa, NULL, 0);
 		h->pb->ops->tx_burst(h->pb, NULL, 0);
 	}
-	h->pa->ops->close(h->pa);
-	h->pb->ops->close(h->pb);
+	myrio_port_close(h->pa); /* and its published counters with it */
+	myrio_port_close(h->pb);
 	if (h->sim)
 		myrio_sim_destroy(h->sim);
 }

@@ -1,5 +1,6 @@
 # Shared by scripts/fuzz.sh and tests/sh/fuzz_short.sh (sourced, not run).
-# fuzz_build SRC BUILD: configures and builds the libFuzzer targets with clang.
+# fuzz_build SRC BUILD: configures and builds the libFuzzer targets with clang (those
+#   only: the tools and examples are not needed).
 # fuzz_run SRC BUILD TARGET SECONDS: runs one target from the committed seed corpus,
 #   writing new inputs to BUILD/corpus/TARGET and crashes to BUILD/artifacts/; prints
 #   "TARGET: N execs in S s (R/s), coverage C" and returns non-zero on a crash.
@@ -19,7 +20,7 @@ fuzz_build() {
 	local src=$1 build=$2
 	cmake -S "$src" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DMYRIO_FUZZ=ON \
 		-DMYRIO_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-		ninja -C "$build" -j2 >"$build/build.log" 2>&1 || {
+		ninja -C "$build" -j2 fuzz/all >"$build/build.log" 2>&1 || {
 		tail -30 "$build/build.log" 2>/dev/null
 		return 1
 	}

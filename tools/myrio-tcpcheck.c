@@ -547,8 +547,16 @@ int main(int argc, char **argv)
 	bool started = go == NULL;
 	int tapfd = a.wire ? a.tap->ops->fd(a.tap) : -1;
 	unsigned idle = 0;
+	/* Gaps between two passes of this loop after which there was work (frames waiting):
+	 * nothing was read from the TAP or acknowledged meanwhile, so a peer's loss probe (a
+	 * few ms after its last segment) or its RTO (200 ms at least) may have fired; the
+	 * process was not scheduled on a loaded machine, or the loop blocked. The loop itself
+	 * sleeps 1 ms at most. */
+	uint64_t last_pass = start, longest_gap = 0;
+	unsigned stalls = 0; /* such gaps of 5 ms or more */
 	for (;;) {
-		uint64_t t = now_ns();
+		uint64_t t = now_ns(), gap = t - last_pass;
+		last_pass = t;
 		if (t > deadline) {
 			fprintf(stderr, "timeout after %d s\n", timeout);
 			break;
@@ -567,6 +575,10 @@ int main(int argc, char **argv)
 		}
 		unsigned work = bridge(&a);
 		work += (unsigned)myrio_stack_poll(a.s);
+		if (started && work) {
+			longest_gap = gap > longest_gap ? gap : longest_gap;
+			stalls += gap >= 5000000;
+		}
 		pump_send(&a);
 		for (unsigned i = 0; i < a.nin; i++)
 			if (!a.in[i].done)
@@ -624,6 +636,8 @@ int main(int argc, char **argv)
 		printf("udp: %llu datagrams echoed\n", (unsigned long long)a.udp_echoed);
 	struct myrio_stack_stats sst;
 	myrio_stack_stats(a.s, &sst);
+	printf("loop: longest gap between passes %.1f ms, %u gaps of 5 ms or more\n",
+	       (double)longest_gap / 1e6, stalls);
 	printf("icmp echo replies: %llu, tcp segs in %llu out %llu, retransmits %llu\n",
 	       (unsigned long long)sst.icmp_echo_replies, (unsigned long long)sst.tcp_segs_in,
 	       (unsigned long long)sst.tcp_segs_out, (unsigned long long)sst.tcp_retransmits);

@@ -49,9 +49,13 @@ int sim_cable_new(struct myrio_sim *w, struct sim_nic *a, struct sim_nic *b,
 	struct sim_cable *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	/* the stashes too, whether or not faults are on now: set_faults may turn reordering
+	 * on at any time, and the data path allocates nothing */
 	c->scratch = malloc(CABLE_SCRATCH);
-	if (!c->scratch) {
-		free(c);
+	c->ab.stash = malloc(CABLE_SCRATCH);
+	c->ba.stash = malloc(CABLE_SCRATCH);
+	if (!c->scratch || !c->ab.stash || !c->ba.stash) {
+		sim_cable_free(c);
 		return -ENOMEM;
 	}
 	c->world = w;
@@ -65,8 +69,11 @@ int sim_cable_new(struct myrio_sim *w, struct sim_nic *a, struct sim_nic *b,
 	atomic_store(&c->admin_up, true);
 	c->up = true;
 	c->next_flap_ns = c->faults.flap_period_ms * 1000000ull;
-	c->ab = (struct sim_wire){.cable = c, .dst_nic = b, .dst_ep = b ? NULL : ep};
-	c->ba = (struct sim_wire){.cable = c, .dst_nic = a};
+	c->ab.cable = c;
+	c->ab.dst_nic = b;
+	c->ab.dst_ep = b ? NULL : ep;
+	c->ba.cable = c;
+	c->ba.dst_nic = a;
 	a->cable = c;
 	a->out = &c->ab;
 	a->link_state = 1;
@@ -159,15 +166,11 @@ static void send_on(struct sim_wire *w, const struct sim_frame *f, uint64_t now)
 		w->corrupted++;
 	}
 	if (r_reorder < c->faults.reorder && !w->stashed && !g.bad_crc) {
-		if (!w->stash)
-			w->stash = malloc(CABLE_SCRATCH);
-		if (w->stash) {
-			w->stash_len = linearise(w->stash, CABLE_SCRATCH, &g);
-			w->stashed = true;
-			w->stash_at = now;
-			w->reordered++;
-			return;
-		}
+		w->stash_len = linearise(w->stash, CABLE_SCRATCH, &g);
+		w->stashed = true;
+		w->stash_at = now;
+		w->reordered++;
+		return;
 	}
 	deliver(w, &g);
 	if (r_dup < c->faults.duplicate) {

@@ -215,15 +215,17 @@ static uint32_t tso_group(struct myrio_tcp_conn *c, struct myrio_pkt *p, uint32_
 /* Whether to wait with a short TSO request (as Linux's tso_should_defer, for a sender
  * whose queue is full): the application waits for room, which each ACK makes, a segment
  * or two at a time; sending what it writes at once makes a trickle of small requests, one
- * per ACK. While data is in flight an ACK is coming, so the request waits until it is as
- * large as a request can be. Not when loss is being repaired, nor while the queue has room
+ * per ACK. While two segments or more are in flight an ACK is coming, so the request
+ * waits until it is as large as a request can be. A lone segment's ACK may be delayed by
+ * the receiver (RFC 1122 §4.2.3.2: up to 500 ms; 40 ms here and in Linux): waiting on it
+ * would idle the link that long. Not when loss is being repaired, nor while the queue has room
  * for a whole request (a request/response exchange sends at once), nor when nothing can
  * make it larger (a short segment ends it, as where a sent file ends: it would wait until
  * the whole flight is acknowledged and the link idles for a round trip). */
 static bool tso_defer(const struct myrio_tcp_conn *c, uint32_t n, uint32_t flight)
 {
 	const uint32_t max = tso_max_segs(c);
-	return flight > 0 && !c->in_recovery && !c->dupacks && n < max &&
+	return flight >= 2u * c->mss && !c->in_recovery && !c->dupacks && n < max &&
 	       c->sndq_segs + max > c->s->conf.snd_queue_segs; /* less room than a request */
 }
 

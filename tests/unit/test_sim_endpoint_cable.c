@@ -1,6 +1,7 @@
 /* A cable from a model NIC to an endpoint (what the TAP and AF_PACKET endpoints plug
  * into): frames leave linearised with the offloaded checksum inserted, frames coming in
  * are padded to 60 bytes, paced at the link rate, and go through the same faults. */
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -161,11 +162,48 @@ static void endpoint_to_nic_padded_and_paced(void **state)
 	myrio_sim_destroy(w);
 }
 
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+}
+
+/* Reordering turned on while frames flow holds frames back without allocating: the
+ * data path allocates nothing, whatever set_faults turns on. */
+static void reorder_allocates_nothing(void **state)
+{
+	(void)state;
+	struct fake_ep fe;
+	struct hnic h;
+	struct myrio_sim *w = nic_with_ep(&fe, "link=1g", &h, 256);
+	struct myrio_sim_faults f = {.reorder = 1.0};
+	assert_int_equal(myrio_sim_set_faults(w, "tap0nic", &f), 0);
+	myrio_sim_step(w, 1); /* the cable takes the new faults */
+	size_t heap0 = heap_in_use();
+	fe.emit_len = 1000;
+	fe.to_emit = 20;
+	unsigned got = 0;
+	for (int i = 0; i < 10000 && got < 20; i++) {
+		myrio_sim_step(w, 1);
+		while (h_completion(&h, NULL)) {
+			got++;
+			h_post_big(&h, 1);
+		}
+	}
+	size_t heap1 = heap_in_use();
+	assert_int_equal(got, 20); /* held back, then delivered */
+	assert_true(h.nic->cable->ba.reordered > 0);
+	assert_int_equal(heap1, heap0);
+	h_fini(&h);
+	myrio_sim_destroy(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(nic_to_endpoint),
 	    cmocka_unit_test(endpoint_to_nic_padded_and_paced),
+	    cmocka_unit_test(reorder_allocates_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

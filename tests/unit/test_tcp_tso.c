@@ -401,6 +401,35 @@ static void switched_off(void **state)
 	close_tso(&r, &w);
 }
 
+/* A connection on a fresh TSO port whose send queue (48 segments) the application filled:
+ * the initial window (ten) has gone out in one request. */
+static struct myrio_tcp_conn *queue_full(struct raw *r, struct tso_port *w, const char *name,
+					 struct peer *pe)
+{
+	queue_segs = 48;
+	open_tso(r, w, name);
+	queue_segs = 0;
+	struct myrio_tcp_conn *c = connected(r, pe);
+	uint16_t mss = myrio_tcp_mss(c);
+	write_bytes(c, 0, 40u * mss);
+	write_bytes(c, 40u * mss, 8u * mss); /* the queue is full */
+	raw_poll(r);
+	assert_int_equal(w->nreq, 1); /* the initial window */
+	assert_int_equal(w->req[0].npkts, 10);
+	return c;
+}
+
+/* The peer acknowledges k of those ten; the application fills the room that makes. */
+static void ack_and_refill(struct raw *r, struct myrio_tcp_conn *c, struct peer *pe, uint32_t k)
+{
+	uint16_t mss = myrio_tcp_mss(c);
+	pe->rcv_nxt += k * mss;
+	peer_send(r, pe, F_ACK, NULL, 0);
+	raw_poll(r);
+	write_bytes(c, 48u * mss, k * mss);
+	raw_poll(r);
+}
+
 /* A sender whose queue is full (the application waits for room): an ACK that frees two
  * segments would let a short request go; it waits while data is in flight, and goes when
  * nothing is (or when it is as large as a request can be). */
@@ -409,29 +438,36 @@ static void full_queue_defers_short_requests(void **state)
 	(void)state;
 	struct raw r;
 	static struct tso_port w;
-	queue_segs = 48;
-	open_tso(&r, &w, "tso5");
-	queue_segs = 0;
 	struct peer pe;
-	struct myrio_tcp_conn *c = connected(&r, &pe);
+	struct myrio_tcp_conn *c = queue_full(&r, &w, "tso5", &pe);
 	uint16_t mss = myrio_tcp_mss(c);
-	write_bytes(c, 0, 40u * mss);
-	write_bytes(c, 40u * mss, 8u * mss); /* the queue is full */
-	raw_poll(&r);
-	assert_int_equal(w.nreq, 1); /* the initial window */
-	assert_int_equal(w.req[0].npkts, 10);
 	uint32_t seq = pe.rcv_nxt;
-	pe.rcv_nxt += 2u * mss; /* two of ten acknowledged: cwnd 12, 8 in flight */
-	peer_send(&r, &pe, F_ACK, NULL, 0);
-	raw_poll(&r);
-	write_bytes(c, 48u * mss, 2u * mss); /* the application fills the room */
-	raw_poll(&r);
+	ack_and_refill(&r, c, &pe, 2); /* cwnd 12, 8 in flight */
 	assert_int_equal(w.nreq, 1); /* four would fit: they wait for the next ACK */
 	pe.rcv_nxt = seq + 10u * mss; /* everything: nothing in flight */
 	peer_send(&r, &pe, F_ACK, NULL, 0);
 	raw_poll(&r);
 	assert_int_equal(w.nreq, 2);
 	assert_int_equal(w.req[1].npkts, 20); /* cwnd 20 after 10 acknowledged */
+	assert_int_equal(w.req[1].seq, seq + 10u * mss);
+	close_tso(&r, &w);
+}
+
+/* The same full queue with one segment left in flight: its ACK may be delayed by the
+ * peer (one segment is no reason to answer at once), so a request that fits goes now
+ * instead of waiting on it with the link idle. */
+static void lone_segment_in_flight_does_not_defer(void **state)
+{
+	(void)state;
+	struct raw r;
+	static struct tso_port w;
+	struct peer pe;
+	struct myrio_tcp_conn *c = queue_full(&r, &w, "tso6", &pe);
+	uint16_t mss = myrio_tcp_mss(c);
+	uint32_t seq = pe.rcv_nxt;
+	ack_and_refill(&r, c, &pe, 9); /* cwnd 19, one in flight */
+	assert_int_equal(w.nreq, 2);
+	assert_int_equal(w.req[1].npkts, 18);
 	assert_int_equal(w.req[1].seq, seq + 10u * mss);
 	close_tso(&r, &w);
 }
@@ -485,6 +521,7 @@ int main(void)
 	    cmocka_unit_test(retransmission_alone),
 	    cmocka_unit_test(switched_off),
 	    cmocka_unit_test(full_queue_defers_short_requests),
+	    cmocka_unit_test(lone_segment_in_flight_does_not_defer),
 	    cmocka_unit_test(path_mtu_drop_while_the_nic_holds_the_request),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,7 +74,7 @@ void sim_wake_close(struct myrio_sim *w)
 }
 
 /* A fresh wake eventfd for a new attach (the NIC is halted): a former owner keeps only
- * one the model no longer polls. */
+ * one the model no longer polls. A model asleep on the former set is woken to poll it. */
 int sim_wake_attach(struct sim_nic *nic)
 {
 	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -84,6 +84,7 @@ int sim_wake_attach(struct sim_nic *nic)
 	pthread_mutex_lock(&nic->world->wake_lock);
 	nic->wake_fd = fd;
 	pthread_mutex_unlock(&nic->world->wake_lock);
+	sim_world_wake(nic->world);
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include "myrio/log.h"
 #include "myrio/pkt.h"
 #include "myrio/port.h"
+#include "myrio/publish.h"
 #include "myrio/ready_set.h"
 #include "myrio/sim.h"
 #include "myrio/tcp_lite.h"

@@ -39,7 +39,9 @@ struct myrio_pkt {
 	/* tx with MYRIO_PKT_TX_CSUM (ports with MYRIO_CAP_TX_CSUM), the checksum offload
 	 * contract: the NIC sums the frame from csum_start (the L4 header's offset in the
 	 * frame) to its end, ones' complement, and stores the complement of that sum at
-	 * csum_field (the checksum's offset), big-endian. So before handing the frame over,
+	 * csum_field (the checksum's offset), big-endian; a complement of 0 is stored as
+	 * 0xFFFF (equal in ones' complement, and UDP reads 0 as "none"), for every protocol.
+	 * So before handing the frame over,
 	 * the application stores at csum_field the folded pseudo-header sum (RFC 768 / 793:
 	 * addresses, protocol, L4 length), not complemented, as Linux's CHECKSUM_PARTIAL.
 	 * csum_start <= csum_field and csum_field + 2 <= len, or the frame is refused

@@ -22,8 +22,12 @@
  * An object is in one set at most. Closing it (myrio_tcp_close, myrio_tcp_abort,
  * myrio_tcp_listener_close, myrio_udp_close) removes it. A listener in a set keeps the
  * connections it accepts for myrio_tcp_accept instead of announcing them with
- * MYRIO_TCP_EV_ACCEPTED. The stack's event callbacks keep running for those who set them.
- * Destroy sets before their stack.
+ * MYRIO_TCP_EV_ACCEPTED. The stack's event callbacks keep running for those who set them,
+ * for every connection, those still waiting for myrio_tcp_accept included (their user is
+ * the listener's), and a wait for OUT that finds no room makes the stack raise
+ * MYRIO_TCP_EV_WRITABLE when room comes, as a refused send does.
+ * A set and its stack may be destroyed in either order: destroying the stack empties its
+ * sets, which then return nothing and take nothing (-EINVAL) until myrio_ready_destroy.
  */
 #ifndef MYRIO_READY_SET_H
 #define MYRIO_READY_SET_H
@@ -67,6 +71,9 @@ int myrio_ready_add_udp(struct myrio_ready_set *set, struct myrio_udp_sock *u, u
 			void *user);
 /* A new interest (e.g. OUT while data waits to be sent); -ENOENT when not in the set. */
 int myrio_ready_mod_tcp(struct myrio_ready_set *set, struct myrio_tcp_conn *c, uint32_t interest);
+int myrio_ready_mod_listener(struct myrio_ready_set *set, struct myrio_tcp_listener *l,
+			     uint32_t interest);
+int myrio_ready_mod_udp(struct myrio_ready_set *set, struct myrio_udp_sock *u, uint32_t interest);
 int myrio_ready_del_tcp(struct myrio_ready_set *set, struct myrio_tcp_conn *c);
 int myrio_ready_del_listener(struct myrio_ready_set *set, struct myrio_tcp_listener *l);
 int myrio_ready_del_udp(struct myrio_ready_set *set, struct myrio_udp_sock *u);

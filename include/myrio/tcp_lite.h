@@ -55,8 +55,9 @@ enum myrio_tcp_event {
 	MYRIO_TCP_EV_ACCEPTED = 1, /* passive open completed: c is new, its user = listener's */
 	MYRIO_TCP_EV_CONNECTED,	   /* active open completed */
 	MYRIO_TCP_EV_READABLE,	   /* in-order data arrived, or the peer closed its side */
-	MYRIO_TCP_EV_WRITABLE,	   /* after a send was refused: the send queue, or the
-				    * transmit pool, has room again */
+	MYRIO_TCP_EV_WRITABLE,	   /* the send queue, or the transmit pool, has room again
+				    * after a send was refused or a readiness set's wait
+				    * with OUT interest found it full (ready_set.h) */
 	MYRIO_TCP_EV_CLOSED,	   /* orderly end of both directions; call myrio_tcp_close */
 	MYRIO_TCP_EV_ERROR,	   /* reset, refused or timed out (myrio_tcp_error); call
 				    * myrio_tcp_close */

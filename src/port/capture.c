@@ -15,6 +15,7 @@
 #include <sys/time.h>
 
 #include "port/port_ops.h"
+#include "util/csum.h"
 #include "util/log.h"
 #include "util/tso_segment.h"
 
@@ -89,16 +90,6 @@ void myrio_capture_rx(struct myrio_capture *c, struct myrio_pkt *const *pkts, ui
 		dump(c, &ts, myrio_pkt_data(pkts[i]), frame_len(pkts[i]));
 }
 
-/* The checksum the NIC fills in (§5.5): the ones'-complement sum from csum_start to the
- * end, over the pseudo-header seed in the field; never 0 (a UDP 0 means none). */
-static void fill_csum(uint8_t *f, uint32_t len, uint32_t start, uint32_t field)
-{
-	if (start >= len || field > len - 2)
-		return;
-	uint16_t v = csum_finish(csum_add(0, f + start, len - start));
-	put_be16(f + field, v ? v : 0xFFFF);
-}
-
 /* A TSO request in f (len bytes): its segments, as the NIC cuts them. False if its
  * headers are not what the driver would have encoded. */
 static bool dump_segments(struct myrio_capture *c, const struct timeval *ts,
@@ -160,7 +151,7 @@ static void capture_sent(struct myrio_capture *c, const struct timeval *ts,
 	if ((p->ol_flags & MYRIO_PKT_TX_TSO) && len > 14 && dump_segments(c, ts, p, f, len))
 		return;
 	if (p->ol_flags & MYRIO_PKT_TX_CSUM)
-		fill_csum(f, len, p->csum_start, p->csum_field);
+		csum_tx_fill(f, len, p->csum_start, p->csum_field); /* the NIC's (§5.5) */
 	dump(c, ts, f, len);
 }
 

@@ -208,18 +208,6 @@ static uint16_t pair_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 	return taken;
 }
 
-/* What the sending NIC would have done to the wire frame (§5.5). */
-static void emulate_tx_csum(uint8_t *f, uint32_t len, const struct myrio_pkt *src)
-{
-	uint32_t start = src->csum_start, field = src->csum_field;
-	if (start >= len || field + 2 > len || field < start)
-		return;
-	uint16_t c = csum_finish(csum_add(0, f + start, len - start));
-	if (c == 0 && field - start == 6)
-		c = 0xffff; /* UDP: a zero checksum means "none" */
-	put_be16(f + field, c);
-}
-
 static uint16_t pair_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	struct pair_end *e = (struct pair_end *)port;
@@ -255,7 +243,7 @@ static uint16_t pair_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 		uint8_t *f = myrio_pkt_data(dst);
 		memcpy(f, myrio_pkt_data(src), src->len);
 		if (src->ol_flags & MYRIO_PKT_TX_CSUM)
-			emulate_tx_csum(f, dst->len, src);
+			csum_tx_fill(f, dst->len, src->csum_start, src->csum_field); /* §5.5 */
 		if ((e->caps & MYRIO_CAP_RX_CSUM_PARTIAL) && dst->len > 14) {
 			dst->rx_csum = csum_fold(csum_add(0, f + 14, dst->len - 14));
 			dst->ol_flags |= MYRIO_PKT_RX_CSUM_PARTIAL;

@@ -159,14 +159,11 @@ static bool tx_prepare(const struct myri_tx_ring *t, struct myrio_pkt *p)
 	if (p->len > t->max_frame)
 		return false;
 	if (p->ol_flags & MYRIO_PKT_TX_CSUM) {
-		if (p->csum_start >= p->len || (uint32_t)p->csum_field + 2 > p->len ||
-		    p->csum_field < p->csum_start)
+		if (!csum_tx_offsets_ok(p->len, p->csum_start, p->csum_field))
 			return false;
 		if (p->csum_start > MCP_TX_MAX_CSUM_START ||
 		    p->csum_field > MCP_TX_MAX_CSUM_FIELD) {
-			uint8_t *f = myrio_pkt_data(p);
-			uint64_t sum = csum_add(0, f + p->csum_start, p->len - p->csum_start);
-			put_be16(f + p->csum_field, csum_finish(sum));
+			csum_tx_fill(myrio_pkt_data(p), p->len, p->csum_start, p->csum_field);
 			p->ol_flags &= (uint16_t)~MYRIO_PKT_TX_CSUM;
 		}
 	}

@@ -253,10 +253,9 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 						       .patch_off = -1,
 						       .bad_crc = nic->fw.misreads};
 				if (d[0].flags & TXF_CKSUM) {
-					uint16_t s = sim_csum_frags(fr, n, d[0].cko);
-					uint16_t v = (uint16_t)~s;
 					fm.patch_off = d[0].pho;
-					fm.patch_val = v ? v : 0xFFFF; /* [I] never 0 (UDP) */
+					fm.patch_val = csum_tx_value(
+					    sim_csum_frags(fr, n, d[0].cko)); /* [I] never 0 */
 				}
 				if (total < 60)
 					nic->st.tx_runts++; /* the NIC never pads (§5.3) */

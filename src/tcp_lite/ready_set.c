@@ -11,8 +11,9 @@
 #include "tcp_lite/stack.h"
 
 struct myrio_ready_set {
-	struct myrio_stack *s;
-	struct ready_entry *head, *tail; /* ready list */
+	struct myrio_stack *s;			 /* NULL once the stack is destroyed */
+	struct myrio_ready_set *s_next, *s_prev; /* the stack's sets */
+	struct ready_entry *head, *tail;	 /* ready list */
 	uint32_t listed;
 	struct ready_entry *all; /* every entry */
 };
@@ -26,16 +27,42 @@ int myrio_ready_create(struct myrio_stack *s, struct myrio_ready_set **out)
 	if (!set)
 		return -ENOMEM;
 	set->s = s;
+	set->s_next = s->ready_sets;
+	if (s->ready_sets)
+		s->ready_sets->s_prev = set;
+	s->ready_sets = set;
 	return 0;
+}
+
+/* Empties the set and takes it off its stack's list. */
+static void detach(struct myrio_ready_set *set)
+{
+	while (set->all)
+		ready_del(set->all);
+	if (!set->s)
+		return;
+	if (set->s_prev)
+		set->s_prev->s_next = set->s_next;
+	else
+		set->s->ready_sets = set->s_next;
+	if (set->s_next)
+		set->s_next->s_prev = set->s_prev;
+	set->s = NULL;
+	set->s_next = set->s_prev = NULL;
 }
 
 void myrio_ready_destroy(struct myrio_ready_set *set)
 {
 	if (!set)
 		return;
-	while (set->all)
-		ready_del(set->all);
+	detach(set);
 	free(set);
+}
+
+void ready_sets_fini(struct myrio_stack *s)
+{
+	while (s->ready_sets)
+		detach(s->ready_sets);
 }
 
 void ready_list(struct ready_entry *e)
@@ -175,13 +202,29 @@ int myrio_ready_add_udp(struct myrio_ready_set *set, struct myrio_udp_sock *u, u
 	return add(set, &u->ready, READY_UDP, interest, user);
 }
 
+static int mod(struct myrio_ready_set *set, struct ready_entry *e, uint32_t interest)
+{
+	if (e->set != set)
+		return -ENOENT;
+	e->interest = interest;
+	ready_mark(e); /* the next wait looks at it under the new interest */
+	return 0;
+}
+
 int myrio_ready_mod_tcp(struct myrio_ready_set *set, struct myrio_tcp_conn *c, uint32_t interest)
 {
-	if (c->ready.set != set)
-		return -ENOENT;
-	c->ready.interest = interest;
-	ready_mark(&c->ready);
-	return 0;
+	return mod(set, &c->ready, interest);
+}
+
+int myrio_ready_mod_listener(struct myrio_ready_set *set, struct myrio_tcp_listener *l,
+			     uint32_t interest)
+{
+	return mod(set, &l->ready, interest);
+}
+
+int myrio_ready_mod_udp(struct myrio_ready_set *set, struct myrio_udp_sock *u, uint32_t interest)
+{
+	return mod(set, &u->ready, interest);
 }
 
 static int del(struct myrio_ready_set *set, struct ready_entry *e)

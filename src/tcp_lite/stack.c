@@ -215,6 +215,7 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	if (!s)
 		return;
 	myrio_publish_remove(s->publish_handle);
+	ready_sets_fini(s); /* before the objects their entries live in are freed */
 	if (s->hash)
 		tcp_fini(s);
 	stack_flush(s);

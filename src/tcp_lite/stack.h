@@ -317,7 +317,8 @@ struct myrio_stack {
 	uint64_t timer_visits, alloc_visits;
 	struct myrio_tcp_listener *listeners;
 	struct myrio_udp_sock *udps;
-	struct ip_reass *reass; /* conf.reass_slots datagrams being reassembled */
+	struct myrio_ready_set *ready_sets; /* alive ones, detached when the stack goes */
+	struct ip_reass *reass;		    /* conf.reass_slots datagrams being reassembled */
 	struct myrio_pool *reass_pool;
 
 	uint16_t ip_id;
@@ -462,7 +463,8 @@ static inline void ready_mark(struct ready_entry *e)
 	if (e->set && !e->listed)
 		ready_list(e);
 }
-void ready_del(struct ready_entry *e);			  /* leaves its set, if in one */
+void ready_del(struct ready_entry *e);	     /* leaves its set, if in one */
+void ready_sets_fini(struct myrio_stack *s); /* empties the stack's sets; they outlive it */
 uint32_t ready_listed(const struct myrio_ready_set *set); /* the tests' work counter */
 
 /* An event for the application: its readiness set, its callback; none once it let go. */

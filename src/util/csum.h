@@ -3,9 +3,12 @@
 #ifndef MYRIO_CSUM_H
 #define MYRIO_CSUM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "util/byteorder.h"
 
 /* The folded ones'-complement sum of buf read as big-endian 16-bit words (an odd length
  * pads with a zero byte): native-order 32-bit loads into a 64-bit accumulator and one byte
@@ -78,6 +81,33 @@ static inline uint16_t csum_fold(uint64_t sum)
 static inline uint16_t csum_finish(uint64_t sum)
 {
 	return (uint16_t)~csum_fold(sum);
+}
+
+/* The NIC's transmit checksum offload (spec §5.5, myrio_pkt's csum_start and csum_field),
+ * wherever it is carried out other than by the NIC: the device model, the driver's fallback
+ * for offsets past the NIC's reach, the pair port and capture. The offsets it takes. */
+static inline bool csum_tx_offsets_ok(uint32_t len, uint32_t start, uint32_t field)
+{
+	return start <= field && field <= len && len - field >= 2;
+}
+
+/* What it stores for the folded sum from csum_start to the end: the complement, and
+ * 0xFFFF for 0 (the same in ones' complement) whatever the protocol, since UDP reads a
+ * 0 as "no checksum". */
+static inline uint16_t csum_tx_value(uint16_t sum)
+{
+	uint16_t v = (uint16_t)~sum;
+	return v ? v : 0xFFFF;
+}
+
+/* Carries it out on the frame f of len bytes; false, and nothing written, for offsets
+ * csum_tx_offsets_ok refuses. */
+static inline bool csum_tx_fill(uint8_t *f, uint32_t len, uint32_t start, uint32_t field)
+{
+	if (!csum_tx_offsets_ok(len, start, field))
+		return false;
+	put_be16(f + field, csum_tx_value(csum_fold(csum_add(0, f + start, len - start))));
+	return true;
 }
 
 /* Ones'-complement 16-bit add and subtract, for adjusting sums (VLAN tags, RFC 1624). */

@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "stack_harness.h"
@@ -350,13 +351,44 @@ static void waitable_fd_wakes_for_frames_and_timers(void **state)
 	assert_int_equal(myrio_stack_arm(h.b), 0);
 	assert_int_equal(myrio_timer_start(h.b, 0, retry_start_short, &h, NULL), 0);
 	myrio_stack_poll(h.b); /* runs retry_start_short: a 20 ms timer */
-	assert_true(h.b->timer_deadline <= myrio_stack_now_ns(h.b) + 21 * MS);
 	assert_true(readable(myrio_stack_fd(h.b), 10000));
 	myrio_stack_poll(h.b);
 	assert_true(sleep_until_fired(&h, 2) <= 3);
 
 	myrio_udp_close(ua);
 	myrio_udp_close(ub);
+	h_close(&h);
+}
+
+/* The same on the stepped clock, which stands still within a poll: the deadline the poll
+ * moves earlier is that of the timer it started, and so is the timerfd's. */
+static void timer_started_by_poll_moves_deadline(void **state)
+{
+	(void)state;
+	struct harness h;
+	assert_int_equal(h_open(&h, "ev_rearm", NULL, NULL, NULL), 0);
+	int fd = myrio_stack_fd(h.b);
+	assert_true(fd >= 0);
+	h_rounds(&h, 10); /* the announcements at create */
+	fired_count = 0;
+	assert_int_equal(myrio_timer_start(h.b, 10000 * MS, count_due, &h, NULL), 0);
+	assert_int_equal(myrio_stack_arm(h.b), 0);
+	uint64_t far = h.b->timer_deadline;
+	assert_int_equal(myrio_timer_start(h.b, 0, retry_start_short, &h, NULL), 0);
+	h.now_ns += MS;	       /* past the millisecond it is due in */
+	myrio_stack_poll(h.b); /* runs retry_start_short: a 20 ms timer */
+	assert_int_equal(myrio_stack_now_ns(h.b), h.now_ns);
+	uint64_t due = (h.now_ns + 20 * MS + MS - 1) / MS * MS; /* up to the wheel's ms */
+	assert_true(far > due);
+	assert_int_equal(h.b->timer_deadline, due);
+	struct itimerspec left;
+	assert_int_equal(timerfd_gettime(h.b->timer_fd, &left), 0);
+	assert_int_equal(left.it_value.tv_sec, 0);
+	assert_true(left.it_value.tv_nsec <= (long)(due - h.now_ns)); /* real time: only less */
+	/* The stepped clock at it: the short timer runs, the long one waits. */
+	h.now_ns = due;
+	myrio_stack_poll(h.b);
+	assert_int_equal(fired_count, 1);
 	h_close(&h);
 }
 
@@ -377,6 +409,7 @@ int main(void)
 	    cmocka_unit_test(retry_timeout_comes_out_at_its_length),
 	    cmocka_unit_test(timers_cancel_and_run_out),
 	    cmocka_unit_test(waitable_fd_wakes_for_frames_and_timers),
+	    cmocka_unit_test(timer_started_by_poll_moves_deadline),
 	    cmocka_unit_test(no_interrupts_no_fd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -230,6 +230,95 @@ static void udp_datagram_and_error(void **state)
 	h_close(&h);
 }
 
+/* Listeners and UDP sockets change interest as connections do: reported again under the
+ * new one at the next wait, and -ENOENT from a set they are not in. */
+static void listener_and_udp_interest_modified(void **state)
+{
+	(void)state;
+	struct harness h;
+	assert_int_equal(h_open(&h, "rs_mod", NULL, NULL, NULL), 0);
+	struct myrio_ready_set *set, *other;
+	assert_int_equal(myrio_ready_create(h.b, &set), 0);
+	assert_int_equal(myrio_ready_create(h.b, &other), 0);
+	struct myrio_tcp_listener *l;
+	assert_int_equal(myrio_tcp_listen(h.b, PORT, 16, NULL, &l), 0);
+	assert_int_equal(myrio_ready_add_listener(set, l, 0, l), 0);
+	struct myrio_udp_sock *ua, *ub;
+	assert_int_equal(myrio_udp_open(h.a, 5000, NULL, &ua), 0);
+	assert_int_equal(myrio_udp_open(h.b, 5001, NULL, &ub), 0);
+	assert_int_equal(myrio_ready_add_udp(set, ub, MYRIO_READY_IN, ub), 0);
+	struct myrio_tcp_conn *ac;
+	assert_int_equal(myrio_tcp_connect(h.a, IP_B, PORT, NULL, &ac), 0);
+	assert_int_equal(myrio_udp_sendto_copy(ua, "ping", 4, IP_B, 5001), 0);
+	h_rounds(&h, 50);
+	struct myrio_ready_event ev[16];
+	assert_int_equal(wait_all(set, ev), 1); /* the datagram; the listener wants nothing */
+	assert_ptr_equal(ev[0].user, ub);
+
+	assert_int_equal(myrio_ready_mod_udp(set, ub, 0), 0);
+	assert_int_equal(myrio_ready_mod_listener(set, l, MYRIO_READY_IN | MYRIO_READY_ET), 0);
+	assert_int_equal(wait_all(set, ev), 1);
+	assert_ptr_equal(ev[0].user, l);
+	assert_int_equal(ev[0].events, MYRIO_READY_IN);
+	assert_int_equal(wait_all(set, ev), 0); /* edge-triggered: once */
+
+	assert_int_equal(myrio_ready_mod_udp(set, ub, MYRIO_READY_IN), 0);
+	assert_int_equal(wait_all(set, ev), 1);
+	assert_ptr_equal(ev[0].user, ub);
+	assert_int_equal(myrio_ready_mod_udp(other, ub, MYRIO_READY_IN), -ENOENT);
+	assert_int_equal(myrio_ready_mod_listener(other, l, MYRIO_READY_IN), -ENOENT);
+
+	struct myrio_tcp_conn *bc = myrio_tcp_accept(l);
+	assert_non_null(bc);
+	struct myrio_pkt *p = myrio_udp_recv(ub, NULL, NULL);
+	assert_non_null(p);
+	myrio_pkt_free(p);
+	myrio_ready_destroy(other);
+	myrio_ready_destroy(set);
+	myrio_tcp_close(ac);
+	myrio_tcp_close(bc);
+	myrio_tcp_listener_close(l);
+	myrio_udp_close(ua);
+	myrio_udp_close(ub);
+	h_rounds(&h, 10); /* the closes go out */
+	h_close(&h);
+}
+
+/* The stack goes first with a listener, a connection and a UDP socket still in its set:
+ * the set is emptied, not left pointing into the freed tables, and can still be destroyed. */
+static void stack_destroyed_before_its_set(void **state)
+{
+	(void)state;
+	struct harness h;
+	assert_int_equal(h_open(&h, "rs_order", NULL, NULL, NULL), 0);
+	struct myrio_ready_set *set, *empty;
+	assert_int_equal(myrio_ready_create(h.b, &set), 0);
+	assert_int_equal(myrio_ready_create(h.b, &empty), 0);
+	struct myrio_tcp_listener *l;
+	assert_int_equal(myrio_tcp_listen(h.b, PORT, 16, NULL, &l), 0);
+	assert_int_equal(myrio_ready_add_listener(set, l, MYRIO_READY_IN, l), 0);
+	struct myrio_tcp_conn *ac[1], *bc[1];
+	accept_n(&h, set, l, ac, bc, 1);
+	assert_int_equal(myrio_ready_add_tcp(set, bc[0], MYRIO_READY_IN, bc[0]), 0);
+	struct myrio_udp_sock *u, *ua;
+	assert_int_equal(myrio_udp_open(h.b, 5000, NULL, &u), 0);
+	assert_int_equal(myrio_udp_open(h.a, 5001, NULL, &ua), 0);
+	assert_int_equal(myrio_ready_add_udp(set, u, MYRIO_READY_IN, u), 0);
+	assert_int_equal(myrio_udp_sendto_copy(ua, "ping", 4, IP_B, 5000), 0);
+	assert_int_equal(myrio_tcp_write(ac[0], "data", 4), 4);
+	h_rounds(&h, 10);
+	struct myrio_ready_event ev[16];
+	assert_int_equal(wait_all(set, ev), 2); /* the datagram and the data, still unread */
+	assert_int_equal(ready_listed(set), 2);
+	myrio_tcp_close(ac[0]);
+	myrio_udp_close(ua);
+	h_close(&h);
+	assert_int_equal(ready_listed(set), 0);
+	assert_int_equal(wait_all(set, ev), 0);
+	myrio_ready_destroy(empty);
+	myrio_ready_destroy(set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +326,8 @@ int main(void)
 	    cmocka_unit_test(edge_triggered_once_per_event),
 	    cmocka_unit_test(out_after_refused_send),
 	    cmocka_unit_test(udp_datagram_and_error),
+	    cmocka_unit_test(listener_and_udp_interest_modified),
+	    cmocka_unit_test(stack_destroyed_before_its_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

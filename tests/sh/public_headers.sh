@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every public header compiles on its own as C11 and as C++17, warnings as errors: an
-# application includes any one of them first, from either language.
+# application includes any one of them first, from either language. And the umbrella
+# myrio.h includes every one of them.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 command -v g++ >/dev/null || { echo "skip: no C++ compiler (g++)"; exit 77; }
@@ -22,6 +23,10 @@ for h in "$src"/include/myrio/*.h; do
 		echo "FAIL C++17 $name"; sed 's/^/  /' "$tmp/err" | head -5; status=1
 	else
 		echo "ok   C++17 $name"
+	fi
+	if [ "$name" != myrio.h ] && ! grep -q "^#include \"myrio/$name\"" \
+		"$src/include/myrio/myrio.h"; then
+		echo "FAIL myrio.h does not include $name"; status=1
 	fi
 done
 exit $status

@@ -70,6 +70,28 @@ static void every_length_and_alignment_matches_the_definition(void **state)
 		}
 }
 
+/* The NIC's transmit offload rule (§5.5): offsets with the field inside the summed range
+ * and the frame, a zero complement stored as 0xFFFF. */
+static void tx_offload_rule(void **state)
+{
+	(void)state;
+	uint8_t f[64] = {0};
+	assert_true(csum_tx_offsets_ok(64, 34, 34));
+	assert_true(csum_tx_offsets_ok(64, 34, 62));
+	assert_false(csum_tx_offsets_ok(64, 34, 63));		/* past the end */
+	assert_false(csum_tx_offsets_ok(64, 40, 34));		/* before csum_start */
+	assert_false(csum_tx_offsets_ok(1, 0, UINT32_MAX - 1)); /* field + 2 would wrap */
+	memset(f, 0xA5, sizeof(f));
+	assert_false(csum_tx_fill(f, 64, 40, 34));
+	assert_int_equal(get_be16(f + 34), 0xA5A5); /* refused: nothing written */
+	memset(f, 0, sizeof(f));
+	put_be16(f + 50, 0xFFFF); /* sums to all ones: the complement is 0 */
+	assert_true(csum_tx_fill(f, 64, 34, 50));
+	assert_int_equal(get_be16(f + 50), 0xFFFF);
+	assert_int_equal(csum_tx_value(0x1234), (uint16_t)~0x1234);
+	assert_int_equal(csum_tx_value(0xFFFF), 0xFFFF);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -78,6 +100,7 @@ int main(void)
 		cmocka_unit_test(odd_length_pads_with_zero),
 		cmocka_unit_test(add_and_sub_are_inverse),
 		cmocka_unit_test(every_length_and_alignment_matches_the_definition),
+		cmocka_unit_test(tx_offload_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,6 +120,26 @@ static void tx_checksum_is_filled_in_the_copy_only(void **state)
 	close_ends(&e);
 }
 
+/* A sum that complements to 0 goes out as 0xFFFF, as the NIC stores it, whatever the
+ * protocol: here a TCP header's field (16 bytes into the L4 header). */
+static void tx_checksum_zero_goes_out_as_ffff(void **state)
+{
+	(void)state;
+	struct ends e;
+	open_ends(&e, "pp_zero", NULL);
+	struct myrio_pkt *p = frame(&e, 0, 80);
+	put_be16(myrio_pkt_data(p) + 50, 0xFFFF); /* the only non-zero word from 34 on */
+	p->ol_flags = MYRIO_PKT_TX_CSUM;
+	p->csum_start = 34;
+	p->csum_field = 50;
+	e.a->ops->tx_burst(e.a, &p, 1);
+	struct myrio_pkt *in;
+	assert_int_equal(e.b->ops->rx_burst(e.b, &in, 1), 1);
+	assert_int_equal(get_be16(myrio_pkt_data(in) + 50), 0xFFFF);
+	myrio_pkt_free(in);
+	close_ends(&e);
+}
+
 static void nocsum_offers_no_offloads(void **state)
 {
 	struct ends e;
@@ -248,6 +268,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(frames_cross_and_buffers_come_home),
 	    cmocka_unit_test(tx_checksum_is_filled_in_the_copy_only),
+	    cmocka_unit_test(tx_checksum_zero_goes_out_as_ffff),
 	    cmocka_unit_test(nocsum_offers_no_offloads),
 	    cmocka_unit_test(faults_are_seeded_and_repeatable),
 	    cmocka_unit_test(bad_names_are_refused),

@@ -17,7 +17,8 @@ static int looks_like_pci(const char *s)
 	       sscanf(s, "%x:%x.%x%c", &b, &dev, &f, &tail) == 3;
 }
 
-int myrio_bus_open(const char *device, struct myrio_sim *sim, struct myrio_bus **out)
+int myrio_bus_open(const char *device, struct myrio_sim *sim, myrio_pci_claim_fn claim,
+		   struct myrio_bus **out)
 {
 	*out = NULL;
 	if (strncmp(device, "sim:", 4) == 0) {
@@ -43,7 +44,7 @@ int myrio_bus_open(const char *device, struct myrio_sim *sim, struct myrio_bus *
 		return myrio_simd_bus_open(nic, at ? at + 1 : NULL, out);
 	}
 	if (looks_like_pci(device))
-		return myrio_vfio_bus_open(device, out);
+		return myrio_vfio_bus_open(device, claim, out);
 	log_err("unknown device '%s': use sim:NAME (in-process model), simd:NAME[@SOCKET] "
 		"(model daemon) or a PCI address such as 0000:03:00.0",
 		device);

@@ -19,7 +19,7 @@ static bool looks_like_pci(const char *s)
 }
 
 static int open_sim(const char *device, const char *name, struct myrio_sim *sim,
-		    struct myrio_bus **out)
+		    myrio_pci_claim_fn claim, struct myrio_bus **out)
 {
 	if (!sim) {
 		log_err("%s: a sim: device needs an in-process model (myrio_port_conf.sim); "
@@ -31,7 +31,7 @@ static int open_sim(const char *device, const char *name, struct myrio_sim *sim,
 }
 
 static int open_simd(const char *device, const char *name, struct myrio_sim *sim,
-		     struct myrio_bus **out)
+		     myrio_pci_claim_fn claim, struct myrio_bus **out)
 {
 	char nic[64];
 	const char *at = strchr(name, '@');
@@ -46,9 +46,9 @@ static int open_simd(const char *device, const char *name, struct myrio_sim *sim
 }
 
 static int open_vfio(const char *device, const char *name, struct myrio_sim *sim,
-		     struct myrio_bus **out)
+		     myrio_pci_claim_fn claim, struct myrio_bus **out)
 {
-	return myrio_vfio_bus_open(name, out);
+	return myrio_vfio_bus_open(name, claim, out);
 }
 
 /* The buses, by the form of the device string: a prefix, or a PCI address. */
@@ -56,21 +56,22 @@ static const struct bus_kind {
 	const char *prefix;		   /* taken off before open; NULL: match decides */
 	bool (*match)(const char *device); /* for strings without a prefix */
 	int (*open)(const char *device, const char *name, struct myrio_sim *sim,
-		    struct myrio_bus **out);
+		    myrio_pci_claim_fn claim, struct myrio_bus **out);
 } bus_kinds[] = {
     {.prefix = "sim:", .open = open_sim},
     {.prefix = "simd:", .open = open_simd},
     {.match = looks_like_pci, .open = open_vfio},
 };
 
-int myrio_bus_open(const char *device, struct myrio_sim *sim, struct myrio_bus **out)
+int myrio_bus_open(const char *device, struct myrio_sim *sim, myrio_pci_claim_fn claim,
+		   struct myrio_bus **out)
 {
 	*out = NULL;
 	for (size_t i = 0; i < sizeof(bus_kinds) / sizeof(bus_kinds[0]); i++) {
 		const struct bus_kind *k = &bus_kinds[i];
 		size_t n = k->prefix ? strlen(k->prefix) : 0;
 		if (k->prefix ? strncmp(device, k->prefix, n) == 0 : k->match(device))
-			return k->open(device, device + n, sim, out);
+			return k->open(device, device + n, sim, claim, out);
 	}
 	log_err("unknown device '%s': use sim:NAME (in-process model), simd:NAME[@SOCKET] "
 		"(model daemon) or a PCI address such as 0000:03:00.0",

@@ -52,7 +52,7 @@ struct myrio_bus {
 	/* A device model sleeps after a quiet spell, 1 here while it does (docs/model-daemon.md,
 	 * "Idle"); NULL: the device never sleeps (hardware polls its SRAM all the time). */
 	const _Atomic uint32_t *sleeping;
-	bool closing;	/* the opener closed it; really closed when the last hold goes */
+	bool closing; /* the opener closed it; really closed when the last hold goes */
 	struct myrio_bus_hook *at_close; /* run by myrio_bus_close, then forgotten */
 };
 
@@ -95,13 +95,19 @@ struct myrio_bus_hook {
 };
 void myrio_bus_at_close(struct myrio_bus *bus, struct myrio_bus_hook *hook);
 
-/* Opens the bus a device string names ("sim:X", "simd:X[@sock]", "DDDD:BB:DD.F"). */
+/* Whether a driver takes a PCI function with these IDs. */
+typedef bool (*myrio_pci_claim_fn)(uint16_t vendor, uint16_t device);
+
+/* Opens the bus a device string names ("sim:X", "simd:X[@sock]", "DDDD:BB:DD.F"). A PCI
+ * function whose IDs claim (if not NULL) refuses is refused before VFIO opens it (opening
+ * resets it). */
 struct myrio_sim;
-int myrio_bus_open(const char *device, struct myrio_sim *sim, struct myrio_bus **out);
+int myrio_bus_open(const char *device, struct myrio_sim *sim, myrio_pci_claim_fn claim,
+		   struct myrio_bus **out);
 
 /* Back-ends, selected by myrio_bus_open. */
 int myrio_sim_bus_open(struct myrio_sim *sim, const char *nic, struct myrio_bus **out);
 int myrio_simd_bus_open(const char *nic, const char *socket_path, struct myrio_bus **out);
-int myrio_vfio_bus_open(const char *pci_addr, struct myrio_bus **out);
+int myrio_vfio_bus_open(const char *pci_addr, myrio_pci_claim_fn claim, struct myrio_bus **out);
 
 #endif

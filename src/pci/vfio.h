@@ -1,6 +1,7 @@
-/* Opening any PCI function through VFIO as a struct myrio_bus (myrio_vfio_bus_open,
- * bus.h). The bus does not look at the function's IDs: the driver table
- * (src/port/drivers.c) chooses the driver from them, or refuses the function.
+/* Opening a PCI function through VFIO as a struct myrio_bus (myrio_vfio_bus_open,
+ * bus.h). The driver table (src/port/drivers.c) chooses the driver from the function's
+ * IDs; its claim function, given to the open, refuses a function no driver takes before
+ * the VFIO device is opened, since opening it resets the function.
  *
  * A bus belongs to one thread at a time (the port that owns it): its DMA mapping
  * bookkeeping is not locked.
@@ -19,7 +20,7 @@
  * mastering. Every failure is logged with what to do about it. This is the same with
  * other sysfs and /dev roots (tests). */
 int myrio_vfio_open_at(const struct myrio_vfio_paths *paths, const char *addr,
-		       struct myrio_bus **out);
+		       myrio_pci_claim_fn claim, struct myrio_bus **out);
 
 /* The functions on this machine whose IDs wanted() accepts (libpciaccess scan): up to
  * max addresses in canonical form into addrs; returns how many were found, or a negative

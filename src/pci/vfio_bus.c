@@ -104,7 +104,7 @@ static int check_host(const struct myrio_vfio_paths *paths, const char *addr,
 }
 
 int myrio_vfio_open_at(const struct myrio_vfio_paths *paths, const char *addr_in,
-		       struct myrio_bus **out)
+		       myrio_pci_claim_fn claim, struct myrio_bus **out)
 {
 	struct myrio_pci_addr a;
 	char addr[MYRIO_PCI_ADDR_STRLEN + 1];
@@ -119,6 +119,12 @@ int myrio_vfio_open_at(const struct myrio_vfio_paths *paths, const char *addr_in
 	uint16_t vendor, device;
 	if (myrio_pci_ids(paths, addr, &vendor, &device) < 0) {
 		log_err("no PCI device %s (see lspci -D for the addresses of this machine)", addr);
+		return -ENODEV;
+	}
+	if (claim && !claim(vendor, device)) {
+		log_err("%s is %04x:%04x, a PCI function no libmyrio driver claims; "
+			"'myrio-setup check' lists the NICs libmyrio drives",
+			addr, vendor, device);
 		return -ENODEV;
 	}
 	int rc = check_host(paths, addr, &g);
@@ -154,9 +160,9 @@ int myrio_vfio_open_at(const struct myrio_vfio_paths *paths, const char *addr_in
 	return 0;
 }
 
-int myrio_vfio_bus_open(const char *pci_addr, struct myrio_bus **out)
+int myrio_vfio_bus_open(const char *pci_addr, myrio_pci_claim_fn claim, struct myrio_bus **out)
 {
-	return myrio_vfio_open_at(NULL, pci_addr, out);
+	return myrio_vfio_open_at(NULL, pci_addr, claim, out);
 }
 
 int myrio_vfio_group_id(const struct myrio_bus *bus)

@@ -51,6 +51,11 @@ int myrio_port_driver_for_pci(uint16_t vendor, uint16_t device, const char **dri
 	return 0;
 }
 
+bool myrio_driver_claims(uint16_t vendor, uint16_t device)
+{
+	return myrio_driver_for_pci(vendor, device) != NULL;
+}
+
 const struct myrio_driver *myrio_driver_for_prefix(const char *device)
 {
 	for (size_t i = 0; i < N_DRIVERS; i++)

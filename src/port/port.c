@@ -52,7 +52,7 @@ int myrio_port_open(struct myrio_port **out, const char *device, const struct my
 	} else {
 		/* Any other string names a bus; the function's PCI IDs choose the driver. */
 		struct myrio_bus *bus;
-		rc = myrio_bus_open(device, conf->sim, &bus);
+		rc = myrio_bus_open(device, conf->sim, myrio_driver_claims, &bus);
 		if (rc < 0)
 			return rc;
 		rc = myrio_port_open_bus(bus, conf, &port); /* owns the bus from here on */

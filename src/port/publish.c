@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,9 +71,18 @@ static struct pub_segment *segment(void)
 	char name[32];
 	pid_t pid = getpid();
 	snprintf(name, sizeof(name), PUB_PATH_FMT, (int)pid);
-	int fd = shm_open(name, O_CREAT | O_TRUNC | O_RDWR, 0644);
+	/* A file under our pid's name is a dead process's (ours goes with us): removed if it is
+	 * ours. One of another user's stays, and then we do not publish: never write into a
+	 * file somebody else made (or can truncate under us). Only our user (and root) reads. */
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof(path), PUB_DIR "%s", name);
+	if (lstat(path, &st) == 0 && st.st_uid == geteuid())
+		shm_unlink(name);
+	int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW, 0600);
 	if (fd < 0) {
-		log_debug("publishing counters: shm_open %s: %s", name, strerror(errno));
+		myrio_log(errno == EEXIST ? MYRIO_LOG_WARN : MYRIO_LOG_DEBUG,
+			  "counters not published: %s%s: %s", PUB_DIR, name, strerror(errno));
 		disabled = 1;
 		return NULL;
 	}

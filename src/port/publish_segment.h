@@ -13,7 +13,8 @@
 #define PUB_MAGIC "MYRIOPUB"
 #define PUB_LAYOUT 1u
 #define PUB_CAPACITY 4096u
-#define PUB_PATH_FMT "/myrio.%d" /* shm_open name; the file is /dev/shm/myrio.PID */
+#define PUB_DIR "/dev/shm"	 /* where shm_open keeps its files */
+#define PUB_PATH_FMT "/myrio.%d" /* shm_open name; the file is PUB_DIR "/myrio.PID" */
 
 struct pub_header {
 	char magic[8];
@@ -32,5 +33,9 @@ struct pub_segment {
 	struct pub_header h;
 	pub_item items[PUB_CAPACITY];
 };
+
+/* Removes pid's segment if this user owns it and pid no longer runs: what a process that
+ * died without closing its ports leaves behind (0, or a negative errno). */
+int pub_segment_remove_stale(int pid);
 
 #endif

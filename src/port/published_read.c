@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,50 +16,98 @@
 
 #include "port/publish_segment.h"
 
-static int map_segment(int pid, const struct pub_segment **out)
+/* The uid a live process runs as (the owner of /proc/PID), or -ESRCH. */
+static int process_uid(int pid, uid_t *uid)
 {
-	char name[32];
-	snprintf(name, sizeof(name), PUB_PATH_FMT, pid);
-	int fd = shm_open(name, O_RDONLY, 0);
-	if (fd < 0)
-		return -errno;
+	char path[32];
 	struct stat st;
-	void *m = MAP_FAILED;
-	if (fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(struct pub_segment))
-		m = mmap(NULL, sizeof(struct pub_segment), PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return -EPROTO;
-	*out = m;
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st) != 0)
+		return -ESRCH;
+	*uid = st.st_uid;
 	return 0;
 }
 
-static void cut(char *s, size_t len)
+/* Opens pid's segment without following a link or blocking on a FIFO, and only if it is a
+ * regular file of the process's own user at least as long as the layout. */
+static int open_segment(int pid)
+{
+	char name[32];
+	snprintf(name, sizeof(name), PUB_PATH_FMT, pid);
+	int fd = shm_open(name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return errno == ELOOP ? -EPERM : -errno;
+	struct stat st;
+	uid_t uid;
+	int rc = 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < sizeof(struct pub_segment))
+		rc = -EPROTO;
+	else if (process_uid(pid, &uid) < 0)
+		rc = -ENOENT;
+	else if (st.st_uid != uid)
+		rc = -EPERM; /* another user's file under this pid's name */
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+static bool read_at(int fd, void *buf, size_t len, off_t off)
+{
+	return pread(fd, buf, len, off) == (ssize_t)len;
+}
+
+/* A string from the segment: cut at its buffer, anything not printable ASCII (terminal
+ * escapes) replaced. */
+static void clean(char *s, size_t len)
 {
 	s[len - 1] = '\0';
+	for (; *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			*s = '?';
+}
+
+int pub_segment_remove_stale(int pid)
+{
+	char path[64], name[32];
+	struct stat st;
+	snprintf(name, sizeof(name), PUB_PATH_FMT, pid);
+	snprintf(path, sizeof(path), PUB_DIR "%s", name);
+	if (lstat(path, &st) != 0)
+		return -errno;
+	if (st.st_uid != geteuid())
+		return -EPERM; /* not ours to remove */
+	if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		return -EBUSY; /* its process still runs */
+	return shm_unlink(name) == 0 ? 0 : -errno;
 }
 
 int myrio_published_read(int pid, struct myrio_published *out)
 {
 	memset(out, 0, sizeof(*out));
-	const struct pub_segment *seg = NULL;
-	int rc = map_segment(pid, &seg);
-	if (rc < 0)
-		return rc;
-	rc = -EPROTO;
+	int fd = open_segment(pid);
+	if (fd < 0)
+		return fd;
+	int rc = -EPROTO;
 	pub_item *items = calloc(PUB_CAPACITY, sizeof(*items));
 	struct pub_header h;
+	const off_t seq_at = offsetof(struct pub_segment, h.seq);
+	const off_t items_at = offsetof(struct pub_segment, items);
 	for (int tries = 0; items && tries < 1000 && rc == -EPROTO; tries++) {
-		uint64_t seq = __atomic_load_n(&seg->h.seq, __ATOMIC_ACQUIRE);
-		if (seq & 1) {
+		uint64_t seq2;
+		if (!read_at(fd, &h, sizeof(h), 0))
+			break; /* cut short since the fstat */
+		if (h.seq & 1) {
 			usleep(100); /* a writer is at work */
 			continue;
 		}
-		memcpy(&h, &seg->h, sizeof(h));
 		uint32_t used = h.n_used <= PUB_CAPACITY ? h.n_used : PUB_CAPACITY;
-		memcpy(items, seg->items, used * sizeof(*items));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&seg->h.seq, __ATOMIC_RELAXED) != seq)
+		if (!read_at(fd, items, (size_t)used * sizeof(*items), items_at) ||
+		    !read_at(fd, &seq2, sizeof(seq2), seq_at))
+			break;
+		if (seq2 != h.seq)
 			continue;
 		if (memcmp(h.magic, PUB_MAGIC, sizeof(h.magic)) != 0 || h.layout != PUB_LAYOUT ||
 		    h.capacity != PUB_CAPACITY || h.pid != pid)
@@ -66,19 +115,20 @@ int myrio_published_read(int pid, struct myrio_published *out)
 		rc = 0;
 		out->counters = items;
 		for (uint32_t i = 0; i < used; i++) {
-			cut(items[i].group, sizeof(items[i].group));
-			cut(items[i].name, sizeof(items[i].name));
+			clean(items[i].group, sizeof(items[i].group));
+			clean(items[i].name, sizeof(items[i].name));
 			if (items[i].group[0])
 				items[out->n++] = items[i];
 		}
 	}
-	munmap((void *)seg, sizeof(*seg));
+	close(fd);
 	if (rc < 0) {
+		out->counters = NULL;
 		free(items);
 		return items ? rc : -ENOMEM;
 	}
 	out->pid = pid;
-	cut(h.program, sizeof(h.program));
+	clean(h.program, sizeof(h.program));
 	snprintf(out->program, sizeof(out->program), "%s", h.program);
 	out->updated_ns = h.updated_ns;
 	return 0;
@@ -93,7 +143,7 @@ void myrio_published_free(struct myrio_published *p)
 
 int myrio_published_find(const char *program, int *pids, unsigned max)
 {
-	DIR *d = opendir("/dev/shm");
+	DIR *d = opendir(PUB_DIR);
 	if (!d)
 		return -errno;
 	unsigned n = 0;
@@ -106,10 +156,7 @@ int myrio_published_find(const char *program, int *pids, unsigned max)
 		if (*end || pid <= 0 || pid > 0x7fffffff)
 			continue;
 		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
-			/* left behind by a process that died without closing its ports */
-			char name[32];
-			snprintf(name, sizeof(name), PUB_PATH_FMT, (int)pid);
-			shm_unlink(name);
+			pub_segment_remove_stale((int)pid);
 			continue;
 		}
 		struct myrio_published p;

@@ -43,12 +43,12 @@ static void run_bus(const char *spec)
 	struct myrio_sim *w;
 	assert_int_equal(myrio_sim_create(&w, &conf), 0);
 	struct myrio_bus *b, *b2;
-	assert_int_equal(myrio_bus_open("sim:sim0", w, &b), 0);
+	assert_int_equal(myrio_bus_open("sim:sim0", w, NULL, &b), 0);
 	assert_string_equal(b->kind, "sim");
 	assert_int_equal(b->bar0_len, 16u << 20);
 	assert_ptr_equal(b->bar0, sim_nic_bar0(sim_nic_find(w, "sim0")));
-	assert_int_equal(myrio_bus_open("sim:sim0", w, &b2), -EBUSY);
-	assert_int_equal(myrio_bus_open("sim:sim9", w, &b2), -ENODEV);
+	assert_int_equal(myrio_bus_open("sim:sim0", w, NULL, &b2), -EBUSY);
+	assert_int_equal(myrio_bus_open("sim:sim9", w, NULL, &b2), -ENODEV);
 	uint32_t v = 0;
 	assert_int_equal(b->ops->cfg_read(b, 0, 4, &v), 0);
 	assert_int_equal(v, 0x000814C1);
@@ -82,7 +82,7 @@ static void run_bus(const char *spec)
 	b->ops->close(b);
 	assert_null(r.bus); /* the bus let go of the regions still mapped */
 	/* closed: the NIC is free again and back at power-on (bus master off) */
-	assert_int_equal(myrio_bus_open("sim:sim0", w, &b), 0);
+	assert_int_equal(myrio_bus_open("sim:sim0", w, NULL, &b), 0);
 	assert_int_equal(b->ops->cfg_read(b, 4, 2, &v), 0);
 	assert_int_equal(v & 4, 0);
 	assert_false(sim_cfg_msi_enabled(sim_nic_find(w, "sim0")));
@@ -107,7 +107,7 @@ static void sim_device_needs_a_world(void **state)
 {
 	(void)state;
 	struct myrio_bus *b;
-	assert_int_equal(myrio_bus_open("sim:sim0", NULL, &b), -EINVAL);
+	assert_int_equal(myrio_bus_open("sim:sim0", NULL, NULL, &b), -EINVAL);
 }
 
 /* Strings no bus takes, and malformed ones of each form, are refused before anything opens. */
@@ -117,16 +117,16 @@ static void device_strings_no_bus_takes(void **state)
 	struct myrio_bus *b = (struct myrio_bus *)1;
 	const char *unknown[] = {"", "eth0", "sim", "SIM:sim0", "0000:03:00", "03:00", "pair"};
 	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
-		assert_int_equal(myrio_bus_open(unknown[i], NULL, &b), -ENODEV);
+		assert_int_equal(myrio_bus_open(unknown[i], NULL, NULL, &b), -ENODEV);
 		assert_null(b);
 	}
-	assert_int_equal(myrio_bus_open("simd:", NULL, &b), -EINVAL);
-	assert_int_equal(myrio_bus_open("simd:@/tmp/x", NULL, &b), -EINVAL);
+	assert_int_equal(myrio_bus_open("simd:", NULL, NULL, &b), -EINVAL);
+	assert_int_equal(myrio_bus_open("simd:@/tmp/x", NULL, NULL, &b), -EINVAL);
 	char longname[128];
 	memset(longname, 'n', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
 	memcpy(longname, "simd:", 5);
-	assert_int_equal(myrio_bus_open(longname, NULL, &b), -EINVAL);
+	assert_int_equal(myrio_bus_open(longname, NULL, NULL, &b), -EINVAL);
 }
 
 int main(void)

@@ -154,12 +154,12 @@ static void device_string_reaches_the_daemon(void **state)
 	char dev[160];
 	struct myrio_bus *bus;
 	snprintf(dev, sizeof(dev), "simd:nic1@%s", f->sock);
-	assert_int_equal(myrio_bus_open(dev, NULL, &bus), 0);
+	assert_int_equal(myrio_bus_open(dev, NULL, NULL, &bus), 0);
 	assert_string_equal(bus->kind, "simd");
 	bus->ops->close(bus);
 	/* The socket from the environment, as the daemon's default would be. */
 	setenv(SIMD_SOCKET_ENV, f->sock, 1);
-	assert_int_equal(myrio_bus_open("simd:nic1", NULL, &bus), 0);
+	assert_int_equal(myrio_bus_open("simd:nic1", NULL, NULL, &bus), 0);
 	bus->ops->close(bus);
 	unsetenv(SIMD_SOCKET_ENV);
 }

@@ -101,7 +101,7 @@ static void check_capabilities(struct myrio_bus *bus, struct result *r)
 
 static int open_nic(const char *addr, struct myrio_bus **bus, struct e1000e *n, struct result *r)
 {
-	int rc = myrio_vfio_bus_open(addr, bus);
+	int rc = myrio_vfio_bus_open(addr, NULL, bus);
 	if (rc < 0) {
 		fail(r, "%s: myrio_vfio_bus_open failed (%ld)", addr, rc);
 		return rc;
@@ -332,7 +332,7 @@ static int expect_memlock_refusal(const char *addr)
 	struct myrio_dma_region reg;
 	struct rlimit rl = {64 << 10, 64 << 10};
 	myrio_log_set(capture, NULL, MYRIO_LOG_WARN);
-	int rc = myrio_vfio_bus_open(addr, &bus);
+	int rc = myrio_vfio_bus_open(addr, NULL, &bus);
 	if (rc == 0 && (rc = myrio_dma_alloc(&reg, 2u << 20)) == 0) {
 		if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0 || drop_cap(CAP_IPC_LOCK) != 0)
 			rc = -EPERM;
@@ -358,7 +358,7 @@ static int expect_permission_refusal(const char *addr)
 	if (rc == 0)
 		rc = drop_cap(CAP_DAC_READ_SEARCH);
 	if (rc == 0)
-		rc = myrio_vfio_bus_open(addr, &bus);
+		rc = myrio_vfio_bus_open(addr, NULL, &bus);
 	if (bus)
 		bus->ops->close(bus);
 	int ok = rc == -EACCES && strstr(logged, "no permission to open") != NULL &&
@@ -371,7 +371,7 @@ static int expect_permission_refusal(const char *addr)
 static int expect_refused(const char *addr)
 {
 	struct myrio_bus *bus = NULL;
-	int rc = myrio_vfio_bus_open(addr, &bus);
+	int rc = myrio_vfio_bus_open(addr, NULL, &bus);
 	if (bus)
 		bus->ops->close(bus);
 	int ok = rc == -EBUSY;
@@ -531,7 +531,7 @@ int main(int argc, char **argv)
 		blocked = blocked_dma(&a, &b, &r);
 		blocked_w = blocked_rx(&a, &b, &r);
 		struct myrio_bus *again = NULL;
-		int rc = myrio_vfio_bus_open(argv[1], &again);
+		int rc = myrio_vfio_bus_open(argv[1], NULL, &again);
 		printf("second open of %s while in use: %s\n", argv[1],
 		       rc == -EBUSY ? "refused (busy)" : strerror(-rc));
 		if (rc != -EBUSY)
@@ -549,7 +549,7 @@ int main(int argc, char **argv)
 		bb->ops->close(bb);
 	if (ba) {
 		/* close must have released the group: it opens again at once. */
-		int rc = myrio_vfio_bus_open(argv[1], &ba);
+		int rc = myrio_vfio_bus_open(argv[1], NULL, &ba);
 		printf("reopen of %s after close: %s\n", argv[1], rc == 0 ? "ok" : strerror(-rc));
 		if (rc < 0)
 			fail(&r, "%s: cannot reopen after close (%ld)", argv[1], rc);

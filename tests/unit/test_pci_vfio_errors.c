@@ -24,6 +24,7 @@
 struct fake {
 	struct fake_tree t;
 	struct myrio_vfio_paths paths;
+	myrio_pci_claim_fn claim; /* NULL: any function */
 	char log[8192];
 };
 
@@ -64,7 +65,7 @@ static int open_vfio(struct fake *f, const char *addr)
 {
 	struct myrio_bus *bus = (struct myrio_bus *)0x1;
 	f->log[0] = '\0';
-	int rc = myrio_vfio_open_at(&f->paths, addr, &bus);
+	int rc = myrio_vfio_open_at(&f->paths, addr, f->claim, &bus);
 	assert_null(bus);
 	return rc;
 }
@@ -94,6 +95,28 @@ static void judges_no_device_by_its_ids(void **state)
 	assert_int_equal(open_vfio(f, "05:00.0"), -EBUSY);
 	assert_null(strstr(f->log, "not a Myri-10G"));
 	assert_non_null(strstr(f->log, "bound to e1000e"));
+}
+
+static bool claims_myricom_only(uint16_t vendor, uint16_t device)
+{
+	return vendor == 0x14c1;
+}
+
+/* A function bound to vfio-pci that no driver claims is refused from its sysfs IDs, before
+ * the VFIO device is opened (that would reset somebody else's device): the container device
+ * here is a plain file, so any attempt to open VFIO would fail on it instead. */
+static void refuses_an_unclaimed_function_before_opening_it(void **state)
+{
+	struct fake *f = *state;
+	ft_mkdirs("%s/bus/pci/drivers/vfio-pci", f->t.sys);
+	ft_add_device(&f->t, "0000:05:00.0", "0x8086", "0x10d3", "vfio-pci", 7);
+	ft_mkdirs("%s/vfio", f->t.dev);
+	ft_put("", "%s/vfio/vfio", f->t.dev);
+	assert_int_equal(open_vfio(f, "05:00.0"), -ENOTTY); /* with no claim, VFIO is reached */
+	f->claim = claims_myricom_only;
+	assert_int_equal(open_vfio(f, "05:00.0"), -ENODEV);
+	assert_non_null(strstr(f->log, "8086:10d3, a PCI function no libmyrio driver claims"));
+	assert_null(strstr(f->log, "VFIO container"));
 }
 
 static void explains_how_to_turn_the_iommu_on(void **state)
@@ -190,6 +213,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(rejects_a_malformed_address, setup, teardown),
 	    cmocka_unit_test_setup_teardown(rejects_a_missing_device, setup, teardown),
 	    cmocka_unit_test_setup_teardown(judges_no_device_by_its_ids, setup, teardown),
+	    cmocka_unit_test_setup_teardown(refuses_an_unclaimed_function_before_opening_it, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(explains_how_to_turn_the_iommu_on, setup, teardown),
 	    cmocka_unit_test_setup_teardown(explains_a_device_outside_any_group, setup, teardown),
 	    cmocka_unit_test_setup_teardown(asks_to_load_vfio_pci, setup, teardown),

@@ -1,7 +1,9 @@
 /* Publishing counters to other processes: what the writer puts in the segment reads back
  * whole and current, sources come and go (their items freed and reused), and the reader
  * trusts nothing in a segment: wrong magic, short file, counts past the end, strings
- * without their end are refused or cut. */
+ * without their end or with terminal escapes are refused, cut or cleaned; a FIFO, a link or
+ * another user's file under a process's name is refused without blocking. The writer never
+ * writes into a file somebody else made. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -15,12 +17,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "myrio/publish.h"
 #include "port/publish_segment.h"
 
-#define FAKE_PID 999999 /* above any pid this test's hosts hand out by default */
+static int fake_pid; /* a live process of ours (a child that waits) whose name the fakes take */
 
 static uint64_t counter_a = 5, counter_b = 7;
 
@@ -86,11 +91,11 @@ static void counters_read_back_whole_and_current(void **state)
 	assert_int_equal(myrio_published_read(getpid(), &p), -ENOENT);
 }
 
-/* A segment file for FAKE_PID with the given header and size. */
+/* A segment file for fake_pid with the given header and size. */
 static void fake_segment(const struct pub_header *h, size_t size, const pub_item *first)
 {
 	char name[32];
-	snprintf(name, sizeof(name), PUB_PATH_FMT, FAKE_PID);
+	snprintf(name, sizeof(name), PUB_PATH_FMT, fake_pid);
 	int fd = shm_open(name, O_CREAT | O_TRUNC | O_RDWR, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (off_t)size), 0);
@@ -104,53 +109,233 @@ static void fake_segment(const struct pub_header *h, size_t size, const pub_item
 static void hostile_segments_are_refused_or_cut(void **state)
 {
 	char name[32];
-	snprintf(name, sizeof(name), PUB_PATH_FMT, FAKE_PID);
+	snprintf(name, sizeof(name), PUB_PATH_FMT, fake_pid);
 	struct pub_header h;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, PUB_MAGIC, sizeof(h.magic));
 	h.layout = PUB_LAYOUT;
 	h.capacity = PUB_CAPACITY;
-	h.pid = FAKE_PID;
+	h.pid = fake_pid;
 	memset(h.program, 'p', sizeof(h.program)); /* no terminating zero */
 	h.n_used = 0xffffffffu;			   /* past the end */
 	pub_item it;
 	memset(&it, 'g', sizeof(it));
 	struct myrio_published p;
 	fake_segment(&h, sizeof(struct pub_segment), &it);
-	assert_int_equal(myrio_published_read(FAKE_PID, &p), 0);
+	assert_int_equal(myrio_published_read(fake_pid, &p), 0);
 	assert_int_equal(strlen(p.program), sizeof(p.program) - 1);
 	assert_int_equal(p.n, 1); /* the one item with a group; the rest is zeroes */
 	assert_int_equal(strlen(p.counters[0].group), sizeof(it.group) - 1);
 	assert_int_equal(strlen(p.counters[0].name), sizeof(it.name) - 1);
 	myrio_published_free(&p);
 	fake_segment(&h, sizeof(h) + 100, NULL); /* shorter than the layout */
-	assert_int_equal(myrio_published_read(FAKE_PID, &p), -EPROTO);
+	assert_int_equal(myrio_published_read(fake_pid, &p), -EPROTO);
 	h.seq = 0;
 	h.magic[0] = 'X';
 	fake_segment(&h, sizeof(struct pub_segment), NULL);
-	assert_int_equal(myrio_published_read(FAKE_PID, &p), -EPROTO);
+	assert_int_equal(myrio_published_read(fake_pid, &p), -EPROTO);
 	h.magic[0] = PUB_MAGIC[0];
-	h.pid = FAKE_PID + 1; /* somebody else's */
+	h.pid = fake_pid + 1; /* somebody else's */
 	fake_segment(&h, sizeof(struct pub_segment), NULL);
-	assert_int_equal(myrio_published_read(FAKE_PID, &p), -EPROTO);
-	h.pid = FAKE_PID;
+	assert_int_equal(myrio_published_read(fake_pid, &p), -EPROTO);
+	h.pid = fake_pid;
 	h.seq = 1; /* a writer that died while writing: the reader gives up, it does not hang */
 	fake_segment(&h, sizeof(struct pub_segment), NULL);
-	assert_int_equal(myrio_published_read(FAKE_PID, &p), -EPROTO);
+	assert_int_equal(myrio_published_read(fake_pid, &p), -EPROTO);
 	shm_unlink(name);
-	assert_int_equal(myrio_published_read(FAKE_PID, &p), -ENOENT);
-	/* a segment of a process that is gone is not found by name */
+	assert_int_equal(myrio_published_read(fake_pid, &p), -ENOENT);
+	/* a segment of a live process is found by its name */
 	h.seq = 0;
 	fake_segment(&h, sizeof(struct pub_segment), NULL);
 	int pids[4];
 	char prog[64];
 	memset(prog, 'p', sizeof(prog) - 1);
 	prog[sizeof(prog) - 1] = '\0';
-	bool gone = kill(FAKE_PID, 0) != 0 && errno == ESRCH;
-	assert_int_equal(myrio_published_find(prog, pids, 4), gone ? 0 : 1);
-	if (gone) /* and its segment was removed */
-		assert_int_equal(myrio_published_read(FAKE_PID, &p), -ENOENT);
+	assert_int_equal(myrio_published_find(prog, pids, 4), 1);
 	shm_unlink(name);
+}
+
+static void path_of(int pid, char *path, size_t len)
+{
+	char name[32];
+	snprintf(name, sizeof(name), PUB_PATH_FMT, pid);
+	snprintf(path, len, PUB_DIR "%s", name);
+}
+
+/* A FIFO under a live pid's name would block an open without O_NONBLOCK for ever; a link
+ * could point anywhere. Both are refused at once (the alarm fails the test otherwise). */
+static void fifos_and_links_are_refused_without_blocking(void **state)
+{
+	char path[64];
+	path_of(fake_pid, path, sizeof(path));
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0666), 0);
+	alarm(10);
+	struct myrio_published p;
+	assert_true(myrio_published_read(fake_pid, &p) < 0);
+	int pids[4];
+	assert_int_equal(myrio_published_find(NULL, pids, 4) >= 0, 1);
+	alarm(0);
+	unlink(path);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	assert_true(myrio_published_read(fake_pid, &p) < 0);
+	unlink(path);
+}
+
+static void fill_header(struct pub_header *h, int pid)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, PUB_MAGIC, sizeof(h->magic));
+	h->layout = PUB_LAYOUT;
+	h->capacity = PUB_CAPACITY;
+	h->pid = pid;
+	h->n_used = 1;
+}
+
+/* Another user's file under a pid of ours fakes that process's counters: refused. */
+static void another_users_segment_is_refused(void **state)
+{
+	if (geteuid() != 0)
+		skip(); /* only root can give a file away */
+	struct pub_header h;
+	fill_header(&h, fake_pid);
+	snprintf(h.program, sizeof(h.program), "faked");
+	fake_segment(&h, sizeof(struct pub_segment), NULL);
+	char path[64];
+	path_of(fake_pid, path, sizeof(path));
+	struct myrio_published p;
+	assert_int_equal(myrio_published_read(fake_pid, &p), 0);
+	myrio_published_free(&p);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_int_equal(myrio_published_read(fake_pid, &p), -EPERM);
+	int pids[4];
+	assert_int_equal(myrio_published_find("faked", pids, 4), 0);
+	unlink(path);
+}
+
+/* Strings reach a terminal: no escape sequence or control character gets through. */
+static void terminal_escapes_are_replaced(void **state)
+{
+	struct pub_header h;
+	fill_header(&h, fake_pid);
+	snprintf(h.program, sizeof(h.program), "ev\x1b]0;owned\a\x1b[2Jil");
+	pub_item it;
+	memset(&it, 0, sizeof(it));
+	snprintf(it.group, sizeof(it.group), "port \x1b[31mred\r\n");
+	snprintf(it.name, sizeof(it.name),
+		 "rx\x9b"
+		 "1m\x7f");
+	fake_segment(&h, sizeof(struct pub_segment), &it);
+	struct myrio_published p;
+	assert_int_equal(myrio_published_read(fake_pid, &p), 0);
+	assert_string_equal(p.program, "ev?]0;owned??[2Jil");
+	assert_int_equal(p.n, 1);
+	assert_string_equal(p.counters[0].group, "port ?[31mred??");
+	assert_string_equal(p.counters[0].name, "rx?1m?");
+	myrio_published_free(&p);
+	char path[64];
+	path_of(fake_pid, path, sizeof(path));
+	unlink(path);
+}
+
+/* In a child (publishing is decided once a process): a file another user made under the
+ * child's name is left alone and not written; a stale one of our own is replaced by a
+ * fresh segment only we can read or write. */
+static int publisher_child(void)
+{
+	char path[64];
+	struct stat st;
+	path_of(getpid(), path, sizeof(path));
+	if (geteuid() == 0) {
+		int fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0666);
+		if (fd < 0 || fchown(fd, 65534, 65534) != 0 || fchmod(fd, 0666) != 0)
+			return 10;
+		close(fd);
+		if (myrio_publish_add("port z", source, "rx") != -ENOTSUP)
+			return 11; /* it published into the other user's file */
+		if (stat(path, &st) != 0 || st.st_size != 0 || st.st_uid != 65534)
+			return 12;
+		return unlink(path) == 0 ? 0 : 13;
+	}
+	int fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0666);
+	if (fd < 0 || write(fd, "stale", 5) != 5)
+		return 20;
+	close(fd);
+	int hnd = myrio_publish_add("port z", source, "rx");
+	if (hnd <= 0)
+		return 21;
+	if (stat(path, &st) != 0 || (st.st_mode & 0777) != 0600 || st.st_uid != geteuid() ||
+	    (size_t)st.st_size != sizeof(struct pub_segment))
+		return 22;
+	myrio_publish_remove(hnd);
+	return 0;
+}
+
+static void the_writer_never_uses_a_file_it_did_not_make(void **state)
+{
+	for (int as_user = 0; as_user < 2; as_user++) {
+		pid_t c = fork();
+		assert_true(c >= 0);
+		if (c == 0) {
+			if (as_user && geteuid() == 0) {
+				/* root: the stale-file case as a plain user */
+				if (setgid(65534) != 0 || setuid(65534) != 0)
+					_exit(30);
+			}
+			_exit(publisher_child());
+		}
+		int status;
+		assert_int_equal(waitpid(c, &status, 0), c);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+}
+
+/* A segment a dead process of ours left is removed when looked for; another user's is not. */
+static void stale_segments_of_ours_are_removed(void **state)
+{
+	pid_t c = fork();
+	assert_true(c >= 0);
+	if (c == 0)
+		_exit(0);
+	assert_int_equal(waitpid(c, NULL, 0), c);
+	struct pub_header h;
+	fill_header(&h, c);
+	char name[32], path[64];
+	snprintf(name, sizeof(name), PUB_PATH_FMT, c);
+	path_of(c, path, sizeof(path));
+	int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+	if (geteuid() == 0) {
+		assert_int_equal(fchown(fd, 65534, 65534), 0);
+		int pids[4];
+		myrio_published_find(NULL, pids, 4);
+		assert_int_equal(access(path, F_OK), 0); /* not ours: left */
+		assert_int_equal(fchown(fd, 0, 0), 0);
+	}
+	close(fd);
+	int pids[4];
+	myrio_published_find(NULL, pids, 4);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
+static int start_fake(void **state)
+{
+	fake_pid = fork();
+	if (fake_pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* it goes with the test, however that ends */
+		pause();
+		_exit(0);
+	}
+	return fake_pid > 0 ? 0 : -1;
+}
+
+static int stop_fake(void **state)
+{
+	kill(fake_pid, SIGKILL);
+	waitpid(fake_pid, NULL, 0);
+	return 0;
 }
 
 int main(void)
@@ -158,6 +343,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(counters_read_back_whole_and_current),
 	    cmocka_unit_test(hostile_segments_are_refused_or_cut),
+	    cmocka_unit_test(fifos_and_links_are_refused_without_blocking),
+	    cmocka_unit_test(another_users_segment_is_refused),
+	    cmocka_unit_test(terminal_escapes_are_replaced),
+	    cmocka_unit_test(the_writer_never_uses_a_file_it_did_not_make),
+	    cmocka_unit_test(stale_segments_of_ours_are_removed),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, start_fake, stop_fake);
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # libmyrio against fair peers, in the same run on this machine, cost per operation first.
 #
 #   bench/compare.sh [-b BUILD_DIR] [-t SECONDS] [-n PAIRS] [--quick] [SECTION...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the peers the benchmarks compare against (Debian 12 packages), if missing:
 # iperf3 and nuttcp (kernel TCP/UDP streams), sockperf (kernel UDP/TCP ping-pong),
 # dpdk and dpdk-dev (dpdk-testpmd, raw packet rates), iproute2 (network namespaces and veth). Needs root.

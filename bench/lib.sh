@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Helpers shared by the benchmark scripts: a veth pair between two network namespaces for
 # the kernel's side, pinning, JSON fields, and the one-line summaries with ratios.
 #

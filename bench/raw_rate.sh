@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Raw frame rate of the Myri-10G driver against the device model, and the driver's cost in
 # instructions per packet.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # What idle connections cost tcp_lite: ns per poll with 100 connections and with CONNS
 # (nothing due, and one connection probed every millisecond), ns per readiness-set wait
 # with 100 and CONNS connections registered (none ready), ns per SYN to a full table, and

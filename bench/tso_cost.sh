@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # What TCP segmentation offload saves on the host: instructions executed by both stacks
 # (myrio_stack_poll, the application's writes: stack, driver, receive path of both sides)
 # for the same byte-exact transfer at MTU 1500 with TSO on and off, on the stepped device

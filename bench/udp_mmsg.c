@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The kernel's UDP path at its best, as a peer for bench/compare.sh: datagrams go in
  * batches of up to 64 per system call (sendmmsg/recvmmsg), so the figure measures the
  * kernel's UDP stack and not one system call per datagram (iperf3 -u).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """One row of bench/compare.sh from its runs (JSON lines, one per run).
 
 A run: {"side": "ours"|"peer", "ok": bool, "value": x, "ops": n, "cpu_app_s": s,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the example programs share: command-line options, a clock, stopping on Ctrl-C,
  * opening a port with the common --mtu and --pcap options, and the payload pattern of the
  * two stream programs. Header-only: every example is one program built from one .c file. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Echo client: opens many TCP connections to echo_server at once, sends each its own
  * stream of checked bytes, reads it all back, verifies every byte, and closes. The
  * connections live in a readiness set; a connection asks for OUT while it has bytes to

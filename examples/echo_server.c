@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Echo server: sends back every byte each TCP client sends, for as many clients as the
  * stack's table holds. It shows the event model for many connections:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Latency loopback: two ports joined by a cable, one process, one thread.
  *
  * A client stack on port A sends a message to an echo server on port B and waits for it

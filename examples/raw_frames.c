@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* raw_frames: send N frames of S bytes from one port to another, check every byte and the
  * order, print the rate.
  *

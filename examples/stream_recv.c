@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stream receiver: accepts one TCP stream (or receives UDP datagrams) from stream_send,
  * checks every byte against the sender's pattern, prints the rate every second and a
  * summary at the end.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stream sender: sends a TCP stream (or UDP datagrams) to stream_recv for a while, prints
  * the rate every second and a summary at the end.
  *

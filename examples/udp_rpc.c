@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UDP request/response with timeouts and retries, on the stack's own timers: no clock of
  * the program's. The client keeps up to --window requests outstanding; each has a timer
  * (myrio_timer_start) that resends it when no answer came in time, up to --retries times,

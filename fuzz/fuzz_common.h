@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the fuzz targets: a silent logger (the parsers log every rejection, which would
  * drown the fuzzer's output and slow it down) and small byte readers for the input. */
 #ifndef MYRIO_FUZZ_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: the firmware header (§1.5) and EEPROM strings (§1.6) parsers, both on
  * plain bytes (an image file) and as the driver reads them from a NIC's SRAM at probe.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: everything tcp_lite reads from the wire — Ethernet, ARP, IPv4 (options,
  * fragments, lengths), ICMP, UDP and TCP (state machine, options, SACK, timestamps, window
  * scaling, out-of-order data) — fed as frames into a stack bound to one end of an in-memory

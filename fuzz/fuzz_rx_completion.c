@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: what the device writes into host memory on the data path, fed to the
  * driver's ring code (src/rings/) on plain memory: completion entries with any length,
  * checksum and position (§4.6), status blocks with any counters, link state and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: one TCP connection's whole life. The fuzzer completes a handshake with
  * tcp_lite (passive or active, the peer's SYN options fuzzed: MSS, window scale, SACK,
  * timestamps or raw option bytes), then interleaves fuzzed segments that stay close to

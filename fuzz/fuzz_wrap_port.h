@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A port wrapped around another (the stack's end of a pair port): the fuzzer sees every
  * burst the stack transmits before the inner port takes it, and reads the other end right
  * after, as a live peer would. The stack waits at destroy for the port to hand back its

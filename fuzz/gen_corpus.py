@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the seed corpus of the fuzz targets (fuzz/corpus/<target>/) from well-formed
 inputs: a real firmware header and EEPROM block as a Myri-10G NIC carries them (spec
 §1.5, §1.6), completion-ring traffic as the device writes it (§4.6, §6.1), and Ethernet

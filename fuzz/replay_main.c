@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runs a fuzz target over files without libFuzzer: the regression inputs (tests/regress/)
  * and the seed corpus, in the normal and sanitizer builds of the test suite.
  * Usage: replay_<target> FILE|DIR...   (directories are read one level deep) */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds into build/ (or $1), optionally with sanitizers: scripts/build.sh build-asan asan
 set -euo pipefail
 cd "$(dirname "$0")/.."

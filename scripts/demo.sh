@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The demo: set-up, build, then libmyrio on the Myri-10G device model —
 #   1. a TCP stream between two model NICs of one process (myrio-perf TCP_STREAM),
 #   2. the same between two processes, each attached to a NIC of the model daemon

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Long fuzzing runs: builds the libFuzzer targets in build-fuzz/ and runs each one for
 # SECONDS (default 600), one after the other (the machine has few cores).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared by scripts/fuzz.sh and tests/sh/fuzz_short.sh (sourced, not run).
 # fuzz_build SRC BUILD: configures and builds the libFuzzer targets with clang (those
 #   only: the tools and examples are not needed).

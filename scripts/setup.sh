@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs what libmyrio needs on Debian 12 and reserves hugepages. Idempotent; needs root.
 set -euo pipefail
 

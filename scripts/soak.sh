@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Soak with random faults: connections churn and move checked data both ways between two
 # stacks over the device model while the weather changes every 50 ms of model time (loss,
 # reordering, duplication, corruption), links flap and completion entries with impossible

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite, from a fresh Debian 12 machine: set-up, a normal build and a
 # sanitizer build (AddressSanitizer + UBSan), ctest on both.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs the integration tests once under valgrind memcheck: any invalid read or write, use of
 # uninitialised memory, or definite/indirect leak fails the run.
 #   scripts/valgrind.sh [BUILD_DIR] [TEST_NAME_REGEX]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-info: what a port says about itself: the generic info, its driver's attributes
  * (a Myri-10G's firmware, serial number, buffer sizes) and every counter.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writes a firmware image the device model accepts at boot handoff (spec §2.2, §2.4):
  *   myrio-mkfw FLAVOUR[@VERSION] OUTPUT
  * FLAVOUR: eth (aligned), ethp (unaligned, tx_boundary 2048), rss_eth, rss_ethp. */

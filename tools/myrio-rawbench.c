@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-rawbench: raw frame rate between two ports of an in-process device model.
  *
  *   myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l 10g|unlimited] [-q]

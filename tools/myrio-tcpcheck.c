@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-tcpcheck: runs a tcp_lite stack whose link ends in a TAP device, so the Linux
  * stack on the other side checks ours (tests/sh/kernel_interop.sh drives it).
  *

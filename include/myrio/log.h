@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where libmyrio's messages go. Errors are returned as negative errno values; the message
  * logged next to them says what went wrong and what to do about it. */
 #ifndef MYRIO_LOG_H

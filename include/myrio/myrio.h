@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libmyrio: kernel-bypass packet I/O for Myri-10G NICs and a zero-copy TCP/UDP/IPv4 stack. */
 #ifndef MYRIO_H
 #define MYRIO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet buffers and fixed-size buffer pools.
  *
  * A pool is one DMA region cut into equal elements; each element is a 64-byte struct

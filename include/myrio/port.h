@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The port: one NIC (one slice) as the application sees it.
  *
  * Device strings, chosen at run time:

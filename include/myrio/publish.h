@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A running program's counters, readable by other processes (docs/observability.md).
  *
  * Every port a process opens, and every tcp_lite stack, publishes its counters into a

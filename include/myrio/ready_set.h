@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A readiness set: many TCP connections, listeners and UDP sockets of one stack, and one
  * call that returns those ready, as epoll or TCPDirect's zf_muxer do. Its cost is in the
  * objects that are ready: an object is listed when the stack raises an event for it (data

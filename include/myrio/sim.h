@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The device model of the Myri-10G NIC, hosted in this process.
  *
  * A model "world" holds NICs named sim0, sim1, ... and the cables between them: by default

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp_lite: a small zero-copy, polled Ethernet/ARP/IPv4/ICMP/UDP/TCP stack on one port.
  *
  * Model of use

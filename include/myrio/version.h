@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The library's version: the one place it is written (CMakeLists.txt reads it from here).
  *
  * ABI policy: the shared library's SONAME is libmyrio.so.MAJOR. Within one MAJOR, a newer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device strings to buses. */
 #include <ctype.h>
 #include <stdbool.h>

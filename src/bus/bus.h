@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The bus: everything the myri10ge driver needs from the machine, and nothing more.
  *
  * BAR0 is a plain memory mapping on every bus: the driver stores into it exactly as it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A bus's lifetime and clock: who holds it, what runs when its opener closes it. */
 #include <time.h>
 

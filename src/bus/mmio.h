@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stores into and loads from BAR0. Every field the NIC shares is big-endian (spec §0); only
  * aligned 32- and 64-bit accesses are used (§10.1 rule 1).
  *

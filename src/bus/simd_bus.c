@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The bus to a NIC hosted by the model daemon (myrio-simd): BAR0 and the interrupt eventfd
  * arrive by fd from the daemon, DMA regions go to it by fd with an IOVA chosen here (the
  * daemon plays the IOMMU), config space is a request on the socket. Closing the bus (or

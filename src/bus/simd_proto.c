@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model daemon's wire protocol: message checks, fd passing, IOVA allocation. */
 #include "bus/simd_proto.h"
 

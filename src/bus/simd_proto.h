@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model daemon's wire protocol, shared by the daemon (tools/myrio-simd) and its client
  * bus (simd_bus.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 82574 bring-up (its datasheet §4.6): reset, MAC from the EEPROM, rings, link. */
 #include "e1000e/e1000e_hw.h"
 

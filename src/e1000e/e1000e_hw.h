@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bring-up of an 82574 on a struct myrio_bus: reset, MAC address, rings, link. Shared by the
  * port back-end (e1000e_port.c) and the VFIO test in tests/qemu, which drives descriptors
  * by hand. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The e1000e port back-end: struct myrio_port_ops for an Intel 82574 on a struct myrio_bus
  * (VFIO), with one receive and one transmit ring of legacy descriptors and zero-copy
  * buffers from the port's pools. No offloads: the stack checksums in software. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Intel 82574 (e1000e) as the driver sees it: registers, their bits, and the legacy
  * descriptors (82574 datasheet, chapters 7 and 10). The one home of these facts. */
 #ifndef MYRIO_E1000E_REGS_H

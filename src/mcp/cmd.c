@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command channel (§3.1): pre-set result, write words 0..14, fence, word 15, poll. */
 #include "mcp/cmd.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The command channel (§3): one command at a time through the 64-byte block at BAR0 +
  * 0xF80000, answered by an 8-byte DMA response. */
 #ifndef MYRIO_MCP_CMD_H

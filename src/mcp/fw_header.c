@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Firmware header and EEPROM string parsing (§1.5, §1.6). Nothing here is trusted: the bytes
  * come from a file or from the NIC. */
 #include "mcp/fw_header.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Firmware header (§1.5) and EEPROM strings (§1.6): parsing and checks, on plain bytes so
  * the same code reads an image file and a copy of the NIC's SRAM. */
 #ifndef MYRIO_MCP_FW_HEADER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Firmware: adopting the running image (§2.3), loading an image file into the staging area
  * and handing off to it (§2.2, §2.4), the dummy RDMA (§2.6) and the EEPROM strings (§1.6). */
 #include <errno.h>

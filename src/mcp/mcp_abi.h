@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Myri-10G "MCP" host interface, ABI 1.4: BAR0 offsets, commands, result codes, flags
  * and the layouts of everything shared with the NIC. Every multi-byte field is big-endian
  * (spec §0). Section numbers refer to docs/myri10ge-interface.md.

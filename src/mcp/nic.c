@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bring-up of one NIC: probe (§8.1), reset sequence (§8.2), open (§8.3), close (§8.4). */
 #include "mcp/nic.h"
 

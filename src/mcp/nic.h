@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One Myri-10G NIC driven from user space: its bus, firmware, command channel, DMA memory and
  * the rings of slice 0. Bring-up follows the Linux driver's order (§8). */
 #ifndef MYRIO_MCP_NIC_H

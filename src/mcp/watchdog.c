@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Watchdog (§8.5): notices a NIC that needs a reset and brings it back.
  *
  * The driver is polled, so the watchdog runs from the data path: rx_burst and tx_burst

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* DMA regions: hugetlbfs files when hugepages are reserved, memfd otherwise. */
 #include "mem/dma.h"
 

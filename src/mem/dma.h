@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* DMA memory: regions that a device may read and write.
  *
  * A region is file-backed (a hugetlbfs file, or a memfd when hugepages are missing) so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet buffer pools: one DMA region, fixed-size elements, a stack of free ones. */
 #include <errno.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Finding PCI functions by their IDs with libpciaccess. */
 #include <errno.h>
 #include <pciaccess.h>

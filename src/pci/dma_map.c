@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* DMA regions through the IOMMU: each region gets an IOVA from the allocator and is pinned
  * and mapped with VFIO_IOMMU_MAP_DMA; the device can reach nothing else. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IOMMU group discovery and viability checks, from sysfs. */
 #include "pci/iommu_group.h"
 

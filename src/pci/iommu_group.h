@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IOMMU groups: VFIO hands out whole groups, so every device in the device's group must be
  * bound to vfio-pci (or to no driver) before the group can be opened. */
 #ifndef MYRIO_PCI_IOMMU_GROUP_H

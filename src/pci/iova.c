@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* First-fit IOVA allocation over a sorted array: a process maps a handful of large regions,
  * so a linear scan beats anything cleverer. */
 #include "pci/iova.h"

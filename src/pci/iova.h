@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IOVA allocator: hands out device addresses for DMA regions inside the ranges the IOMMU
  * can translate, first fit, aligned to the region's page size so that the IOMMU can use
  * large pages. Pure bookkeeping (no ioctls), so that it is unit tested on its own. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device interrupts into an eventfd. One vector: MSI when the function has it, else MSI-X
  * vector 0; or none, INTx masked, for a polled port. A single-slice Myri-10G interrupts through MSI; MSI-X is meant for one vector
  * per slice and needs ENABLE_RSS_QUEUES first (spec §6.4). */

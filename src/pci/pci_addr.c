@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* PCI address parsing: strict, so that a typo never names some other device. */
 #include "pci/pci_addr.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* PCI addresses: "DDDD:BB:DD.F" (or "BB:DD.F", domain 0) parsed and printed canonically. */
 #ifndef MYRIO_PCI_ADDR_H
 #define MYRIO_PCI_ADDR_H

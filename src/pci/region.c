@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Device regions: config space through the VFIO config region, BAR0 through mmap. */
 #include <errno.h>
 #include <linux/vfio.h>

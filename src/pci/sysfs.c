@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small sysfs readers and writers used by the VFIO checks and myrio-setup. */
 #include "pci/sysfs.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading the PCI and IOMMU state the kernel publishes in sysfs.
  *
  * The roots are configurable so that tests can point every check at a fake tree built in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Opening a PCI function through VFIO as a struct myrio_bus (myrio_vfio_bus_open,
  * bus.h). The driver table (src/port/drivers.c) chooses the driver from the function's
  * IDs; its claim function, given to the open, refuses a function no driver takes before

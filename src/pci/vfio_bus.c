@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A PCI function opened through VFIO, presented as a struct myrio_bus. Open order and
  * unwind: checks (sysfs) -> container/group/device -> regions -> bus mastering; close and
  * every error path undo it in reverse. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One PCI function opened through VFIO: the state behind the struct myrio_bus that
  * myrio_vfio_bus_open returns. Internal to src/pci/. */
 #ifndef MYRIO_PCI_VFIO_DEV_H

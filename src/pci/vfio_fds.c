@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The three VFIO file descriptors: container (IOMMU context), group, device. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet capture of a port's traffic into a pcap file (readable by tcpdump, tshark and
  * Wireshark), written with libpcap's own writer. Off by default; one branch in the burst
  * calls when off.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #ifndef MYRIO_PORT_CAPTURE_H
 #define MYRIO_PORT_CAPTURE_H
 

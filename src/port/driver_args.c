@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Driver arguments: "key=value,key=value" (myrio_port_conf.driver_args) into the settings a
  * driver declares. */
 #include <errno.h>

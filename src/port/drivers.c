@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The driver table: device-string prefixes and PCI IDs to the back-ends that open them. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Myri-10G port back-end: struct myrio_port_ops on top of the bring-up (src/mcp/) and
  * the rings (src/rings/). Works on any bus: VFIO, the in-process model, the model daemon. */
 #include <errno.h>

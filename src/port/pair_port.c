@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An in-memory link between two ports, for testing the stack without a NIC (think DPDK's
  * net_ring). "pair:NAME/0" and "pair:NAME/1" are the two ends of link NAME.
  *

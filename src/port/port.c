@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The public port API: opening through the driver table (drivers.c) and thin calls into
  * the back-end. */
 #include <errno.h>

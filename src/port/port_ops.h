@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What every port back-end implements (think ixy's ixy_device, lwIP's netif). A back-end
  * embeds struct myrio_port first in its own state. */
 #ifndef MYRIO_PORT_OPS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Publishing this process's counters into its shared-memory segment (publish_segment.h).
  * Sources are refreshed by the thread that added them, from its poll (myrio_publish_tick
  * in myrio_rx_burst), so a port's counters are only ever read by the thread that owns it. */

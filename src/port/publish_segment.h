@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The layout of a process's published-counters segment, /dev/shm/myrio.PID: a header, then
  * capacity items. Each source owns a run of items (its names are written once, its values
  * at each copy); an item with an empty group is free. Writers hold the process's lock and

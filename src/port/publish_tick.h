@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The poll's hook into publishing: myrio_rx_burst counts calls down and, every
  * PUBLISH_TICK_CALLS of them, lets the publisher look at the clock. */
 #ifndef MYRIO_PUBLISH_TICK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading the counters another process publishes (publish_segment.h). Nothing in the
  * segment is trusted: sizes and counts are checked, strings are cut at their buffers. */
 #include <ctype.h>

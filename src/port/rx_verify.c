@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Checking a received frame against the checksum its NIC reported (§4.6). The stack asks
  * only for frames that already failed a transport checksum, so the software sum is off the
  * fast path: it tells a frame damaged before the NIC (the sums agree: drop it) from a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The data path of one slice: small and big receive rings (§4.3), the completion ring
  * (§4.6), the send ring (§5.7) and the status-block handshake (§6.5).
  *

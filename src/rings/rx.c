@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive: posting buffers (§4.3) and consuming the completion ring (§4.6). */
 #include <stddef.h>
 #include <string.h>

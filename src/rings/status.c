@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The status-block handshake (§6.5), also in polled use: without it the NIC stops reporting
  * send completions (§10.1 rule 6). In INTx mode the firmware also waits for the deassert
  * word before it sends another update. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Transmit: encoding frames into send descriptors (§5.2-§5.5; TSO chains in tx_tso.c) and
  * the commit protocol (§5.7): every chain is written with its first flags byte 0, and after
  * a fence the first descriptor's word 3 publishes it. */

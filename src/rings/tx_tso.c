@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP segmentation offload: encoding a request (a chain of packets, headers in front of the
  * first payload) into one send chain (§5.6), the layout Linux myri10ge and FreeBSD mxge
  * produce.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Cables: NIC to NIC or NIC to an endpoint (TAP, AF_PACKET). The link runs at link_bps
  * (preamble 8 + FCS 4 + inter-frame gap 12 bytes per frame counted) or unlimited; the
  * transmitting NIC paces itself on the wire's busy time (tx.c). Faults, drawn from a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* PCI configuration space of a model NIC (§1.1, §1.2, §1.7, §1.8): IDs, BARs, capability
  * list (PM, MSI, PCIe, MSI-X, vendor-specific), the writable bits drivers use, and the
  * vendor-specific SRAM window (LOCATE / READ32 / reboot status). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The command channel (§3): the 64-byte block at BAR0 + 0xF80000, acted on when its word
  * 15 changes from the poison value; one command at a time; the 8-byte response is DMA'd
  * with `data` before `result`. Every opcode drivers use (§10 list) with its argument checks;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Model configuration: defaults and the spec string of include/myrio/sim.h. */
 #include <errno.h>
 #include <stdio.h>

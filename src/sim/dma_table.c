@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's IOMMU: the IOVA ranges the driver registered (sim_nic_dma_map). The device
  * touches nothing else; an unmapped IOVA is logged and counted, never dereferenced (§10).
  *

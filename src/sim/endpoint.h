@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One end of a model cable that is not a model NIC: a TAP device, an AF_PACKET socket on
  * an existing interface. The cable (link-rate model, fault injection) sits between the
  * NIC and the endpoint exactly as between two NICs. Endpoints never block. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A model cable that ends on an existing Linux interface (one end of a veth pair, a
  * bridge port...) through an AF_PACKET socket: what the driver sends leaves that
  * interface, what arrives at it reaches the driver.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A model cable that ends in a TAP device: frames the driver sends enter the kernel's
  * stack on that interface, and what the kernel sends out of it reaches the driver.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The firmware's side of the host interface, as the model (playing the firmware's author)
  * states it for itself: command opcodes, the boot handoff and dummy-RDMA blocks, DMA-test
  * arguments and tx_boundary choices. BAR0 offsets, results and status are in sim/nic.h,

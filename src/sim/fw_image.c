@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Firmware image header parsing and the model's image builder (§1.5, §2.1, §2.2). */
 #include "sim/fw_image.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Firmware images the model understands: the §1.5 header, validation, and a builder of
  * images for tests and tools/myrio-mkfw. The model never runs Lanai code: an image only
  * selects behaviour (§10), through a model-defined marker described in docs/device-model.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Boot handoff (§2.4) and dummy RDMA (§2.6): the two 64-byte blocks the host writes at
  * BAR0 + 0xFC0000 / 0xFC01C0. The model acts when the block's last word (offset 60)
  * changes from the poison value, then re-poisons it. */

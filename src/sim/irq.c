@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Status block and interrupts (§6): the claim0/claim1/deassert words, the rx-token and
  * armed state machine of §6.5, the coalescing delay (§6.6), the status block DMA with
  * `valid` written last (§6.1-§6.3), and the MSI eventfd. The eventfd is written only while

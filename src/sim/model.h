@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The device model's internal API: what the in-process bus (sim_bus.c), the model daemon
  * (tools/myrio-simd) and the tests use. The public face is include/myrio/sim.h.
  *

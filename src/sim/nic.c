@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One model NIC: creation, power-on and logical reset (§2.5), the firmware loop that the
  * world runs (one iteration = look at every trigger word once, move a batch of frames),
  * attach/detach, fault injection. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The device model's private state: one struct per NIC, per cable, per world, shared by
  * the files of src/sim/ (one concern each). Nothing here is visible to the driver, which
  * sees only BAR0, config space, DMA into its registered memory and the irq eventfd.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive path (§4): a frame arriving from the cable is filtered (§4.7), placed into the
  * next small buffer or enough big buffers (§4.4) at +2, the consumed descriptors are
  * re-invalidated, and one 4-byte completion entry {sum from byte 14, BE16 length} (§4.6)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The in-process model's bus (src/bus/bus.h): BAR0 is the NIC's shared memory, DMA
  * mapping registers the region with the model's IOMMU at an IOVA from a simple allocator,
  * delay_us sleeps (threaded model) or runs the world for that long (stepped model). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* BAR0: 16 MiB of shared memory (a memfd, so the daemon can pass it by fd), the power-on
  * contents (an adoptable EEPROM firmware, §2.3, and the EEPROM strings, §1.6), and the
  * poisoned trigger words of the write-only doorbell areas (docs/device-model.md). */

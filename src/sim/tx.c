@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Transmit path (§5): wait for non-zero flags at the consumer index (§5.7), take the chain
  * up to the next descriptor with flags 0 or FIRST without TSO_PLD, validate it (§5.3-§5.4,
  * a broken chain is dropped with a diagnostic), insert the checksum (§5.5) or segment (§5.6),

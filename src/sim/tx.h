@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Send descriptors as the model reads them (§5.2, §5.3), shared by tx.c and tx_tso.c. */
 #ifndef MYRIO_SIM_TX_H
 #define MYRIO_SIM_TX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP segmentation offload (§5.6). The chain is checked against the encoding rules of
  * L/F (header descriptors first, payload descriptors after, MSS in pseudo_hdr_offset,
  * cksum_offset = TCP header offset for IPv4), the headers are parsed (Ethernet [+VLAN],

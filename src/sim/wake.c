@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model thread's deep sleep and how a host wakes it (model.h, docs/model-daemon.md).
  *
  * Firmware polls SRAM; so does the model, which costs a core while nothing happens. After

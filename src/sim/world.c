@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The world: NICs and cables, run by one thread (busy-polling while there is work, short
  * sleeps when idle unless conf.spin) or stepped by the caller (myrio_sim_step: one
  * iteration of every NIC's firmware loop and every cable per step, 1 µs of virtual time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Application timers: one-shot, cancellable, on the stack's timer wheel, fired from the
  * poll. Their records are preallocated (conf.max_timers); an id carries the record's
  * generation, so cancelling a timer that already fired finds nothing to cancel rather than

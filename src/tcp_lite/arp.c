@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ARP (RFC 826): resolution with frames queued while an address is unresolved (bounded
  * per address and stack-wide), a cache with timeouts and static entries, replies (to
  * probes too), gratuitous announcements, and address conflicts detected and defended

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Counters: per stack and per connection, and a name/value dump for tools. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ethernet II: receive filtering and demultiplexing, header construction. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ICMP (RFC 792): echo replies (in fragments when the request came in fragments), port
  * unreachable (rate limited), and the errors about what we sent, checked and handed to
  * the transport they concern. */

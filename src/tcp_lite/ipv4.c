@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IPv4 (RFC 791): header checks, local delivery, fragments counted and dropped, output with
  * next-hop selection, and the transport checksum on both paths (offloaded where the port
  * can: §4.6 on receive, §5.5 on transmit). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IPv4 reassembly (RFC 791 §3.2, RFC 815): fragments are copied into one buffer per
  * datagram from a small pool of 64 KiB buffers, so the datagram reaches the transport as
  * one packet, like any other (fragments are the slow path; the copy is what keeps the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Path MTU cache (RFC 1191 §6.3): the smallest MTU "fragmentation needed" reported on the
  * way to each destination, kept 10 minutes, after which the estimate is forgotten and the
  * connections to that destination send full-size segments again (a smaller path answers

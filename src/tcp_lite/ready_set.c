@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The readiness set of ready_set.h. Each object carries its entry; events the stack raises
  * put the entry on the set's ready list, and a wait takes entries off the front, asks the
  * object what it is ready for now, and reports it (level-triggered entries go back on at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The stack instance: creation, the poll loop, the transmit batch and the clock. */
 #include <errno.h>
 #include <stdio.h>

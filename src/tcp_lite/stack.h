@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp_lite internals: the stack context, connection and socket state, and the calls the
  * per-protocol files make into each other. Public API: include/myrio/tcp_lite.h. */
 #ifndef MYRIO_TCP_LITE_STACK_H

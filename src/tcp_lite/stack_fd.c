@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The stack's waitable fd: an epoll fd holding the port's interrupt eventfd and a timerfd
  * set to the stack's next deadline, so that one fd in the application's event loop wakes
  * it for a frame or a due timer. */

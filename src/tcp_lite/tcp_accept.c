@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Accepted connections: announced with MYRIO_TCP_EV_ACCEPTED, or, for a listener in a
  * readiness set, queued on it for myrio_tcp_accept. */
 #include "tcp_lite/stack.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Congestion control: slow start with byte counting (RFC 3465) and an initial window of 10
  * segments (RFC 6928); congestion avoidance and the reaction to loss by NewReno (RFC 5681,
  * RFC 6582), or by CUBIC (tcp_cubic.c) when conf.cc asks for it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP connections: the preallocated table and its tuple hash, lifecycle (open, close,
  * reuse), events, and the application calls that do not process segments. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUBIC congestion avoidance (RFC 9438): after a loss the window grows along a cubic
  * curve centred on the window where the loss happened, so it recovers quickly, probes
  * gently around the old maximum, and is independent of the round-trip time; in short

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ICMP errors for TCP connections (RFC 1122 §4.2.3.9, checked as RFC 5927 says) and path
  * MTU discovery (RFC 1191): the MSS follows the smallest MTU on the way, and what was sent
  * too large for it is cut to the new size and sent again. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP input: segment validation and the state machine (RFC 9293 "segment arrives"), with
  * RFC 5961 challenge ACKs, RFC 7323 PAWS and timestamps, in-order delivery through a
  * bounded out-of-order queue, and the ACK side of loss recovery. */

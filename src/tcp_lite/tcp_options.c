@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP options: MSS, window scale (RFC 7323), SACK-permitted and SACK (RFC 2018),
  * timestamps (RFC 7323). Parsing never reads past the option area, whatever the lengths
  * on the wire say. */

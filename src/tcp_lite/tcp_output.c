@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP output: segments from the send queue (zero copy: headers go in front of the
  * application's payload, in its buffer), control segments (SYN, ACK, RST), the
  * advertised window.

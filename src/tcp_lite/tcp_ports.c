@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ephemeral ports for active opens, RFC 6056 §3.3.4 (algorithm 4, double-hash port
  * selection): the search for a free port starts at a keyed hash of the destination plus
  * a counter picked by a second hash, so ports follow each other per destination (few

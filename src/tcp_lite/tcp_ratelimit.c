@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Rate limits on the ACKs the stack sends in answer to segments it will not accept, so that
  * neither an ACK loop nor an off-path attacker can use them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive memory: the port's receive buffers the stack holds in connections' queues.
  *
  * A peer must not be able to keep the receive pool for itself: every buffer held in an

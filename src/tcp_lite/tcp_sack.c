@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Selective acknowledgements (RFC 2018): the blocks we advertise for out-of-order data we
  * hold, and the sender's scoreboard (which queued segments the peer has, which are lost)
  * used by loss recovery in the manner of RFC 6675. */

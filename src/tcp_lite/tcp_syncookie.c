@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SYN cookies (RFC 4987 §3.6): when a listener's backlog is full, the SYN-ACK is sent
  * without keeping any state, and its initial sequence number carries what the connection
  * needs later, authenticated by a keyed hash:

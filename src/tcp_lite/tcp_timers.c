@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP timers: retransmission (RFC 6298, exponential backoff), SYN retries, zero-window
  * persist probes, delayed ACKs, TIME_WAIT and orphan FIN_WAIT, keepalive. Deadlines are absolute
  * milliseconds of the stack clock, kept in the connection (t_rtx, t_delack, t_2msl,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* WRITABLE after the shared transmit pool ran dry. A connection refused buffers waits in a
  * stack-wide queue, oldest first; when buffers come back, the poll tells waiters in that
  * order, one at a time while the pool has room, so the first to be refused is the first to

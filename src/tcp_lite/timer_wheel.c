@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The hierarchical timing wheel of timer_wheel.h. */
 #include "tcp_lite/timer_wheel.h"
 

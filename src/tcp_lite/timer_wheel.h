@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A hierarchical timing wheel (Varghese and Lauck, "Hashed and Hierarchical Timing Wheels",
  * scheme 7) over a millisecond clock: adding, moving and removing a timer are O(1), and
  * running the clock forward costs O(1) per millisecond passed plus O(levels) per timer that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UDP (RFC 768): sockets bound to a port, optionally connected, with a bounded receive
  * queue of zero-copy datagrams. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Explicit byte order for everything shared with the NIC or the wire. */
 #ifndef MYRIO_BYTEORDER_H
 #define MYRIO_BYTEORDER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "util/csum.h"
 
 /* A folded partial sum adds like the words it stands for: 2^16 is 1 modulo 0xffff. */

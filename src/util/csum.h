@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Internet checksum (RFC 1071), shared by the stack, the driver's offload set-up and the
  * device model's receive sum (spec §4.6) and transmit offload (§5.5). */
 #ifndef MYRIO_CSUM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The message sink behind every error libmyrio returns. */
 #include "util/log.h"
 

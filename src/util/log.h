@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #ifndef MYRIO_UTIL_LOG_H
 #define MYRIO_UTIL_LOG_H
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The PCI capability list walk: nothing read is trusted; a list that loops or points into
  * the standard header ends the walk. */
 #include <linux/pci_regs.h>

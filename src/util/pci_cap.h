@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The PCI capability list walk (PCI Local Bus 3.0 §6.7), over any way of reading config
  * space: a bus's cfg_read, a copy read from sysfs. The one walk of the tree. */
 #ifndef MYRIO_UTIL_PCI_CAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* How the NIC cuts a TSO request into segments (§5.6): the headers of segment k, shared
  * by the device model, which sends them, and by capture, which records them as they
  * leave the NIC. The TCP checksum is left to the caller (each sums its own way). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "myrio/version.h"
 
 #define STR_(x) #x

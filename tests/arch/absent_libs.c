@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The cross build has no target builds of libhugetlbfs, libpcap and libpciaccess: these
  * stand-ins report each as unavailable, which the library handles as on a host without
  * them (ordinary memory for DMA, no capture, no PCI scan). */

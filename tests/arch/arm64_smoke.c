@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Built for another architecture and run under QEMU user mode (tests/sh/arm64_cross.sh):
  * the byte swaps and BAR0 accessors give the NIC's big-endian layout on that host, the
  * barriers are the ones mmio.h names, and the whole driver moves frames through the stepped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Micro-benchmark of the device model.
  *
  * Default: the model alone, a stepped world of two NICs, this program playing both drivers

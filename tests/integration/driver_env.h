@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared set-up for the driver's integration tests: a model world (stepped or threaded),
  * two ports joined by its cable, and frame helpers that check every byte and the order. */
 #ifndef DRIVER_ENV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ethernet + IPv4 headers (no options) in front of a test frame built by hand. */
 #ifndef IPV4_FRAME_H
 #define IPV4_FRAME_H

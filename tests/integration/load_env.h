@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the load tests share: their sizes from the environment, and the heap in use (to
  * report memory per connection and check that nothing is allocated on the data path). */
 #ifndef LOAD_ENV_H

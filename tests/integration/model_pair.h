@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Two tcp_lite stacks on two NICs of a stepped device model joined by a cable: the whole
  * library (stack, port, myri10ge driver, model) in one deterministic process. The stacks'
  * clock is the model's virtual time, so timers, retransmissions and link flaps happen in

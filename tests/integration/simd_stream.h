@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The honest client of the daemon tests: numbered frames of 60..1514 bytes, every byte a
  * function of (number, offset), sent at most window ahead of their echoes, each echo
  * checked in order and byte-exact. */

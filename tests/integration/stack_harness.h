@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Two tcp_lite stacks joined by a link, a fake clock that advances with every poll round,
  * and a checked byte pattern. Shared by the stack integration tests. */
 #ifndef STACK_HARNESS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Checked-pattern TCP transfers between the two stacks of a harness (stack_harness.h). */
 #ifndef STACK_XFER_H
 #define STACK_XFER_H

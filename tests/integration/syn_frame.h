@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A bare SYN (no options) in a minimum-size Ethernet frame, for the tests that flood a
  * stack with SYNs through a port of their own. */
 #ifndef SYN_FRAME_H

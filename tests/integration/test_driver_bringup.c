@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The driver against the device model: bring-up, identity, link, close/reopen, firmware
  * load, and the bad inputs of the port API. Stepped model: deterministic. */
 #include <setjmp.h>

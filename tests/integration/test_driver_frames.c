@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Raw frames through the driver and the device model, both ways, byte-exact and in order:
  * all sizes, ring wraps, jumbo frames, runts, checksum offload, counters, link changes,
  * impossible completions. Each case runs on the stepped model and on the threaded one. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The driver keeps a 10 Gb/s model link busy: stepped model, one step (1 µs of model time,
  * the model bus's delay_us unit) per round of tx_burst + rx_burst with bursts of 32.
  * Counted in model time, so the result does not depend on the host's load: at least 99%

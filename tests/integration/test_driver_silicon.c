@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What a real board under VFIO does that a forgiving model would hide, each against a model
  * made as strict as the board in that respect (docs/driver.md "Real hardware"). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The watchdog (§8.5) on raw frames: after a firmware self-reboot (§2.5, injected through the
  * model) the port notices the cleared bus-master bit by itself, while the application just
  * keeps polling, reloads and reopens the NIC on the same pools and moves frames again. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command errors and timeouts at every step of bring-up (§8.2, §8.3), injected through the
  * device model. For each command the driver sends while opening a port, the model answers
  * that one command with an error (ERROR_RANGE, ERROR_UNKNOWN) or not at all. Expected

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Faults of the device itself, through the model, during TCP transfers: completion entries
  * with impossible or wrong lengths (§4.6), a NIC that runs out of receive buffers because
  * the application holds them (pools exhausted, receive ring starved: §4.7 no_big_buffer),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fault injection on the cable, through the device model, during TCP transfers between two
  * stacks: a link flap in the middle of a transfer, periodic flaps, and loss, reordering,
  * duplication and corruption of frames. Expected behaviour: the driver reports the link

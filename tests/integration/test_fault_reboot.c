@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Firmware reboot in the middle of a TCP transfer (spec §10 fault: bus master off, SRAM back
  * to the EEPROM firmware, all DMA stopped), injected through the device model.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Load: many concurrent TCP connections between two stacks over the device model, each
  * moving its own checked data. All connections are established and held open at the same
  * time, then every one sends BYTES to the other side, then all close in order. Every byte

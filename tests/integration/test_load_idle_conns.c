@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scale: many concurrent connections between two stacks over the device model, each
  * carrying a few checked bytes both ways, then held idle with keepalive armed (Linux's
  * defaults: 2 h idle). What an idle connection costs:

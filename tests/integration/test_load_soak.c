@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Soak: connections churn and move checked data both ways between two stacks over the
  * device model while faults are injected at random: frame loss, reordering, duplication,
  * corruption, link flaps, completion entries with impossible lengths. Every finished

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Load: a SYN flood from spoofed addresses against a listening stack over the device model,
  * while legitimate clients connect and move data. Expected: the flooded stack allocates
  * nothing (heap unchanged: every table is preallocated), its half-open connections stay

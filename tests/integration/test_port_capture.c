@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Capture records the wire: a port's capture holds, byte for byte and in order, the frames
  * its peer receives, the checksum the NIC fills in filled in and a TSO request as the
  * segments the NIC cuts, and nothing of a frame the driver refused (one that would not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A transmit pool may outlive its port: the bus, its DMA mapping and the device stay until
  * the last pool is destroyed, and only then is the NIC free for the next driver. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The NIC-neutral port API on a Myri-10G of the model: generic counters first in the
  * extended list and equal to myrio_port_stats, the driver's own after them, attributes,
  * short buffers never overrun, and driver arguments (accepted, and refused by name). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The in-process model bus (src/bus/bus.h): BAR0, DMA mapping with IOVAs, delay_us that
  * steps a stepped world or sleeps on a threaded one, config space, irq_fd, close. */
 #include <errno.h>

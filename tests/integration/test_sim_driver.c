@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The real myri10ge driver on the model (stepped): firmware load and handoff from an
  * image file, bring-up, frames both ways with their receive checksums, link changes seen
  * through the status block, and the counters the driver reads. What the model promises

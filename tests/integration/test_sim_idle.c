@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The threaded model sleeps when quiet and a host that posts wakes it (docs/model-daemon.md,
  * "Idle"), in process and in the daemon. The model is told to look at its own timers only
  * once a minute (idle_ms), so frames sent after a quiet spell cross the cable within the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The cable: 10 Gb/s timing (preamble, FCS and gap counted) in stepped virtual time,
  * seeded faults that repeat exactly, corruption seen as bad CRC, link flaps. */
 #include <setjmp.h>

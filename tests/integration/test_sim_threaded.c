@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model on its own thread: the test plays both drivers from the main thread, frames
  * flow without loss and in order under flow control, DMA registration and detach while
  * traffic runs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model daemon at the protocol level: attach and detach through the client bus, fd
  * passing, DMA registration, config space, hang-up detection (a client killed with
  * SIGKILL frees its NIC), and every kind of bad input refused with a clear error while

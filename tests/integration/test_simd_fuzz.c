@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Seeded fuzzing of a live model daemon: random protocol messages (any type, length and
  * fds) on connections of their own, and random BAR0 stores by an attached client (every
  * doorbell area, the rings, random offsets) with a DMA region registered and bus

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Hostile clients of the model daemon (issue 12): each case attacks the daemon from a
  * client of its own while an honest client on another cable keeps its traffic going. After
  * every attack the daemon is alive, the honest echoes are still coming back byte-exact and

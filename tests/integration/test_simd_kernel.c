@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A daemon NIC whose cable ends in the Linux kernel, inside a network namespace: first a
  * TAP device moved into the namespace, then an AF_PACKET socket on a veth pair whose other
  * end is in the namespace. Each time, a frame the driver sends is seen by tcpdump in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Frame rate between two processes through the model daemon: a sender on nic0 blasts
  * 64-byte and 1518-byte frames (on the wire, FCS included) at a receiver on nic1, which
  * checks every frame byte for byte and counts. Prints frames/s and Gb/s for an unlimited

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A client that shrinks its DMA memory under the model daemon: the daemon survives, drops
  * that client with a log line naming it and its region, and keeps serving everyone else.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Two processes, each attached to one NIC of one model daemon (the NICs cabled together),
  * exchange a million frames byte-exact through the real driver: an echo process on nic0
  * returns every frame a client process on nic1 sends, and the client checks each echo

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The event model between two stacks on the pair port: WRITABLE after a dry transmit
  * pool, the stack's clock and application timers, the readiness set. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The readiness set between two stacks on the pair port: listeners, connections and UDP
  * sockets reported when ready, level- and edge-triggered, OUT after a refused send, HUP
  * and ERR, removal on close, and a wait that visits only what is ready. */

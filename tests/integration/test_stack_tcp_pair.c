@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP between two stacks over the in-memory pair port: byte-exact transfers with a checked
  * pattern, on a clean link and with loss, reordering and duplication; closes, refused
  * connections, slow readers. MYRIO_TEST_BYTES sets the transfer size (e.g. 1G). */

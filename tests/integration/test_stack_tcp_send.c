@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The send side between two stacks over the in-memory pair port: byte-exact transfers with
  * options that change what the sender sees (no window scaling), checked for what a clean
  * link must not show (fast retransmits). */

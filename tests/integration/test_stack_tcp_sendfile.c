@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP_SENDFILE at the TCP_STREAM rate, in the stepped model's time: the sender fills its
  * packet buffers from a file with one preadv(2) per burst, as myrio-perf's TCP_SENDFILE
  * does, so at every end of the file one segment is shorter than the MSS. The same number

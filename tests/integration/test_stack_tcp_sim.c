@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The same checked transfers as over the pair port, now through the real driver and the
  * device model: two Myri-10G NICs of a stepped model world cabled together, the stack
  * clock running on the world's virtual time (10 Gb/s link). MYRIO_TEST_BYTES sets the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP segmentation offload end to end: two tcp_lite stacks on two NICs of the stepped
  * device model, the sender handing the NIC TSO requests (§5.6) that the model checks and
  * cuts into segments. 64 MiB (MYRIO_TEST_BYTES) move byte-exact at MTU 1500 and 9000, clean

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UDP between two stacks over the pair port: datagrams of every size arrive intact, in
  * both directions, with and without checksum offload; connected sockets filter; full
  * queues drop and count. */

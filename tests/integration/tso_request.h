@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A TSO request built by hand (§5.6): Ethernet + IPv4 + TCP headers in front of the first
  * payload, one packet per MSS of payload along next, the TCP checksum field seeded with
  * the pseudo-header sum over the whole request. */

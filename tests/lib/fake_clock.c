@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "fake_clock.h"
 
 uint64_t fake_clock_read(void *now_ns)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tests' one byte pattern: the byte at stream offset i. Not periodic over any
  * segment or buffer size a test uses, so a byte delivered at the wrong offset (a resend
  * placed wrong, a lost or doubled segment) shows as a mismatch. Inline: tests fill and

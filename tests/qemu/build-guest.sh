@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the VFIO test guest: Debian's kernel (downloaded once into the cache, unpacked, not
 # installed), and an initramfs with busybox, the VFIO and e1000e modules, and the test
 # programs compiled from the project's own sources, with the shared libraries they need.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Test-only descriptor handling for an 82574 over a struct myrio_bus: one tx and one rx
  * ring of the test's own buffers. */
 #include "e1000e.h"

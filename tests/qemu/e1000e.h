@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Descriptors by hand on an Intel 82574 (e1000e) as QEMU emulates it, on top of the port
  * back-end's bring-up (src/e1000e/e1000e_hw.h): frames copied through the test's own
  * buffers, and descriptors pointed at arbitrary IOVAs, which the IOMMU tests need and the

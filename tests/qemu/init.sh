@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Init of the VFIO test guest: the doctor on an unprepared system, then reserve hugepages,
 # load VFIO and give both e1000e functions to vfio-pci with myrio-setup, run the test
 # program (which prints the result line), the same NICs as libmyrio ports, give a NIC back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runs inside the QEMU guest: opens two e1000e functions through libmyrio's VFIO bus
  * (src/pci/), maps hugepage DMA memory through the IOMMU, moves frames from NIC A to NIC B
  * and checks them byte for byte, and shows that a descriptor pointing at an unmapped IOVA

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The library cross-built for arm64 and run under QEMU user mode: the byte swaps and BAR0
 # accessors on that host, the driver moving frames through the stepped model, and the
 # barriers compiled to what Linux uses there (dsb st for mmio_wmb, dmb oshld for dma_rmb).

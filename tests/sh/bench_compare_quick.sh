@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/compare.sh --quick: the script runs end to end and every row it prints parses:
 # both sides' median [min-max], failures counted, CPU per operation with its method, load
 # and steal, a ratio over the pairs and a verdict from the allowed set. It measures nothing

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # --pcap in the examples: latency_loopback captures port A with myrio_port_capture_start;
 # the file must be a pcap holding the UDP and TCP ping-pongs in both directions. A TCP
 # stream through the model daemon is captured at the sender, whose stack hands TSO

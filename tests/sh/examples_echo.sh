@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # examples/echo_server and echo_client as two processes on two NICs of the model daemon:
 # many concurrent connections, every byte echoed and verified; then the idle server must
 # sleep (its CPU over two idle seconds is printed; busy polling would use all of one).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Smoke test of examples/latency_loopback: UDP and TCP ping-pongs across two ports of an
 # in-process model, percentiles in order, histograms that hold every sample.
 set -euo pipefail

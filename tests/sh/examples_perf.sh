@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Smoke test of tools/myrio-perf on the in-process model: every test runs for a moment and
 # reports real figures in JSON (data arrived and was verified, transactions completed), the
 # netperf table is printed, and the UDP sweep writes a well-formed SVG with one point per size.

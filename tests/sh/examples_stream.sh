@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Smoke test of examples/stream_send and stream_recv as two processes on two NICs of the
 # model daemon: a TCP stream and a UDP stream arrive with every byte verified, and
 # myrio-stats reads a NIC's counters. Skipped when the daemon is not built.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # examples/udp_rpc as client and server on two NICs of the model daemon, on a cable that
 # loses 10% of the frames each way: every request is answered in the end, through retries
 # on the stack's timers, and each answer carries its own request's payload.

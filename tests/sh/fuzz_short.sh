@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Short fuzzing pass in the test suite: builds the libFuzzer targets (clang, ASan + UBSan)
 # in their own directory under the build dir given as $1, then runs each target for
 # $MYRIO_FUZZ_SECONDS (default 12) from the committed seed corpus and the regression

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the library into a temporary prefix and builds a program against it four ways:
 # with pkg-config as C and as C++17 (shared library), and with CMake's find_package against
 # myrio::myrio (shared) and myrio::myrio_static. The program is the README's first example:

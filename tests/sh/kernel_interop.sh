@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tcp_lite against the Linux stack: our stack's link ends in a TAP device inside a private
 # network namespace, and the kernel pings us, exchanges UDP with us (also datagrams that
 # travel in IPv4 fragments), sends us a stream, receives one from us, and gets a RST from a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # kernel_interop.sh on a faulty cable: the model loses, reorders and duplicates 1% of the
 # frames in each direction, so both stacks' loss recovery runs against the other's; and our
 # listener answers with SYN cookies, whose options the kernel must get all the same.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tcp_lite against the Linux stack with non-default settings on either side: one row per
 # setting, each a fresh network namespace whose TAP device ends in our stack
 # (tools/myrio-tcpcheck, as tests/sh/kernel_interop.sh uses it). Every row moves 20 MB

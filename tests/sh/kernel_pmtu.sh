@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Path MTU discovery against Linux (RFC 1191): tcp_lite on a 9000-byte MTU link, a Linux
 # router namespace whose route onwards allows only 1500 bytes, and the kernel behind it
 # (MTU 9000 too, so both ends agree on jumbo MSSs). Every full-size segment of ours is too

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The layers' rules (docs/architecture.md, its "layers" block) checked against every
 # #include "..." line of the tree: a file may include headers of its own layer and of the
 # layers its rule names, and no file includes a .c file.

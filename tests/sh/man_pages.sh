@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The manual pages: each renders without a warning (groff's and man's own checks) and
 # `cmake --install` puts it in its section; every tool the pages are for has one.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Every public header compiles on its own as C11 and as C++17, warnings as errors: an
 # application includes any one of them first, from either language. And the umbrella
 # myrio.h includes every one of them.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Proves libmyrio's PCI/VFIO bus (src/pci/) on real VFIO: boots a QEMU guest (TCG, q35,
 # emulated Intel IOMMU) with two e1000e NICs on an isolated hub, binds them to vfio-pci
 # with myrio-setup, and runs tests/qemu/vfio_e1000e_test: BAR access, hugepage DMA through

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # myrio-setup runs as root and takes nothing from its caller's environment: the fake
 # roots MYRIO_SYSFS_ROOT, MYRIO_DEV_ROOT and MYRIO_PROC_ROOT work only in the build made
 # for testing it (tests/myrio-setup-testroots), and modprobe is the system's, never one

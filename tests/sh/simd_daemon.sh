@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # myrio-simd from the command line: config file, status, refusing a second daemon on the
 # same socket, taking over a stale socket file, bad settings, clean shutdown on SIGTERM.
 # Usage: simd_daemon.sh BUILD_DIR

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Cables into the Linux kernel, at the daemon level: a TAP cable whose device is moved into
 # a network namespace, and an AF_PACKET cable on one end of a veth pair with the daemon
 # itself inside a namespace. The kernel's frames (ARP requests) must reach the cables

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Every "§n" or "§n.m" the driver, the model and the library's other layers cite names a
 # section of docs/myri10ge-interface.md, so a reader of the repository can follow it.
 # References to other documents (RFC 9293 §3.8, PCI Local Bus 3.0 §6.7, a NIC's datasheet) name their

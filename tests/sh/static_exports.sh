@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The static archive exports only the public API (myrio_*), as the shared library does: an
 # application that defines its own tcp_input or log_err links against libmyrio.a and
 # keeps both its own and the library's.

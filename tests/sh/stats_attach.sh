@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # myrio-stats attaches to a running program: examples/stream_recv receives a TCP stream on
 # a NIC of the model daemon while myrio-stats, another process that never opens the port,
 # reads its published counters by name and by pid, as text, JSON and Prometheus, and sees

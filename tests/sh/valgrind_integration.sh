@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A bounded memcheck pass in the suite: the fault-injection, load and model-stack tests that
 # run quickly under valgrind (about a minute together), with a time budget so a slow
 # machine skips the rest instead of timing out. The full pass is scripts/valgrind.sh.

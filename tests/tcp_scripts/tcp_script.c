@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runs one scripted segment test (format: docs/tcp_scripts.md): a tcp_lite stack on one end
  * of a pair link with a fake clock, the script on the other end injecting frames, expecting
  * the stack's answers within time bounds, calling the API and asserting on state and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A fake Myri-10G for unit tests: BAR0 is plain memory, DMA addresses are host pointers,
  * and a responder runs from the bus's delay_us (where the driver waits) and answers the
  * command, handoff and dummy-RDMA blocks like the firmware would (§2.4, §2.6, §3). Not the

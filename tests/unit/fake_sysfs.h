@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A fake kernel view in a temporary directory: sysfs with PCI devices, their drivers and
  * IOMMU groups, plus /dev and /proc, for tests of the code that reads and writes them.
  * Paths are printf formats; a tree that cannot be built fails the test (include <cmocka.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A tcp_lite stack on one end of a pair link and a raw peer on the other: the test crafts
  * frames byte by byte, sends them to the stack, and parses what the stack sends back.
  * The clock is fake and moves only when the test says so. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A slice's rings on plain memory for unit tests: "SRAM" for the rx/tx rings and claim
  * words, host memory for the completion ring and status block, pools without a bus. */
 #ifndef RINGS_FIXTURE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A minimal driver for model tests: drives a model NIC only through BAR0 stores and DMA
  * memory, as the myri10ge driver would (spec §10.1), on a stepped world. Header-only so
  * each test executable carries its own copy. */

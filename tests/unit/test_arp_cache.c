@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ARP: replies to requests, resolution with queued frames, give-up after retries, static
  * entries, gratuitous ARP, cache expiry and re-resolution. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Internet checksum against RFC 1071's worked example and a real IPv4 header. */
 #include <setjmp.h>
 #include <stdarg.h>

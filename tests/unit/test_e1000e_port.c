@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The e1000e port back-end against a fake 82574 whose BAR0 is plain memory and whose DMA
  * addresses are host pointers: bring-up, frames in both directions through the rings, and
  * what a device must not be trusted with (lengths past the buffer, errors, frames without

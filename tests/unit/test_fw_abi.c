@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One firmware ABI: the model keeps its own statement of the firmware's side on purpose
  * (it plays the firmware's author and never includes the driver); this test holds it to
  * the driver's src/mcp/mcp_abi.h constant by constant. */

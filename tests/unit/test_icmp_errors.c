@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ICMP errors about what the stack sent: a refused or unreachable handshake ends at once
  * with the error's errno, a synchronised connection only records it, forged or truncated
  * errors change nothing (RFC 5927), "fragmentation needed" lowers the MSS and resends at

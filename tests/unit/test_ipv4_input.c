@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IPv4 and ICMP input: header checks, truncated and inconsistent frames, bad checksums
  * (with and without the receive checksum offload), fragments, echo replies, port
  * unreachable. Every drop must be counted under its reason. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IPv4 reassembly: fragments in any order, repeated, overlapping, late, too many at once,
  * too long; the datagram reaches UDP whole and checked, or not at all. */
 #include <setjmp.h>

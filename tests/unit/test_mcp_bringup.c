@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bring-up order (§8.2, §8.3, §8.4), firmware load and handoff (§2.2, §2.4) and bad input,
  * against the fake NIC of fake_nic.h. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command channel (§3.1): block layout, result pre-set, answers, error codes, timeout. */
 #include <setjmp.h>
 #include <stdarg.h>

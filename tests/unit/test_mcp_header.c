@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Firmware header (§1.5), image checks (§2.2), EEPROM strings (§1.6) and CRC-32. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The driver's config-space set-up through a VFIO-like layer: reads answer from the layer's
  * copy, and a write of the PCIe device control register reaches the device only when it
  * changes that copy (VFIO's handling of it); other writes pass through. After a reboot the device is back at its power-on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The in-memory pair port: frames cross intact, the sender's buffer stays referenced until
  * the receiver took it, offloads are emulated, faults are seeded and repeatable. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* PCI address parsing: canonical form, short form, and everything that must be refused. */
 #include <errno.h>
 #include <setjmp.h>

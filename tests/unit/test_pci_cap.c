@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one PCI capability walk (src/util/pci_cap.c) on config spaces built here, hostile
  * ones included: a list that loops or points into the standard header. */
 #include <setjmp.h>

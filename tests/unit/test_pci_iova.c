@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IOVA allocator: alignment, first fit, holes the IOMMU reports, reuse, exhaustion. */
 #include <errno.h>
 #include <setjmp.h>

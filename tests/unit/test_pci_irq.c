@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The VFIO interrupt calls the driver makes before every reset sequence, against a fake
  * device: ioctl is this file's (the executable's definition wins over libc's), answering
  * VFIO_DEVICE_GET_IRQ_INFO and recording every VFIO_DEVICE_SET_IRQS. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-setup on a fake sysfs, /proc and /dev: the doctor names the fix for each problem,
  * and bind/unbind/hugepages write what the kernel expects where it expects it. */
 #include <errno.h>

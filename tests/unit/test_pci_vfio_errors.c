@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The VFIO open path's failures that can be provoked without VFIO: each must be refused
  * with the right error and a message that names the fix. The sysfs and /dev roots point at
  * a fake tree built in a temporary directory. */

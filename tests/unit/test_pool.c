@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Packet pools: O(1) alloc/free, bursts, refcounts, layout the NIC depends on. */
 #include <setjmp.h>
 #include <stdarg.h>

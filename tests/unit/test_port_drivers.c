@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The driver table: PCI IDs and device-string prefixes to back-ends, and the refusal of a
  * function no driver claims (with its bus closed, nothing leaked). */
 #include <errno.h>

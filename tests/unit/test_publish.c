@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Publishing counters to other processes: what the writer puts in the segment reads back
  * whole and current, sources come and go (their items freed and reused), and the reader
  * trusts nothing in a segment: wrong magic, short file, counts past the end, strings

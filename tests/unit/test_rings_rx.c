@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive rings (§4.3) and completion ring (§4.6): posting, consumption, wrap, bad input,
  * the rx token (§6.5). */
 #include <setjmp.h>

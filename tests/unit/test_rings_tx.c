@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Send descriptors (§5.2-§5.5), the commit protocol and wrap (§5.7), completions (§5.8). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TSO send chains (§5.6): descriptor encoding (flags, runs in rdma_count, cksum_offset,
  * tx_boundary cuts, odd offsets, limits) and their trip through the ring: commit, wrap,
  * completion counting one per chain, freeing every packet of the chain. Expected values

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio_rx_verify: a frame whose bytes sum to the checksum its NIC reported is "damaged
  * before the NIC" (1), one that does not is "not what the NIC wrote" (-EIO, and the port's
  * back-end is told once per such frame), one without a NIC checksum cannot be judged (0). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The command channel (§3): results, argument checks, RESET, UP/DOWN, filters, DMA test,
  * I2C, injected command faults. */
 #include <setjmp.h>

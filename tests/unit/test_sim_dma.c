@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model's IOMMU (§10 host-memory access): only registered IOVA ranges are touched;
  * anything else is refused, logged and counted, never a crash; registration while the
  * model thread runs. */

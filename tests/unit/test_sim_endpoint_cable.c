@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A cable from a model NIC to an endpoint (what the TAP and AF_PACKET endpoints plug
  * into): frames leave linearised with the offloaded checksum inserted, frames coming in
  * are padded to 60 bytes, paced at the link rate, and go through the same faults. */

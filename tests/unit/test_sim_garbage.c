@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A driver gone mad: random commands with random arguments, random descriptors in every
  * ring, random claim/deassert/handoff stores. The model must never crash, never touch
  * memory outside the registered ranges (AddressSanitizer watches), and still answer a

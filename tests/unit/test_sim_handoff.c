@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Boot handoff (§2.4), dummy RDMA (§2.6), firmware flavours, reboot and detach. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Status block and interrupts (§6): valid bits and the rx token, claim0/claim1, deassert,
  * MSI eventfd only when MSI is enabled, coalescing delay, link changes, short host
  * structures. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive path (§4): ring selection, pad, completion checksum, big frames over several
  * buffers, ALWAYS_USE_N, drops without buffers (never partial), filters, MTU, runts. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Power-on BAR0 contents (§1.5, §1.6), staging read-back (§2.2), config space (§1.1,
  * §1.7), the spec string. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Transmit path (§5): chains, ring wrap, flags cleared, send_done once per chain,
  * checksum offload (§5.5), validation of broken chains, tx_boundary per firmware. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Cable endpoints into the Linux kernel: a TAP device and an AF_PACKET socket on a veth
  * pair, exercised against the kernel in a private network namespace (needs root; skipped
  * otherwise). Frames must cross byte-exact both ways, and a checksum the kernel left to

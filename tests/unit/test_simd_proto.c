@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model daemon's wire protocol: request validation, DMA range checks, the client's
  * IOVA allocator and fd passing over a SEQPACKET socket pair. */
 #include <errno.h>

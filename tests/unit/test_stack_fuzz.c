@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Robustness: a stack with a listener, an established connection and a UDP socket gets
  * hundreds of thousands of mutated frames (bytes flipped, lengths cut, header fields set
  * to extremes, checksums fixed up or not). It must not crash, leak or corrupt memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Congestion control arithmetic on a bare connection: slow start, NewReno's halving and
  * linear growth, CUBIC's multiplicative decrease, its K, the return to the old maximum
  * at t = K, fast convergence and the Reno-friendly floor. */

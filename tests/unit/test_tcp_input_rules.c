@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP input against a crafted peer, where tcp_lite once parted from Linux and the RFCs:
  * data after close (RFC 1122 §4.2.2.13), simultaneous open (RFC 9293 §3.5), challenge-ACK
  * budgets that leak nothing (CVE-2016-5696), rate-limited answers to segments not accepted,

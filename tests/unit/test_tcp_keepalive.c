@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP keepalive on a fake clock: no probe before the idle time, probes one below snd_una
  * every interval after it, an answer puts the connection back to sleep, unanswered probes
  * end it with a RST and -ETIMEDOUT, outstanding data holds the probes back. */

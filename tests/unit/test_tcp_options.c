@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP option parsing and sequence arithmetic: well-formed options, options that run past
  * the header, SYN-only options on other segments, clamps; comparisons across the 2^32 wrap. */
 #include <setjmp.h>

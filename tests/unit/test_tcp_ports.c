@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ephemeral ports of active opens (RFC 6056 algorithm 4): towards one destination they
  * follow each other; across destinations they give nothing away; they depend on the key. */
 #include <setjmp.h>

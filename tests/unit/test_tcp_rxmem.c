@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive memory against a hostile peer: out-of-order segments and tiny in-order segments
  * nobody reads must not take the port's receive pool from the stack (a new connection and a
  * hole-filling segment still get in), and every buffer comes back. */

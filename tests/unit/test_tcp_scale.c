@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Work that must not grow with the number of connections: a timer that comes due visits
  * its own connection only, and a SYN to a full table finds a slot (the oldest reusable
  * TIME_WAIT) or a SYN cookie without looking at the others. Counted with the stack's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The send side against a crafted peer: the segment size a peer may impose (MSS floor,
  * option bytes, SACK blocks), small and zero windows, loss recovery after a timeout and
  * with SACK, tail loss probes and RTT samples, the restart after idle. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP state machine against a crafted peer: handshakes, data and ACKs, RFC 5961 challenge
  * ACKs, PAWS, out-of-order delivery with SACK, closes in both directions, TIME_WAIT,
  * retransmission timing on a fake clock, zero-window probes, SYN floods. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SYN cookies and TCP options: with the listener's backlog full, a SYN that offers
  * timestamps gets a SYN-ACK with window scaling, SACK and timestamps as any other, and the
  * returning ACK's TSecr brings back what the connection must remember (the peer's window

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp_lite's side of TSO (§5.6): which queued segments go out as one request and how the
  * request is built. The stack sits on a port that offers MYRIO_CAP_TSO and does the NIC's
  * job in software (checks the request, cuts it into segments for the raw peer), so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The timing wheel against a plain list: random deadlines from now to beyond the top
  * level, some moved or removed, the clock run forward in steps from 1 ms to hours. Every
  * timer fires once, in the first run that reaches its deadline, never before. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The measurement loop and honest CPU accounting for a polling program.
  *
  * A polling loop is always 100% busy, so "CPU used" must mean something else. Two modes:

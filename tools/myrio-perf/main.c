@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-perf: netperf-style throughput, transaction-rate and CPU-cost tests of libmyrio.
  *
  *   myrio-perf -t TCP_STREAM -l 10 --mtu 9000            in-process model, 10 Gb/s link

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Results in netperf's columns, and as JSON.
  *
  * Utilization is a percentage of all the machine's CPUs, as netperf reports it; service

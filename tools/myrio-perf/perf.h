@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-perf: netperf-style tests between two ports of one process.
  *
  * Side A is netperf's local end (the sender, the requester), side B its remote end. Both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP_RR and UDP_RR: A sends a request, B answers with a response, A counts a transaction
  * and sends the next request. --burst N keeps N more transactions in flight (netperf -b).
  *

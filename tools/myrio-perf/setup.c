@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Opening the two sides: the in-process model (or two given devices), ports and stacks. */
 #include <errno.h>
 #include <sched.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP_STREAM, TCP_SENDFILE and UDP_STREAM: A sends as fast as it may, B receives.
  *
  * TCP_STREAM sends pool buffers as they are (netperf also sends whatever its buffers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UDP_STREAM message-size sweep: one short run per size, a table, JSON lines, and an SVG
  * plot of received throughput (and the link's ceiling) against message size. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Binding devices to vfio-pci and back, through driver_override (kernel 3.16+). */
 #include <errno.h>
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Settings Linux's myri10ge makes on the NIC's upstream bridge and VFIO does not:
  *  - Surprise Down masked in the bridge's AER uncorrectable error mask
  *    (PCIe r3.0 §7.10.3): a NIC that reboots itself (a parity error) takes its link

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The doctor: everything the VFIO path needs, each lack with the command that fixes it. */
 #include <errno.h>
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Hugepages: reserve, mount, report. */
 #include <errno.h>
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-setup: checks what libmyrio needs on a real NIC and fixes it.
  *
  *   myrio-setup check [PCI_ADDR]      report hugepages, IOMMU, vfio-pci, the device's IOMMU

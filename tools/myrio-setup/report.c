@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The doctor's report lines: what is in place, and what to run for what is not. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-setup: the setup doctor and binder for libmyrio on real hardware. */
 #ifndef MYRIO_SETUP_H
 #define MYRIO_SETUP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-simd configuration parsing. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-simd's configuration: the NICs it hosts, where their cables go, the model's
  * settings and the socket, from the command line and/or a config file (same words). */
 #ifndef MYRIO_SIMD_CONFIG_H

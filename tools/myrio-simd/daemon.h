@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-simd's state: the model world it hosts, the NICs and who is attached to them. The
  * model runs on its own thread (sim_world_start); the daemon's thread only serves the
  * socket, so no request ever sits on the data path. */

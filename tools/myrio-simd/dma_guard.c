@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The SIGBUS guard over client DMA mappings (see dma_guard.h for why it works this way).
  *
  * Everything the handler touches is async-signal-safe: atomics in a fixed table, mmap,

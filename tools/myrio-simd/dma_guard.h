@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Survives a client that shrinks a DMA file after registering it.
  *
  * A memfd is sealed against shrinking when it allows sealing, but a hugetlbfs file or an

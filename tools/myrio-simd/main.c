@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-simd: the device model as a daemon. It hosts several model NICs and the cables
  * between them (to another NIC, to a TAP device, to an existing interface), and
  * applications in other processes attach to its NICs with the device string

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-simd's socket side: accepts applications, attaches them to NICs, passes BAR0 and
  * the interrupt eventfd, registers their DMA memory with the model (the IOMMU's job) and
  * relays config space. Every request is checked before use and every refusal is a clear

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* `myrio-simd status`: the daemon's report (NICs, cables, attachments, counters) and the
  * small client that asks a running daemon for it. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Builds the model world that myrio-simd's configuration describes. */
 #include <errno.h>
 #include <string.h>

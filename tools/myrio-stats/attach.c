@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-stats --pid/--name: reports what a running program publishes, read from its
  * segment, with per-second rates computed between two reads. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-stats DEVICE: opens the port and reports its counters with per-second rates.
  *
  * The device must be free: a NIC of the model daemon or a board is owned by one process at a

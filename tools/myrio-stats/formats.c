@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-stats' machine-readable outputs: JSON and the Prometheus text exposition format. */
 #include <ctype.h>
 #include <stdio.h>

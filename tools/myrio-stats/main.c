@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-stats: counters of a port, or of a running program, with per-second rates.
  *
  *   myrio-stats simd:nic0                    open a free port: every second until Ctrl-C

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-stats: what its parts share. */
 #ifndef MYRIO_STATS_H
 #define MYRIO_STATS_H

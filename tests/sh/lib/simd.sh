@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # For test scripts that run programs on NICs of the model daemon (source it; needs $build).
 
 # Exits 77 (skipped) unless every named program of the build exists.

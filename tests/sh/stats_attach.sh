@@ -17,7 +17,10 @@ simd_start
 grep -q -- "--prometheus" "$tmp/help"
 grep -q -- "--pid PID" "$tmp/help"
 
-"$build/stream_recv" --duration 14 "simd:nic1@$sock" >"$tmp/recv" 2>&1 &
+# Under a name of its own: another test's stream_recv may be running at the same time.
+prog=stream_recv_$$
+ln -s "$build/stream_recv" "$tmp/$prog"
+"$tmp/$prog" --duration 14 "simd:nic1@$sock" >"$tmp/recv" 2>&1 &
 rpid=$!
 pids+=($rpid)
 sleep 0.3
@@ -26,27 +29,27 @@ pids+=($!)
 # Wait for the receiver's first bytes: then its counters move.
 for _ in $(seq 100); do grep -q "Gb/s" "$tmp/recv" && break; sleep 0.1; done
 
-"$stats" --name stream_recv -n 2 -i 2 >"$tmp/text"
+"$stats" --name "$prog" -n 2 -i 2 >"$tmp/text"
 "$stats" --pid "$rpid" --json -n 2 -i 2 >"$tmp/json"
 "$stats" --pid "$rpid" --prometheus >"$tmp/prom"
 head -n 12 "$tmp/text"
-python3 - "$tmp" "$rpid" <<'PY'
+python3 - "$tmp" "$rpid" "$prog" <<'PY'
 import json, re, sys
-d, pid = sys.argv[1], int(sys.argv[2])
+d, pid, prog = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 text = open(f"{d}/text").read()
-assert f"stream_recv (pid {pid})" in text, text
+assert f"{prog} (pid {pid})" in text, text
 assert re.search(r"^  port simd:nic1@\S+\s+value\s+per second$", text, re.M), "no port group"
 assert re.search(r"^  stack 10\.0\.0\.2\s+value", text, re.M), "no stack group"
 rates = [int(float(m)) for m in re.findall(r"^    rx_packets\s+\d+\s+([\d.]+)$", text, re.M)]
 assert rates and rates[0] > 0, f"rx_packets did not grow between the two text reads: {rates}"
 a, b = [json.loads(l) for l in open(f"{d}/json")]
-assert a["pid"] == pid and a["program"] == "stream_recv"
+assert a["pid"] == pid and a["program"] == prog
 port = next(g for g in a["groups"] if g.startswith("port simd:nic1@"))
 for key in ("rx_packets", "rx_bytes"):
     assert b["groups"][port][key] > a["groups"][port][key], f"{key} did not grow: {a} {b}"
 assert b["groups"]["stack 10.0.0.2"]["tcp_segs_in"] > a["groups"]["stack 10.0.0.2"]["tcp_segs_in"]
 assert "rdma_tags_available" in a["groups"][port], "the driver's own counters are missing"
-sample = re.compile(r'^myrio_[A-Za-z0-9_]+\{pid="(\d+)",program="stream_recv",'
+sample = re.compile(r'^myrio_[A-Za-z0-9_]+\{pid="(\d+)",program="' + re.escape(prog) + r'",'
                     r'kind="(port|stack)",instance="[^"]*"\} \d+$')
 lines = open(f"{d}/prom").read().splitlines()
 assert lines and all(sample.match(l) for l in lines), [l for l in lines if not sample.match(l)][:3]

@@ -24,10 +24,17 @@ typedef int (*myrio_counters_fn)(void *arg, struct myrio_xstat_name *names, uint
 				 unsigned n);
 
 /* Adds a source under group ("port sim:sim0", "stack 10.0.0.2"); returns a handle > 0 for
- * myrio_publish_remove, or a negative errno. Ports and stacks add themselves. */
+ * myrio_publish_remove, or a negative errno. Its counters are copied by the thread that added
+ * it, from its polls, or by myrio_publish_now. Ports and stacks add themselves. */
 int myrio_publish_add(const char *group, myrio_counters_fn fn, void *arg);
+/* The same for a source whose counters belong to whoever polls port: they are copied by the
+ * thread that calls myrio_rx_burst on it (at most every 100 ms), never by another, so a port
+ * opened on one thread and polled on another publishes what the poller sees. */
+int myrio_publish_add_port(struct myrio_port *port, const char *group, myrio_counters_fn fn,
+			   void *arg);
 void myrio_publish_remove(int handle);
-/* Copies every source's counters into the segment now (the poll does it on its own). */
+/* Copies, now, the counters of the sources the calling thread added with myrio_publish_add
+ * (the poll does it on its own). */
 void myrio_publish_now(void);
 
 /* Reading another process's counters. */

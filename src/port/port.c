@@ -64,7 +64,8 @@ int myrio_port_open(struct myrio_port **out, const char *device, const struct my
 	char group[80];
 	snprintf(group, sizeof(group), "port %s", device);
 	port->publish_countdown = PUBLISH_TICK_CALLS;
-	port->publish_handle = myrio_publish_add(group, port_counters, port);
+	port->publish_last_ns = 0;
+	port->publish_handle = myrio_publish_add_port(port, group, port_counters, port);
 	*out = port;
 	return 0;
 }
@@ -82,7 +83,7 @@ uint16_t myrio_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16
 {
 	uint16_t got = port->ops->rx_burst(port, pkts, n);
 	if (__builtin_expect(--port->publish_countdown == 0, 0))
-		myrio_publish_tick(&port->publish_countdown);
+		myrio_publish_tick(&port->publish_countdown, &port->publish_last_ns, port);
 	if (__builtin_expect(port->capture != NULL, 0) && got)
 		myrio_capture_rx(port->capture, pkts, got);
 	return got;

@@ -33,6 +33,7 @@ struct myrio_port {
 	const struct myrio_port_ops *ops;
 	const char *driver;	    /* its row's name in the driver table */
 	uint32_t publish_countdown; /* rx_burst calls until the publisher looks at the clock */
+	uint64_t publish_last_ns;   /* when its counters were last copied */
 	int publish_handle;	    /* its counters in the process's segment (publish.h) */
 	char device[64];
 	struct myrio_capture *capture; /* pcap writer when capture is on, else NULL */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Publishing this process's counters into its shared-memory segment (publish_segment.h).
- * Sources are refreshed by the thread that added them, from its poll (myrio_publish_tick
- * in myrio_rx_burst), so a port's counters are only ever read by the thread that owns it. */
+ * Sources are refreshed from the poll (myrio_publish_tick in myrio_rx_burst): a port's, and
+ * a stack's on that port, by the thread polling the port; others by the thread that added
+ * them. A port's counters are so only ever read by the thread that polls it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -23,7 +24,8 @@
 
 struct source {
 	int handle; /* 0: free */
-	pthread_t owner;
+	pthread_t owner;		 /* who copies it, when port is NULL */
+	const struct myrio_port *port; /* else: whoever polls this port */
 	myrio_counters_fn fn;
 	void *arg;
 	uint32_t first, count; /* its run of items */
@@ -136,7 +138,8 @@ static int find_run(uint32_t count, uint32_t *first)
 	return -ENOSPC;
 }
 
-int myrio_publish_add(const char *group, myrio_counters_fn fn, void *arg)
+static int add(const struct myrio_port *port, const char *group, myrio_counters_fn fn,
+	       void *arg)
 {
 	int n = fn(arg, NULL, NULL, 0);
 	if (n <= 0 || n > (int)PUB_CAPACITY)
@@ -168,7 +171,7 @@ int myrio_publish_add(const char *group, myrio_counters_fn fn, void *arg)
 			seg->h.n_used = first + (uint32_t)n;
 		write_end();
 		sources[slot] =
-		    (struct source){next_handle++, pthread_self(), fn, arg, first, (uint32_t)n};
+		    (struct source){next_handle++, pthread_self(), port, fn, arg, first, (uint32_t)n};
 		rc = sources[slot].handle;
 	} else {
 		log_warn("%s: counters not published: the segment is full", group);
@@ -176,6 +179,17 @@ int myrio_publish_add(const char *group, myrio_counters_fn fn, void *arg)
 	pthread_mutex_unlock(&lock);
 	free(names);
 	return rc;
+}
+
+int myrio_publish_add(const char *group, myrio_counters_fn fn, void *arg)
+{
+	return add(NULL, group, fn, arg);
+}
+
+int myrio_publish_add_port(struct myrio_port *port, const char *group, myrio_counters_fn fn,
+			   void *arg)
+{
+	return port ? add(port, group, fn, arg) : -EINVAL;
 }
 
 void myrio_publish_remove(int handle)
@@ -208,8 +222,8 @@ void myrio_publish_remove(int handle)
 	pthread_mutex_unlock(&lock);
 }
 
-/* Copies the values of the calling thread's sources. */
-static void refresh(void)
+/* Copies the values of port's sources (NULL: none) and of the calling thread's own. */
+static void refresh(const struct myrio_port *port)
 {
 	if (!seg || seg_pid != getpid())
 		return;
@@ -217,7 +231,8 @@ static void refresh(void)
 	write_begin();
 	for (int i = 0; i < MAX_SOURCES; i++) {
 		struct source *s = &sources[i];
-		if (!s->handle || !pthread_equal(s->owner, pthread_self()))
+		bool mine = s->port ? s->port == port : pthread_equal(s->owner, pthread_self());
+		if (!s->handle || !mine)
 			continue;
 		unsigned n = s->count < 512 ? s->count : 512;
 		if (s->fn(s->arg, NULL, values, n) < 0)
@@ -231,20 +246,19 @@ static void refresh(void)
 void myrio_publish_now(void)
 {
 	pthread_mutex_lock(&lock);
-	refresh();
+	refresh(NULL);
 	pthread_mutex_unlock(&lock);
 }
 
-void myrio_publish_tick(uint32_t *countdown)
+void myrio_publish_tick(uint32_t *countdown, uint64_t *last_ns, const struct myrio_port *port)
 {
-	static __thread uint64_t last;
 	*countdown = PUBLISH_TICK_CALLS;
 	uint64_t t = now_ns();
-	if (t - last < PUBLISH_PERIOD_NS)
+	if (t - *last_ns < PUBLISH_PERIOD_NS)
 		return;
-	last = t;
 	if (pthread_mutex_trylock(&lock) != 0)
 		return; /* another thread is copying: next time */
-	refresh();
+	*last_ns = t;
+	refresh(port);
 	pthread_mutex_unlock(&lock);
 }

@@ -8,7 +8,9 @@
 
 #define PUBLISH_TICK_CALLS 256u
 
-/* Resets *countdown; copies the calling thread's counters if the last copy is 100 ms old. */
-void myrio_publish_tick(uint32_t *countdown);
+struct myrio_port;
+/* From myrio_rx_burst: resets *countdown and, if port's last copy (*last_ns) is 100 ms old,
+ * copies the counters of port's sources and of the calling thread's own. */
+void myrio_publish_tick(uint32_t *countdown, uint64_t *last_ns, const struct myrio_port *port);
 
 #endif

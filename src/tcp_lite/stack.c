@@ -204,7 +204,7 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 	char group[32];
 	snprintf(group, sizeof(group), "stack %u.%u.%u.%u", s->conf.ip >> 24,
 		 (s->conf.ip >> 16) & 0xff, (s->conf.ip >> 8) & 0xff, s->conf.ip & 0xff);
-	s->publish_handle = myrio_publish_add(group, stack_counters, s);
+	s->publish_handle = myrio_publish_add_port(s->port, group, stack_counters, s);
 	*out = s;
 	myrio_arp_announce(s);
 	stack_flush(s);

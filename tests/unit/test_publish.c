@@ -4,7 +4,8 @@
  * trusts nothing in a segment: wrong magic, short file, counts past the end, strings
  * without their end or with terminal escapes are refused, cut or cleaned; a FIFO, a link or
  * another user's file under a process's name is refused without blocking. The writer never
- * writes into a file somebody else made. */
+ * writes into a file somebody else made. A port's counters are published by the thread that
+ * polls it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -17,12 +18,16 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "myrio/pkt.h"
+#include "myrio/port.h"
 #include "myrio/publish.h"
 #include "port/publish_segment.h"
 
@@ -93,6 +98,66 @@ static void counters_read_back_whole_and_current(void **state)
 }
 
 /* A segment file for fake_pid with the given header and size. */
+struct poller {
+	struct myrio_port *port;
+	unsigned rx;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Polls its port for 400 ms of wall time: several publishing periods. */
+static void *poll_port(void *arg)
+{
+	struct poller *p = arg;
+	struct myrio_pkt *pk[32];
+	for (uint64_t end = mono_ns() + 400000000u; mono_ns() < end;) {
+		uint16_t n = myrio_rx_burst(p->port, pk, 32);
+		p->rx += n;
+		myrio_pkt_free_bulk(pk, n);
+	}
+	return NULL;
+}
+
+/* The usual threading: the port opened on the main thread, polled on a worker. What the
+ * worker received is published (the first version copied only the opener's sources, from
+ * the opener's polls: zeros for ever). */
+static void a_port_polled_by_another_thread_publishes_what_it_sees(void **state)
+{
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	struct myrio_port *a, *b;
+	assert_int_equal(myrio_port_open(&a, "pair:pub/0", &pc), 0);
+	assert_int_equal(myrio_port_open(&b, "pair:pub/1", &pc), 0);
+	struct myrio_pool *pool;
+	assert_int_equal(myrio_port_pool_create(a, 64, 2048, &pool), 0);
+	for (int i = 0; i < 10; i++) {
+		struct myrio_pkt *pk = myrio_pkt_alloc(pool);
+		assert_non_null(pk);
+		memset(myrio_pkt_data(pk), 0xff, 64); /* broadcast, for any receiver */
+		pk->len = 64;
+		assert_int_equal(myrio_tx_burst(a, &pk, 1), 1);
+	}
+	struct poller p = {b, 0};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, poll_port, &p), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(p.rx, 10);
+	struct myrio_published pub;
+	assert_int_equal(myrio_published_read(getpid(), &pub), 0);
+	const struct myrio_published_counter *c = find(&pub, "port pair:pub/1", "rx_packets");
+	assert_non_null(c);
+	assert_int_equal(c->value, 10);
+	myrio_published_free(&pub);
+	myrio_pool_destroy(pool);
+	myrio_port_close(b);
+	myrio_port_close(a);
+}
+
 static void fake_segment(const struct pub_header *h, size_t size, const pub_item *first)
 {
 	char name[32];
@@ -343,6 +408,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(counters_read_back_whole_and_current),
+	    cmocka_unit_test(a_port_polled_by_another_thread_publishes_what_it_sees),
 	    cmocka_unit_test(hostile_segments_are_refused_or_cut),
 	    cmocka_unit_test(fifos_and_links_are_refused_without_blocking),
 	    cmocka_unit_test(another_users_segment_is_refused),

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/capability.h>
+#include <linux/pci_regs.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,29 +67,22 @@ static uint16_t build_frame(uint8_t *f, const uint8_t *dst, const uint8_t *src, 
 	return len;
 }
 
-/* The same config-space walk the myri10ge driver does (§1.8): find the PCI Express
- * capability through the VFIO config region and set the maximum read request size. */
+/* The capability walk the drivers use (§1.8), through the VFIO config region: find the PCI
+ * Express capability, set the maximum read request size, and find MSI-X. */
 static void check_capabilities(struct myrio_bus *bus, struct result *r)
 {
-	uint32_t cap = 0, hdr, ctl;
-	int pcie = 0, msix = 0;
-	if (bus->ops->cfg_read(bus, 0x34, 1, &cap) < 0)
-		cap = 0;
-	for (int hops = 0; cap >= 0x40 && cap < 0x100 && hops < 48; hops++) {
-		if (bus->ops->cfg_read(bus, cap & ~3u, 2, &hdr) < 0)
-			break;
-		if ((hdr & 0xff) == 0x11)
-			msix = 1;
-		if ((hdr & 0xff) == 0x10 && !pcie) {
-			unsigned at = (cap & ~3u) + 8; /* Device Control */
-			pcie = 1;
-			if (bus->ops->cfg_read(bus, at, 2, &ctl) == 0 &&
-			    bus->ops->cfg_write(bus, at, 2, (ctl & ~0x7000u) | 0x5000u) == 0 &&
-			    bus->ops->cfg_read(bus, at, 2, &ctl) == 0)
-				printf("%s: PCIe capability at 0x%02x, max read request %u bytes\n",
-				       bus->name, cap & ~3u, 128u << ((ctl & 0x7000u) >> 12));
-		}
-		cap = (hdr >> 8) & 0xff;
+	uint32_t ctl;
+	unsigned pcie = myrio_bus_find_cap(bus, PCI_CAP_ID_EXP);
+	unsigned msix = myrio_bus_find_cap(bus, PCI_CAP_ID_MSIX);
+	if (pcie) {
+		unsigned at = pcie + PCI_EXP_DEVCTL;
+		if (bus->ops->cfg_read(bus, at, 2, &ctl) == 0 &&
+		    bus->ops->cfg_write(bus, at, 2,
+					(ctl & ~PCI_EXP_DEVCTL_READRQ) |
+					    PCI_EXP_DEVCTL_READRQ_4096B) == 0 &&
+		    bus->ops->cfg_read(bus, at, 2, &ctl) == 0)
+			printf("%s: PCIe capability at 0x%02x, max read request %u bytes\n",
+			       bus->name, pcie, 128u << ((ctl & PCI_EXP_DEVCTL_READRQ) >> 12));
 	}
 	uint32_t v;
 	if (bus->ops->cfg_read(bus, 0x1000, 4, &v) != -EINVAL ||
@@ -97,7 +91,7 @@ static void check_capabilities(struct myrio_bus *bus, struct result *r)
 		     0);
 	if (!pcie || !msix)
 		fail(r, "%s: capability walk found no PCIe or no MSI-X capability (%ld)", bus->name,
-		     pcie * 2 + msix);
+		     (long)(!!pcie * 2 + !!msix));
 }
 
 static int open_nic(const char *addr, struct myrio_bus **bus, struct e1000e *n, struct result *r)

@@ -61,6 +61,7 @@ static void rx_give(struct e1000e_port *p, uint32_t i, struct myrio_pkt *pkt)
 static uint16_t e_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	struct e1000e_port *p = ep(port);
+	myrio_port_poll_count(port);
 	uint16_t got = 0;
 	uint32_t i = p->rx_next, refilled = 0;
 	while (got < n) {
@@ -284,6 +285,11 @@ static int bring_up(struct e1000e_port *p, struct myrio_bus *bus,
 			conf->promisc ? E1000E_RCTL_UPE | E1000E_RCTL_MPE : 0);
 	return e1000e_hw_wait_link(&p->hw);
 }
+
+const struct myrio_pci_id myrio_e1000e_pci_ids[] = {
+    {E1000E_PCI_VENDOR_INTEL, E1000E_PCI_DEVICE_82574L},
+    {0, 0},
+};
 
 int myrio_e1000e_open(struct myrio_bus *bus, const struct myrio_port_conf *conf,
 		      struct myrio_port **out)

@@ -327,6 +327,7 @@ static int reset_sequence(struct myri_nic *nic)
 	r->rx_done_idx = 0;
 	r->rx_done_mask = nic->intrq_entries - 1;
 	r->status = (void *)((uint8_t *)nic->ctrl.va + NIC_CTRL_STATUS);
+	r->bus = nic->bus;
 	r->claim0 = nic->bus->bar0 + nic->irq_ack_off;
 	r->claim1 = nic->bus->bar0 + nic->irq_ack_off + 4;
 	r->deassert = nic->msi ? (volatile uint8_t *)&r->deassert_sink

@@ -58,12 +58,9 @@ void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms)
 	struct myri_watchdog *wd = &nic->wd;
 	memset(wd, 0, sizeof(*wd));
 	wd->calls = WD_CALLS;
-	nic->rings.poll_countdown = WD_CALLS;
-	if (period_ms == UINT32_MAX) { /* off: the countdown wraps after 2^32 calls */
-		nic->rings.poll_countdown = UINT32_MAX;
-		wd->calls = UINT32_MAX;
-		return;
-	}
+	nic->rings.poll_countdown = WD_CALLS; /* off too: the port's periodic work rides on it */
+	if (period_ms == UINT32_MAX)
+		return; /* off: period_ns 0 */
 	wd->period_ns = (uint64_t)(period_ms ? period_ms : WD_PERIOD_MS_DEFAULT) * 1000000ull;
 	wd->next_ns = wd_now(nic) + wd->period_ns;
 	wd_snapshot(nic);

@@ -4,28 +4,22 @@
 #include <string.h>
 
 #include "bus/bus.h"
-#include "e1000e/e1000e_regs.h"
 #include "port/port_ops.h"
 #include "util/log.h"
-
-static const struct myrio_pci_id myri10ge_ids[] = {
-    {0x14c1, 0x0008}, /* Myricom Z8E: Myri-10G, PCIe x8 (the model is one too) */
-    {0x14c1, 0x0009}, /* its later revision */
-    {0, 0},
-};
-
-static const struct myrio_pci_id e1000e_ids[] = {
-    {E1000E_PCI_VENDOR_INTEL, E1000E_PCI_DEVICE_82574L},
-    {0, 0},
-};
 
 static const struct myrio_driver drivers[] = {
     {.name = "pair",
      .nic = "in-process pair link",
      .prefix = "pair:",
      .open_device = myrio_pair_port_open},
-    {.name = "myri10ge", .nic = "Myri-10G", .ids = myri10ge_ids, .open_bus = myrio_myri10ge_open},
-    {.name = "e1000e", .nic = "Intel 82574", .ids = e1000e_ids, .open_bus = myrio_e1000e_open},
+    {.name = "myri10ge",
+     .nic = "Myri-10G",
+     .ids = myrio_myri10ge_pci_ids,
+     .open_bus = myrio_myri10ge_open},
+    {.name = "e1000e",
+     .nic = "Intel 82574",
+     .ids = myrio_e1000e_pci_ids,
+     .open_bus = myrio_e1000e_open},
 };
 
 #define N_DRIVERS (sizeof(drivers) / sizeof(drivers[0]))

@@ -23,31 +23,32 @@ static struct myri10ge_port *mp(struct myrio_port *port)
 	return (struct myri10ge_port *)port;
 }
 
-/* The watchdog costs a decrement per call; its slow path returns < 0 while the NIC is down
- * (then the countdown stays at 1 and the rings are not touched). */
+/* Every few hundred bursts: the generic layer's periodic work (publishing, by the polling
+ * thread), then the watchdog's; < 0 while the NIC is down. */
+static int periodic(struct myrio_port *port, struct myri_nic *nic)
+{
+	myrio_port_periodic(port);
+	return myri_watchdog_tick(nic);
+}
+
+/* The periodic work costs a decrement per call: the watchdog's countdown; its slow path
+ * returns < 0 while the NIC is down (then the countdown stays at 1 and the rings are not
+ * touched). */
 static uint16_t m_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	struct myri_nic *nic = &mp(port)->nic;
 	if (__builtin_expect(--nic->rings.poll_countdown == 0, 0) &&
-	    (myri_watchdog_tick(nic) < 0 || nic->wd.request))
+	    (periodic(port, nic) < 0 || nic->wd.request))
 		return 0; /* down, or the rings are suspect until the reset (watchdog.c) */
-	struct myri_rings *r = &nic->rings;
-	uint32_t posted = r->small.posted + r->big.posted;
-	uint16_t got = rings_rx_burst(r, pkts, n);
-	if (r->small.posted + r->big.posted != posted) /* refilled */
-		myrio_bus_posted(nic->bus);
-	return got;
+	return rings_rx_burst(&nic->rings, pkts, n);
 }
 
 static uint16_t m_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	struct myri_nic *nic = &mp(port)->nic;
-	if (__builtin_expect(--nic->rings.poll_countdown == 0, 0) && myri_watchdog_tick(nic) < 0)
+	if (__builtin_expect(--nic->rings.poll_countdown == 0, 0) && periodic(port, nic) < 0)
 		return 0;
-	uint16_t sent = rings_tx_burst(&nic->rings, pkts, n);
-	if (sent)
-		myrio_bus_posted(nic->bus);
-	return sent;
+	return rings_tx_burst(&nic->rings, pkts, n);
 }
 
 static int m_pool_create(struct myrio_port *port, uint32_t count, uint32_t buf_len,
@@ -273,6 +274,12 @@ static int apply_args(struct myrio_bus *bus, const struct myrio_port_conf *in,
 		c->firmware = fw;
 	return rc;
 }
+
+const struct myrio_pci_id myrio_myri10ge_pci_ids[] = {
+    {0x14c1, 0x0008}, /* Myricom Z8E: Myri-10G, PCIe x8 (the model is one too) */
+    {0x14c1, 0x0009}, /* its later revision */
+    {0, 0},
+};
 
 int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *conf_in,
 			struct myrio_port **out)

@@ -214,6 +214,7 @@ static uint16_t pair_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 	struct pair_end *e = (struct pair_end *)port;
 	struct pair_link *l = e->link;
 	int peer = e->side ^ 1;
+	myrio_port_poll_count(port);
 	reap_completions(e);
 	struct myrio_pkt *in[64];
 	uint16_t got = 0;

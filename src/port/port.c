@@ -63,7 +63,7 @@ int myrio_port_open(struct myrio_port **out, const char *device, const struct my
 	snprintf(port->device, sizeof(port->device), "%s", device);
 	char group[80];
 	snprintf(group, sizeof(group), "port %s", device);
-	port->publish_countdown = PUBLISH_TICK_CALLS;
+	port->poll_countdown = MYRIO_PORT_POLL_CALLS;
 	port->publish_last_ns = 0;
 	port->publish_handle = myrio_publish_add_port(port, group, port_counters, port);
 	*out = port;
@@ -79,11 +79,15 @@ void myrio_port_close(struct myrio_port *port)
 	port->ops->close(port);
 }
 
+void myrio_port_periodic(struct myrio_port *port)
+{
+	port->poll_countdown = MYRIO_PORT_POLL_CALLS;
+	myrio_publish_tick(&port->publish_last_ns, port);
+}
+
 uint16_t myrio_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	uint16_t got = port->ops->rx_burst(port, pkts, n);
-	if (__builtin_expect(--port->publish_countdown == 0, 0))
-		myrio_publish_tick(&port->publish_countdown, &port->publish_last_ns, port);
 	if (__builtin_expect(port->capture != NULL, 0) && got)
 		myrio_capture_rx(port->capture, pkts, got);
 	return got;

@@ -31,15 +31,36 @@ struct myrio_port_ops {
 
 struct myrio_port {
 	const struct myrio_port_ops *ops;
-	const char *driver;	    /* its row's name in the driver table */
-	uint32_t publish_countdown; /* rx_burst calls until the publisher looks at the clock */
-	uint64_t publish_last_ns;   /* when its counters were last copied */
-	int publish_handle;	    /* its counters in the process's segment (publish.h) */
+	const char *driver;	  /* its row's name in the driver table */
+	uint32_t poll_countdown;  /* rx_burst calls until myrio_port_periodic (poll_count) */
+	uint64_t publish_last_ns; /* when its counters were last copied */
+	int publish_handle;	  /* its counters in the process's segment (publish.h) */
 	char device[64];
 	struct myrio_capture *capture; /* pcap writer when capture is on, else NULL */
 };
 
-/* Back-ends. */
+/* The generic layer's periodic work on a port (publishing its counters), which only the
+ * thread that polls the port may do. A back-end calls it from its rx_burst every
+ * MYRIO_PORT_POLL_CALLS calls or so: from work it does that often anyway (the Myri-10G
+ * driver's watchdog countdown) so that the burst pays nothing more, or else through
+ * myrio_port_poll_count. */
+#define MYRIO_PORT_POLL_CALLS 256u
+void myrio_port_periodic(struct myrio_port *port);
+
+static inline void myrio_port_poll_count(struct myrio_port *port)
+{
+	if (__builtin_expect(--port->poll_countdown == 0, 0))
+		myrio_port_periodic(port);
+}
+
+struct myrio_pci_id {
+	uint16_t vendor, device;
+};
+
+/* Back-ends, and the PCI functions each drives (ended by {0, 0}): the driver's own facts,
+ * named in its row of the driver table (drivers.c). */
+extern const struct myrio_pci_id myrio_myri10ge_pci_ids[];
+extern const struct myrio_pci_id myrio_e1000e_pci_ids[];
 int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *conf,
 			struct myrio_port **out);
 int myrio_pair_port_open(const char *device, const struct myrio_port_conf *conf,
@@ -49,10 +70,6 @@ int myrio_e1000e_open(struct myrio_bus *bus, const struct myrio_port_conf *conf,
 
 /* A row of the driver table (drivers.c): how a device string or a PCI function finds the
  * back-end that opens it. Adding a driver adds a row; no other driver changes. */
-struct myrio_pci_id {
-	uint16_t vendor, device;
-};
-
 struct myrio_driver {
 	const char *name; /* "myri10ge" */
 	const char *nic;  /* what it drives, for messages: "Myri-10G" */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Publishing this process's counters into its shared-memory segment (publish_segment.h).
- * Sources are refreshed from the poll (myrio_publish_tick in myrio_rx_burst): a port's, and
- * a stack's on that port, by the thread polling the port; others by the thread that added
- * them. A port's counters are so only ever read by the thread that polls it. */
+ * Sources are refreshed from the poll (myrio_publish_tick, a port's periodic work): a port's,
+ * and a stack's on that port, by the thread polling the port; others by the thread that
+ * added them. A port's counters are so only ever read by the thread that polls it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -250,9 +250,8 @@ void myrio_publish_now(void)
 	pthread_mutex_unlock(&lock);
 }
 
-void myrio_publish_tick(uint32_t *countdown, uint64_t *last_ns, const struct myrio_port *port)
+void myrio_publish_tick(uint64_t *last_ns, const struct myrio_port *port)
 {
-	*countdown = PUBLISH_TICK_CALLS;
 	uint64_t t = now_ns();
 	if (t - *last_ns < PUBLISH_PERIOD_NS)
 		return;

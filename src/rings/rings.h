@@ -2,9 +2,10 @@
 /* The data path of one slice: small and big receive rings (§4.3), the completion ring
  * (§4.6), the send ring (§5.7) and the status-block handshake (§6.5).
  *
- * Everything here works on memory only: the rings in BAR0 (SRAM) at offsets the NIC gave,
- * the completion ring and status block in DMA memory. Bring-up (src/mcp/) fills in the
- * pointers; the port calls rings_rx_burst / rings_tx_burst.
+ * Everything here works on memory: the rings in BAR0 (SRAM) at offsets the NIC gave, the
+ * completion ring and status block in DMA memory; a burst that posted work tells the bus
+ * (a sleeping model wakes). Bring-up (src/mcp/) fills in the pointers; the port calls
+ * rings_rx_burst / rings_tx_burst.
  */
 #ifndef MYRIO_RINGS_H
 #define MYRIO_RINGS_H
@@ -17,6 +18,8 @@
 #include "util/byteorder.h"
 
 #define RX_GROUP 8u
+
+struct myrio_bus;
 
 /* A 64-bit value as its 8 bytes in network order: descriptor words 0-1 or 2-3 in one store. */
 static inline uint64_t desc_be64(uint64_t v)
@@ -71,6 +74,8 @@ struct myri_rings {
 	/* data-path calls until the owner's next slow-path look (the driver's watchdog counts
 	 * it down per burst); a bad completion sets it to 1: the rings may be out of step */
 	uint32_t poll_countdown;
+	/* told after a burst posted work (myrio_bus_posted): receive buffers or sends */
+	struct myrio_bus *bus;
 	/* driver counters */
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t rx_bad_completion, tx_ring_full, tx_dropped_bad, link_changes;

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "bus/bus.h"
 #include "bus/mmio.h"
 #include "rings/rings.h"
 #include "util/byteorder.h"
@@ -221,10 +222,13 @@ uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		got = (uint16_t)(out - pkts);
 	}
 	/* Refill in groups of 8 from the pools (§4.3). */
+	uint32_t refilled = 0;
 	if (r->small.posted - r->small.done + RX_GROUP <= r->small.mask + 1)
-		rx_ring_refill(&r->small);
+		refilled = rx_ring_refill(&r->small);
 	if (r->big.posted - r->big.done + RX_GROUP <= r->big.mask + 1)
-		rx_ring_refill(&r->big);
+		refilled |= rx_ring_refill(&r->big);
+	if (refilled)
+		myrio_bus_posted(r->bus);
 	if (empty && r->rx_token)
 		status_return_rx_token(r);
 	return got;

@@ -4,6 +4,7 @@
  * a fence the first descriptor's word 3 publishes it. */
 #include <string.h>
 
+#include "bus/bus.h"
 #include "bus/mmio.h"
 #include "rings/rings.h"
 #include "util/byteorder.h"
@@ -94,8 +95,8 @@ static void tx_free_run(struct myri_tx_ring *t, uint32_t done, uint32_t cnt)
  * chain ends at the slot that holds its (last) packet untagged (as L marks the last
  * descriptor), so the finished chains end before req. Returns the new done. Out of line:
  * the one-descriptor case above is the hot one. */
-static uint32_t __attribute__((noinline)) tx_walk(struct myri_tx_ring *t, uint32_t done,
-						  uint32_t finished)
+static uint32_t __attribute__((noinline))
+tx_walk(struct myri_tx_ring *t, uint32_t done, uint32_t finished)
 {
 	const uint32_t mask = t->mask;
 	struct myrio_pkt *const *info = t->info;
@@ -330,5 +331,7 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 	mmio_wmb();
 	r->tx_packets += t->pkt_req - pkt_req0;
 	r->tx_bytes += bytes;
+	if (pp != pkts)
+		myrio_bus_posted(r->bus);
 	return (uint16_t)(pp - pkts);
 }

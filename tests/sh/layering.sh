@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The layers' rules (docs/architecture.md, its "layers" block) checked against every
 # #include "..." line of the tree: a file may include headers of its own layer and of the
-# layers its rule names, and no file includes a .c file.
+# layers its rule names, no file includes a .c file, and every file of src/ and include/
+# is in some layer (a new folder, say a new driver, needs a row of its own).
 #
 #   tests/sh/layering.sh [BUILD_DIR] [SOURCE_DIR]   (BUILD_DIR is unused: ctest passes it)
 set -euo pipefail
@@ -17,6 +18,22 @@ table=$(awk '/^```layers/ { on = 1; next } /^```/ { on = 0 } on && !/^#/ && NF' 
 
 git ls-files -- '*.c' '*.h' >/dev/null 2>&1 && files=$(git ls-files -- '*.c' '*.h') ||
 	files=$(find include src tools examples tests fuzz -name '*.[ch]' | sort)
+
+# Every file of the library in a layer: "FILE" lines, checked like the includes below.
+unlayered=$(printf '%s\n' $files | grep -E '^(src|include)/' | awk -v table="$table" '
+BEGIN {
+	n = split(table, rows, "\n")
+	for (r = 1; r <= n; r++) {
+		m = split(rows[r], w, /[ \t]+/)
+		for (k = 2; k <= m; k++) if (w[k] ~ /[\/.]/) pre[++np] = w[k]
+	}
+}
+{ for (i = 1; i <= np; i++) if (index($0, pre[i]) == 1) next; print }')
+if [ -n "$unlayered" ]; then
+	echo "FAIL: in no layer of $rules (give their folder a row):"
+	sed 's/^/  /' <<<"$unlayered"
+	exit 1
+fi
 
 # Every include line, "FILE:LINE:TEXT", resolved below to a repository path (the
 # including file's directory first, then src/ and include/, as the build searches).

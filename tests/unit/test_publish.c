@@ -29,6 +29,7 @@
 #include "myrio/pkt.h"
 #include "myrio/port.h"
 #include "myrio/publish.h"
+#include "myrio/sim.h"
 #include "port/publish_segment.h"
 
 static int fake_pid; /* a live process of ours (a child that waits) whose name the fakes take */
@@ -101,6 +102,7 @@ static void counters_read_back_whole_and_current(void **state)
 struct poller {
 	struct myrio_port *port;
 	unsigned rx;
+	bool tx_too; /* a send burst (reaping only) before each receive burst */
 };
 
 static uint64_t mono_ns(void)
@@ -116,11 +118,46 @@ static void *poll_port(void *arg)
 	struct poller *p = arg;
 	struct myrio_pkt *pk[32];
 	for (uint64_t end = mono_ns() + 400000000u; mono_ns() < end;) {
+		if (p->tx_too)
+			myrio_tx_burst(p->port, NULL, 0);
 		uint16_t n = myrio_rx_burst(p->port, pk, 32);
 		p->rx += n;
 		myrio_pkt_free_bulk(pk, n);
 	}
 	return NULL;
+}
+
+/* a sends 10 broadcast frames from a new pool; b is polled on a worker thread (a send burst
+ * before each receive burst with tx_too) for 400 ms: it received them, and the worker
+ * published that. Returns the pool. */
+static struct myrio_pool *worker_publishes_what_it_received(struct myrio_port *a,
+							    struct myrio_port *b, bool tx_too)
+{
+	struct myrio_pool *pool;
+	assert_int_equal(myrio_port_pool_create(a, 64, 2048, &pool), 0);
+	for (int i = 0; i < 10; i++) {
+		struct myrio_pkt *pk = myrio_pkt_alloc(pool);
+		assert_non_null(pk);
+		memset(myrio_pkt_data(pk), 0xff, 64); /* broadcast, for any receiver */
+		pk->len = 64;
+		assert_int_equal(myrio_tx_burst(a, &pk, 1), 1);
+	}
+	struct poller p = {b, 0, tx_too};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, poll_port, &p), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(p.rx, 10);
+	struct myrio_published pub;
+	assert_int_equal(myrio_published_read(getpid(), &pub), 0);
+	struct myrio_port_info info;
+	assert_int_equal(myrio_port_info(b, &info), 0);
+	char group[80];
+	snprintf(group, sizeof(group), "port %s", info.device);
+	const struct myrio_published_counter *c = find(&pub, group, "rx_packets");
+	assert_non_null(c);
+	assert_int_equal(c->value, 10);
+	myrio_published_free(&pub);
+	return pool;
 }
 
 /* The usual threading: the port opened on the main thread, polled on a worker. What the
@@ -133,29 +170,33 @@ static void a_port_polled_by_another_thread_publishes_what_it_sees(void **state)
 	struct myrio_port *a, *b;
 	assert_int_equal(myrio_port_open(&a, "pair:pub/0", &pc), 0);
 	assert_int_equal(myrio_port_open(&b, "pair:pub/1", &pc), 0);
-	struct myrio_pool *pool;
-	assert_int_equal(myrio_port_pool_create(a, 64, 2048, &pool), 0);
-	for (int i = 0; i < 10; i++) {
-		struct myrio_pkt *pk = myrio_pkt_alloc(pool);
-		assert_non_null(pk);
-		memset(myrio_pkt_data(pk), 0xff, 64); /* broadcast, for any receiver */
-		pk->len = 64;
-		assert_int_equal(myrio_tx_burst(a, &pk, 1), 1);
-	}
-	struct poller p = {b, 0};
-	pthread_t t;
-	assert_int_equal(pthread_create(&t, NULL, poll_port, &p), 0);
-	pthread_join(t, NULL);
-	assert_int_equal(p.rx, 10);
-	struct myrio_published pub;
-	assert_int_equal(myrio_published_read(getpid(), &pub), 0);
-	const struct myrio_published_counter *c = find(&pub, "port pair:pub/1", "rx_packets");
-	assert_non_null(c);
-	assert_int_equal(c->value, 10);
-	myrio_published_free(&pub);
+	myrio_pool_destroy(worker_publishes_what_it_received(a, b, false));
+	myrio_port_close(b);
+	myrio_port_close(a);
+}
+
+/* The Myri-10G port's periodic work (publishing among it) rides on its watchdog's countdown,
+ * which send and receive bursts both count down: it still runs with the watchdog off, and
+ * whichever burst reaches 0. */
+static void a_myri10ge_port_publishes_with_its_watchdog_off(void **state)
+{
+	struct myrio_sim_conf sc;
+	myrio_sim_conf_init(&sc);
+	struct myrio_sim *sim;
+	assert_int_equal(myrio_sim_create(&sim, &sc), 0);
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.sim = sim;
+	pc.watchdog_ms = UINT32_MAX;
+	struct myrio_port *a, *b;
+	assert_int_equal(myrio_port_open(&a, "sim:sim0", &pc), 0);
+	assert_int_equal(myrio_port_open(&b, "sim:sim1", &pc), 0);
+	struct myrio_pool *pool = worker_publishes_what_it_received(a, b, true);
+	myrio_port_tx_drain(a, pool, 1000);
 	myrio_pool_destroy(pool);
 	myrio_port_close(b);
 	myrio_port_close(a);
+	myrio_sim_destroy(sim);
 }
 
 static void fake_segment(const struct pub_header *h, size_t size, const pub_item *first)
@@ -409,6 +450,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(counters_read_back_whole_and_current),
 	    cmocka_unit_test(a_port_polled_by_another_thread_publishes_what_it_sees),
+	    cmocka_unit_test(a_myri10ge_port_publishes_with_its_watchdog_off),
 	    cmocka_unit_test(hostile_segments_are_refused_or_cut),
 	    cmocka_unit_test(fifos_and_links_are_refused_without_blocking),
 	    cmocka_unit_test(another_users_segment_is_refused),

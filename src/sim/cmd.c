@@ -104,6 +104,14 @@ static uint32_t op_reset(struct sim_nic *nic, const struct cmd *c, uint32_t *dat
 	return SIM_OK;
 }
 
+/* GET_MCP_VERSION (§3.3 #2): the running firmware's version, one byte per number [I]. */
+static uint32_t op_get_mcp_version(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				   uint64_t now)
+{
+	*data = (nic->fw.major & 0xff) << 16 | (nic->fw.minor & 0xff) << 8 | (nic->fw.tiny & 0xff);
+	return SIM_OK;
+}
+
 static uint32_t op_set_intrq_dma(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
 				 uint64_t now)
 {
@@ -116,21 +124,15 @@ static uint32_t op_set_intrq_dma(struct sim_nic *nic, const struct cmd *c, uint3
 	return SIM_OK;
 }
 
-static uint32_t op_set_big_buffer_size(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
-				       uint64_t now)
+/* SET_BIG_BUFFER_SIZE / SET_SMALL_BUFFER_SIZE (§3.3 #4, #5): a big buffer holds at least a
+ * minimum frame. */
+static uint32_t op_set_buffer_size(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				   uint64_t now)
 {
-	if (c->d0 < 64 || c->d0 > 16384)
+	bool big = c->op == SIM_CMD_SET_BIG_BUFFER_SIZE;
+	if (c->d0 < (big ? 64u : 1u) || c->d0 > 16384)
 		return SIM_ERR_RANGE;
-	nic->big_size = c->d0;
-	return SIM_OK;
-}
-
-static uint32_t op_set_small_buffer_size(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
-					 uint64_t now)
-{
-	if (c->d0 < 1 || c->d0 > 16384)
-		return SIM_ERR_RANGE;
-	nic->small_size = c->d0;
+	*(big ? &nic->big_size : &nic->small_size) = c->d0;
 	return SIM_OK;
 }
 
@@ -489,9 +491,10 @@ typedef uint32_t (*cmd_handler)(struct sim_nic *nic, const struct cmd *c, uint32
 /* Opcode -> handler; an opcode without one answers UNKNOWN. */
 static const cmd_handler handlers[] = {
     [SIM_CMD_RESET] = op_reset,
+    [SIM_CMD_GET_MCP_VERSION] = op_get_mcp_version,
     [SIM_CMD_SET_INTRQ_DMA] = op_set_intrq_dma,
-    [SIM_CMD_SET_BIG_BUFFER_SIZE] = op_set_big_buffer_size,
-    [SIM_CMD_SET_SMALL_BUFFER_SIZE] = op_set_small_buffer_size,
+    [SIM_CMD_SET_BIG_BUFFER_SIZE] = op_set_buffer_size,
+    [SIM_CMD_SET_SMALL_BUFFER_SIZE] = op_set_buffer_size,
     [SIM_CMD_GET_SEND_OFFSET] = op_get_offset,
     [SIM_CMD_GET_SMALL_RX_OFFSET] = op_get_offset,
     [SIM_CMD_GET_BIG_RX_OFFSET] = op_get_offset,

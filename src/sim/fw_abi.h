@@ -11,6 +11,7 @@
 /* Commands the model answers (§3.3); any other opcode gets UNKNOWN. */
 enum {
 	SIM_CMD_RESET = 1,
+	SIM_CMD_GET_MCP_VERSION = 2,
 	SIM_CMD_SET_INTRQ_DMA = 3,
 	SIM_CMD_SET_BIG_BUFFER_SIZE = 4,
 	SIM_CMD_SET_SMALL_BUFFER_SIZE = 5,

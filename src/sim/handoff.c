@@ -15,6 +15,8 @@
 static void fw_select(struct sim_nic *nic, const struct sim_fw_info *info, bool eeprom)
 {
 	memcpy(nic->fw.version, info->version, sizeof(nic->fw.version));
+	nic->fw.major = info->major;
+	nic->fw.minor = info->minor;
 	nic->fw.tiny = info->tiny;
 	uint32_t feat = info->model ? info->features : 0;
 	nic->fw.unaligned = feat & FW_FEAT_UNALIGNED;

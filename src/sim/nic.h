@@ -154,7 +154,7 @@ struct sim_cable {
 /* ---- the NIC ---- */
 struct sim_fw { /* what the running "firmware" image selects (§2.1) */
 	char version[128];
-	unsigned tiny;
+	unsigned major, minor, tiny;
 	bool unaligned, rss, multi_tx;
 	bool eeprom; /* the power-on firmware, not a handed-off image */
 	bool rx_filter_bug; /* EEPROM 1.4.4-1.4.11: broadcasts dropped unless ALLMULTI */

@@ -19,7 +19,8 @@ static void reset_and_sizes(void **state)
 	assert_int_equal(d, 512 * 8);
 	assert_int_equal(h_cmd(h, MCP_CMD_GET_SEND_RING_SIZE, 0xbeef, 0, 0, &d), 0);
 	assert_int_equal(d, 1024 * 16);
-	assert_int_equal(h_cmd(h, MCP_CMD_GET_MCP_VERSION, 0, 0, 0, &d), 1);	 /* GET_MCP_VERSION: UNKNOWN */
+	assert_int_equal(h_cmd(h, MCP_CMD_GET_MCP_VERSION, 0, 0, 0, &d), 0);
+	assert_int_equal(d, 0x010439); /* the power-on firmware, 1.4.57 */
 	assert_int_equal(h_cmd(h, 999, 0, 0, 0, &d), 1); /* unknown opcode */
 	assert_int_equal(h_cmd(h, MCP_CMD_DCA_ENABLE, 0, 0, 0, &d), 1);	 /* DCA: UNKNOWN */
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What the example programs share: command-line options, a clock, stopping on Ctrl-C,
- * opening a port with the common --mtu and --pcap options, and the payload pattern of the
- * two stream programs. Header-only: every example is one program built from one .c file. */
+ * opening a port with the common --mtu and --pcap options, starting a stack on it with
+ * adaptive polling, and the payload pattern of the two stream programs. Header-only: every example
+ * is one program built from one .c file. */
 #ifndef EXAMPLES_COMMON_H
 #define EXAMPLES_COMMON_H
 
@@ -171,6 +172,40 @@ static inline void idle_wait_fini(struct idle_wait *w)
 {
 	if (w->epfd >= 0)
 		close(w->epfd);
+}
+
+/* What a stack example runs on: its port, a stack on it, and the adaptive polling. */
+struct stack_app {
+	struct myrio_port *port;
+	struct myrio_stack *s;
+	struct idle_wait iw;
+};
+
+/* The start the stack examples share: stops on signals, opens the port on dev (open_port,
+ * MTU 1500), creates a stack on it at ip (host order, a /24) with conf's other settings,
+ * and the adaptive polling (busy with spin). Says what failed, as who. */
+static inline int stack_app_start(struct stack_app *a, const char *who, const char *dev,
+				  const char *pcap, uint32_t ip, struct myrio_stack_conf *conf,
+				  bool spin)
+{
+	stop_on_signals();
+	if (open_port(&a->port, dev, 1500, pcap) < 0)
+		return -1;
+	conf->ip = ip;
+	conf->netmask = 0xffffff00u;
+	if (myrio_stack_create(&a->s, a->port, conf) < 0 ||
+	    idle_wait_init(&a->iw, a->s, a->port, spin) < 0) {
+		fprintf(stderr, "%s: cannot start on %s\n", who, dev);
+		return -1;
+	}
+	return 0;
+}
+
+static inline void stack_app_stop(struct stack_app *a)
+{
+	idle_wait_fini(&a->iw);
+	myrio_stack_destroy(a->s);
+	myrio_port_close(a->port);
 }
 
 /* Seconds of CPU this process used (user + system). */

@@ -94,25 +94,21 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	total_bytes = bytes;
-	stop_on_signals();
-	struct myrio_port *port;
-	if (open_port(&port, argv[optind], 1500, NULL) < 0)
-		return 1;
 	struct myrio_stack_conf sc;
 	myrio_stack_conf_init(&sc);
-	sc.ip = ntohl(ip.s_addr);
-	sc.netmask = 0xffffff00u;
 	sc.max_tcp_conns = nconns + 64;
 	sc.rcv_buf = 16 * 1024;
 	sc.snd_queue_segs = 16;
 	sc.tx_pool_size = 8192;
-	struct myrio_stack *s;
+	struct stack_app app;
+	if (stack_app_start(&app, "echo_client", argv[optind], NULL, ntohl(ip.s_addr), &sc, spin) <
+	    0)
+		return 1;
+	struct myrio_stack *s = app.s;
 	struct myrio_ready_set *set;
-	struct idle_wait iw;
 	struct client *cl = calloc(nconns, sizeof(*cl));
-	if (!cl || myrio_stack_create(&s, port, &sc) < 0 || myrio_ready_create(s, &set) < 0 ||
-	    idle_wait_init(&iw, s, port, spin) < 0) {
-		fprintf(stderr, "echo_client: cannot start on %s\n", argv[optind]);
+	if (!cl || myrio_ready_create(s, &set) < 0) {
+		fprintf(stderr, "echo_client: out of memory\n");
 		return 1;
 	}
 	uint64_t t0 = now_ns();
@@ -144,7 +140,7 @@ int main(int argc, char **argv)
 			}
 			serve(set, k, ev[i].events);
 		}
-		idle_wait(&iw, s, work + n, 100);
+		idle_wait(&app.iw, s, work + n, 100);
 	}
 	double secs = (now_ns() - t0) / 1e9;
 	uint64_t bad = 0, verified = 0;
@@ -163,9 +159,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < nconns; i++)
 		if (cl[i].c)
 			myrio_tcp_abort(cl[i].c);
-	idle_wait_fini(&iw);
-	myrio_stack_destroy(s);
-	myrio_port_close(port);
+	stack_app_stop(&app);
 	free(cl);
 	return done == nconns && failed == 0 ? 0 : 1;
 }

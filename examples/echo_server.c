@@ -105,28 +105,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "echo_server: give one DEVICE and a valid --ip\n");
 		return 2;
 	}
-	stop_on_signals();
-	struct myrio_port *port;
-	if (open_port(&port, argv[optind], 1500, pcap) < 0)
-		return 1;
 	struct myrio_stack_conf sc;
 	myrio_stack_conf_init(&sc);
-	sc.ip = ntohl(ip.s_addr);
-	sc.netmask = 0xffffff00u;
 	sc.max_tcp_conns = max_conns;
 	sc.max_listeners = 1;
 	sc.rcv_buf = 16 * 1024;
 	sc.snd_queue_segs = 16;
 	sc.tx_pool_size = 8192;
 	sc.time_wait_ms = 1000;
-	struct myrio_stack *s;
+	struct stack_app app;
+	if (stack_app_start(&app, "echo_server", argv[optind], pcap, ntohl(ip.s_addr), &sc, spin) <
+	    0)
+		return 1;
+	struct myrio_stack *s = app.s;
 	struct myrio_ready_set *set;
 	struct myrio_tcp_listener *l;
-	struct idle_wait iw;
-	if (myrio_stack_create(&s, port, &sc) < 0 || myrio_ready_create(s, &set) < 0 ||
+	if (myrio_ready_create(s, &set) < 0 ||
 	    myrio_tcp_listen(s, (uint16_t)port_no, 1024, NULL, &l) < 0 ||
-	    myrio_ready_add_listener(set, l, MYRIO_READY_IN, NULL) < 0 ||
-	    idle_wait_init(&iw, s, port, spin) < 0) {
+	    myrio_ready_add_listener(set, l, MYRIO_READY_IN, NULL) < 0) {
 		fprintf(stderr, "echo_server: cannot start on %s\n", argv[optind]);
 		return 1;
 	}
@@ -148,19 +144,17 @@ int main(int argc, char **argv)
 				conn_free(e);
 			}
 		}
-		idle_wait(&iw, s, work + n, 1000);
+		idle_wait(&app.iw, s, work + n, 1000);
 	}
 	printf("summary: %llu connections served, %llu bytes echoed, %llu sleeps, %.2f s CPU\n",
 	       (unsigned long long)served, (unsigned long long)echoed,
-	       (unsigned long long)iw.sleeps, cpu_seconds());
+	       (unsigned long long)app.iw.sleeps, cpu_seconds());
 	myrio_ready_destroy(set);
 	while (conns) {
 		myrio_tcp_abort(conns->c);
 		conn_free(conns);
 	}
 	myrio_tcp_listener_close(l);
-	idle_wait_fini(&iw);
-	myrio_stack_destroy(s);
-	myrio_port_close(port);
+	stack_app_stop(&app);
 	return 0;
 }

@@ -119,22 +119,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "udp_rpc: give one DEVICE and valid addresses\n");
 		return 2;
 	}
-	stop_on_signals();
-	struct myrio_port *port;
-	if (open_port(&port, argv[optind], 1500, NULL) < 0)
-		return 1;
 	struct myrio_stack_conf sc;
 	myrio_stack_conf_init(&sc);
-	sc.ip = ntohl(ip.s_addr);
-	sc.netmask = 0xffffff00u;
 	sc.max_timers = window;
-	struct myrio_stack *s;
+	struct stack_app app;
+	if (stack_app_start(&app, "udp_rpc", argv[optind], NULL, ntohl(ip.s_addr), &sc, spin) < 0)
+		return 1;
+	struct myrio_stack *s = app.s;
 	struct myrio_udp_sock *u;
-	struct idle_wait iw;
 	int rc = 0;
-	if (myrio_stack_create(&s, port, &sc) < 0 ||
-	    myrio_udp_open(s, server ? (uint16_t)port_no : 0, NULL, &u) < 0 ||
-	    idle_wait_init(&iw, s, port, spin) < 0) {
+	if (myrio_udp_open(s, server ? (uint16_t)port_no : 0, NULL, &u) < 0) {
 		fprintf(stderr, "udp_rpc: cannot start on %s\n", argv[optind]);
 		return 1;
 	}
@@ -152,7 +146,7 @@ int main(int argc, char **argv)
 								  from, from_port) == 0;
 				myrio_pkt_free(p);
 			}
-			idle_wait(&iw, s, work, -1);
+			idle_wait(&app.iw, s, work, -1);
 		}
 		printf("summary: %llu requests answered\n", (unsigned long long)answered);
 	} else {
@@ -180,7 +174,7 @@ int main(int argc, char **argv)
 			}
 			if (myrio_udp_error(u) == -ECONNREFUSED) /* nobody listens there */
 				break;
-			idle_wait(&iw, s, work, -1);
+			idle_wait(&app.iw, s, work, -1);
 		}
 		printf("summary: %u requests, %u answered, %u failed, %u resent, %u duplicate "
 		       "answers, %u bad, %.2f s\n",
@@ -189,9 +183,7 @@ int main(int argc, char **argv)
 		free(cl.req);
 		rc = cl.answered == nreq && cl.bad == 0 ? 0 : 1;
 	}
-	idle_wait_fini(&iw);
 	myrio_udp_close(u);
-	myrio_stack_destroy(s);
-	myrio_port_close(port);
+	stack_app_stop(&app);
 	return rc;
 }

@@ -96,8 +96,8 @@ struct myrio_bus_hook {
 };
 void myrio_bus_at_close(struct myrio_bus *bus, struct myrio_bus_hook *hook);
 
-/* Whether a driver takes a PCI function with these IDs. */
-typedef bool (*myrio_pci_claim_fn)(uint16_t vendor, uint16_t device);
+/* Whether a driver takes the PCI function at addr with these IDs; says why not. */
+typedef bool (*myrio_pci_claim_fn)(const char *addr, uint16_t vendor, uint16_t device);
 
 /* Opens the bus a device string names ("sim:X", "simd:X[@sock]", "DDDD:BB:DD.F"). A PCI
  * function whose IDs claim (if not NULL) refuses is refused before VFIO opens it (opening

@@ -122,12 +122,8 @@ int myrio_vfio_open_at(const struct myrio_vfio_paths *paths, const char *addr_in
 		log_err("no PCI device %s (see lspci -D for the addresses of this machine)", addr);
 		return -ENODEV;
 	}
-	if (claim && !claim(vendor, device)) {
-		log_err("%s is %04x:%04x, a PCI function no libmyrio driver claims; "
-			"'myrio-setup check' lists the NICs libmyrio drives",
-			addr, vendor, device);
-		return -ENODEV;
-	}
+	if (claim && !claim(addr, vendor, device))
+		return -ENODEV; /* claim said why */
 	int rc = check_host(paths, addr, &g);
 	if (rc < 0)
 		return rc;

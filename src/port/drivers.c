@@ -46,9 +46,20 @@ int myrio_port_driver_for_pci(uint16_t vendor, uint16_t device, const char **dri
 	return 0;
 }
 
-bool myrio_driver_claims(uint16_t vendor, uint16_t device)
+/* The driver of a function, or NULL, said with what to do. */
+static const struct myrio_driver *claimant(const char *name, uint16_t vendor, uint16_t device)
 {
-	return myrio_driver_for_pci(vendor, device) != NULL;
+	const struct myrio_driver *d = myrio_driver_for_pci(vendor, device);
+	if (!d)
+		log_err("%s is %04x:%04x, a PCI function no libmyrio driver claims; "
+			"'myrio-setup check' lists the NICs libmyrio drives",
+			name, vendor, device);
+	return d;
+}
+
+bool myrio_driver_claims(const char *name, uint16_t vendor, uint16_t device)
+{
+	return claimant(name, vendor, device) != NULL;
 }
 
 const struct myrio_driver *myrio_driver_for_prefix(const char *device)
@@ -74,11 +85,8 @@ int myrio_port_open_bus(struct myrio_bus *bus, const struct myrio_port_conf *con
 		myrio_bus_close(bus);
 		return rc;
 	}
-	const struct myrio_driver *d = myrio_driver_for_pci((uint16_t)vendor, (uint16_t)device);
+	const struct myrio_driver *d = claimant(bus->name, (uint16_t)vendor, (uint16_t)device);
 	if (!d) {
-		log_err("%s is %04x:%04x, a PCI function no libmyrio driver claims; "
-			"'myrio-setup check' lists the NICs libmyrio drives",
-			bus->name, vendor, device);
 		myrio_bus_close(bus);
 		return -ENODEV;
 	}

@@ -101,8 +101,9 @@ int myrio_driver_args_parse(const char *who, const char *args, const struct myri
 
 /* The driver of a PCI function, or NULL when no driver claims its IDs. */
 const struct myrio_driver *myrio_driver_for_pci(uint16_t vendor, uint16_t device);
-/* Whether some driver takes these IDs (a myrio_pci_claim_fn). */
-bool myrio_driver_claims(uint16_t vendor, uint16_t device);
+/* Whether some driver takes these IDs (a myrio_pci_claim_fn); logs the refusal of the
+ * function called name. */
+bool myrio_driver_claims(const char *name, uint16_t vendor, uint16_t device);
 /* The driver whose prefix starts device, or NULL (the string then names a bus). */
 const struct myrio_driver *myrio_driver_for_prefix(const char *device);
 /* Reads the function's IDs from its config space and opens it with the driver that claims

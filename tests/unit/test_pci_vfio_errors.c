@@ -19,6 +19,7 @@
 #include "myrio/log.h"
 #include "pci/iommu_group.h"
 #include "pci/vfio.h"
+#include "port/port_ops.h"
 
 #include "fake_sysfs.h"
 
@@ -98,11 +99,6 @@ static void judges_no_device_by_its_ids(void **state)
 	assert_non_null(strstr(f->log, "bound to e1000e"));
 }
 
-static bool claims_myricom_only(uint16_t vendor, uint16_t device)
-{
-	return vendor == 0x14c1;
-}
-
 /* A function bound to vfio-pci that no driver claims is refused from its sysfs IDs, before
  * the VFIO device is opened (that would reset somebody else's device): the container device
  * here is a plain file, so any attempt to open VFIO would fail on it instead. */
@@ -110,13 +106,13 @@ static void refuses_an_unclaimed_function_before_opening_it(void **state)
 {
 	struct fake *f = *state;
 	ft_mkdirs("%s/bus/pci/drivers/vfio-pci", f->t.sys);
-	ft_add_device(&f->t, "0000:05:00.0", "0x8086", "0x10d3", "vfio-pci", 7);
+	ft_add_device(&f->t, "0000:05:00.0", "0x8086", "0x1521", "vfio-pci", 7); /* an I350 */
 	ft_mkdirs("%s/vfio", f->t.dev);
 	ft_put("", "%s/vfio/vfio", f->t.dev);
 	assert_int_equal(open_vfio(f, "05:00.0"), -ENOTTY); /* with no claim, VFIO is reached */
-	f->claim = claims_myricom_only;
+	f->claim = myrio_driver_claims;
 	assert_int_equal(open_vfio(f, "05:00.0"), -ENODEV);
-	assert_non_null(strstr(f->log, "8086:10d3, a PCI function no libmyrio driver claims"));
+	assert_non_null(strstr(f->log, "0000:05:00.0 is 8086:1521, a PCI function no libmyrio driver claims"));
 	assert_null(strstr(f->log, "VFIO container"));
 }
 

@@ -5,6 +5,8 @@
 #   bench/compare.sh [-b BUILD_DIR] [-t SECONDS] [-n PAIRS] [--quick] [SECTION...]
 #   sections: model latency rr udp tcp raw (default: all; quick with --quick)
 #   -n: A/B pairs per row, interleaved (ours, peer, peer, ours, ...); default 5
+#   --timing PROFILE: the model NICs' own timing (none, the default, or myri10ge: PCIe and
+#            MAC latencies and the PCIe bandwidth cap, docs/device-model.md "Timing")
 #   --quick: 2 pairs of 0.3 s, one target row and one peer row: checks that the script
 #            runs and that its output parses (tests/sh/bench_compare_quick.sh); no figures
 #
@@ -26,6 +28,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=5
+TIMING=none
 quick=
 args=()
 while (($#)); do
@@ -34,7 +37,8 @@ while (($#)); do
 	-t) T=$2; shift 2 ;;
 	-n) N=$2; shift 2 ;;
 	--quick) quick=1; shift ;;
-	-*) echo "usage: bench/compare.sh [-b BUILD] [-t SECONDS] [-n PAIRS] [--quick]" \
+	--timing) TIMING=$2; shift 2 ;;
+	-*) echo "usage: bench/compare.sh [-b BUILD] [-t SECONDS] [-n PAIRS] [--quick] [--timing P]" \
 		"[model latency rr udp tcp raw]" >&2
 	    exit 2 ;;
 	*) args+=("$1"); shift ;;
@@ -59,7 +63,17 @@ for p in myrio-perf latency_loopback; do
 	[[ -x $B/$p ]] || { echo "build first: $B/$p not found" >&2; exit 1; }
 done
 echo "bench: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)," \
-	"${T} s per run, $N interleaved pairs per row, model timing: none"
+	"${T} s per run, $N interleaved pairs per row, model timing: $TIMING"
+
+# with_timing ARGS...: the arguments with the model's timing added to their --sim spec (the
+# programs' default spec, spin, when they have none)
+with_timing() {
+	local out=() sim=
+	while (($#)); do
+		if [[ $1 == --sim ]]; then sim=$2; shift 2; else out+=("$1"); shift; fi
+	done
+	printf '%s\0' "${out[@]}" --sim "${sim:-spin},timing=$TIMING"
+}
 
 # record SIDE CMD...: runs CMD (which prints one JSON run: value, ops, cpu_*), adds the
 # side, the load and the steal % over the run, and appends it to the row's file. A failed
@@ -117,7 +131,9 @@ target_row() {
 # perf EXPR_VALUE EXPR_OPS myrio-perf-options...: one myrio-perf run as a JSON run
 perf() {
 	local v=$1 ops=$2; shift 2
-	"$B/myrio-perf" -q -l "$T" --json "$@" >"$tmp/o.json" || return 1
+	local args
+	mapfile -d '' args < <(with_timing "$@")
+	"$B/myrio-perf" -q -l "$T" --json "${args[@]}" >"$tmp/o.json" || return 1
 	python3 - "$tmp/o.json" "$v" "$ops" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -186,7 +202,7 @@ PY
 }
 # loopback FIELD(1 median, 2 p99.9): latency_loopback's UDP round trip, 10 Gb/s model link
 loopback() {
-	"$B/latency_loopback" -n 200000 -s 32 >"$tmp/l.txt" || return 1
+	"$B/latency_loopback" -n 200000 -s 32 --sim "spin,timing=$TIMING" >"$tmp/l.txt" || return 1
 	python3 - "$tmp/l.txt" "$1" <<'PY'
 import json, re, sys
 t = open(sys.argv[1]).read().split("TCP ")[0]
@@ -338,7 +354,7 @@ PY
 rawbench_rate() {
 	[[ -x $B/myrio-rawbench ]] || return 1
 	local v
-	v=$("$B/myrio-rawbench" rate -s "$1" -t "$T" -l unlimited | sed -n 's/.*: \([0-9]*\) frames\/s.*/\1/p')
+	v=$("$B/myrio-rawbench" rate -s "$1" -t "$T" -l unlimited -T "$TIMING" | sed -n 's/.*: \([0-9]*\) frames\/s.*/\1/p')
 	[[ -n $v ]] && echo "{\"value\": $v}"
 }
 raw60() { rawbench_rate 60; }

@@ -235,6 +235,7 @@ int main(int argc, char **argv)
 		myrio_sim_conf_init(&simc);
 		if (myrio_sim_conf_parse(&simc, sim_spec) < 0 || myrio_sim_create(&sim, &simc) < 0)
 			return 1;
+		printf("model timing: %s\n", simc.timing[0] ? simc.timing : "none");
 		if (ncpus > 1)
 			pin((int)ncpus - 1);
 	}

@@ -139,9 +139,12 @@ int main(int argc, char **argv)
 {
 	if (argc < 2 ||
 	    (strcmp(argv[1], "rate") && strcmp(argv[1], "step") && strcmp(argv[1], "line"))) {
-		fprintf(stderr, "usage: myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l LINK] [-q]\n"
-				"       myrio-rawbench line [-s SIZE] [-n MICROSECONDS]\n"
-				"       myrio-rawbench step [-s SIZE] [-n PACKETS]\n");
+		fprintf(
+		    stderr,
+		    "usage: myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l LINK] [-q] [-T TIMING]\n"
+		    "       myrio-rawbench line [-s SIZE] [-n MICROSECONDS] [-T TIMING]\n"
+		    "       myrio-rawbench step [-s SIZE] [-n PACKETS] [-T TIMING]\n"
+		    "TIMING: the model NICs' own timing, none (default) or myri10ge\n");
 		return 2;
 	}
 	bool line = strcmp(argv[1], "line") == 0;
@@ -149,11 +152,11 @@ int main(int argc, char **argv)
 	struct bench bn = {.size = 60, .stepped = stepped};
 	double seconds = 2;
 	uint64_t packets = 100000;
-	const char *link = "unlimited";
+	const char *link = "unlimited", *timing = "none";
 	bool spin = true;
 	int c;
 	optind = 2;
-	while ((c = getopt(argc, argv, "s:t:l:n:q")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:l:n:qT:")) != -1) {
 		switch (c) {
 		case 'q':
 			spin = false;
@@ -170,6 +173,9 @@ int main(int argc, char **argv)
 		case 'n':
 			packets = strtoull(optarg, NULL, 0);
 			break;
+		case 'T':
+			timing = optarg;
+			break;
 		default:
 			return 2;
 		}
@@ -178,15 +184,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "myrio-rawbench: size must be 60..1514\n");
 		return 2;
 	}
-	char spec[96];
+	char spec[128];
 	if (stepped)
-		snprintf(spec, sizeof(spec), "stepped,link=%s", line ? "10g" : "unlimited");
+		snprintf(spec, sizeof(spec), "stepped,link=%s,timing=%s",
+			 line ? "10g" : "unlimited", timing);
 	else
-		snprintf(spec, sizeof(spec), "%slink=%s", spin ? "spin," : "", link);
+		snprintf(spec, sizeof(spec), "%slink=%s,timing=%s", spin ? "spin," : "", link,
+			 timing);
 	if (setup(&bn, spec) < 0) {
 		fprintf(stderr, "myrio-rawbench: set-up failed\n");
 		return 1;
 	}
+	printf("model timing: %s\n", timing);
 	struct myrio_pkt *out[BURST];
 	unsigned pending = 0;
 	if (line) {

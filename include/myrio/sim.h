@@ -45,12 +45,15 @@ struct myrio_sim_conf {
 	                           * 1.4.11 drop broadcasts unless ALLMULTI, as those did */
 	uint32_t idle_ms;         /* a quiet model thread sleeps until a host posts work, looking
 	                           * at its own timers (link flaps, boot) this often; 0 = 20 */
+	char timing[16];          /* the NICs' own latencies and PCIe bandwidth: "none" (or
+	                           * empty: a frame arrives as its last bit leaves) or "myri10ge"
+	                           * (a Myri-10G on PCIe Gen1 x8, docs/device-model.md) */
 };
 
 void myrio_sim_conf_init(struct myrio_sim_conf *conf);
 /* "nics=2,link=10g|1g|unlimited|<bps>,stepped,spin,seed=N,loss=P,reorder=P,dup=P,
  *  corrupt=P,flap=PERIOD_MS/DOWN_MS,rx_ring=N,tx_ring=N,pc=CODE,boot=MS,
- *  high_rings,eeprom_fw=1.4.N,unaligned_rc,idle_ms=MS" */
+ *  high_rings,eeprom_fw=1.4.N,unaligned_rc,idle_ms=MS,timing=none|myri10ge" */
 int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec);
 
 int myrio_sim_create(struct myrio_sim **out, const struct myrio_sim_conf *conf);

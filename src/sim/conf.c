@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "myrio/sim.h"
+#include "sim/timing.h"
 #include "util/log.h"
 
 void myrio_sim_conf_init(struct myrio_sim_conf *conf)
@@ -125,6 +126,10 @@ static int parse_one(struct myrio_sim_conf *c, char *tok)
 		if (sscanf(v, "1.4.%u%c", &tiny, &tail) != 1 || tiny > 999)
 			return -EINVAL;
 		snprintf(c->eeprom_fw, sizeof(c->eeprom_fw), "1.4.%u", tiny);
+	} else if (!strcmp(tok, "timing")) {
+		if (!sim_timing_find(v))
+			return -EINVAL;
+		snprintf(c->timing, sizeof(c->timing), "%s", v);
 	} else if (!strcmp(tok, "pc")) {
 		if (!*v || strlen(v) >= sizeof(c->product_code))
 			return -EINVAL;
@@ -154,7 +159,8 @@ int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec)
 			    "model spec: cannot use '%s'; expected nics=N, link=10g|1g|unlimited|"
 			    "BPS, stepped, spin, seed=N, loss=P, reorder=P, dup=P, corrupt=P, "
 			    "flap=PERIOD_MS/DOWN_MS, rx_ring=N, tx_ring=N (powers of 2, 8..4096), "
-			    "pc=CODE, boot=MS, high_rings, eeprom_fw=1.4.N, unaligned_rc, idle_ms=MS",
+			    "pc=CODE, boot=MS, high_rings, eeprom_fw=1.4.N, unaligned_rc, idle_ms=MS, "
+			    "timing=none|myri10ge",
 			    orig);
 			return -EINVAL;
 		}

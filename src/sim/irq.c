@@ -161,8 +161,10 @@ unsigned sim_irq_poll(struct sim_nic *nic, uint64_t now)
 		nic->pending = true;
 		nic->pending_since = now;
 	}
-	uint32_t delay_us = sim_rd32(nic, nic->rings_at + SIM_COAL_OFF);
-	if (delay_us && now - nic->pending_since < (uint64_t)delay_us * 1000)
+	/* coalescing (§6.6), then the MSI write's way to the host */
+	uint64_t delay = (uint64_t)sim_rd32(nic, nic->rings_at + SIM_COAL_OFF) * 1000 +
+			 nic->timing->irq_ns;
+	if (delay && now - nic->pending_since < delay)
 		return work;
 	raise_irq(nic, rx);
 	return work + 1;

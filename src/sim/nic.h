@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "sim/model.h"
+#include "sim/timing.h"
 
 /* ---- BAR0 layout (§1.3); offsets marked "model" are firmware-chosen (returned by
  * GET_*_OFFSET) and therefore the model's own choice. ---- */
@@ -215,6 +216,7 @@ struct sim_nic {
 	bool rss_enabled;
 	uint32_t rss_table_size, rss_hash;
 	uint32_t tso_mode, throttle;
+	const struct sim_timing *timing; /* the board's own delays and PCIe cap (timing.h) */
 	uint32_t tx_boundary;
 	bool dummy_rdma_on;
 	uint64_t dummy_rdma_iova;

@@ -149,14 +149,20 @@ static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uin
 }
 
 /* Link-rate pacing: a frame of len bytes starts when the wire is free, but not before the
- * ring was last seen empty; it is handed over when its last bit is out: false while that
- * is still ahead of now. SET_THROTTLE_FACTOR caps the rate at 256 x 16 Gb/s / factor
- * (§3.3 #53). Without a rate, always true. */
+ * ring was last seen empty (plus, with a timing profile, the doorbell's way to the wire);
+ * it is handed over when its last bit is out (plus the profile's flight to the receiver's
+ * host memory): false while that is still ahead of now. SET_THROTTLE_FACTOR caps the rate
+ * at 256 x 16 Gb/s / factor (§3.3 #53), the profile's PCIe link at its bandwidth. Without
+ * a rate or a profile, always true. */
 static bool wire_slot(struct sim_nic *nic, struct sim_cable *c, uint32_t len, uint64_t now_ps)
 {
-	if (!c || !(c->link_bps || nic->throttle) || !c->up)
+	if (!c || !c->up)
 		return true;
-	uint64_t start = nic->tx_idle_at * 1000;
+	const struct sim_timing *none = sim_timing_default(), *tm = nic->timing;
+	const struct sim_timing *rx_tm = nic->out->dst_nic ? nic->out->dst_nic->timing : none;
+	if (!(c->link_bps || nic->throttle || tm != none || rx_tm != none))
+		return true;
+	uint64_t start = nic->tx_idle_at * 1000 + sim_timing_tx_start_ps(tm);
 	if (nic->out->t_free > start)
 		start = nic->out->t_free;
 	uint32_t wire_len = len < 60 ? 60 : len;
@@ -165,9 +171,12 @@ static bool wire_slot(struct sim_nic *nic, struct sim_cable *c, uint32_t len, ui
 		uint64_t th = (uint64_t)wire_len * nic->throttle * 15625 / 8000;
 		t = th > t ? th : t;
 	}
+	uint64_t pcie = sim_timing_pcie_ps(tm, len);
+	t = pcie > t ? pcie : t;
 	uint64_t end = start + t;
-	if (end > now_ps) {
-		nic->out->t_queued = end; /* the world stays awake for it (sim_cable_busy) */
+	uint64_t due = end + sim_timing_flight_ps(tm, rx_tm, len);
+	if (due > now_ps) {
+		nic->out->t_queued = due; /* the world stays awake for it (sim_cable_busy) */
 		return false;
 	}
 	nic->out->t_free = end;

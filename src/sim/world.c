@@ -90,6 +90,7 @@ int sim_world_add_nic(struct myrio_sim *sim, const char *name, const uint8_t mac
 	int rc = sim_nic_new(sim, sim->n_nics, name, mac, &nic);
 	if (rc < 0)
 		return rc;
+	nic->timing = sim_timing_find(sim->conf.timing[0] ? sim->conf.timing : "none");
 	sim->nics[sim->n_nics++] = nic;
 	if (out)
 		*out = nic;

@@ -112,6 +112,13 @@ static bool valid_name(const char *s)
 	return true;
 }
 
+/* A NIC item in the model's own syntax ("link=10g"), parsed by the model into mc. */
+static int model_item(const char *item, struct myrio_sim_conf *mc)
+{
+	myrio_sim_conf_init(mc);
+	return myrio_sim_conf_parse(mc, item);
+}
+
 /* One "key=value" item of a --nic spec. */
 static int nic_item(struct simd_nic_conf *n, const char *item)
 {
@@ -134,15 +141,18 @@ static int nic_item(struct simd_nic_conf *n, const char *item)
 	}
 	if (KEY("allow"))
 		return parse_allow(v, n);
+	struct myrio_sim_conf mc;
 	if (KEY("link")) { /* the model's own syntax for a rate, parsed by the model */
-		char spec[64];
-		struct myrio_sim_conf mc;
-		myrio_sim_conf_init(&mc);
-		if ((size_t)snprintf(spec, sizeof(spec), "link=%s", v) >= sizeof(spec) ||
-		    myrio_sim_conf_parse(&mc, spec) < 0)
+		if (model_item(item, &mc) < 0)
 			return -EINVAL;
 		n->link_bps = mc.link_bps;
 		n->has_link = true;
+		return 0;
+	}
+	if (KEY("timing")) { /* a profile name, checked by the model */
+		if (model_item(item, &mc) < 0)
+			return -EINVAL;
+		snprintf(n->timing, sizeof(n->timing), "%s", mc.timing);
 		return 0;
 	}
 	if (KEY("flap")) {
@@ -170,8 +180,8 @@ static int nic_item(struct simd_nic_conf *n, const char *item)
 	return parse_prob(v, prob);
 }
 
-/* NAME[,mac=XX:XX:XX:XX:XX:XX][,cable=NIC|tap:IF|packet:IF][,link=RATE][,loss=P][,reorder=P]
- * [,dup=P][,corrupt=P][,flap=PERIOD_MS/DOWN_MS] */
+/* NAME[,mac=XX:XX:XX:XX:XX:XX][,cable=NIC|tap:IF|packet:IF][,link=RATE][,timing=PROFILE]
+ * [,loss=P][,reorder=P][,dup=P][,corrupt=P][,flap=PERIOD_MS/DOWN_MS] */
 static int add_nic(struct simd_config *c, const char *spec)
 {
 	char buf[512];
@@ -198,7 +208,8 @@ static int add_nic(struct simd_config *c, const char *spec)
 	for (char *item; (item = strtok_r(NULL, ",", &save));) {
 		if (nic_item(n, item) < 0) {
 			log_err("--nic %s: bad item '%s' (expected mac=XX:XX:XX:XX:XX:XX, "
-				"cable=NIC|tap:IFNAME|packet:IFNAME, link=RATE, loss=P, reorder=P, "
+				"cable=NIC|tap:IFNAME|packet:IFNAME, link=RATE, timing=none|myri10ge, "
+				"loss=P, reorder=P, "
 				"dup=P, corrupt=P with 0 <= P <= 1, flap=PERIOD_MS/DOWN_MS, "
 				"allow=uid:N+gid:N...)",
 				spec, item);

@@ -27,6 +27,7 @@ struct simd_nic_conf {
 	bool has_faults;
 	uint64_t link_bps; /* "link=RATE": its cable's rate, instead of --link; when has_link */
 	bool has_link;
+	char timing[16]; /* "timing=PROFILE": its own timing (src/sim/timing.h); "" = --model's */
 	/* Who may attach (besides root): "allow=uid:N+gid:N+..." in the NIC's spec. Without
 	 * one, every admitted user may, except on a tap:/packet: cable (raw frames of a
 	 * host interface): root only there. */

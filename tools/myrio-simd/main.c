@@ -47,6 +47,7 @@ static void usage(FILE *f)
 		"  --config FILE      read settings from FILE\n"
 		"  --nic SPEC         a NIC: NAME[,mac=XX:XX:XX:XX:XX:XX]\n"
 		"                     [,cable=NIC|tap:IFNAME|packet:IFNAME][,link=RATE]\n"
+		"                     [,timing=none|myri10ge]\n"
 		"                     [,loss=P][,reorder=P][,dup=P][,corrupt=P][,flap=MS/MS]\n"
 		"                     (default: --nic nic0,cable=nic1 --nic nic1)\n"
 		"  --link RATE        10g (default), 1g, unlimited or bits per second\n"

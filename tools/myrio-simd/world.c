@@ -69,10 +69,14 @@ static int cable_all(struct simd_daemon *d)
 			}
 		}
 	}
-	/* Rates per cable, set before the model thread starts (it reads link_bps unlocked). */
-	for (unsigned i = 0; i < d->nnics; i++)
+	/* Rates per cable and timing per NIC, set before the model thread starts (it reads
+	 * them unlocked). */
+	for (unsigned i = 0; i < d->nnics; i++) {
 		if (d->nics[i].conf->has_link && d->nics[i].nic->cable)
 			d->nics[i].nic->cable->link_bps = d->nics[i].conf->link_bps;
+		if (d->nics[i].conf->timing[0])
+			d->nics[i].nic->timing = sim_timing_find(d->nics[i].conf->timing);
+	}
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 
 #include "myrio/port.h"
 #include "myrio/sim.h"
+#include "link_pair.h"
 #include "test_pattern.h"
 #include "myrio/tcp_lite.h"
 #include "sim/model.h"
@@ -45,8 +46,9 @@ struct mp_wrap {
 };
 
 struct model_pair {
-	struct myrio_sim *w;
-	struct myrio_port *pa, *pb;
+	struct link_pair link;
+	struct myrio_sim *w;	    /* link.sim */
+	struct myrio_port *pa, *pb; /* link.a, link.b */
 	struct mp_wrap wa, wb;
 	struct myrio_stack *a, *b;
 	unsigned steps_per_round; /* model iterations (1 us each) between polls */
@@ -251,27 +253,14 @@ static inline int mp_open(struct model_pair *m, const char *spec, unsigned max_s
 	m->steps_per_round = 20;
 	m->max_streams = max_streams;
 	m->streams = calloc(max_streams ? max_streams : 1, sizeof(*m->streams));
-	struct myrio_sim_conf sc;
-	myrio_sim_conf_init(&sc);
-	int rc = spec ? myrio_sim_conf_parse(&sc, spec) : 0;
+	char link[256];
+	snprintf(link, sizeof(link), "sim:%s", spec ? spec : "");
+	int rc = link_pair_open(&m->link, link, NULL, NULL, port_conf);
 	if (rc < 0)
 		return rc;
-	sc.stepped = true;
-	rc = myrio_sim_create(&m->w, &sc);
-	if (rc < 0)
-		return rc;
-	struct myrio_port_conf pc;
-	if (port_conf)
-		pc = *port_conf;
-	else
-		myrio_port_conf_init(&pc);
-	pc.sim = m->w;
-	rc = myrio_port_open(&m->pa, "sim:sim0", &pc);
-	if (rc < 0)
-		return rc;
-	rc = myrio_port_open(&m->pb, "sim:sim1", &pc);
-	if (rc < 0)
-		return rc;
+	m->w = m->link.sim;
+	m->pa = m->link.a;
+	m->pb = m->link.b;
 	struct myrio_stack_conf c;
 	myrio_stack_conf_init(&c);
 	c.netmask = 0xffffff00u;
@@ -308,7 +297,7 @@ static inline int mp_static_arp(struct model_pair *m)
 
 static inline void mp_round(struct model_pair *m)
 {
-	myrio_sim_step(m->w, m->steps_per_round);
+	link_pair_step(&m->link, m->steps_per_round);
 	myrio_stack_poll(m->a);
 	myrio_stack_poll(m->b);
 }
@@ -383,10 +372,7 @@ static inline void mp_close(struct model_pair *m)
 		myrio_stack_destroy(m->a);
 	if (m->b)
 		myrio_stack_destroy(m->b);
-	myrio_port_close(m->pa);
-	myrio_port_close(m->pb);
-	if (m->w)
-		myrio_sim_destroy(m->w);
+	link_pair_close(&m->link);
 	free(m->streams);
 	memset(m, 0, sizeof(*m));
 }

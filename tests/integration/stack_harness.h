@@ -12,6 +12,7 @@
 #include "myrio/sim.h"
 #include "myrio/tcp_lite.h"
 #include "fake_clock.h"
+#include "link_pair.h"
 #include "port/port_ops.h"
 #include "test_pattern.h"
 
@@ -24,7 +25,8 @@ struct conn_ev {
 };
 
 struct harness {
-	struct myrio_port *pa, *pb;
+	struct link_pair link;
+	struct myrio_port *pa, *pb; /* link.a, link.b */
 	struct myrio_stack *a, *b;
 	uint64_t now_ns;
 	uint64_t tick_ns;      /* clock advance per round */
@@ -83,50 +85,39 @@ static inline void h_udp_event(void *arg, struct myrio_udp_sock *u)
 		h->udp_readable[h->nudp++] = u;
 }
 
-/* Opens "pair:NAME/0<opts_a>" and "pair:NAME/1<opts_b>" and a stack on each. tweak may
- * change the stack configuration (both stacks). */
+/* Opens the link (link_pair.h): "sim:" with opts_a the model's spec, a daemon's NICs
+ * "simd:A+B@SOCKET", else the pair link "pair:NAME" with each end's options; and a stack
+ * on each port. tweak may change the stack configuration (both stacks). */
 static inline int h_open(struct harness *h, const char *name, const char *opts_a,
 			 const char *opts_b, void (*tweak)(struct myrio_stack_conf *))
 {
 	memset(h, 0, sizeof(*h));
 	h->now_ns = 1000000000ull;
 	h->tick_ns = 20000; /* 20 us per round */
-	char dev[128];
-	int rc;
+	char link[256];
 	if (strncmp(name, "sim:", 4) == 0) {
-		/* Two NICs of a stepped model world, cabled together; opts_a is the world's
-		 * spec (faults, link rate). The stack clock is the world's virtual time. */
-		struct myrio_sim_conf sc;
-		myrio_sim_conf_init(&sc);
-		char spec[160];
-		snprintf(spec, sizeof(spec), "stepped%s%s", opts_a ? "," : "",
-			 opts_a ? opts_a : "");
-		if ((rc = myrio_sim_conf_parse(&sc, spec)) < 0 ||
-		    (rc = myrio_sim_create(&h->sim, &sc)) < 0)
-			return rc;
+		/* The stack clock is the world's virtual time: 4 steps of 1 us per round. */
+		snprintf(link, sizeof(link), "sim:%s", opts_a ? opts_a : "");
 		h->steps = 4;
 		h->tick_ns = 4000;
-		struct myrio_port_conf pc;
-		myrio_port_conf_init(&pc);
-		pc.sim = h->sim;
-		if ((rc = myrio_port_open(&h->pa, "sim:sim0", &pc)) < 0 ||
-		    (rc = myrio_port_open(&h->pb, "sim:sim1", &pc)) < 0)
-			return rc;
+	} else if (strncmp(name, "simd:", 5) == 0) {
+		/* The daemon's model runs in real time: so do the stacks (the host's clock). */
+		snprintf(link, sizeof(link), "%s", name);
+		h->tick_ns = 0;
 	} else {
-		snprintf(dev, sizeof(dev), "pair:%s/0%s", name, opts_a ? opts_a : "");
-		rc = myrio_pair_port_open(dev, NULL, &h->pa);
-		if (rc < 0)
-			return rc;
-		snprintf(dev, sizeof(dev), "pair:%s/1%s", name, opts_b ? opts_b : "");
-		rc = myrio_pair_port_open(dev, NULL, &h->pb);
-		if (rc < 0)
-			return rc;
+		snprintf(link, sizeof(link), "pair:%s", name);
 	}
+	int rc = link_pair_open(&h->link, link, opts_a, opts_b, NULL);
+	if (rc < 0)
+		return rc;
+	h->pa = h->link.a;
+	h->pb = h->link.b;
+	h->sim = h->link.sim;
 	struct myrio_stack_conf conf;
 	myrio_stack_conf_init(&conf);
 	conf.netmask = 0xffffff00u;
-	conf.clock = fake_clock_read;
-	conf.clock_arg = &h->now_ns;
+	conf.clock = h->tick_ns ? fake_clock_read : NULL;
+	conf.clock_arg = h->tick_ns ? &h->now_ns : NULL;
 	conf.tcp_event = h_tcp_event;
 	conf.udp_event = h_udp_event;
 	conf.event_arg = h;
@@ -147,8 +138,7 @@ static inline void h_round(struct harness *h)
 {
 	myrio_stack_poll(h->a);
 	myrio_stack_poll(h->b);
-	if (h->sim)
-		myrio_sim_step(h->sim, h->steps);
+	link_pair_step(&h->link, h->steps);
 	h->now_ns += h->tick_ns;
 }
 
@@ -169,12 +159,8 @@ static inline void h_close(struct harness *h)
 		h->pa->ops->tx_burst(h->pa, NULL, 0);
 		h->pb->ops->tx_burst(h->pb, NULL, 0);
 	}
-	myrio_port_close(h->pa); /* the public close: it also withdraws the published counters */
-	myrio_port_close(h->pb);
-	if (h->sim)
-		myrio_sim_destroy(h->sim);
+	link_pair_close(&h->link); /* the public close: it also withdraws the published counters */
 }
-
 
 static inline uint64_t env_bytes(const char *var, uint64_t dflt)
 {

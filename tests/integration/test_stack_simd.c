@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The two-stack harness on its third link: two NICs of a running model daemon (the real
+ * myrio-simd), a byte-checked TCP transfer through the daemon's cable. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "stack_xfer.h"
+#include "test_simd_harness.h"
+
+static void transfer_through_the_daemon(void **state)
+{
+	struct simd_daemon_proc d;
+	assert_int_equal(simd_daemon_start(&d, "stack", NULL), 0);
+	char link[160];
+	snprintf(link, sizeof(link), "simd:nic0+nic1@%s", d.sock);
+	struct harness h;
+	assert_int_equal(h_open(&h, link, NULL, NULL, NULL), 0);
+	struct xfer x = {.total = 4u << 20, .zero_copy = true};
+	run_transfer(&h, &x, 50000000);
+	report("through myrio-simd", &h, &x);
+	h_close(&h);
+	assert_int_equal(simd_daemon_stop(&d), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(transfer_through_the_daemon),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

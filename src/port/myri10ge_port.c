@@ -208,13 +208,14 @@ static int m_irq_fd(struct myrio_port *port)
 
 /* Before sleeping on the fd: handle any pending update (which re-arms with claim1) and give
  * the receive token back if the completion ring is empty, so the NIC interrupts on the next
- * frame (§6.5). A rebooted NIC raises no interrupt: the watchdog looks at the clock here
- * too, so a program that sleeps with a timeout of at most its period notices. */
+ * frame (§6.5). A rebooted NIC raises no interrupt: the periodic work runs here too (it
+ * resets the countdown the bursts count down), so a program that sleeps with a timeout of
+ * at most the watchdog's period notices, and one that sleeps often still publishes. */
 static int m_irq_arm(struct myrio_port *port)
 {
 	struct myri_nic *nic = &mp(port)->nic;
 	struct myri_rings *r = &nic->rings;
-	if (myri_watchdog_tick(nic) < 0)
+	if (periodic(port, nic) < 0)
 		return 0;
 	status_poll(r);
 	uint32_t e = *(volatile uint32_t *)&r->rx_done[r->rx_done_idx & r->rx_done_mask];

@@ -102,7 +102,9 @@ static void counters_read_back_whole_and_current(void **state)
 struct poller {
 	struct myrio_port *port;
 	unsigned rx;
-	bool tx_too; /* a send burst (reaping only) before each receive burst */
+	bool tx_too;	   /* a send burst (reaping only) before each receive burst */
+	unsigned arm_every; /* arms the interrupt every so many bursts (0: never), as a
+			     * program that sleeps when idle does */
 };
 
 static uint64_t mono_ns(void)
@@ -117,9 +119,12 @@ static void *poll_port(void *arg)
 {
 	struct poller *p = arg;
 	struct myrio_pkt *pk[32];
+	unsigned bursts = 0;
 	for (uint64_t end = mono_ns() + 400000000u; mono_ns() < end;) {
 		if (p->tx_too)
 			myrio_tx_burst(p->port, NULL, 0);
+		if (p->arm_every && ++bursts % p->arm_every == 0)
+			myrio_port_irq_arm(p->port);
 		uint16_t n = myrio_rx_burst(p->port, pk, 32);
 		p->rx += n;
 		myrio_pkt_free_bulk(pk, n);
@@ -131,7 +136,8 @@ static void *poll_port(void *arg)
  * before each receive burst with tx_too) for 400 ms: it received them, and the worker
  * published that. Returns the pool. */
 static struct myrio_pool *worker_publishes_what_it_received(struct myrio_port *a,
-							    struct myrio_port *b, bool tx_too)
+							    struct myrio_port *b, bool tx_too,
+							    unsigned arm_every)
 {
 	struct myrio_pool *pool;
 	assert_int_equal(myrio_port_pool_create(a, 64, 2048, &pool), 0);
@@ -142,7 +148,7 @@ static struct myrio_pool *worker_publishes_what_it_received(struct myrio_port *a
 		pk->len = 64;
 		assert_int_equal(myrio_tx_burst(a, &pk, 1), 1);
 	}
-	struct poller p = {b, 0, tx_too};
+	struct poller p = {b, 0, tx_too, arm_every};
 	pthread_t t;
 	assert_int_equal(pthread_create(&t, NULL, poll_port, &p), 0);
 	pthread_join(t, NULL);
@@ -170,15 +176,14 @@ static void a_port_polled_by_another_thread_publishes_what_it_sees(void **state)
 	struct myrio_port *a, *b;
 	assert_int_equal(myrio_port_open(&a, "pair:pub/0", &pc), 0);
 	assert_int_equal(myrio_port_open(&b, "pair:pub/1", &pc), 0);
-	myrio_pool_destroy(worker_publishes_what_it_received(a, b, false));
+	myrio_pool_destroy(worker_publishes_what_it_received(a, b, false, 0));
 	myrio_port_close(b);
 	myrio_port_close(a);
 }
 
-/* The Myri-10G port's periodic work (publishing among it) rides on its watchdog's countdown,
- * which send and receive bursts both count down: it still runs with the watchdog off, and
- * whichever burst reaches 0. */
-static void a_myri10ge_port_publishes_with_its_watchdog_off(void **state)
+/* Two Myri-10G ports of a threaded model, the watchdog off unless irq (then interrupts
+ * on): worker_publishes_what_it_received with send bursts, arming every arm_every. */
+static void myri10ge_worker_publishes(bool irq, unsigned arm_every)
 {
 	struct myrio_sim_conf sc;
 	myrio_sim_conf_init(&sc);
@@ -187,16 +192,33 @@ static void a_myri10ge_port_publishes_with_its_watchdog_off(void **state)
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.sim = sim;
-	pc.watchdog_ms = UINT32_MAX;
+	pc.irq = irq;
+	pc.watchdog_ms = irq ? 0 : UINT32_MAX;
 	struct myrio_port *a, *b;
 	assert_int_equal(myrio_port_open(&a, "sim:sim0", &pc), 0);
 	assert_int_equal(myrio_port_open(&b, "sim:sim1", &pc), 0);
-	struct myrio_pool *pool = worker_publishes_what_it_received(a, b, true);
+	struct myrio_pool *pool = worker_publishes_what_it_received(a, b, true, arm_every);
 	myrio_port_tx_drain(a, pool, 1000);
 	myrio_pool_destroy(pool);
 	myrio_port_close(b);
 	myrio_port_close(a);
 	myrio_sim_destroy(sim);
+}
+
+/* The Myri-10G port's periodic work (publishing among it) rides on its watchdog's countdown,
+ * which send and receive bursts both count down: it still runs with the watchdog off, and
+ * whichever burst reaches 0. */
+static void a_myri10ge_port_publishes_with_its_watchdog_off(void **state)
+{
+	myri10ge_worker_publishes(false, 0);
+}
+
+/* A program that sleeps when idle arms the interrupt every few bursts; arming runs the
+ * watchdog, which restarts the countdown the periodic work rides on: the periodic work
+ * runs on arming too (the first version published nothing from such a program). */
+static void a_myri10ge_port_armed_often_publishes(void **state)
+{
+	myri10ge_worker_publishes(true, 16);
 }
 
 static void fake_segment(const struct pub_header *h, size_t size, const pub_item *first)
@@ -451,6 +473,7 @@ int main(void)
 	    cmocka_unit_test(counters_read_back_whole_and_current),
 	    cmocka_unit_test(a_port_polled_by_another_thread_publishes_what_it_sees),
 	    cmocka_unit_test(a_myri10ge_port_publishes_with_its_watchdog_off),
+	    cmocka_unit_test(a_myri10ge_port_armed_often_publishes),
 	    cmocka_unit_test(hostile_segments_are_refused_or_cut),
 	    cmocka_unit_test(fifos_and_links_are_refused_without_blocking),
 	    cmocka_unit_test(another_users_segment_is_refused),

@@ -260,6 +260,9 @@ struct myrio_pkt *myrio_tcp_recv(struct myrio_tcp_conn *c);
 void myrio_tcp_release(struct myrio_tcp_conn *c, struct myrio_pkt *p);
 /* Copies up to len in-order bytes; -EAGAIN when none yet, 0 at end of stream. */
 ssize_t myrio_tcp_read(struct myrio_tcp_conn *c, void *buf, size_t len);
+/* In-order bytes waiting to be read (myrio_tcp_read), not counting buffers taken with
+ * myrio_tcp_recv: what FIONREAD reports, and whether a read would find data. */
+uint32_t myrio_tcp_rx_queued(const struct myrio_tcp_conn *c);
 /* The peer sent FIN and everything before it has been handed out. */
 bool myrio_tcp_eof(const struct myrio_tcp_conn *c);
 

@@ -13,9 +13,11 @@ int udp_bind(struct psock *ps)
 	struct myrio_stack *s = engine_stack();
 	if (!s)
 		return -1;
-	int rc = myrio_udp_open(s, ps->bound_port, ps, &ps->u);
+	int rc = ps->reuseaddr && ps->bound_port
+		     ? myrio_udp_open_shared(s, ps->bound_port, ps, &ps->u)
+		     : myrio_udp_open(s, ps->bound_port, ps, &ps->u);
 	if (rc < 0)
-		return (int)neg_errno(rc == -ENOBUFS ? -ENOBUFS : rc);
+		return (int)neg_errno(rc);
 	ps->bound_port = myrio_udp_port(ps->u);
 	ps->state = PS_UDP;
 	return 0;

@@ -331,6 +331,11 @@ bool engine_is_accel_remote(uint32_t ip)
 {
 	if ((ip >> 24) == 127 || ip == 0 || ip >= 0xe0000000u)
 		return false; /* loopback, any, multicast and broadcast: the kernel's */
+	if (ip == eng.conf.ip) {
+		preload_log_once("the interface's own address is not reachable through it "
+				 "(tcp_lite has no loopback)");
+		return false;
+	}
 	return (ip & eng.conf.netmask) == (eng.conf.ip & eng.conf.netmask) || eng.conf.gateway;
 }
 

@@ -7,9 +7,8 @@
 #                 latency_loopback on the same daemon's NICs
 #   kernel rows:  the same programs over veth (offloads on)
 # Targets (docs/preload.md): preload throughput >= 90% of myrio-perf's; preload sockperf
-# median within 2x of latency_loopback's. nuttcp's rows need a kernel nuttcp server (its
-# client under the preload talks stdio on its control socket: not accelerated), so it runs
-# on the kernel only. Usage: bench/preload_compare.sh   (B=build dir, T=seconds per run)
+# median within 2x of latency_loopback's. Usage: bench/preload_compare.sh   (B=build dir,
+# T=seconds per run)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -47,7 +46,7 @@ iperf_gbps() { # CLIENT_PREFIX SERVER_PREFIX IP: iperf3 TCP, Gb/s received
 }
 nuttcp_gbps() { # CLIENT_PREFIX SERVER_PREFIX IP
 	command -v nuttcp >/dev/null || { echo -; return; }
-	$2 nuttcp -1 >/dev/null 2>&1 &
+	$2 nuttcp -1 --nofork >/dev/null 2>&1 &
 	sleep 1
 	$1 nuttcp -t -T "$secs" -w 128 -v "$3" >"$tmp/n.txt" 2>&1
 	awk '/^nuttcp-t:.*Mbps/ { for (i = 1; i <= NF; i++) if ($i == "Mbps") v = $(i-1) } END {
@@ -93,10 +92,12 @@ pi=$(iperf_gbps "$A" "$Z" 10.0.0.2)
 mp=$(perf_gbps)
 ki=$(iperf_gbps "${K1[*]}" "${K2[*]}" $IP2)
 kn=$(nuttcp_gbps "${K1[*]}" "${K2[*]}" $IP2)
+pn=$(nuttcp_gbps "$A" "$Z" 10.0.0.2)
 printf "%-44s %10s %10s %10s\n" "TCP throughput [Gb/s]" preload myrio-perf kernel
 printf "%-44s %10s %10s %10s   preload/myrio-perf %s, preload/kernel %s\n" "iperf3 -c (preload) | myrio-perf --copy" \
 	"$pi" "$mp" "$ki" "$(ratio "$pi" "$mp")" "$(ratio "$pi" "$ki")"
-printf "%-44s %10s %10s %10s\n" "nuttcp -t -w 128 (kernel only)" - - "$kn"
+printf "%-44s %10s %10s %10s   preload/myrio-perf %s, preload/kernel %s\n" "nuttcp -t -w 128 | myrio-perf --copy" \
+	"$pn" "$mp" "$kn" "$(ratio "$pn" "$mp")" "$(ratio "$pn" "$kn")"
 pl=$(sockperf_lat "$A" "$Z" 10.0.0.2)
 ll=$(loopback_lat)
 kl=$(sockperf_lat "${K1[*]}" "${K2[*]}" $IP2)

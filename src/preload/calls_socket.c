@@ -189,6 +189,8 @@ static int dup_follow(int oldfd, int newfd, struct psock *old_target)
 		fdtab_set(newfd, ps);
 	}
 	engine_unlock();
+	if (ps && ps->state != PS_PENDING && ps->state != PS_DEAD)
+		stdio_follow(newfd);
 	return newfd;
 }
 

@@ -175,6 +175,9 @@ int psock_wait(struct psock *ps, short events, int64_t timeout_ms, bool nonblock
 int psock_getsockopt(struct psock *ps, int level, int name, void *val, socklen_t *len);
 int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *val, socklen_t len);
 
+/* A socket became fd 0, 1 or 2: the standard stream follows it (calls_stdio.c). */
+void stdio_follow(int fd);
+
 /* Sets errno from a negative errno and returns -1; returns v otherwise. */
 static inline long neg_errno(long v)
 {

@@ -37,9 +37,19 @@ static struct {
 	unsigned nlinger;
 } eng = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .stack_fd = -1, .wake_fd = -1};
 
+/* Set while this thread sleeps in engine_block. A signal handler that leaves with longjmp
+ * never returns there; the thread's next call repairs the counts it left raised, so the
+ * helper thread does not stand aside for ever for a sleeper that is gone. */
+static __thread bool sleeping;
+
 void engine_lock(void)
 {
 	pthread_mutex_lock(&eng.lock);
+	if (sleeping) {
+		sleeping = false;
+		eng.sleepers--;
+		eng.inside--;
+	}
 }
 
 void engine_unlock(void)
@@ -144,6 +154,7 @@ int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t 
 	if (n)
 		memcpy(fds + 2, extra, n * sizeof *extra);
 	eng.sleepers++;
+	sleeping = true;
 	engine_unlock();
 	struct timespec ts, *tsp = NULL;
 	if (timeout_ms >= 0) {
@@ -153,7 +164,8 @@ int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t 
 	}
 	int rc = kern.ppoll(fds, n + 2, tsp, sigmask);
 	int err = errno;
-	engine_lock();
+	pthread_mutex_lock(&eng.lock);
+	sleeping = false;
 	if (--eng.sleepers == 0) {
 		uint64_t v;
 		(void)!kern.read(eng.wake_fd, &v, sizeof v);

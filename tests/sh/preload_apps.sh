@@ -14,11 +14,12 @@ build=${1:?build directory}
 for p in myrio-simd myrio-run libmyrio-preload.so; do
 	[[ -e $build/$p ]] || { echo "no $build/$p"; exit 77; }
 done
-# A sanitized build's library needs the sanitizer runtime loaded first.
+# A sanitized build's library needs the sanitizer runtime loaded first (myrio-run appends).
+asan_env=
 if grep -q "MYRIO_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
 	rt=$(clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null)
 	[[ -f $rt ]] || { echo "skip: no ASan runtime to preload"; exit 77; }
-	export LD_PRELOAD=$rt ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+	asan_env="env LD_PRELOAD=$rt ASAN_OPTIONS=detect_leaks=0"
 fi
 tmp=$(mktemp -d)
 pids=()
@@ -45,8 +46,8 @@ daemon() { # daemon NAME ARGS...: starts myrio-simd on $tmp/NAME.sock
 	exit 1
 }
 daemon model
-A="$build/myrio-run --device simd:nic0@$tmp/model.sock --ip 10.0.0.1/24 --"
-B="$build/myrio-run --device simd:nic1@$tmp/model.sock --ip 10.0.0.2/24 --"
+A="$asan_env $build/myrio-run --device simd:nic0@$tmp/model.sock --ip 10.0.0.1/24 --"
+B="$asan_env $build/myrio-run --device simd:nic1@$tmp/model.sock --ip 10.0.0.2/24 --"
 run() { timeout 60 "$@"; }
 bg() { # bg LOG CMD...: a server in the background; its pid in $bgpid
 	local log=$1
@@ -85,7 +86,9 @@ if have socat; then
 fi
 
 # ---- curl <- python3 -m http.server ----
-if have curl && have python3; then
+if [[ -n $asan_env ]]; then
+	echo "skip row: python3 hangs at start with the ASan runtime preloaded (libmyrio or not)"
+elif have curl && have python3; then
 	mkdir -p "$tmp/www" && cp "$tmp/file" "$tmp/www/f.bin"
 	(cd "$tmp/www" && exec timeout 60 $B python3 -m http.server 8000 --bind 10.0.0.2) \
 		>"$tmp/http.log" 2>&1 &
@@ -173,7 +176,7 @@ if [[ $(id -u) -eq 0 && -c /dev/net/tun ]] && command -v ip >/dev/null &&
 		ip -n "$ns" link set lo up && ip -n "$ns" addr add 10.0.0.2/24 dev "$tap" ||
 		fail "TAP setup"
 	K=(ip netns exec "$ns")
-	A="$build/myrio-run --device simd:nic0@$tmp/tap.sock --ip 10.0.0.1/24 --"
+	A="$asan_env $build/myrio-run --device simd:nic0@$tmp/tap.sock --ip 10.0.0.1/24 --"
 	if have iperf3; then
 		bg "$tmp/kiperf.srv" "${K[@]}" iperf3 -s -1 -B 10.0.0.2
 		run $A iperf3 -c 10.0.0.2 -t 2 -J >"$tmp/kiperf.json" || fail "iperf3 to the kernel"

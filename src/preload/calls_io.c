@@ -91,7 +91,7 @@ static bool udp_goes_accel(struct psock *ps, const struct sockaddr *to, socklen_
 	    to->sa_family != AF_INET)
 		return false;
 	memcpy(&sin, to, sizeof sin);
-	return engine_is_accel_remote(ntohl(sin.sin_addr.s_addr));
+	return engine_is_accel_remote(ntohl(sin.sin_addr.s_addr)) && engine_available();
 }
 
 EXPORT ssize_t read(int fd, void *buf, size_t len)

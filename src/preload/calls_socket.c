@@ -72,7 +72,7 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 		return kern.bind(fd, addr, len);
 	if (ps->state != PS_PENDING || ps->bound_port)
 		return (int)neg_errno(ps->state == PS_DEAD ? -EBADF : -EINVAL);
-	if (!sin_of(addr, len, &ip, &port) || !engine_is_accel_local(ip)) {
+	if (!sin_of(addr, len, &ip, &port) || !engine_is_accel_local(ip) || !engine_available()) {
 		to_kernel(fd, ps);
 		return kern.bind(fd, addr, len);
 	}
@@ -122,7 +122,9 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		return kern.connect(fd, addr, len);
 	if (ps->state == PS_DEAD)
 		return (int)neg_errno(-EBADF);
-	bool accel = sin_of(addr, len, &ip, &port) && engine_is_accel_remote(ip);
+	/* a fork's child has no stack: its pending sockets stay the kernel's */
+	bool accel =
+	    sin_of(addr, len, &ip, &port) && engine_is_accel_remote(ip) && engine_available();
 	if (ps->state == PS_PENDING && !accel && !ps->bound_port) {
 		to_kernel(fd, ps);
 		return kern.connect(fd, addr, len);

@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(build-essential cmake ninja-build pkg-config clang
   libpciaccess-dev libhugetlbfs-dev libcmocka-dev libpcap-dev
-  iproute2 tcpdump socat netcat-openbsd iperf3 sockperf python3 valgrind
+  iproute2 tcpdump socat netcat-openbsd iperf3 sockperf nuttcp curl python3 valgrind
   qemu-system-x86 busybox-static cpio kmod zlib1g-dev tshark groff-base man-db
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 

@@ -631,6 +631,14 @@ ssize_t myrio_tcp_read(struct myrio_tcp_conn *c, void *buf, size_t len)
 	return -EAGAIN;
 }
 
+uint32_t myrio_tcp_rx_queued(const struct myrio_tcp_conn *c)
+{
+	uint32_t n = 0;
+	for (const struct myrio_pkt *p = c->rcvq; p; p = p->next)
+		n += p->len;
+	return n;
+}
+
 bool myrio_tcp_eof(const struct myrio_tcp_conn *c)
 {
 	return c->fin_rcvd && !c->rcvq;

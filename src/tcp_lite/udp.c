@@ -47,6 +47,26 @@ static struct myrio_udp_sock *udp_find(struct myrio_stack *s, uint16_t port)
 	return NULL;
 }
 
+/* Several sockets may share a port (myrio_udp_open_shared): a datagram goes to the one
+ * connected to its source, else to an unconnected one (as Linux's UDP lookup scores). */
+static struct myrio_udp_sock *udp_demux(struct myrio_stack *s, uint16_t port, uint32_t src,
+					uint16_t sport)
+{
+	struct myrio_udp_sock *open = NULL, *other = NULL;
+	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++) {
+		struct myrio_udp_sock *u = &s->udps[i];
+		if (!u->in_use || u->lport != port)
+			continue;
+		if (!u->rport)
+			open = open ? open : u;
+		else if (u->rport == sport && u->rip == src)
+			return u;
+		else
+			other = other ? other : u;
+	}
+	return open ? open : other;
+}
+
 void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 {
 	s->st.udp_rx++;
@@ -71,7 +91,7 @@ void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 		}
 	}
 	uint16_t dport = get_be16(uh + 2), sport = get_be16(uh);
-	struct myrio_udp_sock *u = udp_find(s, dport);
+	struct myrio_udp_sock *u = udp_demux(s, dport, ip->src, sport);
 	if (!u || (u->rport && (u->rport != sport || u->rip != ip->src))) {
 		s->st.drop_udp_no_port++;
 		if (!u)
@@ -126,7 +146,22 @@ int myrio_udp_error(struct myrio_udp_sock *u)
 	return err;
 }
 
+static int udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myrio_udp_sock **out,
+		    bool shared);
+
 int myrio_udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myrio_udp_sock **out)
+{
+	return udp_open(s, port, user, out, false);
+}
+
+int myrio_udp_open_shared(struct myrio_stack *s, uint16_t port, void *user,
+			  struct myrio_udp_sock **out)
+{
+	return udp_open(s, port, user, out, true);
+}
+
+static int udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myrio_udp_sock **out,
+		    bool shared)
 {
 	*out = NULL;
 	if (port == 0) {
@@ -137,7 +172,7 @@ int myrio_udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myri
 		}
 		if (port == 0)
 			return -EADDRINUSE;
-	} else if (udp_find(s, port)) {
+	} else if (!shared && udp_find(s, port)) {
 		log_err("tcp_lite: UDP port %u is already bound", port);
 		return -EADDRINUSE;
 	}

@@ -1,0 +1,265 @@
+/* The interposed data calls: read/write and their vector, socket and file variants, down
+ * to two paths (send, receive) per accelerated socket. Kernel fds and pending sockets go
+ * straight to the kernel. */
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define SENDFILE_CHUNK 65536
+
+static bool accelerated(struct psock *ps)
+{
+	return ps && ps->state != PS_PENDING;
+}
+
+static void after_send(ssize_t rc)
+{
+	if (preload_raise_sigpipe) {
+		preload_raise_sigpipe = false;
+		int saved = errno;
+		raise(SIGPIPE);
+		errno = saved;
+	}
+	(void)rc;
+}
+
+static ssize_t send_path(struct psock *ps, const struct iovec *iov, int n, int flags,
+			 const struct sockaddr *to, socklen_t tolen)
+{
+	uint32_t ip = 0;
+	uint16_t port = 0;
+	if (ps->state == PS_DEAD)
+		return neg_errno(-EBADF);
+	if (ps->type == SOCK_DGRAM && to) {
+		struct sockaddr_in sin;
+		if (tolen < sizeof sin || to->sa_family != AF_INET)
+			return neg_errno(-EINVAL);
+		memcpy(&sin, to, sizeof sin);
+		ip = ntohl(sin.sin_addr.s_addr);
+		port = ntohs(sin.sin_port);
+		if (!engine_is_accel_remote(ip)) {
+			preload_log_once("sendto() from an accelerated socket to an address the "
+					 "interface does not reach (ENETUNREACH)");
+			return neg_errno(-ENETUNREACH);
+		}
+	}
+	engine_lock();
+	ssize_t rc = ps->type == SOCK_STREAM ? tcp_sendv(ps, iov, n, flags)
+					     : udp_sendv(ps, iov, n, flags, ip, port);
+	engine_unlock();
+	after_send(rc);
+	return rc;
+}
+
+static ssize_t recv_path(struct psock *ps, const struct iovec *iov, int n, int flags,
+			 struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
+{
+	if (ps->state == PS_DEAD)
+		return neg_errno(-EBADF);
+	engine_lock();
+	ssize_t rc;
+	if (ps->type == SOCK_STREAM) {
+		rc = tcp_recvv(ps, iov, n, flags);
+		from = NULL;
+	} else {
+		uint32_t ip = 0;
+		uint16_t port = 0;
+		rc = udp_recvv(ps, iov, n, flags, &ip, &port, msg_flags);
+		if (rc >= 0 && from && fromlen) {
+			struct sockaddr_in sin = {.sin_family = AF_INET,
+						  .sin_port = htons(port),
+						  .sin_addr.s_addr = htonl(ip)};
+			memcpy(from, &sin, *fromlen < sizeof sin ? *fromlen : sizeof sin);
+			*fromlen = sizeof sin;
+		}
+	}
+	engine_unlock();
+	return rc;
+}
+
+/* A pending UDP socket given a destination the interface reaches is accelerated here. */
+static bool udp_goes_accel(struct psock *ps, const struct sockaddr *to, socklen_t tolen)
+{
+	struct sockaddr_in sin;
+	if (!ps || ps->state != PS_PENDING || ps->type != SOCK_DGRAM || !to || tolen < sizeof sin ||
+	    to->sa_family != AF_INET)
+		return false;
+	memcpy(&sin, to, sizeof sin);
+	return engine_is_accel_remote(ntohl(sin.sin_addr.s_addr)) && engine_available();
+}
+
+EXPORT ssize_t read(int fd, void *buf, size_t len)
+{
+	struct psock *ps = fdtab_get(fd);
+	if (!accelerated(ps)) {
+		kernel_calls_resolve();
+		return kern.read(fd, buf, len);
+	}
+	struct iovec v = {buf, len};
+	return recv_path(ps, &v, 1, 0, NULL, NULL, NULL);
+}
+
+EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
+{
+	if (len > buflen)
+		__builtin_trap();
+	return read(fd, buf, len);
+}
+
+EXPORT ssize_t write(int fd, const void *buf, size_t len)
+{
+	struct psock *ps = fdtab_get(fd);
+	if (!accelerated(ps)) {
+		kernel_calls_resolve();
+		return kern.write(fd, buf, len);
+	}
+	struct iovec v = {(void *)buf, len};
+	return send_path(ps, &v, 1, 0, NULL, 0);
+}
+
+EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	struct psock *ps = fdtab_get(fd);
+	if (!accelerated(ps))
+		return kern.readv(fd, iov, n);
+	if (n < 0 || n > IOV_MAX)
+		return neg_errno(-EINVAL);
+	return recv_path(ps, iov, n, 0, NULL, NULL, NULL);
+}
+
+EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	struct psock *ps = fdtab_get(fd);
+	if (!accelerated(ps))
+		return kern.writev(fd, iov, n);
+	if (n < 0 || n > IOV_MAX)
+		return neg_errno(-EINVAL);
+	return send_path(ps, iov, n, 0, NULL, 0);
+}
+
+EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
+			socklen_t *fromlen)
+{
+	struct psock *ps = fdtab_get(fd);
+	if (!accelerated(ps))
+		return kern.recvfrom(fd, buf, len, flags, from, fromlen);
+	struct iovec v = {buf, len};
+	return recv_path(ps, &v, 1, flags, from, fromlen, NULL);
+}
+
+EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
+{
+	return recvfrom(fd, buf, len, flags, NULL, NULL);
+}
+
+EXPORT ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags)
+{
+	if (len > buflen)
+		__builtin_trap();
+	return recvfrom(fd, buf, len, flags, NULL, NULL);
+}
+
+EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int flags,
+			      struct sockaddr *from, socklen_t *fromlen)
+{
+	if (len > buflen)
+		__builtin_trap();
+	return recvfrom(fd, buf, len, flags, from, fromlen);
+}
+
+EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to,
+		      socklen_t tolen)
+{
+	struct psock *ps = fdtab_get(fd);
+	if (!accelerated(ps) && !udp_goes_accel(ps, to, tolen))
+		return kern.sendto(fd, buf, len, flags, to, tolen);
+	struct iovec v = {(void *)buf, len};
+	return send_path(ps, &v, 1, flags, to, tolen);
+}
+
+EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+	return sendto(fd, buf, len, flags, NULL, 0);
+}
+
+EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	struct psock *ps = fdtab_get(fd);
+	if (!accelerated(ps))
+		return kern.recvmsg(fd, msg, flags);
+	if (msg->msg_iovlen > IOV_MAX)
+		return neg_errno(-EMSGSIZE);
+	msg->msg_flags = 0;
+	ssize_t rc = recv_path(ps, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
+			       msg->msg_name ? &msg->msg_namelen : NULL, &msg->msg_flags);
+	if (rc >= 0) {
+		if (ps->type == SOCK_STREAM)
+			msg->msg_namelen = 0;
+		msg->msg_controllen = 0; /* no ancillary data from tcp_lite */
+	}
+	return rc;
+}
+
+EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	struct psock *ps = fdtab_get(fd);
+	if (!accelerated(ps) && !udp_goes_accel(ps, msg->msg_name, msg->msg_namelen))
+		return kern.sendmsg(fd, msg, flags);
+	if (msg->msg_iovlen > IOV_MAX)
+		return neg_errno(-EMSGSIZE);
+	if (msg->msg_controllen) {
+		preload_log_once("sendmsg() ancillary data on an accelerated socket (EINVAL)");
+		return neg_errno(-EINVAL);
+	}
+	return send_path(ps, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
+			 msg->msg_namelen);
+}
+
+/* File -> accelerated socket: pread into a buffer and send, as many chunks as count asks
+ * (partial when the socket stops taking, as the kernel's). */
+EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
+{
+	struct psock *ps = fdtab_get(out_fd);
+	if (!accelerated(ps))
+		return kern.sendfile(out_fd, in_fd, offset, count);
+	off_t pos = offset ? *offset : lseek(in_fd, 0, SEEK_CUR);
+	if (pos < 0)
+		return -1;
+	static __thread uint8_t buf[SENDFILE_CHUNK];
+	size_t done = 0;
+	while (done < count) {
+		size_t want = count - done < sizeof buf ? count - done : sizeof buf;
+		ssize_t got = pread(in_fd, buf, want, pos + (off_t)done);
+		if (got <= 0) {
+			if (got < 0 && !done)
+				return -1;
+			break;
+		}
+		struct iovec v = {buf, (size_t)got};
+		ssize_t sent = send_path(ps, &v, 1, 0, NULL, 0);
+		if (sent <= 0) {
+			if (!done)
+				return sent;
+			break;
+		}
+		done += (size_t)sent;
+		if (sent < got)
+			break;
+	}
+	if (offset)
+		*offset = pos + (off_t)done;
+	else
+		lseek(in_fd, pos + (off_t)done, SEEK_SET);
+	return (ssize_t)done;
+}
+
+EXPORT ssize_t sendfile64(int out_fd, int in_fd, off_t *offset, size_t count)
+{
+	return sendfile(out_fd, in_fd, offset, count);
+}

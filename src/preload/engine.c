@@ -1,0 +1,364 @@
+/* The process's one stack: created on the first accelerated socket, driven by whichever
+ * thread is inside a call (under one lock), and by a helper thread while none is, so a
+ * program blocked in the kernel still answers its peers (timers, ACKs, window updates).
+ *
+ * Sleeping follows tcp_lite.h's protocol (arm, poll once more, sleep on the stack's fd).
+ * Threads that sleep also watch a wake eventfd: whoever polls the stack and finds work
+ * while others sleep writes it, so news taken by one thread's poll is not lost to a thread
+ * that armed before it. The fd stays readable until the last sleeper leaves. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define LINGER_MAX 1024
+#define EXIT_LINGER_MS 5000 /* how long exit waits for closed connections to deliver */
+
+/* The lock is recursive: the library's own calls (close, poll on its fds) come back
+ * through the interposed symbols while the stack is created or polled. */
+static struct {
+	pthread_mutex_t lock;
+	int state; /* 0 not tried, 1 running, -1 failed (sockets go to the kernel) */
+	pid_t pid; /* the process that created the stack; another one is a fork's child */
+	struct preload_conf conf;
+	struct myrio_port *port;
+	struct myrio_stack *stack;
+	int stack_fd, wake_fd;
+	unsigned sleepers, inside;
+	uint64_t armed_deadline;
+	pthread_t helper;
+	bool stopping;
+	struct myrio_tcp_conn *linger[LINGER_MAX];
+	unsigned nlinger;
+} eng = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .stack_fd = -1, .wake_fd = -1};
+
+/* Set while this thread sleeps in engine_block. A signal handler that leaves with longjmp
+ * never returns there; the thread's next call repairs the counts it left raised, so the
+ * helper thread does not stand aside for ever for a sleeper that is gone. */
+static __thread bool sleeping;
+
+void engine_lock(void)
+{
+	pthread_mutex_lock(&eng.lock);
+	if (sleeping) {
+		sleeping = false;
+		eng.sleepers--;
+		eng.inside--;
+	}
+}
+
+void engine_unlock(void)
+{
+	pthread_mutex_unlock(&eng.lock);
+}
+
+static void linger_check(void)
+{
+	for (unsigned i = 0; i < eng.nlinger;) {
+		struct myrio_tcp_conn *c = eng.linger[i];
+		char sink[512];
+		while (myrio_tcp_read(c, sink, sizeof sink) > 0)
+			; /* after close, data from the peer goes nowhere */
+		enum myrio_tcp_state st = myrio_tcp_state(c);
+		if (myrio_tcp_unacked(c) == 0 || myrio_tcp_error(c) || st == MYRIO_TCP_CLOSED ||
+		    st == MYRIO_TCP_TIME_WAIT) {
+			myrio_tcp_close(c);
+			eng.linger[i] = eng.linger[--eng.nlinger];
+		} else {
+			i++;
+		}
+	}
+}
+
+void engine_linger(struct myrio_tcp_conn *c, bool shutdown)
+{
+	if (shutdown)
+		myrio_tcp_shutdown(c);
+	if (eng.nlinger == LINGER_MAX) {
+		myrio_tcp_close(c); /* the stack still finishes it while the process runs */
+		return;
+	}
+	eng.linger[eng.nlinger++] = c;
+}
+
+static void wake_sleepers(void)
+{
+	uint64_t one = 1;
+	(void)!kern.write(eng.wake_fd, &one, sizeof one);
+}
+
+int engine_progress(void)
+{
+	int work = 0;
+	if (!eng.stack)
+		return 0; /* a fork's child: its sockets are dead */
+	for (int i = 0; i < 64; i++) {
+		int n = myrio_stack_poll(eng.stack);
+		if (n <= 0)
+			break;
+		work += n;
+	}
+	if (eng.nlinger)
+		linger_check();
+	if (work && eng.sleepers)
+		wake_sleepers();
+	return work;
+}
+
+/* Step 1 and 2 of the sleep protocol; true when the extra poll found work. */
+static bool arm(void)
+{
+	myrio_stack_arm(eng.stack);
+	bool work = engine_progress() > 0;
+	eng.armed_deadline = myrio_stack_next_deadline(eng.stack);
+	return work;
+}
+
+void engine_leave(void)
+{
+	if (!eng.stack)
+		return;
+	engine_progress();
+	if (myrio_stack_next_deadline(eng.stack) < eng.armed_deadline)
+		arm();
+}
+
+int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t *sigmask)
+{
+	if (!eng.stack) {
+		engine_unlock();
+		int rc = kern.poll(extra, n, timeout_ms);
+		engine_lock();
+		return rc;
+	}
+	if (eng.conf.spin || eng.stack_fd < 0) {
+		engine_unlock();
+		int rc = n ? kern.poll(extra, n, 0) : 0;
+		engine_lock();
+		engine_progress();
+		return rc;
+	}
+	eng.inside++;
+	if (arm()) {
+		eng.inside--;
+		return 0;
+	}
+	struct pollfd fds[n + 2];
+	fds[0] = (struct pollfd){.fd = eng.stack_fd, .events = POLLIN};
+	fds[1] = (struct pollfd){.fd = eng.wake_fd, .events = POLLIN};
+	if (n)
+		memcpy(fds + 2, extra, n * sizeof *extra);
+	eng.sleepers++;
+	sleeping = true;
+	engine_unlock();
+	struct timespec ts, *tsp = NULL;
+	if (timeout_ms >= 0) {
+		ts.tv_sec = timeout_ms / 1000;
+		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000;
+		tsp = &ts;
+	}
+	int rc = kern.ppoll(fds, n + 2, tsp, sigmask);
+	int err = errno;
+	pthread_mutex_lock(&eng.lock);
+	sleeping = false;
+	if (--eng.sleepers == 0) {
+		uint64_t v;
+		(void)!kern.read(eng.wake_fd, &v, sizeof v);
+	}
+	eng.inside--;
+	engine_progress();
+	if (rc < 0) {
+		errno = err;
+		return -1;
+	}
+	int ready = 0;
+	for (nfds_t i = 0; i < n; i++) {
+		extra[i].revents = fds[i + 2].revents;
+		ready += extra[i].revents != 0;
+	}
+	return ready;
+}
+
+/* Keeps the stack answering while no application thread is inside the library. */
+static void *helper_main(void *arg)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	engine_lock();
+	while (!eng.stopping) {
+		if (eng.inside && !eng.conf.spin) {
+			/* an application thread sleeps on the stack: it does the work */
+			engine_unlock();
+			usleep(10000);
+			engine_lock();
+			continue;
+		}
+		if (eng.conf.spin || eng.stack_fd < 0) {
+			engine_progress();
+			engine_unlock();
+			usleep(eng.conf.spin && eng.inside ? 10000 : 1000);
+			engine_lock();
+			continue;
+		}
+		if (arm())
+			continue;
+		engine_unlock();
+		struct pollfd p = {.fd = eng.stack_fd, .events = POLLIN};
+		kern.poll(&p, 1, 100);
+		engine_lock();
+		engine_progress();
+	}
+	engine_unlock();
+	return NULL;
+}
+
+static void on_fork_prepare(void)
+{
+	engine_lock();
+}
+
+static void on_fork_parent(void)
+{
+	engine_unlock();
+}
+
+/* The child shares the parent's DMA memory and daemon attachment: it must not touch the
+ * stack. Its accelerated fds become dead; new sockets go to the kernel. */
+static void on_fork_child(void)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&eng.lock, &a);
+	if (eng.state == 1) {
+		eng.state = -1;
+		eng.stack = NULL;
+		fdtab_forked();
+	}
+}
+
+static void engine_exit(void)
+{
+	if (eng.state != 1 || getpid() != eng.pid)
+		return;
+	engine_lock();
+	eng.stopping = true;
+	fdtab_close_all(); /* connections still open end as the kernel ends them */
+	uint64_t until = myrio_stack_clock_ns(eng.stack) + EXIT_LINGER_MS * 1000000ull;
+	while (eng.nlinger && myrio_stack_clock_ns(eng.stack) < until) {
+		engine_progress();
+		engine_unlock();
+		if (eng.stack_fd >= 0) {
+			struct pollfd p = {.fd = eng.stack_fd, .events = POLLIN};
+			kern.poll(&p, 1, 1);
+		}
+		engine_lock();
+	}
+	engine_unlock();
+	pthread_join(eng.helper, NULL);
+	/* The stack and port are left to the process's end: other threads may still be in
+	 * calls, and the daemon or the kernel reclaims the device. */
+}
+
+static int engine_start(void)
+{
+	if (preload_conf_load(&eng.conf) < 0)
+		return -1;
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.mtu = eng.conf.mtu;
+	pc.irq = !eng.conf.spin;
+	int rc = myrio_port_open(&eng.port, eng.conf.device, &pc);
+	if (rc < 0) {
+		preload_log("cannot open %s: %s; sockets go to the kernel", eng.conf.device,
+			    strerror(-rc));
+		return -1;
+	}
+	struct myrio_stack_conf sc;
+	myrio_stack_conf_init(&sc);
+	sc.ip = eng.conf.ip;
+	sc.netmask = eng.conf.netmask;
+	sc.gateway = eng.conf.gateway;
+	sc.max_tcp_conns = 1024;
+	sc.max_listeners = 32;
+	sc.max_udp_socks = 64;
+	sc.tcp_event = tcp_on_event;
+	rc = myrio_stack_create(&eng.stack, eng.port, &sc);
+	if (rc < 0) {
+		preload_log("cannot create the stack: %s", strerror(-rc));
+		myrio_port_close(eng.port);
+		return -1;
+	}
+	eng.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!eng.conf.spin) {
+		eng.stack_fd = myrio_stack_fd(eng.stack);
+		if (eng.stack_fd < 0) {
+			preload_log_once("the port has no interrupts: blocking calls poll busily");
+			eng.stack_fd = -1;
+		}
+	}
+	eng.armed_deadline = 0;
+	eng.pid = getpid();
+	pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
+	if (pthread_create(&eng.helper, NULL, helper_main, NULL) != 0) {
+		preload_log("cannot start the progress thread");
+		return -1;
+	}
+	atexit(engine_exit);
+	return 0;
+}
+
+/* Lock held. */
+struct myrio_stack *engine_stack(void)
+{
+	if (eng.state == 0)
+		eng.state = engine_start() == 0 ? 1 : -1;
+	if (eng.state != 1) {
+		errno = ENETDOWN;
+		return NULL;
+	}
+	return eng.stack;
+}
+
+bool engine_available(void)
+{
+	engine_lock();
+	bool ok = engine_stack() != NULL;
+	engine_unlock();
+	return ok;
+}
+
+bool engine_is_accel_local(uint32_t ip)
+{
+	return ip == 0 || ip == eng.conf.ip;
+}
+
+bool engine_is_accel_remote(uint32_t ip)
+{
+	if ((ip >> 24) == 127 || ip == 0 || ip >= 0xe0000000u)
+		return false; /* loopback, any, multicast and broadcast: the kernel's */
+	if (ip == eng.conf.ip) {
+		preload_log_once("the interface's own address is not reachable through it "
+				 "(tcp_lite has no loopback)");
+		return false;
+	}
+	return (ip & eng.conf.netmask) == (eng.conf.ip & eng.conf.netmask) || eng.conf.gateway;
+}
+
+uint32_t engine_local_ip(void)
+{
+	return eng.conf.ip;
+}
+
+uint64_t engine_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}

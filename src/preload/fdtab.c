@@ -1,0 +1,102 @@
+/* File descriptor -> accelerated socket. Every accelerated socket keeps a kernel socket
+ * under its number, so the kernel never hands that number out again and a call this
+ * layer does not know about fails cleanly there instead of reaching another file. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "preload.h"
+
+#define FDTAB_SIZE 65536
+
+static struct psock **tab;
+
+struct psock *fdtab_get(int fd)
+{
+	struct psock **t = __atomic_load_n(&tab, __ATOMIC_ACQUIRE);
+	if (!t || fd < 0 || fd >= FDTAB_SIZE)
+		return NULL;
+	return __atomic_load_n(&t[fd], __ATOMIC_ACQUIRE);
+}
+
+int fdtab_set(int fd, struct psock *ps)
+{
+	if (fd < 0 || fd >= FDTAB_SIZE) {
+		errno = EMFILE;
+		return -1;
+	}
+	if (!tab) {
+		struct psock **t = calloc(FDTAB_SIZE, sizeof *t);
+		if (!t) {
+			errno = ENOMEM;
+			return -1;
+		}
+		struct psock **none = NULL;
+		if (!__atomic_compare_exchange_n(&tab, &none, t, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			free(t);
+	}
+	__atomic_store_n(&tab[fd], ps, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void fdtab_clear(int fd)
+{
+	if (tab && fd >= 0 && fd < FDTAB_SIZE)
+		__atomic_store_n(&tab[fd], NULL, __ATOMIC_RELEASE);
+}
+
+void fdtab_forked(void)
+{
+	if (!tab)
+		return;
+	for (int fd = 0; fd < FDTAB_SIZE; fd++)
+		if (tab[fd] && tab[fd]->state != PS_PENDING)
+			tab[fd]->state = PS_DEAD;
+}
+
+void fdtab_close_all(void)
+{
+	if (!tab)
+		return;
+	for (int fd = 0; fd < FDTAB_SIZE; fd++) {
+		struct psock *ps = tab[fd];
+		if (ps) {
+			tab[fd] = NULL;
+			psock_release(ps);
+		}
+	}
+}
+
+struct psock *psock_new(int type)
+{
+	struct psock *ps = calloc(1, sizeof *ps);
+	if (!ps) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ps->refs = 1;
+	ps->type = type;
+	ps->keep_idle_s = 7200;
+	ps->keep_intvl_s = 75;
+	ps->keep_cnt = 9;
+	return ps;
+}
+
+void psock_release(struct psock *ps)
+{
+	if (--ps->refs > 0)
+		return;
+	switch (ps->state) {
+	case PS_TCP_CONN:
+	case PS_TCP_LISTEN:
+		tcp_close(ps);
+		break;
+	case PS_UDP:
+		udp_close(ps);
+		break;
+	default:
+		break;
+	}
+	free(ps->aq);
+	free(ps);
+}

@@ -1,0 +1,194 @@
+/* The preload layer's internals: the kernel's own functions, the configuration, the one
+ * stack per process (the engine) and the table from file descriptors to accelerated
+ * sockets. Nothing here is exported: only the interposed socket calls are (preload.map). */
+#ifndef MYRIO_PRELOAD_H
+#define MYRIO_PRELOAD_H
+
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "myrio/myrio.h"
+
+/* ---- The kernel's functions (dlsym RTLD_NEXT), resolved before first use ---- */
+struct kernel_calls {
+	int (*socket)(int, int, int);
+	int (*bind)(int, const struct sockaddr *, socklen_t);
+	int (*listen)(int, int);
+	int (*accept4)(int, struct sockaddr *, socklen_t *, int);
+	int (*connect)(int, const struct sockaddr *, socklen_t);
+	int (*shutdown)(int, int);
+	int (*close)(int);
+	int (*dup)(int);
+	int (*dup3)(int, int, int);
+	int (*dup2)(int, int);
+	ssize_t (*read)(int, void *, size_t);
+	ssize_t (*write)(int, const void *, size_t);
+	ssize_t (*readv)(int, const struct iovec *, int);
+	ssize_t (*writev)(int, const struct iovec *, int);
+	ssize_t (*recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+	ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+	ssize_t (*recvmsg)(int, struct msghdr *, int);
+	ssize_t (*sendmsg)(int, const struct msghdr *, int);
+	ssize_t (*sendfile)(int, int, off_t *, size_t);
+	int (*getsockname)(int, struct sockaddr *, socklen_t *);
+	int (*getpeername)(int, struct sockaddr *, socklen_t *);
+	int (*setsockopt)(int, int, int, const void *, socklen_t);
+	int (*getsockopt)(int, int, int, void *, socklen_t *);
+	int (*fcntl)(int, int, ...);
+	int (*ioctl)(int, unsigned long, ...);
+	int (*poll)(struct pollfd *, nfds_t, int);
+	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+	int (*epoll_ctl)(int, int, int, struct epoll_event *);
+	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
+		       const sigset_t *);
+	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+};
+extern struct kernel_calls kern;
+void kernel_calls_resolve(void);
+
+/* One line on stderr the first time `what` (a string literal) is refused or ignored. */
+void preload_log_once(const char *what);
+void preload_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- Configuration: launcher options -> environment -> config file ---- */
+struct preload_conf {
+	char device[256];
+	uint32_t ip, netmask, gateway; /* host byte order */
+	uint32_t mtu;		       /* 0 = the port's default */
+	bool spin;		       /* busy-poll in blocking calls instead of sleeping */
+};
+/* 0, or -1 with a message when nothing says which device and address to use. */
+int preload_conf_load(struct preload_conf *conf);
+
+/* ---- Accelerated sockets ---- */
+enum psock_state {
+	PS_PENDING = 0, /* AF_INET socket not yet bound or connected: the kernel holds it */
+	PS_TCP_CONN,	/* connecting or connected */
+	PS_TCP_LISTEN,
+	PS_UDP,
+	PS_DEAD, /* inherited across fork: every call but close is EBADF */
+};
+
+struct psock {
+	int refs; /* file descriptors naming it (dup) */
+	int type; /* SOCK_STREAM or SOCK_DGRAM */
+	enum psock_state state;
+	bool nonblock;
+	uint32_t bound_ip; /* host order; 0 = any */
+	uint16_t bound_port;
+	struct myrio_tcp_conn *c;
+	struct myrio_tcp_listener *l;
+	struct myrio_udp_sock *u;
+	/* listener: connections the stack accepted, waiting for accept() */
+	struct myrio_tcp_conn **aq;
+	unsigned aq_head, aq_len, aq_cap;
+	/* TCP: the connection's end was reported once (as the kernel's sk_err) */
+	bool error_reported, shut_rd, shut_wr;
+	bool keepalive, reuseaddr;
+	int linger_onoff, linger_s;
+	uint32_t keep_idle_s, keep_intvl_s, keep_cnt;
+	int rcvbuf, sndbuf;
+	int64_t rcvtimeo_ms, sndtimeo_ms; /* 0 = none */
+	/* UDP: a datagram taken from the stack to see readiness, not yet read */
+	struct myrio_pkt *held;
+	uint32_t held_ip;
+	uint16_t held_port;
+	uint32_t peer_ip; /* connected UDP peer; 0 = none */
+	uint16_t peer_port;
+	int udp_error; /* pending (negative errno) */
+};
+
+/* The table fd -> psock. Lookups need no lock (a socket closed by one thread while another
+ * uses it is the program's race, as with the kernel). */
+struct psock *fdtab_get(int fd);
+int fdtab_set(int fd, struct psock *ps); /* -1 EMFILE when fd is past the table */
+void fdtab_clear(int fd);
+/* At exit: every fd closed, as the kernel closes them (lock held) */
+void fdtab_close_all(void);
+/* Marks every socket dead (the child of a fork) */
+void fdtab_forked(void);
+/* Drops one fd's reference: frees the socket with the last (engine lock held). */
+void psock_release(struct psock *ps);
+struct psock *psock_new(int type);
+
+/* ---- The engine: one stack, its lock, progress and sleeping ---- */
+struct myrio_stack *engine_stack(void); /* creates it on first use; NULL + errno */
+bool engine_available(void);		/* configured and not a fork's child */
+void engine_lock(void);
+void engine_unlock(void);
+/* Polls the stack until idle (lock held); returns the work done. */
+int engine_progress(void);
+/* Lock held, after the caller found nothing to do: sleeps until the stack may have news,
+ * one of extra becomes ready (revents set), or timeout_ms passes (-1: none). Returns with
+ * the lock held: >0 extra ready, 0 news or timeout, -1 with errno (EINTR). */
+int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t *sigmask);
+/* Lock held, leaving a call that changed the stack outside a poll: flushes, and re-arms
+ * the sleep when a timer came due earlier than the one slept on. */
+void engine_leave(void);
+/* A closed connection with data still to deliver: kept until the peer has it all. */
+void engine_linger(struct myrio_tcp_conn *c, bool shutdown);
+bool engine_is_accel_local(uint32_t ip);  /* bind: ours or any */
+bool engine_is_accel_remote(uint32_t ip); /* connect/sendto: reached through our port */
+uint32_t engine_local_ip(void);
+uint64_t engine_now_ms(void);
+
+/* poll(2) over any mix of kernel and accelerated fds (ppoll's arguments). */
+int poll_any(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *sigmask);
+/* Forgets the epoll registrations of a socket closed for good, or of a closed epoll fd. */
+void epoll_forget(struct psock *ps, int epfd);
+
+/* ---- Socket operations (lock held by the caller unless said) ---- */
+int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port);
+int tcp_listen(struct psock *ps, int backlog);
+int tcp_accept(struct psock *ps, struct sockaddr *addr, socklen_t *len, int flags);
+ssize_t tcp_sendv(struct psock *ps, const struct iovec *iov, int n, int flags);
+ssize_t tcp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags);
+int tcp_shutdown(struct psock *ps, int how);
+void tcp_close(struct psock *ps);
+void tcp_on_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev);
+int udp_bind(struct psock *ps);
+int udp_connect(struct psock *ps, uint32_t ip, uint16_t port);
+ssize_t udp_sendv(struct psock *ps, const struct iovec *iov, int n, int flags, uint32_t ip,
+		  uint16_t port);
+ssize_t udp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags, uint32_t *ip,
+		  uint16_t *port, int *msg_flags);
+void udp_close(struct psock *ps);
+short tcp_revents(struct psock *ps);
+short udp_revents(struct psock *ps);
+/* Set by a send that failed with EPIPE without MSG_NOSIGNAL: the interposed call raises
+ * SIGPIPE once it has left the lock. */
+extern __thread bool preload_raise_sigpipe;
+/* poll(2) bits the socket is ready for now */
+short psock_revents(struct psock *ps, short events);
+/* Waits (lock held) until psock_revents(ps, events) or the timeout; 0 ready, -1 errno
+ * (EAGAIN for a timeout or a non-blocking socket, EINTR). */
+int psock_wait(struct psock *ps, short events, int64_t timeout_ms, bool nonblock);
+
+int psock_getsockopt(struct psock *ps, int level, int name, void *val, socklen_t *len);
+int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *val, socklen_t len);
+
+/* A socket became fd 0, 1 or 2: the standard stream follows it (calls_stdio.c). */
+void stdio_follow(int fd);
+
+/* Sets errno from a negative errno and returns -1; returns v otherwise. */
+static inline long neg_errno(long v)
+{
+	if (v < 0) {
+		extern int *__errno_location(void);
+		*__errno_location() = (int)-v;
+		return -1;
+	}
+	return v;
+}
+
+#define EXPORT __attribute__((visibility("default")))
+
+#endif

@@ -1,0 +1,311 @@
+/* TCP sockets on tcp_lite: connect, listen/accept, the copying send and receive paths with
+ * the kernel's blocking, error and SIGPIPE rules, shutdown and close. The engine lock is
+ * held throughout. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "preload.h"
+
+#define ACCEPT_QUEUE_MIN 64
+#define ACCEPT_QUEUE_MAX 4096
+
+void tcp_on_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
+{
+	if (ev != MYRIO_TCP_EV_ACCEPTED)
+		return; /* readiness is read from the connection's state when asked */
+	struct psock *ls = myrio_tcp_user(c);
+	if (!ls || ls->state != PS_TCP_LISTEN || ls->aq_len == ls->aq_cap) {
+		myrio_tcp_abort(c); /* as a full accept queue: the peer sees a reset */
+		return;
+	}
+	ls->aq[(ls->aq_head + ls->aq_len++) % ls->aq_cap] = c;
+	myrio_tcp_set_user(c, NULL);
+}
+
+/* The connection's end as the call reports it: the error once, then nothing (0). */
+static int conn_error(struct psock *ps)
+{
+	int err = myrio_tcp_error(ps->c);
+	if (!err || ps->error_reported)
+		return 0;
+	ps->error_reported = true;
+	return err;
+}
+
+int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
+{
+	if (ps->state == PS_TCP_CONN) {
+		if (myrio_tcp_state(ps->c) == MYRIO_TCP_SYN_SENT)
+			return (int)neg_errno(-EALREADY);
+		int err = conn_error(ps);
+		return (int)neg_errno(err ? err : -EISCONN);
+	}
+	if (ps->state != PS_PENDING)
+		return (int)neg_errno(-EINVAL);
+	struct myrio_stack *s = engine_stack();
+	if (!s)
+		return -1;
+	if (ps->bound_port)
+		preload_log_once("bind() before connect(): tcp_lite picks the local port itself");
+	int rc = myrio_tcp_connect(s, ip, port, ps, &ps->c);
+	if (rc < 0)
+		return (int)neg_errno(rc == -ENOBUFS ? -EAGAIN : rc);
+	ps->state = PS_TCP_CONN;
+	if (ps->keepalive)
+		myrio_tcp_keepalive(ps->c, ps->keep_idle_s * 1000, ps->keep_intvl_s * 1000,
+				    ps->keep_cnt);
+	engine_leave();
+	if (ps->nonblock)
+		return (int)neg_errno(-EINPROGRESS);
+	if (psock_wait(ps, POLLOUT, -1, false) < 0)
+		return -1;
+	return (int)neg_errno(conn_error(ps));
+}
+
+int tcp_listen(struct psock *ps, int backlog)
+{
+	if (ps->state == PS_TCP_LISTEN)
+		return 0;
+	if (ps->state != PS_PENDING)
+		return (int)neg_errno(-EINVAL);
+	struct myrio_stack *s = engine_stack();
+	if (!s)
+		return -1;
+	if (backlog <= 0 || backlog > ACCEPT_QUEUE_MAX)
+		backlog = backlog <= 0 ? ACCEPT_QUEUE_MIN : ACCEPT_QUEUE_MAX;
+	unsigned cap = (unsigned)backlog < ACCEPT_QUEUE_MIN ? ACCEPT_QUEUE_MIN : (unsigned)backlog;
+	ps->aq = calloc(cap, sizeof *ps->aq);
+	if (!ps->aq)
+		return (int)neg_errno(-ENOMEM);
+	ps->aq_cap = cap;
+	int rc;
+	if (ps->bound_port) {
+		rc = myrio_tcp_listen(s, ps->bound_port, (unsigned)backlog, ps, &ps->l);
+	} else { /* listen() without bind(): an ephemeral port, as the kernel picks one */
+		rc = -EADDRINUSE;
+		for (int tries = 0; tries < 64 && rc == -EADDRINUSE; tries++) {
+			uint16_t r;
+			if (getrandom(&r, sizeof r, 0) != sizeof r)
+				r = (uint16_t)tries;
+			ps->bound_port = (uint16_t)(32768 + r % 28232);
+			rc = myrio_tcp_listen(s, ps->bound_port, (unsigned)backlog, ps, &ps->l);
+		}
+	}
+	if (rc < 0) {
+		free(ps->aq);
+		ps->aq = NULL;
+		return (int)neg_errno(rc);
+	}
+	ps->state = PS_TCP_LISTEN;
+	return 0;
+}
+
+static void fill_sin(struct sockaddr *addr, socklen_t *len, uint32_t ip, uint16_t port)
+{
+	if (!addr || !len)
+		return;
+	struct sockaddr_in sin = {
+	    .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(ip)};
+	memcpy(addr, &sin, *len < sizeof sin ? *len : sizeof sin);
+	*len = sizeof sin;
+}
+
+int tcp_accept(struct psock *ps, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	if (ps->state != PS_TCP_LISTEN)
+		return (int)neg_errno(-EINVAL);
+	if (psock_wait(ps, POLLIN, ps->rcvtimeo_ms ? ps->rcvtimeo_ms : -1, ps->nonblock) < 0)
+		return -1;
+	int fd = kern.socket(AF_INET, SOCK_STREAM | (flags & SOCK_CLOEXEC), 0);
+	if (fd < 0)
+		return -1; /* EMFILE, ENFILE: the connection stays queued, as the kernel's */
+	struct psock *nps = psock_new(SOCK_STREAM);
+	if (!nps || fdtab_set(fd, nps) < 0) {
+		free(nps);
+		kern.close(fd);
+		return (int)neg_errno(-ENOMEM);
+	}
+	struct myrio_tcp_conn *c = ps->aq[ps->aq_head];
+	ps->aq_head = (ps->aq_head + 1) % ps->aq_cap;
+	ps->aq_len--;
+	nps->state = PS_TCP_CONN;
+	nps->c = c;
+	nps->nonblock = (flags & SOCK_NONBLOCK) != 0;
+	nps->bound_port = ps->bound_port;
+	myrio_tcp_set_user(c, nps);
+	uint32_t lip, rip;
+	uint16_t lport, rport;
+	myrio_tcp_addr(c, &lip, &lport, &rip, &rport);
+	fill_sin(addr, len, rip, rport);
+	return fd;
+}
+
+static void sigpipe_unless(int flags)
+{
+	if (!(flags & MSG_NOSIGNAL))
+		preload_raise_sigpipe = true;
+}
+
+ssize_t tcp_sendv(struct psock *ps, const struct iovec *iov, int n, int flags)
+{
+	if (ps->state != PS_TCP_CONN)
+		return neg_errno(ps->state == PS_TCP_LISTEN ? -ENOTCONN : -EPIPE);
+	bool nonblock = ps->nonblock || (flags & MSG_DONTWAIT);
+	int64_t timeout = ps->sndtimeo_ms ? ps->sndtimeo_ms : -1;
+	size_t total = 0;
+	for (int i = 0; i < n; i++) {
+		const uint8_t *b = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
+		while (left) {
+			ssize_t r = ps->shut_wr ? -EPIPE : myrio_tcp_write(ps->c, b, left);
+			if (r > 0) {
+				b += r;
+				left -= (size_t)r;
+				total += (size_t)r;
+				continue;
+			}
+			if (r == 0 || r == -ENOTCONN) { /* full, or still connecting */
+				if (r == -ENOTCONN && myrio_tcp_state(ps->c) != MYRIO_TCP_SYN_SENT)
+					r = -EPIPE;
+				else if (total && nonblock)
+					goto out;
+				else if (psock_wait(ps, POLLOUT, timeout, nonblock) == 0)
+					continue;
+				else if (total)
+					goto out;
+				else
+					return -1;
+			}
+			if (total)
+				goto out;
+			int err = conn_error(ps);
+			if (err)
+				return neg_errno(err);
+			sigpipe_unless(flags);
+			return neg_errno(-EPIPE);
+		}
+	}
+out:
+	engine_leave();
+	return (ssize_t)total;
+}
+
+ssize_t tcp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags)
+{
+	if (ps->state != PS_TCP_CONN)
+		return neg_errno(-ENOTCONN);
+	if (flags & MSG_PEEK) {
+		preload_log_once("recv(MSG_PEEK) on TCP is not supported");
+		return neg_errno(-EOPNOTSUPP);
+	}
+	bool nonblock = ps->nonblock || (flags & MSG_DONTWAIT);
+	bool waitall = (flags & MSG_WAITALL) && !nonblock;
+	int64_t timeout = ps->rcvtimeo_ms ? ps->rcvtimeo_ms : -1;
+	size_t want = 0, total = 0;
+	for (int i = 0; i < n; i++)
+		want += iov[i].iov_len;
+	int i = 0;
+	size_t off = 0;
+	while (total < want && !ps->shut_rd) {
+		while (i < n && off == iov[i].iov_len) {
+			i++;
+			off = 0;
+		}
+		ssize_t r =
+		    myrio_tcp_read(ps->c, (uint8_t *)iov[i].iov_base + off, iov[i].iov_len - off);
+		if (r > 0) {
+			off += (size_t)r;
+			total += (size_t)r;
+			continue;
+		}
+		if (r == 0)
+			break; /* end of stream */
+		if (r == -EAGAIN) {
+			if (myrio_tcp_state(ps->c) == MYRIO_TCP_SYN_SENT && nonblock && !total)
+				return neg_errno(-EAGAIN);
+			if (total && !waitall)
+				break;
+			if (psock_wait(ps, POLLIN, timeout, nonblock) == 0)
+				continue;
+			if (total)
+				break;
+			return -1;
+		}
+		if (total)
+			break;
+		return neg_errno(conn_error(ps)); /* the error once, then end of stream */
+	}
+	if (total)
+		engine_leave(); /* the window reopened */
+	return (ssize_t)total;
+}
+
+int tcp_shutdown(struct psock *ps, int how)
+{
+	if (ps->state != PS_TCP_CONN)
+		return (int)neg_errno(-ENOTCONN);
+	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
+		return (int)neg_errno(-EINVAL);
+	if (how != SHUT_WR)
+		ps->shut_rd = true;
+	if (how != SHUT_RD && !ps->shut_wr) {
+		ps->shut_wr = true;
+		myrio_tcp_shutdown(ps->c);
+	}
+	engine_leave();
+	return 0;
+}
+
+void tcp_close(struct psock *ps)
+{
+	if (ps->state == PS_TCP_LISTEN) {
+		myrio_tcp_listener_close(ps->l);
+		for (; ps->aq_len; ps->aq_len--, ps->aq_head = (ps->aq_head + 1) % ps->aq_cap)
+			myrio_tcp_abort(ps->aq[ps->aq_head]);
+		engine_leave();
+		return;
+	}
+	struct myrio_tcp_conn *c = ps->c;
+	myrio_tcp_set_user(c, NULL);
+	enum myrio_tcp_state st = myrio_tcp_state(c);
+	if (ps->linger_onoff && ps->linger_s == 0)
+		myrio_tcp_abort(c);
+	else if (!myrio_tcp_error(c) && !myrio_tcp_rx_queued(c) && st != MYRIO_TCP_SYN_SENT &&
+		 st != MYRIO_TCP_CLOSED && st != MYRIO_TCP_TIME_WAIT)
+		engine_linger(c, !ps->shut_wr); /* FIN after the data; kept until delivered */
+	else
+		myrio_tcp_close(c); /* unread data: a reset, as the kernel's */
+	engine_leave();
+}
+
+/* poll(2) readiness of a TCP socket. */
+short tcp_revents(struct psock *ps)
+{
+	if (ps->state == PS_TCP_LISTEN)
+		return ps->aq_len ? POLLIN : 0;
+	struct myrio_tcp_conn *c = ps->c;
+	enum myrio_tcp_state st = myrio_tcp_state(c);
+	int err = myrio_tcp_error(c);
+	short r = 0;
+	if (err) {
+		r |= POLLIN | POLLOUT | POLLHUP;
+		if (!ps->error_reported)
+			r |= POLLERR;
+		return r;
+	}
+	if (st == MYRIO_TCP_SYN_SENT || st == MYRIO_TCP_SYN_RCVD)
+		return 0;
+	bool eof = myrio_tcp_eof(c);
+	if (eof || ps->shut_rd || myrio_tcp_rx_queued(c))
+		r |= POLLIN;
+	if (eof)
+		r |= POLLRDHUP;
+	if (ps->shut_wr || myrio_tcp_send_space(c) > 0)
+		r |= POLLOUT;
+	if ((eof && ps->shut_wr) || st == MYRIO_TCP_CLOSED)
+		r |= POLLHUP;
+	return r;
+}

@@ -1,0 +1,334 @@
+/* Edge cases of the preload layer, written as any socket program is (plain libc; run under
+ * myrio-run by tests/sh/preload_edges.sh). "peer" serves on 10.0.0.2: each connection's
+ * first byte says what to do with it. "cases" runs every case against it from 10.0.0.1
+ * and prints one line per case; the exit status counts the failures. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PEER_IP "10.0.0.2"
+#define PEER_PORT 7000
+#define CLOSED_PORT 7001
+
+enum { CMD_ECHO = 'e', CMD_CLOSE = 'c', CMD_RESET = 'r', CMD_BACK = 'b', CMD_QUIT = 'q' };
+#define BACK_PORT 7002
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			printf("FAIL %s: ", __func__);                                             \
+			printf(__VA_ARGS__);                                                       \
+			printf(" (errno %s)\n", strerror(errno));                                  \
+			failures++;                                                                \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
+
+static struct sockaddr_in peer_addr(int port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	inet_pton(AF_INET, PEER_IP, &a.sin_addr);
+	return a;
+}
+
+static int dial(char cmd)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = peer_addr(PEER_PORT);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0 || write(fd, &cmd, 1) != 1) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int peer(void)
+{
+	int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(PEER_PORT)};
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(ls, (struct sockaddr *)&a, sizeof a) < 0 || listen(ls, 64) < 0) {
+		perror("peer: listen");
+		return 1;
+	}
+	printf("peer listening\n");
+	fflush(stdout);
+	for (;;) {
+		int c = accept(ls, NULL, NULL);
+		char cmd, buf[65536];
+		if (c < 0 || read(c, &cmd, 1) != 1) {
+			if (c >= 0)
+				close(c);
+			continue;
+		}
+		if (cmd == CMD_QUIT)
+			return 0;
+		if (cmd == CMD_RESET) { /* some data, then a reset */
+			memset(buf, 'x', 1000);
+			write(c, buf, 1000);
+			struct linger l = {1, 0};
+			setsockopt(c, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+		}
+		if (cmd == CMD_BACK) { /* a connection back to the caller, with one byte */
+			int b = socket(AF_INET, SOCK_STREAM, 0);
+			struct sockaddr_in to = {.sin_family = AF_INET,
+						 .sin_port = htons(BACK_PORT)};
+			inet_pton(AF_INET, "10.0.0.1", &to.sin_addr);
+			if (connect(b, (struct sockaddr *)&to, sizeof to) == 0)
+				write(b, "a", 1);
+			close(b);
+		}
+		if (cmd == CMD_ECHO)
+			for (ssize_t n; (n = read(c, buf, sizeof buf)) > 0;)
+				if (write(c, buf, (size_t)n) != n)
+					break;
+		close(c);
+	}
+}
+
+static void connect_refused(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = peer_addr(CLOSED_PORT);
+	int rc = connect(fd, (struct sockaddr *)&a, sizeof a);
+	CHECK(rc < 0 && errno == ECONNREFUSED, "connect to a closed port gave %d", rc);
+	close(fd);
+	printf("ok connect_refused\n");
+}
+
+static void nonblocking_connect_poll(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	struct sockaddr_in a = peer_addr(PEER_PORT);
+	int rc = connect(fd, (struct sockaddr *)&a, sizeof a);
+	CHECK(rc < 0 && errno == EINPROGRESS, "non-blocking connect gave %d", rc);
+	char b;
+	CHECK(read(fd, &b, 1) < 0 && errno == EAGAIN, "read while connecting");
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	CHECK(poll(&p, 1, 5000) == 1 && (p.revents & POLLOUT), "poll for the connection");
+	int err = -1;
+	socklen_t len = sizeof err;
+	CHECK(getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0, "SO_ERROR %d",
+	      err);
+	char cmd = CMD_ECHO, back = 0;
+	CHECK(write(fd, &cmd, 1) == 1 && write(fd, "z", 1) == 1, "write");
+	p.events = POLLIN;
+	CHECK(poll(&p, 1, 5000) == 1 && read(fd, &back, 1) == 1 && back == 'z', "echo");
+	CHECK(read(fd, &back, 1) < 0 && errno == EAGAIN, "EAGAIN on an empty socket");
+	int avail = -1;
+	CHECK(ioctl(fd, FIONREAD, &avail) == 0 && avail == 0, "FIONREAD %d", avail);
+	close(fd);
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	a = peer_addr(CLOSED_PORT);
+	CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) < 0 && errno == EINPROGRESS,
+	      "second connect");
+	p = (struct pollfd){.fd = fd, .events = POLLOUT};
+	CHECK(poll(&p, 1, 5000) == 1 && (p.revents & POLLERR), "poll for a refused connection");
+	len = sizeof err;
+	CHECK(getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == ECONNREFUSED,
+	      "SO_ERROR %d for a refused connection", err);
+	close(fd);
+	printf("ok nonblocking_connect_poll\n");
+}
+
+static volatile sig_atomic_t sigpipes;
+static void on_sigpipe(int sig)
+{
+	sigpipes++;
+}
+
+static void sigpipe_after_peer_close(void)
+{
+	signal(SIGPIPE, on_sigpipe);
+	int fd = dial(CMD_CLOSE);
+	CHECK(fd >= 0, "dial");
+	char b;
+	CHECK(read(fd, &b, 1) == 0, "end of stream from the closing peer");
+	static char buf[65536];
+	ssize_t rc = 0;
+	int errs = 0;
+	for (int i = 0; i < 200 && rc >= 0; i++)
+		rc = send(fd, buf, sizeof buf, MSG_NOSIGNAL);
+	errs = errno;
+	CHECK(rc < 0 && (errs == EPIPE || errs == ECONNRESET), "send after the peer closed");
+	CHECK(sigpipes == 0, "SIGPIPE despite MSG_NOSIGNAL");
+	rc = write(fd, buf, 100);
+	CHECK(rc < 0 && errno == EPIPE, "write after the reset gave %zd", rc);
+	CHECK(sigpipes == 1, "%d SIGPIPEs for one write", (int)sigpipes);
+	signal(SIGPIPE, SIG_DFL);
+	close(fd);
+	printf("ok sigpipe_after_peer_close\n");
+}
+
+static void reset_mid_stream(void)
+{
+	int fd = dial(CMD_RESET);
+	CHECK(fd >= 0, "dial");
+	char buf[4096];
+	size_t got = 0;
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		got += (size_t)n;
+	CHECK(n < 0 && errno == ECONNRESET, "read after %zu bytes gave %zd", got, n);
+	CHECK(got == 1000, "%zu bytes before the reset", got);
+	CHECK(read(fd, buf, 1) == 0, "a read after the reported reset");
+	close(fd);
+	printf("ok reset_mid_stream\n");
+}
+
+static void epoll_mixed(void)
+{
+	int pfd[2];
+	CHECK(pipe(pfd) == 0, "pipe");
+	int fd = dial(CMD_ECHO);
+	CHECK(fd >= 0, "dial");
+	int ep = epoll_create1(0);
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = 1};
+	CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, pfd[0], &ev) == 0, "add the pipe");
+	ev.data.u32 = 2;
+	CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0, "add the socket");
+	CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 && errno == EEXIST, "added twice");
+	struct epoll_event out[4];
+	CHECK(epoll_wait(ep, out, 4, 100) == 0, "nothing ready yet");
+	CHECK(write(pfd[1], "p", 1) == 1, "pipe write");
+	int n = epoll_wait(ep, out, 4, 5000);
+	CHECK(n == 1 && out[0].data.u32 == 1, "the pipe alone ready (%d)", n);
+	char b;
+	CHECK(read(pfd[0], &b, 1) == 1, "pipe read");
+	CHECK(write(fd, "s", 1) == 1, "socket write");
+	n = epoll_wait(ep, out, 4, 5000);
+	CHECK(n == 1 && out[0].data.u32 == 2, "the socket alone ready (%d)", n);
+	CHECK(read(fd, &b, 1) == 1 && b == 's', "echo read");
+	CHECK(epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL) == 0, "del");
+	/* a sleeping wait is woken by the kernel fd */
+	if (fork() == 0) {
+		usleep(200000);
+		write(pfd[1], "q", 1);
+		_exit(0);
+	}
+	n = epoll_wait(ep, out, 4, 5000);
+	CHECK(n == 1 && out[0].data.u32 == 1, "woken by the pipe (%d)", n);
+	wait(NULL);
+	close(ep);
+	close(fd);
+	close(pfd[0]);
+	close(pfd[1]);
+	printf("ok epoll_mixed\n");
+}
+
+static void dup2_over_accelerated(void)
+{
+	int pfd[2];
+	CHECK(pipe(pfd) == 0, "pipe");
+	int fd = dial(CMD_ECHO);
+	CHECK(fd >= 0, "dial");
+	int copy = dup(fd);
+	CHECK(copy >= 0 && copy != fd, "dup");
+	CHECK(dup2(pfd[0], fd) == fd, "dup2 over the socket");
+	CHECK(write(pfd[1], "k", 1) == 1, "pipe write");
+	char b = 0;
+	CHECK(read(fd, &b, 1) == 1 && b == 'k', "the fd reads the pipe now");
+	CHECK(write(copy, "d", 1) == 1, "the socket through its copy");
+	CHECK(read(copy, &b, 1) == 1 && b == 'd', "echo through the copy");
+	close(copy);
+	close(fd);
+	close(pfd[1]);
+	printf("ok dup2_over_accelerated\n");
+}
+
+static void fork_child_gets_ebadf(void)
+{
+	int pfd[2];
+	CHECK(pipe(pfd) == 0, "pipe");
+	int fd = dial(CMD_ECHO);
+	CHECK(fd >= 0, "dial");
+	pid_t pid = fork();
+	if (pid == 0) {
+		char b;
+		int bad = read(fd, &b, 1) < 0 && errno == EBADF;
+		bad &= write(fd, "x", 1) < 0 && errno == EBADF;
+		int pipe_ok = write(pfd[1], "c", 1) == 1;
+		close(fd);
+		_exit(bad && pipe_ok ? 0 : 1);
+	}
+	int status;
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "child: EBADF on the socket, the pipe working");
+	char b;
+	CHECK(read(pfd[0], &b, 1) == 1 && b == 'c', "the child's pipe write");
+	CHECK(write(fd, "f", 1) == 1 && read(fd, &b, 1) == 1 && b == 'f',
+	      "the parent's socket after the fork");
+	close(fd);
+	close(pfd[0]);
+	close(pfd[1]);
+	printf("ok fork_child_gets_ebadf\n");
+}
+
+static void fd_exhaustion(void)
+{
+	struct rlimit old, low;
+	getrlimit(RLIMIT_NOFILE, &old);
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(BACK_PORT)};
+	CHECK(bind(ls, (struct sockaddr *)&a, sizeof a) == 0 && listen(ls, 8) == 0, "listen");
+	int c = dial(CMD_BACK); /* the peer connects back to ls */
+	CHECK(c >= 0, "dial");
+	low = old;
+	low.rlim_cur = (rlim_t)c + 1; /* no fd left above c */
+	CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0, "setrlimit");
+	int s2 = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(s2 < 0 && errno == EMFILE, "socket() past the limit gave %d", s2);
+	struct pollfd p = {.fd = ls, .events = POLLIN};
+	CHECK(poll(&p, 1, 5000) == 1, "the connection back arrives");
+	int a1 = accept(ls, NULL, NULL);
+	CHECK(a1 < 0 && errno == EMFILE, "accept past the limit gave %d", a1);
+	setrlimit(RLIMIT_NOFILE, &old);
+	a1 = accept(ls, NULL, NULL);
+	CHECK(a1 >= 0, "accept once an fd is free");
+	char b = 0;
+	CHECK(read(a1, &b, 1) == 1 && b == 'a', "the connection kept in the queue works");
+	printf("ok fd_exhaustion\n");
+	close(a1);
+	close(c);
+	close(ls);
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && !strcmp(argv[1], "peer"))
+		return peer();
+	if (argc != 2 || strcmp(argv[1], "cases")) {
+		fprintf(stderr, "usage: preload_edges peer|cases\n");
+		return 2;
+	}
+	connect_refused();
+	nonblocking_connect_poll();
+	sigpipe_after_peer_close();
+	reset_mid_stream();
+	epoll_mixed();
+	dup2_over_accelerated();
+	fork_child_gets_ebadf();
+	fd_exhaustion();
+	int q = dial(CMD_QUIT);
+	if (q >= 0)
+		close(q);
+	printf("%d failed\n", failures);
+	return failures ? 1 : 0;
+}

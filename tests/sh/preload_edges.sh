@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The preload layer's edge cases (tests/preload/preload_edges.c) between two preloaded
+# processes on the model daemon's cabled NICs: connect refused, non-blocking connect and
+# poll, SIGPIPE and MSG_NOSIGNAL, a reset mid-stream, epoll sets mixing a pipe and a
+# socket, dup2 over a socket, fork, fd exhaustion.
+set -uo pipefail
+build=${1:?build directory}
+for p in myrio-simd myrio-run libmyrio-preload.so preload_edges; do
+	[[ -e $build/$p ]] || { echo "no $build/$p"; exit 77; }
+done
+source "$(dirname "$0")/lib/simd.sh"
+simd_start
+timeout 120 "$build/myrio-run" --device "simd:nic1@$sock" --ip 10.0.0.2/24 -- \
+	"$build/preload_edges" peer >"$tmp/peer.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do grep -q listening "$tmp/peer.log" && break; sleep 0.1; done
+timeout 120 "$build/myrio-run" --device "simd:nic0@$sock" --ip 10.0.0.1/24 -- \
+	"$build/preload_edges" cases
+rc=$?
+cat "$tmp/peer.log"
+exit $rc

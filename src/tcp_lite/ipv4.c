@@ -56,7 +56,9 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p)
 	/* RFC 1122 §3.2.1.3 (as Linux's martian sources): a source that is ours, "this
 	 * network" (0/8; 0.0.0.0 only towards the limited broadcast, DHCP's case), loopback,
 	 * multicast, or a broadcast (limited or our subnet's) names no host to answer. */
-	bool src_zero = (src >> 24) == 0 && (src != 0 || dst != 0xffffffffu);
+	/* 0.0.0.0 is also a snooping switch's querier (RFC 4541 §2.1.1) */
+	bool any_ok = dst == 0xffffffffu || (mcast && ip[9] == IPPROTO_IGMP_);
+	bool src_zero = (src >> 24) == 0 && (src != 0 || !any_ok);
 	if (src == s->conf.ip || src_zero || (src >> 24) == 127 || (src >> 28) == 0xe ||
 	    src == 0xffffffffu || (s->conf.netmask && src == bcast_net)) {
 		s->st.drop_ip_not_for_us++;

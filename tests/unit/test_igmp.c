@@ -355,6 +355,37 @@ static void v1_querier_gets_v1_reports_and_no_leave(void **state)
 	raw_close(&r);
 }
 
+/* A snooping bridge's querier speaks from 0.0.0.0 (RFC 4541 §2.1.1; Linux's bridge by
+ * default): its queries are answered, while other datagrams from 0.0.0.0 stay martians. */
+static void querier_without_address_answered(void **state)
+{
+	struct raw r;
+	struct myrio_udp_sock *u = member(&r, "igmp8");
+	run_ms(&r, 2000, NULL, NULL);
+	uint8_t q[8] = {IGMP_QUERY, 10}, f[64], mac[6];
+	fix_csum(q, 8);
+	ipv4_mcast_mac(IGMP_ALL_HOSTS, mac);
+	uint32_t n = build_eth(f, mac, 0x0800);
+	n += build_ip(f + n, IPPROTO_IGMP_, 0, IGMP_ALL_HOSTS, 8);
+	memcpy(f + n, q, 8);
+	memset(f + n + 8, 0, 60 - n - 8);
+	raw_send(&r, f, 60);
+	struct igmp_seen x;
+	uint8_t copy[128];
+	assert_int_equal(run_ms(&r, 1010, &x, copy), 1);
+	assert_int_equal(x.msg[0], IGMP_V2_REPORT);
+	assert_int_equal(raw_stats(&r).igmp_queries_rx, 1);
+	uint64_t martians = raw_stats(&r).drop_ip_not_for_us;
+	f[14 + 9] = 17; /* the same from 0.0.0.0 as UDP: dropped */
+	put_be16(f + 14 + 10, 0);
+	put_be16(f + 14 + 10, csum_finish(csum_add(0, f + 14, 20)));
+	raw_send(&r, f, 60);
+	raw_poll(&r);
+	assert_int_equal(raw_stats(&r).drop_ip_not_for_us, martians + 1);
+	myrio_udp_close(u);
+	raw_close(&r);
+}
+
 static void hostile_input_dropped_and_counted(void **state)
 {
 	struct raw r;
@@ -511,6 +542,7 @@ int main(void)
 	    cmocka_unit_test(v3_queries_answered_within_max_resp),
 	    cmocka_unit_test(v2_querier_switches_to_v2_with_suppression_and_leave),
 	    cmocka_unit_test(v1_querier_gets_v1_reports_and_no_leave),
+	    cmocka_unit_test(querier_without_address_answered),
 	    cmocka_unit_test(hostile_input_dropped_and_counted),
 	    cmocka_unit_test(sockets_in_a_group_each_get_a_copy),
 	    cmocka_unit_test(sending_to_a_group_ttl_1_by_default),

@@ -161,6 +161,13 @@ static int filter_update(struct myrio_stack *s)
 	return myrio_port_mc_addr_list(s->port, (const uint8_t(*)[6])macs, n);
 }
 
+void igmp_fini(struct myrio_stack *s)
+{
+	if (s->igmp.n) /* the port outlives the stack: its filter forgets our groups */
+		myrio_port_mc_addr_list(s->port, NULL, 0);
+	s->igmp.n = 0;
+}
+
 int igmp_join(struct myrio_stack *s, uint32_t group)
 {
 	if (!ipv4_is_multicast(group))

@@ -228,6 +228,7 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	stack_fd_close(s);
 	app_timers_fini(s);
 	ipv4_reass_fini(s);
+	igmp_fini(s);
 	udp_fini(s);
 	arp_fini(s);
 	if (s->pool) {

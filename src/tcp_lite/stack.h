@@ -443,6 +443,7 @@ bool igmp_member(const struct myrio_stack *s, uint32_t group);
  * the last one leaves. */
 int igmp_join(struct myrio_stack *s, uint32_t group);
 void igmp_leave(struct myrio_stack *s, uint32_t group);
+void igmp_fini(struct myrio_stack *s); /* the stack goes: the port's list is emptied */
 
 /* udp.c */
 int udp_init(struct myrio_stack *s);

@@ -15,10 +15,14 @@
 #include "fake_clock.h"
 #include "myrio/sim.h"
 #include "myrio/tcp_lite.h"
+#include "sim/model.h" /* a firmware reboot injected */
 
 #define GROUP(k) (0xef010000u + (k)) /* 239.1.0.k */
 #define PORT 5000
 #define FILTER_SLOTS 16 /* the model's filter (docs/device-model.md) */
+/* Rounds of 4 us: the firmware's counters reach the host with its next statistics update,
+ * one every millisecond (the model's default STATS_INTERVAL). */
+#define STATS_ROUNDS 300
 
 struct world {
 	struct myrio_sim *sim;
@@ -40,6 +44,7 @@ static void w_open(struct world *w)
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.sim = w->sim;
+	pc.watchdog_ms = 10; /* a rebooted NIC is noticed within 10 ms of model time */
 	for (int i = 0; i < 4; i++) {
 		char dev[16];
 		snprintf(dev, sizeof(dev), "sim:sim%d", i);
@@ -59,7 +64,8 @@ static void w_rounds(struct world *w, unsigned n)
 {
 	while (n--) {
 		for (int i = 0; i < 4; i++)
-			myrio_stack_poll(w->st[i]);
+			if (w->st[i])
+				myrio_stack_poll(w->st[i]);
 		myrio_sim_step(w->sim, 4);
 		w->now_ns += 4000;
 	}
@@ -101,7 +107,7 @@ static void send_n(struct world *w, struct myrio_udp_sock *u, uint32_t group, co
 {
 	for (unsigned i = 0; i < n; i++)
 		assert_int_equal(myrio_udp_sendto_copy(u, text, strlen(text), group, PORT), 0);
-	w_rounds(w, 200);
+	w_rounds(w, STATS_ROUNDS);
 }
 
 static void two_receivers_then_one_leaves(void **state)
@@ -198,11 +204,43 @@ static void more_groups_than_the_filter_holds(void **state)
 	w_close(&w);
 }
 
+/* The firmware reboots: the watchdog's recovery writes the groups into the new firmware's
+ * filter, which starts with ALLMULTI on after its RESET. */
+static void groups_survive_a_nic_reboot(void **state)
+{
+	struct world w;
+	w_open(&w);
+	struct myrio_udp_sock *a, *b;
+	assert_int_equal(myrio_udp_open(w.st[0], 0, NULL, &a), 0);
+	assert_int_equal(myrio_udp_open(w.st[1], PORT, NULL, &b), 0);
+	assert_int_equal(myrio_udp_join(b, GROUP(1)), 0);
+	w_rounds(&w, 100);
+	assert_int_equal(sim_nic_inject(sim_nic_find(w.sim, "sim1"), SIM_FAULT_REBOOT, 0), 0);
+	for (int i = 0; i < 20000 && xstat(&w, 1, "watchdog_resets") == 0; i++)
+		w_rounds(&w, 10);
+	assert_int_equal(xstat(&w, 1, "watchdog_resets"), 1);
+	w_rounds(&w, 2000); /* the link comes back */
+	assert_int_equal(xstat(&w, 1, "mc_groups"), 2);
+	assert_int_equal(xstat(&w, 1, "mc_filter_overflow"), 0);
+	uint64_t filtered = xstat(&w, 1, "dropped_multicast_filtered");
+	send_n(&w, a, GROUP(2), "not joined", 5);
+	assert_int_equal(xstat(&w, 1, "dropped_multicast_filtered"), filtered + 5);
+	send_n(&w, a, GROUP(1), "joined", 5);
+	assert_int_equal(drain(b, "joined"), 5);
+	/* a stack that goes with its groups joined leaves the port's filter empty */
+	myrio_stack_destroy(w.st[1]);
+	w.st[1] = NULL;
+	assert_int_equal(xstat(&w, 1, "mc_groups"), 0);
+	myrio_udp_close(a);
+	w_close(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(two_receivers_then_one_leaves),
 	    cmocka_unit_test(more_groups_than_the_filter_holds),
+	    cmocka_unit_test(groups_survive_a_nic_reboot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,7 +53,8 @@ int myri_mc_apply(struct myri_nic *nic)
 
 int myri_mc_set_list(struct myri_nic *nic, const uint8_t (*addrs)[6], unsigned n)
 {
-	memcpy(nic->mc.addrs, addrs, (size_t)n * 6);
+	if (n) /* addrs may be NULL for an empty list */
+		memcpy(nic->mc.addrs, addrs, (size_t)n * 6);
 	nic->mc.n = n;
 	return nic->up ? myri_mc_apply(nic) : 0;
 }

@@ -189,7 +189,8 @@ int igmp_join(struct myrio_stack *s, uint32_t group)
 	int rc = filter_update(s);
 	if (rc < 0) {
 		group_free(s, g);
-		filter_update(s);
+		if (s->igmp.n) /* the others as they were */
+			filter_update(s);
 		return rc;
 	}
 	g->leaving = false;

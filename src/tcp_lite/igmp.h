@@ -35,7 +35,7 @@ static inline bool ipv4_is_multicast(uint32_t a)
 /* RFC 1112 §6.4: 01:00:5e and the group's low 23 bits. */
 void ipv4_mcast_mac(uint32_t group, uint8_t mac[6]);
 
-/* A parsed message. kind: the version of a query (1, 2, 3), or the report/leave type. */
+/* A parsed message: its type, and what a query asks. */
 struct igmp_msg {
 	uint8_t type;
 	uint8_t query_version; /* queries: 1, 2 or 3 (RFC 3376 §7.1) */

@@ -116,6 +116,19 @@ static inline int open_port(struct myrio_port **port, const char *dev, unsigned 
 	return myrio_port_capture_start(*port, pcap);
 }
 
+/* What a stack program does first: stops on signals, opens the port on dev (MTU 1500, no
+ * capture) and fills sc for the address ip (host order) on a /24. */
+static inline int open_port_for_stack(struct myrio_port **port, const char *dev, uint32_t ip,
+				      struct myrio_stack_conf *sc)
+{
+	stop_on_signals();
+	int rc = open_port(port, dev, 1500, NULL);
+	myrio_stack_conf_init(sc);
+	sc->ip = ip;
+	sc->netmask = 0xffffff00u;
+	return rc;
+}
+
 /* Adaptive polling: keep polling while there is work, and after `spin` idle polls in a row
  * sleep until the stack has work again, with the sleep protocol of tcp_lite.h (arm, poll
  * once more, sleep on the stack's fd). The fd sits in an epoll set of the program's own,

@@ -153,6 +153,18 @@ int myrio_port_xstat(struct myrio_port *port, const char *name, uint64_t *value)
 int myrio_port_driver_for_pci(uint16_t vendor, uint16_t device, const char **driver,
 			      const char **nic);
 
+/* Multicast reception, beside the port's own address and broadcast. The list replaces the
+ * previous one (like DPDK's rte_eth_dev_set_mc_addr_list; n = 0 empties it): at most
+ * MYRIO_MC_ADDR_MAX group addresses (I/G bit set, not broadcast), duplicates allowed.
+ * A NIC whose filter holds fewer receives every multicast frame instead, until the list fits
+ * again (xstat mc_filter_overflow; the caller filters in software anyway); a frame of a
+ * group not listed may arrive, one listed always does. -EINVAL for an address that is not
+ * a group, -E2BIG beyond the maximum, -ENOTSUP for a driver without multicast. */
+#define MYRIO_MC_ADDR_MAX 256u
+int myrio_port_mc_addr_list(struct myrio_port *port, const uint8_t (*addrs)[6], unsigned n);
+/* Every multicast frame received whatever the list (on), or only the list's (off). */
+int myrio_port_allmulti(struct myrio_port *port, bool on);
+
 /* Interrupt-driven waiting, for programs that sleep when idle: the fd becomes readable
  * when the NIC raises an interrupt after myrio_port_irq_arm. -ENOTSUP without interrupts. */
 int myrio_port_irq_fd(struct myrio_port *port);

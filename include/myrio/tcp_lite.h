@@ -295,10 +295,6 @@ void myrio_tcp_addr(const struct myrio_tcp_conn *c, uint32_t *lip, uint16_t *lpo
 
 /* port 0 = an ephemeral port. */
 int myrio_udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myrio_udp_sock **out);
-/* The same on a port other sockets may hold too (SO_REUSEADDR): a datagram goes to the
- * socket connected to its source, else to an unconnected one. */
-int myrio_udp_open_shared(struct myrio_stack *s, uint16_t port, void *user,
-			  struct myrio_udp_sock **out);
 /* Default destination, and only datagrams from it are received. A connected socket also
  * receives the ICMP errors about what it sent there (see myrio_udp_error). */
 int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port);
@@ -327,6 +323,28 @@ int myrio_udp_sendto_copy(struct myrio_udp_sock *u, const void *buf, size_t len,
 uint16_t myrio_udp_port(const struct myrio_udp_sock *u);
 void *myrio_udp_user(const struct myrio_udp_sock *u);
 void myrio_udp_close(struct myrio_udp_sock *u);
+
+/* ---- UDP multicast (IPv4 groups, 224.0.0.0/4) ---- */
+
+#define MYRIO_UDP_MAX_GROUPS 20 /* memberships per socket (Linux's IP_MAX_MEMBERSHIPS) */
+/* As myrio_udp_open, but the port may be shared with other sockets opened this way (as
+ * SO_REUSEADDR): each gets its own copy of a multicast or broadcast datagram it takes; a
+ * unicast datagram goes to the one connected to its source, else to an unconnected one (as
+ * Linux's UDP lookup scores). -EADDRINUSE when a socket not shared holds it. */
+int myrio_udp_open_shared(struct myrio_stack *s, uint16_t port, void *user,
+			  struct myrio_udp_sock **out);
+/* As IP_ADD_MEMBERSHIP / IP_DROP_MEMBERSHIP: the socket receives the datagrams sent to
+ * group at its port, and only the groups it joined (as Linux with IP_MULTICAST_ALL off).
+ * The stack reports the membership with IGMP (v3, or v2/v1 when such a querier is heard)
+ * and opens the port's multicast filter to the group. -EINVAL for an address that is not
+ * a group, -EADDRINUSE when joined already, -ENOBUFS beyond MYRIO_UDP_MAX_GROUPS or the
+ * stack's 64 groups, -ENOTSUP on a port without multicast; leave: -EADDRNOTAVAIL when not
+ * joined. Closing the socket leaves its groups. */
+int myrio_udp_join(struct myrio_udp_sock *u, uint32_t group);
+int myrio_udp_leave(struct myrio_udp_sock *u, uint32_t group);
+/* As IP_MULTICAST_TTL: the TTL of datagrams the socket sends to a group, 1 (this link) by
+ * default. Datagrams sent to a group are not looped back to this stack's own sockets. */
+int myrio_udp_set_mcast_ttl(struct myrio_udp_sock *u, uint8_t ttl);
 
 /* ---- Counters ---- */
 
@@ -387,6 +405,15 @@ struct myrio_stack_stats {
 	uint64_t tcp_oow_acks_limited, tcp_abort_on_data;
 	/* segments for no connection from a source that may not open one (RFC 1122 §3.2.1.3) */
 	uint64_t drop_tcp_bad_src;
+	/* IGMP: messages in and out, queries heard, our reports left out because another
+	 * member answered (v1/v2), and messages dropped: short, bad checksum, impossible
+	 * lengths (sources or records beyond the end), types a host does not take, queries
+	 * to the wrong address */
+	uint64_t igmp_rx, igmp_tx, igmp_queries_rx, igmp_reports_suppressed;
+	uint64_t drop_igmp_short, drop_igmp_csum, drop_igmp_len, drop_igmp_type, drop_igmp_bad_dst;
+	/* UDP multicast: datagrams copied for a further socket of the group; copies not made
+	 * for want of a transmit buffer */
+	uint64_t udp_mcast_copies, drop_udp_mcast_copy;
 };
 
 struct myrio_tcp_conn_stats {

@@ -32,6 +32,7 @@ struct e1000e_port {
 	struct myrio_port_stats st;
 	/* the device's clear-on-read counters, accumulated */
 	uint64_t crc_errors, missed, no_buffer;
+	bool promisc, mc_listed, mc_all; /* what decides RCTL.MPE */
 };
 
 static struct e1000e_port *ep(struct myrio_port *port)
@@ -243,6 +244,29 @@ static void e_close(struct myrio_port *port)
 	free(p);
 }
 
+/* No multicast table array (MTA) is written: a listed group or allmulti turns on
+ * multicast-promiscuous reception (RCTL.MPE), a superset the stack filters in software. */
+static int e_mc_update(struct e1000e_port *p)
+{
+	uint32_t rctl = e1000e_rd(&p->hw, E1000E_RCTL) & ~E1000E_RCTL_MPE;
+	if (p->promisc || p->mc_listed || p->mc_all)
+		rctl |= E1000E_RCTL_MPE;
+	e1000e_wr(&p->hw, E1000E_RCTL, rctl);
+	return 0;
+}
+
+static int e_mc_addr_list(struct myrio_port *port, const uint8_t (*addrs)[6], unsigned n)
+{
+	ep(port)->mc_listed = n > 0;
+	return e_mc_update(ep(port));
+}
+
+static int e_allmulti(struct myrio_port *port, bool on)
+{
+	ep(port)->mc_all = on;
+	return e_mc_update(ep(port));
+}
+
 static const struct myrio_port_ops e1000e_ops = {
     .rx_burst = e_rx_burst,
     .tx_burst = e_tx_burst,
@@ -252,6 +276,8 @@ static const struct myrio_port_ops e1000e_ops = {
     .stats = e_stats,
     .xstats_names = e_xstats_names,
     .xstats = e_xstats,
+    .mc_addr_list = e_mc_addr_list,
+    .allmulti = e_allmulti,
     .close = e_close,
 };
 
@@ -314,6 +340,7 @@ int myrio_e1000e_open(struct myrio_bus *bus, const struct myrio_port_conf *conf,
 	}
 	p->port.ops = &e1000e_ops;
 	p->mtu = mtu;
+	p->promisc = conf->promisc;
 	p->rings.fd = -1;
 	int rc = bring_up(p, bus, conf);
 	if (rc < 0) {

@@ -43,6 +43,11 @@ const char *mcp_cmd_name(uint32_t op)
 	    [MCP_CMD_ENABLE_FLOW_CONTROL] = "ENABLE_FLOW_CONTROL",
 	    [MCP_CMD_DISABLE_FLOW_CONTROL] = "DISABLE_FLOW_CONTROL",
 	    [MCP_CMD_DMA_TEST] = "DMA_TEST",
+	    [MCP_CMD_ENABLE_ALLMULTI] = "ENABLE_ALLMULTI",
+	    [MCP_CMD_DISABLE_ALLMULTI] = "DISABLE_ALLMULTI",
+	    [MCP_CMD_JOIN_MULTICAST_GROUP] = "JOIN_MULTICAST_GROUP",
+	    [MCP_CMD_LEAVE_MULTICAST_GROUP] = "LEAVE_MULTICAST_GROUP",
+	    [MCP_CMD_LEAVE_ALL_MULTICAST_GROUPS] = "LEAVE_ALL_MULTICAST_GROUPS",
 	    [MCP_CMD_SET_STATS_DMA_V2] = "SET_STATS_DMA_V2",
 	    [MCP_CMD_UNALIGNED_TEST] = "UNALIGNED_TEST",
 	    [MCP_CMD_GET_MAX_TSO6_HDR_SIZE] = "GET_MAX_TSO6_HDR_SIZE",
@@ -81,6 +86,8 @@ static int result_to_errno(uint32_t op, uint32_t result)
 		return -EBUSY;
 	case MCP_ERR_UNALIGNED:
 		return -E2BIG;
+	case MCP_ERR_MULTICAST: /* the filter is full: the caller falls back to ALLMULTI */
+		return -ENOSPC;
 	default:
 		log_err("the NIC failed command %u (%s) with error %u", op, mcp_cmd_name(op),
 			result);

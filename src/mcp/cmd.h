@@ -24,7 +24,8 @@ void mcp_cmd_init(struct mcp_cmd_chan *c, struct myrio_bus *bus, void *resp_va, 
 /* Sends one command and waits for its answer. Returns 0 and the response data in *out
  * (may be NULL), -ETIMEDOUT when the NIC does not answer, or the result code mapped to an
  * errno: UNKNOWN -ENOSYS, ERROR_RANGE -ERANGE, ERROR_BUSY -EBUSY, ERROR_UNALIGNED -E2BIG,
- * others -ENXIO. Logs nothing for -ENOSYS (callers probe optional commands). */
+ * ERROR_MULTICAST -ENOSPC, others -ENXIO. Logs nothing for -ENOSYS (callers probe optional
+ * commands). */
 int mcp_cmd(struct mcp_cmd_chan *c, uint32_t op, uint32_t d0, uint32_t d1, uint32_t d2,
 	    uint32_t *out);
 

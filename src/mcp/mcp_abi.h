@@ -92,6 +92,7 @@ enum mcp_result {
 	MCP_ERR_UNKNOWN = 1,
 	MCP_ERR_RANGE = 2,
 	MCP_ERR_BUSY = 3,
+	MCP_ERR_MULTICAST = 9, /* JOIN: filter full; LEAVE: not joined */
 	MCP_ERR_UNALIGNED = 10,
 	MCP_RESULT_PENDING = 0xffffffffu, /* pre-set by the host before a command */
 };

@@ -276,7 +276,7 @@ static int get_offset(struct myri_nic *nic, uint32_t op, uint32_t arg, uint32_t 
 	return 0;
 }
 
-/* §8.2: RESET, DMA tests, interrupt queue, IRQ offsets, MAC, pause, promiscuous. */
+/* §8.2: RESET, DMA tests, interrupt queue, IRQ offsets, MAC, pause, promiscuous, multicast. */
 static int reset_sequence(struct myri_nic *nic)
 {
 	struct myri_rings *r = &nic->rings;
@@ -343,9 +343,12 @@ static int reset_sequence(struct myri_nic *nic)
 	if (rc == 0)
 		rc = cmd(nic, nic->promisc ? MCP_CMD_ENABLE_PROMISC : MCP_CMD_DISABLE_PROMISC, 0, 0,
 			 0, NULL);
-	if (rc == 0 && nic->rx_filter_bug)
-		rc = cmd(nic, MCP_CMD_ENABLE_ALLMULTI, 0, 0, 0, NULL);
-	return rc;
+	if (rc < 0)
+		return rc;
+	/* The filter starts empty and off after RESET (§7.4); a NIC whose filter cannot be
+	 * written still works, receiving all multicast, unless it stopped answering. */
+	rc = myri_mc_apply(nic);
+	return rc == -ETIMEDOUT || (rc < 0 && nic->rx_filter_bug) ? rc : 0;
 }
 
 static int rx_ring_setup(struct myri_nic *nic, struct myri_rx_ring *ring, uint32_t op,

@@ -9,6 +9,7 @@
 
 #include "mcp/cmd.h"
 #include "mcp/fw_header.h"
+#include "mcp/multicast.h"
 #include "mem/dma.h"
 #include "myrio/port.h"
 #include "rings/rings.h"
@@ -73,6 +74,7 @@ struct myri_nic {
 	uint32_t irq_ack_off, irq_deassert_off, coal_off;
 	struct myri_rings rings;
 	struct myri_watchdog wd;
+	struct myri_mc mc; /* the groups the host wants, rewritten after every reset */
 };
 
 /* Layout of the control region. */

@@ -139,14 +139,22 @@ static const struct {
 };
 #undef SNAP
 #define N_SNAP (sizeof(snap_counters) / sizeof(snap_counters[0]))
-#define N_XSTATS (N_SNAP + 1) /* and rdma_tags_lost, the driver's own */
+/* and the driver's own */
+static const char *const own_counters[] = {"rdma_tags_lost", "mc_groups", "mc_filter_overflow"};
+#define N_XSTATS (N_SNAP + sizeof(own_counters) / sizeof(own_counters[0]))
 
 static int m_xstats_names(struct myrio_port *port, struct myrio_xstat_name *names, unsigned n)
 {
 	for (unsigned i = 0; i < N_XSTATS && i < n; i++)
 		snprintf(names[i].name, sizeof(names[i].name), "%s",
-			 i < N_SNAP ? snap_counters[i].name : "rdma_tags_lost");
+			 i < N_SNAP ? snap_counters[i].name : own_counters[i - N_SNAP]);
 	return (int)N_XSTATS;
+}
+
+static uint64_t own_value(const struct myri_nic *nic, unsigned i)
+{
+	const uint64_t v[] = {nic->wd.rdma_tags_lost, nic->mc.n, nic->mc.overflow};
+	return v[i];
 }
 
 static uint32_t snap_value(const struct mcp_irq_data *d, unsigned i)
@@ -162,7 +170,8 @@ static int m_xstats(struct myrio_port *port, uint64_t *values, unsigned n)
 	if (nic->up)
 		status_poll(&nic->rings);
 	for (unsigned i = 0; i < N_XSTATS && i < n; i++)
-		values[i] = i < N_SNAP ? snap_value(&nic->rings.snap, i) : nic->wd.rdma_tags_lost;
+		values[i] =
+		    i < N_SNAP ? snap_value(&nic->rings.snap, i) : own_value(nic, i - N_SNAP);
 	return (int)N_XSTATS;
 }
 
@@ -241,6 +250,16 @@ static void m_rx_mismatch(struct myrio_port *port)
 	myri_watchdog_request(nic, WD_RX_MISMATCH);
 }
 
+static int m_mc_addr_list(struct myrio_port *port, const uint8_t (*addrs)[6], unsigned n)
+{
+	return myri_mc_set_list(&mp(port)->nic, addrs, n);
+}
+
+static int m_allmulti(struct myrio_port *port, bool on)
+{
+	return myri_mc_set_allmulti(&mp(port)->nic, on);
+}
+
 static const struct myrio_port_ops myri10ge_ops = {
     .rx_burst = m_rx_burst,
     .tx_burst = m_tx_burst,
@@ -254,6 +273,8 @@ static const struct myrio_port_ops myri10ge_ops = {
     .irq_fd = m_irq_fd,
     .irq_arm = m_irq_arm,
     .rx_mismatch = m_rx_mismatch,
+    .mc_addr_list = m_mc_addr_list,
+    .allmulti = m_allmulti,
     .close = m_close,
 };
 

@@ -393,6 +393,17 @@ static int pair_irq_arm(struct myrio_port *port)
 	return 0;
 }
 
+/* A pair end filters no address: every frame arrives, each group with it. */
+static int pair_mc_addr_list(struct myrio_port *port, const uint8_t (*addrs)[6], unsigned n)
+{
+	return 0;
+}
+
+static int pair_allmulti(struct myrio_port *port, bool on)
+{
+	return 0;
+}
+
 static const struct myrio_port_ops pair_ops = {
     .rx_burst = pair_rx_burst,
     .tx_burst = pair_tx_burst,
@@ -403,6 +414,8 @@ static const struct myrio_port_ops pair_ops = {
     .close = pair_close,
     .irq_fd = pair_irq_fd,
     .irq_arm = pair_irq_arm,
+    .mc_addr_list = pair_mc_addr_list,
+    .allmulti = pair_allmulti,
 };
 
 static int parse_opts(struct pair_end *e, const char *opts, uint32_t *ring, uint32_t *rxpool)

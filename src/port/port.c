@@ -212,6 +212,34 @@ int myrio_port_xstat(struct myrio_port *port, const char *name, uint64_t *value)
 	return rc;
 }
 
+int myrio_port_mc_addr_list(struct myrio_port *port, const uint8_t (*addrs)[6], unsigned n)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	if (!port->ops->mc_addr_list) {
+		log_err("%s: the %s driver has no multicast filter", port->device,
+			port->driver ? port->driver : "port's");
+		return -ENOTSUP;
+	}
+	if (n > MYRIO_MC_ADDR_MAX) {
+		log_err("%s: %u multicast addresses, at most %u", port->device, n,
+			MYRIO_MC_ADDR_MAX);
+		return -E2BIG;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (!(addrs[i][0] & 1) || !memcmp(addrs[i], bcast, 6)) {
+			log_err("%s: %02x:%02x:%02x:%02x:%02x:%02x is not a multicast group",
+				port->device, addrs[i][0], addrs[i][1], addrs[i][2], addrs[i][3],
+				addrs[i][4], addrs[i][5]);
+			return -EINVAL;
+		}
+	return port->ops->mc_addr_list(port, addrs, n);
+}
+
+int myrio_port_allmulti(struct myrio_port *port, bool on)
+{
+	return port->ops->allmulti ? port->ops->allmulti(port, on) : -ENOTSUP;
+}
+
 int myrio_port_irq_fd(struct myrio_port *port)
 {
 	return port->ops->irq_fd ? port->ops->irq_fd(port) : -ENOTSUP;

@@ -24,6 +24,9 @@ struct myrio_port_ops {
 	int (*attrs)(struct myrio_port *port, struct myrio_port_attr *attrs, unsigned n);
 	int (*irq_fd)(struct myrio_port *port);
 	int (*irq_arm)(struct myrio_port *port);
+	/* optional: multicast reception (myrio_port_mc_addr_list, already checked; allmulti) */
+	int (*mc_addr_list)(struct myrio_port *port, const uint8_t (*addrs)[6], unsigned n);
+	int (*allmulti)(struct myrio_port *port, bool on);
 	/* optional: a received buffer did not hold what the NIC reported (myrio_rx_verify) */
 	void (*rx_mismatch)(struct myrio_port *port);
 	void (*close)(struct myrio_port *port);

@@ -101,7 +101,18 @@
 	F(drop_tcp_rx_pressure)                                                                    \
 	F(tcp_oow_acks_limited)                                                                    \
 	F(tcp_abort_on_data)                                                                       \
-	F(drop_tcp_bad_src)
+	F(drop_tcp_bad_src)                                                                        \
+	F(igmp_rx)                                                                                 \
+	F(igmp_tx)                                                                                 \
+	F(igmp_queries_rx)                                                                         \
+	F(igmp_reports_suppressed)                                                                 \
+	F(drop_igmp_short)                                                                         \
+	F(drop_igmp_csum)                                                                          \
+	F(drop_igmp_len)                                                                           \
+	F(drop_igmp_type)                                                                          \
+	F(drop_igmp_bad_dst)                                                                       \
+	F(udp_mcast_copies)                                                                        \
+	F(drop_udp_mcast_copy)
 
 int stack_counters(void *arg, struct myrio_xstat_name *names, uint64_t *values, unsigned n)
 {

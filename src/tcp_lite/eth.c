@@ -15,7 +15,9 @@ void eth_input(struct myrio_stack *s, struct myrio_pkt *p)
 		return;
 	}
 	const uint8_t *f = myrio_pkt_data(p);
-	if (memcmp(f, s->mac, 6) != 0 && memcmp(f, bcast_mac, 6) != 0) {
+	/* IPv4 groups' addresses (RFC 1112 §6.4) too: IP looks at the group */
+	bool ip_group = f[0] == 0x01 && f[1] == 0x00 && f[2] == 0x5e && !(f[3] & 0x80);
+	if (memcmp(f, s->mac, 6) != 0 && memcmp(f, bcast_mac, 6) != 0 && !ip_group) {
 		s->st.drop_eth_not_for_us++;
 		myrio_pkt_free(p);
 		return;

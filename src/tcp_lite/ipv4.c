@@ -9,7 +9,6 @@
 #include "util/byteorder.h"
 #include "util/csum.h"
 
-#define IP_TTL 64
 #define REASS_LIMIT (65535u - IP_HLEN) /* the longest IPv4 payload */
 
 uint32_t ipv4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len)
@@ -43,7 +42,8 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p)
 	uint32_t src = get_be32(ip + 12);
 	uint32_t bcast_net = (s->conf.ip & s->conf.netmask) | ~s->conf.netmask;
 	bool bcast = dst == 0xffffffffu || (s->conf.netmask && dst == bcast_net);
-	if (dst != s->conf.ip && !bcast) {
+	bool mcast = ipv4_is_multicast(dst) && igmp_member(s, dst);
+	if (dst != s->conf.ip && !bcast && !mcast) {
 		s->st.drop_ip_not_for_us++;
 		goto drop;
 	}
@@ -56,7 +56,9 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p)
 	/* RFC 1122 §3.2.1.3 (as Linux's martian sources): a source that is ours, "this
 	 * network" (0/8; 0.0.0.0 only towards the limited broadcast, DHCP's case), loopback,
 	 * multicast, or a broadcast (limited or our subnet's) names no host to answer. */
-	bool src_zero = (src >> 24) == 0 && (src != 0 || dst != 0xffffffffu);
+	/* 0.0.0.0 is also a snooping switch's querier (RFC 4541 §2.1.1) */
+	bool any_ok = dst == 0xffffffffu || (mcast && ip[9] == IPPROTO_IGMP_);
+	bool src_zero = (src >> 24) == 0 && (src != 0 || !any_ok);
 	if (src == s->conf.ip || src_zero || (src >> 24) == 127 || (src >> 28) == 0xe ||
 	    src == 0xffffffffu || (s->conf.netmask && src == bcast_net)) {
 		s->st.drop_ip_not_for_us++;
@@ -68,10 +70,11 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p)
 			  .dst = dst,
 			  .ihl = (uint16_t)ihl,
 			  .l4_len = (uint16_t)(tot - ihl),
-			  .bcast = bcast};
+			  .bcast = bcast || mcast,
+			  .mcast = mcast};
 	switch (ip[9]) {
 	case IPPROTO_TCP_:
-		if (bcast)
+		if (r.bcast)
 			break;
 		tcp_input(s, p, &r);
 		return;
@@ -80,6 +83,9 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p)
 		return;
 	case IPPROTO_ICMP_:
 		icmp_input(s, p, &r);
+		return;
+	case IPPROTO_IGMP_:
+		igmp_input(s, p, &r);
 		return;
 	}
 	s->st.drop_ip_proto++;
@@ -134,7 +140,7 @@ static uint32_t ip_l4_len(const struct myrio_pkt *p)
 
 /* Puts the IP header in front of p's l4_len bytes; NULL (p freed) without headroom. */
 static uint8_t *ip_header(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
-			  uint32_t dst, uint8_t tos, uint16_t id, uint16_t frag)
+			  uint32_t dst, uint8_t tos, uint16_t id, uint16_t frag, uint8_t ttl)
 {
 	uint32_t l4_len = ip_l4_len(p);
 	uint8_t *ip = IP_HLEN + l4_len <= 65535 ? myrio_pkt_prepend(p, IP_HLEN) : NULL;
@@ -147,7 +153,7 @@ static uint8_t *ip_header(struct myrio_stack *s, struct myrio_pkt *p, uint8_t pr
 	put_be16(ip + 2, (uint16_t)(IP_HLEN + l4_len));
 	put_be16(ip + 4, id);
 	put_be16(ip + 6, frag);
-	ip[8] = IP_TTL;
+	ip[8] = ttl;
 	ip[9] = proto;
 	put_be16(ip + 10, 0);
 	put_be32(ip + 12, src);
@@ -164,6 +170,11 @@ static int ip_send(struct myrio_stack *s, struct myrio_pkt *p, uint32_t dst)
 		return -ENOSPC;
 	}
 	s->st.ip_tx++;
+	if (ipv4_is_multicast(dst)) { /* on the link, to the group's address (RFC 1112 §6.4) */
+		ipv4_mcast_mac(dst, myrio_pkt_data(p));
+		stack_tx(s, p);
+		return 0;
+	}
 	uint32_t nh = dst;
 	if (s->conf.netmask && (dst & s->conf.netmask) != (s->conf.ip & s->conf.netmask)) {
 		if (!s->conf.gateway) {
@@ -186,9 +197,15 @@ static int ip_send(struct myrio_stack *s, struct myrio_pkt *p, uint32_t dst)
 int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
 		uint32_t dst, uint8_t tos, bool df)
 {
+	return ipv4_output_ttl(s, p, proto, src, dst, tos, df, IP_TTL);
+}
+
+int ipv4_output_ttl(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
+		    uint32_t dst, uint8_t tos, bool df, uint8_t ttl)
+{
 	uint32_t l4_len = ip_l4_len(p);
 	bool tso = p->ol_flags & MYRIO_PKT_TX_TSO;
-	uint8_t *ip = ip_header(s, p, proto, src, dst, tos, s->ip_id++, df ? 0x4000 : 0);
+	uint8_t *ip = ip_header(s, p, proto, src, dst, tos, s->ip_id++, df ? 0x4000 : 0, ttl);
 	if (!ip)
 		return -ENOSPC;
 	if (proto == IPPROTO_TCP_ || proto == IPPROTO_UDP_) {
@@ -238,7 +255,7 @@ static void copy_span(uint8_t *dst, uint32_t off, uint32_t n, const uint8_t *hdr
 }
 
 int ipv4_output_frags(struct myrio_stack *s, uint8_t proto, uint32_t dst, const uint8_t *hdr,
-		      uint32_t hlen, const uint8_t *body, uint32_t blen)
+		      uint32_t hlen, const uint8_t *body, uint32_t blen, uint8_t ttl)
 {
 	const uint32_t max = (s->mtu - IP_HLEN) & ~7u; /* offsets count in 8 bytes */
 	const uint32_t len = hlen + blen;
@@ -260,7 +277,7 @@ int ipv4_output_frags(struct myrio_stack *s, uint8_t proto, uint32_t dst, const 
 		copy_span(myrio_pkt_data(p), off, n, hdr, hlen, body);
 		p->len = n;
 		uint16_t frag = (uint16_t)((off + n < len ? 0x2000 : 0) | off / 8);
-		if (!ip_header(s, p, proto, s->conf.ip, dst, 0, id, frag))
+		if (!ip_header(s, p, proto, s->conf.ip, dst, 0, id, frag, ttl))
 			return -ENOSPC;
 		if (frag & 0x3fff)
 			s->st.ip_frags_tx++;

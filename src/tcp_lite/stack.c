@@ -86,6 +86,8 @@ uint64_t myrio_stack_next_deadline(const struct myrio_stack *s)
 		tick = s->arp_next_check;
 	if (s->pmtu_next_check && s->pmtu_next_check < tick)
 		tick = s->pmtu_next_check;
+	if (s->igmp.next_ms && s->igmp.next_ms < tick)
+		tick = s->igmp.next_ms;
 	if (tick == UINT64_MAX)
 		return UINT64_MAX;
 	return tick <= 1 ? 0 : (tick - 1) * 1000000; /* the millisecond's start, clock time */
@@ -226,6 +228,7 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	stack_fd_close(s);
 	app_timers_fini(s);
 	ipv4_reass_fini(s);
+	igmp_fini(s);
 	udp_fini(s);
 	arp_fini(s);
 	if (s->pool) {
@@ -339,6 +342,8 @@ int myrio_stack_poll(struct myrio_stack *s)
 		arp_timers(s);
 	if (s->pmtu_next_check && s->now_ms >= s->pmtu_next_check)
 		pmtu_timers(s);
+	if (s->igmp.next_ms && s->now_ms >= s->igmp.next_ms)
+		igmp_timers(s);
 	unsigned before = s->ntx;
 	stack_flush(s);
 	unsigned sent = before - s->ntx;

@@ -11,6 +11,7 @@
 #include "myrio/publish.h"
 #include "myrio/ready_set.h"
 #include "myrio/tcp_lite.h"
+#include "tcp_lite/igmp.h"
 #include "tcp_lite/timer_wheel.h"
 
 #define ETH_HLEN 14
@@ -18,6 +19,7 @@
 #define ETHERTYPE_IPV4 0x0800
 #define ETHERTYPE_ARP 0x0806
 #define IP_HLEN 20
+#define IP_TTL 64 /* unicast; multicast goes out with the socket's (1) */
 #define IPPROTO_ICMP_ 1
 #define IPPROTO_TCP_ 6
 #define IPPROTO_UDP_ 17
@@ -113,7 +115,8 @@ struct ip_rx {
 	uint32_t src, dst; /* host order */
 	uint16_t ihl;	   /* bytes */
 	uint16_t l4_len;   /* transport bytes (IP total length - header) */
-	bool bcast;
+	bool bcast;	   /* broadcast or multicast: no host answers it with errors */
+	bool mcast;	   /* to a group joined */
 };
 
 struct tcp_opts {
@@ -270,6 +273,10 @@ struct myrio_udp_sock {
 	struct myrio_pkt *rxq, *rxq_tail;
 	uint32_t rxq_len;
 	struct ready_entry ready;
+	bool shared;	   /* the port may be shared (myrio_udp_open_shared) */
+	uint8_t mcast_ttl; /* of datagrams sent to a group */
+	uint8_t ngroups;
+	uint32_t groups[MYRIO_UDP_MAX_GROUPS];
 };
 
 struct myrio_stack {
@@ -337,6 +344,8 @@ struct myrio_stack {
 	uint32_t icmp_spent;	  /* outgoing errors' token bucket, 0 = full (icmp.c) */
 	uint64_t icmp_tokens_ms;  /* when it was last refilled */
 
+	struct igmp_state igmp; /* groups joined by the UDP sockets (igmp.c) */
+
 	struct myrio_stack_stats st;
 };
 
@@ -391,11 +400,14 @@ void ipv4_input(struct myrio_stack *s, struct myrio_pkt *p);
  * ownership of p. */
 int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
 		uint32_t dst, uint8_t tos, bool df);
+/* The same with a TTL of the caller's (a multicast socket's). */
+int ipv4_output_ttl(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
+		    uint32_t dst, uint8_t tos, bool df, uint8_t ttl);
 /* A whole transport message, its header (hlen bytes, checksum set) and body, copied into
  * transmit buffers, in fragments when longer than the MTU allows (RFC 791 §3.2): ICMP echo
  * replies, UDP's copying send. -ENOBUFS, sending nothing, without buffers for all. */
 int ipv4_output_frags(struct myrio_stack *s, uint8_t proto, uint32_t dst, const uint8_t *hdr,
-		      uint32_t hlen, const uint8_t *body, uint32_t blen);
+		      uint32_t hlen, const uint8_t *body, uint32_t blen, uint8_t ttl);
 bool ipv4_l4_csum_ok(struct myrio_stack *s, const struct myrio_pkt *p, const struct ip_rx *ip,
 		     uint8_t proto);
 uint32_t ipv4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len);
@@ -421,6 +433,17 @@ void tcp_pmtu_clamp(struct myrio_tcp_conn *c);
 void tcp_pmtu_raise(struct myrio_stack *s, uint32_t dst);
 /* The connection's soft error while it still applies (no progress since), else 0. */
 int tcp_soft_error(const struct myrio_tcp_conn *c);
+
+/* igmp.c: group membership (RFC 2236, RFC 3376) */
+void igmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
+void igmp_timers(struct myrio_stack *s);
+/* Whether datagrams to group are taken: joined, or all-hosts. */
+bool igmp_member(const struct myrio_stack *s, uint32_t group);
+/* A socket's membership: the first one reports and opens the port's filter to the group;
+ * the last one leaves. */
+int igmp_join(struct myrio_stack *s, uint32_t group);
+void igmp_leave(struct myrio_stack *s, uint32_t group);
+void igmp_fini(struct myrio_stack *s); /* the stack goes: the port's list is emptied */
 
 /* udp.c */
 int udp_init(struct myrio_stack *s);

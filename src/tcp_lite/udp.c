@@ -67,6 +67,94 @@ static struct myrio_udp_sock *udp_demux(struct myrio_stack *s, uint16_t port, ui
 	return open ? open : other;
 }
 
+/* To the payload; the source kept in user for recv. */
+static void trim(struct myrio_pkt *p, const struct ip_rx *ip, uint16_t ulen)
+{
+	uint32_t off = (uint32_t)(ip->l4 + UDP_HLEN - myrio_pkt_data(p));
+	p->data_off += off;
+	p->len = ulen - UDP_HLEN;
+	p->user = (uint64_t)ip->src << 16 | get_be16(ip->l4);
+	p->next = NULL;
+}
+
+static void enqueue(struct myrio_stack *s, struct myrio_udp_sock *u, struct myrio_pkt *p)
+{
+	if (u->rxq_len >= s->conf.udp_rx_queue) {
+		s->st.drop_udp_queue_full++;
+		myrio_pkt_free(p);
+		return;
+	}
+	if (u->rxq_tail)
+		u->rxq_tail->next = p;
+	else
+		u->rxq = p;
+	u->rxq_tail = p;
+	u->rxq_len++;
+	ready_mark(&u->ready);
+	if (s->conf.udp_event)
+		s->conf.udp_event(s->conf.event_arg, u);
+}
+
+static bool group_joined(const struct myrio_udp_sock *u, uint32_t group)
+{
+	for (unsigned i = 0; i < u->ngroups; i++)
+		if (u->groups[i] == group)
+			return true;
+	return false;
+}
+
+/* A socket takes a broadcast on its port, a multicast datagram on its port when it joined
+ * the group, and, when connected, only from its peer. */
+static bool takes(const struct myrio_udp_sock *u, const struct ip_rx *ip, uint16_t dport)
+{
+	uint16_t sport = get_be16(ip->l4);
+	return u->in_use && u->lport == dport &&
+	       (!u->rport || (u->rport == sport && u->rip == ip->src)) &&
+	       (!ip->mcast || group_joined(u, ip->dst));
+}
+
+/* A copy of a trimmed datagram for u, in a transmit buffer beyond the stack's reserve. */
+static void enqueue_copy(struct myrio_stack *s, struct myrio_udp_sock *u, const struct myrio_pkt *p)
+{
+	struct myrio_pkt *c = NULL;
+	if (p->len <= s->pool->buf_len - MYRIO_PKT_HEADROOM &&
+	    myrio_pool_free_count(s->pool) > s->ctl_reserve)
+		c = stack_alloc(s);
+	if (!c) {
+		s->st.drop_udp_mcast_copy++;
+		return;
+	}
+	memcpy(myrio_pkt_data(c), myrio_pkt_data(p), p->len);
+	c->len = p->len;
+	c->user = p->user;
+	c->next = NULL;
+	s->st.udp_mcast_copies++;
+	enqueue(s, u, c);
+}
+
+/* A copy for every socket that takes the datagram but the last, which gets p itself. */
+static void udp_input_group(struct myrio_stack *s, struct myrio_pkt *p, const struct ip_rx *ip,
+			    uint16_t ulen)
+{
+	uint16_t dport = get_be16(ip->l4 + 2);
+	struct myrio_udp_sock *prev = NULL;
+	trim(p, ip, ulen);
+	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++) {
+		struct myrio_udp_sock *u = &s->udps[i];
+		if (!takes(u, ip, dport))
+			continue;
+		if (prev)
+			enqueue_copy(s, prev, p);
+		prev = u;
+	}
+	if (prev) {
+		enqueue(s, prev, p);
+		return;
+	}
+	s->st.drop_udp_no_port++; /* no ICMP error about a broadcast or multicast */
+	myrio_pkt_free(p);
+}
+
 void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 {
 	s->st.udp_rx++;
@@ -91,6 +179,10 @@ void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 		}
 	}
 	uint16_t dport = get_be16(uh + 2), sport = get_be16(uh);
+	if (ip->bcast) {
+		udp_input_group(s, p, ip, ulen);
+		return;
+	}
 	struct myrio_udp_sock *u = udp_demux(s, dport, ip->src, sport);
 	if (!u || (u->rport && (u->rport != sport || u->rip != ip->src))) {
 		s->st.drop_udp_no_port++;
@@ -98,25 +190,8 @@ void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 			icmp_send_port_unreach(s, p, ip);
 		goto drop;
 	}
-	if (u->rxq_len >= s->conf.udp_rx_queue) {
-		s->st.drop_udp_queue_full++;
-		goto drop;
-	}
-	/* Trim to the payload; keep the source in user for recv. */
-	uint32_t off = (uint32_t)(uh + UDP_HLEN - myrio_pkt_data(p));
-	p->data_off += off;
-	p->len = ulen - UDP_HLEN;
-	p->user = (uint64_t)ip->src << 16 | sport;
-	p->next = NULL;
-	if (u->rxq_tail)
-		u->rxq_tail->next = p;
-	else
-		u->rxq = p;
-	u->rxq_tail = p;
-	u->rxq_len++;
-	ready_mark(&u->ready);
-	if (s->conf.udp_event)
-		s->conf.udp_event(s->conf.event_arg, u);
+	trim(p, ip, ulen);
+	enqueue(s, u, p);
 	return;
 drop:
 	myrio_pkt_free(p);
@@ -146,22 +221,31 @@ int myrio_udp_error(struct myrio_udp_sock *u)
 	return err;
 }
 
-static int udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myrio_udp_sock **out,
-		    bool shared);
+static int udp_open(struct myrio_stack *s, uint16_t port, void *user, bool shared,
+		    struct myrio_udp_sock **out);
 
 int myrio_udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myrio_udp_sock **out)
 {
-	return udp_open(s, port, user, out, false);
+	return udp_open(s, port, user, false, out);
 }
 
 int myrio_udp_open_shared(struct myrio_stack *s, uint16_t port, void *user,
 			  struct myrio_udp_sock **out)
 {
-	return udp_open(s, port, user, out, true);
+	return udp_open(s, port, user, true, out);
 }
 
-static int udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myrio_udp_sock **out,
-		    bool shared)
+/* Whether a socket (shared or not) may bind port: every holder of it shares it too. */
+static bool port_free(struct myrio_stack *s, uint16_t port, bool shared)
+{
+	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++)
+		if (s->udps[i].in_use && s->udps[i].lport == port && !(shared && s->udps[i].shared))
+			return false;
+	return true;
+}
+
+static int udp_open(struct myrio_stack *s, uint16_t port, void *user, bool shared,
+		    struct myrio_udp_sock **out)
 {
 	*out = NULL;
 	if (port == 0) {
@@ -172,7 +256,7 @@ static int udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myr
 		}
 		if (port == 0)
 			return -EADDRINUSE;
-	} else if (!shared && udp_find(s, port)) {
+	} else if (!port_free(s, port, shared)) {
 		log_err("tcp_lite: UDP port %u is already bound", port);
 		return -EADDRINUSE;
 	}
@@ -185,6 +269,8 @@ static int udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myr
 		u->in_use = true;
 		u->lport = port;
 		u->user = user;
+		u->shared = shared;
+		u->mcast_ttl = 1;
 		*out = u;
 		return 0;
 	}
@@ -202,6 +288,11 @@ int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port)
 	return 0;
 }
 
+static uint8_t udp_ttl(const struct myrio_udp_sock *u, uint32_t dst)
+{
+	return ipv4_is_multicast(dst) ? u->mcast_ttl : IP_TTL;
+}
+
 uint32_t myrio_udp_max_payload(const struct myrio_stack *s)
 {
 	return s->mtu - IP_HLEN - UDP_HLEN;
@@ -216,7 +307,7 @@ int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip,
 		return -EMSGSIZE;
 	if (p->data_off < UDP_HLEN + IP_HLEN + ETH_HLEN)
 		return -ENOSPC;
-	if (s->conf.netmask && !s->conf.gateway &&
+	if (s->conf.netmask && !s->conf.gateway && !ipv4_is_multicast(ip) &&
 	    (ip & s->conf.netmask) != (s->conf.ip & s->conf.netmask))
 		return -ENETUNREACH;
 	uint8_t *uh = myrio_pkt_prepend(p, UDP_HLEN);
@@ -226,7 +317,8 @@ int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip,
 	put_be16(uh + 6, 0);
 	s->st.udp_tx++;
 	stack_update_clock(s); /* ARP ages entries by it; calls come between polls */
-	ipv4_output(s, p, IPPROTO_UDP_, s->conf.ip, ip, 0, false); /* cannot fail now */
+	/* cannot fail now */
+	ipv4_output_ttl(s, p, IPPROTO_UDP_, s->conf.ip, ip, 0, false, udp_ttl(u, ip));
 	return 0;
 }
 
@@ -249,7 +341,7 @@ int myrio_udp_sendto_copy(struct myrio_udp_sock *u, const void *buf, size_t len,
 			myrio_pkt_free(p);
 		return rc;
 	}
-	if (s->conf.netmask && !s->conf.gateway &&
+	if (s->conf.netmask && !s->conf.gateway && !ipv4_is_multicast(ip) &&
 	    (ip & s->conf.netmask) != (s->conf.ip & s->conf.netmask))
 		return -ENETUNREACH;
 	uint8_t uh[UDP_HLEN];
@@ -262,7 +354,8 @@ int myrio_udp_sendto_copy(struct myrio_udp_sock *u, const void *buf, size_t len,
 	uint16_t c = csum_finish(csum_add(sum, buf, len)); /* even offset: sums add up */
 	put_be16(uh + 6, c ? c : 0xffff);
 	stack_update_clock(s);
-	int rc = ipv4_output_frags(s, IPPROTO_UDP_, ip, uh, UDP_HLEN, buf, (uint32_t)len);
+	int rc = ipv4_output_frags(s, IPPROTO_UDP_, ip, uh, UDP_HLEN, buf, (uint32_t)len,
+				   udp_ttl(u, ip));
 	if (rc == 0)
 		s->st.udp_tx++;
 	return rc;
@@ -308,5 +401,38 @@ void myrio_udp_close(struct myrio_udp_sock *u)
 		return;
 	rxq_drain(u);
 	ready_del(&u->ready);
+	while (u->ngroups)
+		myrio_udp_leave(u, u->groups[u->ngroups - 1]);
 	u->in_use = false;
+}
+
+int myrio_udp_join(struct myrio_udp_sock *u, uint32_t group)
+{
+	if (!ipv4_is_multicast(group))
+		return -EINVAL;
+	if (group_joined(u, group))
+		return -EADDRINUSE;
+	if (u->ngroups == MYRIO_UDP_MAX_GROUPS)
+		return -ENOBUFS;
+	int rc = igmp_join(u->s, group);
+	if (rc == 0)
+		u->groups[u->ngroups++] = group;
+	return rc;
+}
+
+int myrio_udp_leave(struct myrio_udp_sock *u, uint32_t group)
+{
+	for (unsigned i = 0; i < u->ngroups; i++)
+		if (u->groups[i] == group) {
+			u->groups[i] = u->groups[--u->ngroups];
+			igmp_leave(u->s, group);
+			return 0;
+		}
+	return -EADDRNOTAVAIL;
+}
+
+int myrio_udp_set_mcast_ttl(struct myrio_udp_sock *u, uint8_t ttl)
+{
+	u->mcast_ttl = ttl;
+	return 0;
 }

@@ -78,7 +78,8 @@ static void result_codes_map_to_errno(void **state)
 		uint32_t result;
 		int err;
 	} map[] = {{MCP_ERR_UNKNOWN, -ENOSYS}, {MCP_ERR_RANGE, -ERANGE}, {MCP_ERR_BUSY, -EBUSY},
-		   {MCP_ERR_UNALIGNED, -E2BIG},  {9, -ENXIO},             {14, -ENXIO}};
+		   {MCP_ERR_UNALIGNED, -E2BIG},  {MCP_ERR_MULTICAST, -ENOSPC}, {8, -ENXIO},
+		   {14, -ENXIO}};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
 		x->f->fail_op = MCP_CMD_SET_MTU;
 		x->f->fail_result = map[i].result;

@@ -136,6 +136,7 @@ static void multicast_filter_capacity(void **state)
 	assert_int_equal(h_cmd(h, MCP_CMD_LEAVE_MULTICAST_GROUP, 0x01005e00, 0u << 24 | 7u << 16, 0, NULL), 9); /* gone */
 	assert_int_equal(h_cmd(h, MCP_CMD_LEAVE_MULTICAST_GROUP, 0xffffffff, 0xffff0000, 0, NULL), 9);	     /* bcast */
 	assert_int_equal(h_cmd(h, MCP_CMD_JOIN_MULTICAST_GROUP, 0xffffffff, 0xffff0000, 0, NULL), 9);
+	assert_int_equal(h_cmd(h, MCP_CMD_JOIN_MULTICAST_GROUP, 0x02000000, 0x00010000, 0, NULL), 9); /* unicast */
 	assert_int_equal(h_cmd(h, MCP_CMD_LEAVE_ALL_MULTICAST_GROUPS, 0, 0, 0, NULL), 0);
 	assert_int_equal(h_cmd(h, MCP_CMD_LEAVE_MULTICAST_GROUP, 0x01005e00, 1u << 24 | 7u << 16, 0, NULL), 9);
 	assert_int_equal(h_cmd(h, MCP_CMD_ENABLE_PROMISC, 0, 0, 0, NULL), 0);

@@ -331,7 +331,7 @@ static void fd_exhaustion(void)
 	close(ls);
 }
 
-/* The peer's program sleeps in the kernel; its helper thread must still answer our SYN:
+/* The peer's program sleeps in the kernel; its progress thread must still answer our SYN:
  * connect completes before the peer's "woke" byte arrives. */
 static void progress_while_blocked_in_kernel(void)
 {

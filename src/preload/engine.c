@@ -1,5 +1,5 @@
 /* The process's one stack: created on the first accelerated socket, driven by whichever
- * thread is inside a call (under one lock), and by a helper thread while none is, so a
+ * thread is inside a call (under one lock), and by a progress thread while none is, so a
  * program blocked in the kernel still answers its peers (timers, ACKs, window updates).
  *
  * Sleeping follows tcp_lite.h's protocol (arm, poll once more, sleep on the stack's fd).
@@ -31,7 +31,7 @@ static struct {
 	int stack_fd, wake_fd;
 	unsigned sleepers, inside;
 	uint64_t armed_deadline;
-	pthread_t helper;
+	pthread_t progress_thread;
 	bool stopping;
 	struct myrio_tcp_conn *linger[LINGER_MAX];
 	unsigned nlinger;
@@ -39,7 +39,7 @@ static struct {
 
 /* Set while this thread sleeps in engine_block. A signal handler that leaves with longjmp
  * never returns there; the thread's next call repairs the counts it left raised, so the
- * helper thread does not stand aside for ever for a sleeper that is gone. */
+ * progress thread does not stand aside for ever for a sleeper that is gone. */
 static __thread bool sleeping;
 
 void engine_lock(void)
@@ -185,7 +185,7 @@ int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t 
 }
 
 /* Keeps the stack answering while no application thread is inside the library. */
-static void *helper_main(void *arg)
+static void *progress_main(void *arg)
 {
 	sigset_t all;
 	sigfillset(&all);
@@ -261,7 +261,7 @@ static void engine_exit(void)
 		engine_lock();
 	}
 	engine_unlock();
-	pthread_join(eng.helper, NULL);
+	pthread_join(eng.progress_thread, NULL);
 	/* The stack and port are left to the process's end: other threads may still be in
 	 * calls, and the daemon or the kernel reclaims the device. */
 }
@@ -306,7 +306,7 @@ static int engine_start(void)
 	eng.armed_deadline = 0;
 	eng.pid = getpid();
 	pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);
-	if (pthread_create(&eng.helper, NULL, helper_main, NULL) != 0) {
+	if (pthread_create(&eng.progress_thread, NULL, progress_main, NULL) != 0) {
 		preload_log("cannot start the progress thread");
 		return -1;
 	}

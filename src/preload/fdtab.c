@@ -13,7 +13,13 @@ static struct psock **tab;
 struct psock *fdtab_get(int fd)
 {
 	struct psock **t = __atomic_load_n(&tab, __ATOMIC_ACQUIRE);
-	if (!t || fd < 0 || fd >= FDTAB_SIZE)
+	if (!t) {
+		/* no socket yet: a call may come before this library's constructor ran
+		 * (another library's); every caller goes to the kernel next */
+		kernel_calls_resolve();
+		return NULL;
+	}
+	if (fd < 0 || fd >= FDTAB_SIZE)
 		return NULL;
 	return __atomic_load_n(&t[fd], __ATOMIC_ACQUIRE);
 }

@@ -133,12 +133,47 @@ static void connected_socket_filters_and_too_big_is_refused(void **state)
 	h_close(&h);
 }
 
+/* Two sockets on one port (myrio_udp_open_shared, as SO_REUSEADDR): a datagram from the
+ * source one is connected to goes to it, any other to the unconnected one, whatever the
+ * order they were opened in. */
+static void shared_port_goes_to_the_connected_socket(void **state)
+{
+	struct harness h;
+	assert_int_equal(h_open(&h, "udp4", NULL, NULL, NULL), 0);
+	struct myrio_udp_sock *open_sock, *conn_sock, *refused, *a1, *a2;
+	assert_int_equal(myrio_udp_open(h.b, 3000, NULL, &open_sock), 0);
+	assert_int_equal(myrio_udp_open(h.b, 3000, NULL, &refused), -EADDRINUSE);
+	assert_int_equal(myrio_udp_open_shared(h.b, 3000, NULL, &conn_sock), 0);
+	assert_int_equal(myrio_udp_connect(conn_sock, IP_A, 1000), 0);
+	assert_int_equal(myrio_udp_open(h.a, 1000, NULL, &a1), 0);
+	assert_int_equal(myrio_udp_open(h.a, 1001, NULL, &a2), 0);
+	assert_int_equal(myrio_udp_sendto_copy(a1, "one", 3, IP_B, 3000), 0);
+	assert_int_equal(myrio_udp_sendto_copy(a2, "two", 3, IP_B, 3000), 0);
+	h_rounds(&h, 4);
+	struct myrio_pkt *q = myrio_udp_recv(conn_sock, NULL, NULL);
+	assert_non_null(q);
+	assert_memory_equal(myrio_pkt_data(q), "one", 3);
+	myrio_pkt_free(q);
+	assert_null(myrio_udp_recv(conn_sock, NULL, NULL));
+	q = myrio_udp_recv(open_sock, NULL, NULL);
+	assert_non_null(q);
+	assert_memory_equal(myrio_pkt_data(q), "two", 3);
+	myrio_pkt_free(q);
+	assert_null(myrio_udp_recv(open_sock, NULL, NULL));
+	myrio_udp_close(open_sock);
+	myrio_udp_close(conn_sock);
+	myrio_udp_close(a1);
+	myrio_udp_close(a2);
+	h_close(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(datagrams_with_offload),
 	    cmocka_unit_test(datagrams_without_offload),
 	    cmocka_unit_test(connected_socket_filters_and_too_big_is_refused),
+	    cmocka_unit_test(shared_port_goes_to_the_connected_socket),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,14 +16,23 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PEER_IP "10.0.0.2"
 #define PEER_PORT 7000
 #define CLOSED_PORT 7001
 
-enum { CMD_ECHO = 'e', CMD_CLOSE = 'c', CMD_RESET = 'r', CMD_BACK = 'b', CMD_QUIT = 'q' };
+enum {
+	CMD_ECHO = 'e',
+	CMD_CLOSE = 'c',
+	CMD_RESET = 'r',
+	CMD_BACK = 'b',
+	CMD_SLEEP = 's',
+	CMD_QUIT = 'q'
+};
 #define BACK_PORT 7002
+#define SLEEPER_PORT 7003
 
 static int failures;
 
@@ -92,6 +101,19 @@ static int peer(void)
 			if (connect(b, (struct sockaddr *)&to, sizeof to) == 0)
 				write(b, "a", 1);
 			close(b);
+		}
+		if (cmd == CMD_SLEEP) { /* a listener, then 2 s asleep in the kernel */
+			int l = socket(AF_INET, SOCK_STREAM, 0);
+			struct sockaddr_in at = {.sin_family = AF_INET,
+						 .sin_port = htons(SLEEPER_PORT)};
+			bind(l, (struct sockaddr *)&at, sizeof at);
+			listen(l, 4);
+			write(c, "r", 1);
+			struct timespec two = {2, 0};
+			nanosleep(&two, NULL); /* a system call the preload does not see */
+			write(c, "w", 1);
+			close(accept(l, NULL, NULL));
+			close(l);
 		}
 		if (cmd == CMD_ECHO)
 			for (ssize_t n; (n = read(c, buf, sizeof buf)) > 0;)
@@ -309,6 +331,25 @@ static void fd_exhaustion(void)
 	close(ls);
 }
 
+/* The peer's program sleeps in the kernel; its progress thread must still answer our SYN:
+ * connect completes before the peer's "woke" byte arrives. */
+static void progress_while_blocked_in_kernel(void)
+{
+	int ctl = dial(CMD_SLEEP);
+	CHECK(ctl >= 0, "dial");
+	char b = 0;
+	CHECK(read(ctl, &b, 1) == 1 && b == 'r', "the peer's listener");
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = peer_addr(SLEEPER_PORT);
+	CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connect to the sleeper");
+	struct pollfd p = {.fd = ctl, .events = POLLIN};
+	CHECK(poll(&p, 1, 0) == 0, "connect completed only once the peer's program woke");
+	CHECK(read(ctl, &b, 1) == 1 && b == 'w', "the peer wakes");
+	close(fd);
+	close(ctl);
+	printf("ok progress_while_blocked_in_kernel\n");
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -326,6 +367,7 @@ int main(int argc, char **argv)
 	dup2_over_accelerated();
 	fork_child_gets_ebadf();
 	fd_exhaustion();
+	progress_while_blocked_in_kernel();
 	int q = dial(CMD_QUIT);
 	if (q >= 0)
 		close(q);

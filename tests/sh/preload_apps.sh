@@ -4,6 +4,7 @@
 # 10.0.0.2), and, with root, against the Linux kernel through a TAP cable. Every row checks
 # its result: bytes compared, counts from the programs' own reports.
 #   nc, socat: a random file relayed byte-exact      curl <- python3 -m http.server: the same
+#   python's socket.sendfile (sendfile(2)) into nc: the same
 #   iperf3 TCP and UDP (-u -b): bytes sent = bytes received, UDP loss bounded
 #   sockperf ping-pong/throughput (UDP and TCP): replies counted
 #   nuttcp -t -T 5 -w 128 -v against nuttcp -1 --nofork (both ends speak on the control
@@ -101,6 +102,22 @@ elif have curl && have python3; then
 	wait $hp 2>/dev/null # one process on a NIC at a time
 	cmp -s "$tmp/file" "$tmp/got" && echo "curl: 3000000 bytes from http.server, byte-exact" ||
 		fail "curl: the fetched file differs"
+fi
+
+# ---- sendfile(2): python's socket.sendfile into nc, byte-exact ----
+if [[ -z $asan_env ]] && have nc && have python3; then
+	timeout 60 $B nc -l -p 5002 -N >"$tmp/sf.out" </dev/null 2>&1 &
+	bgpid=$!
+	pids+=($bgpid)
+	sleep 1
+	run $A python3 -c 'import socket, sys
+s = socket.create_connection(("10.0.0.2", 5002))
+n = s.sendfile(open(sys.argv[1], "rb"))
+s.close()
+print("sendfile:", n, "bytes sent")' "$tmp/file" || fail "python sendfile exit"
+	wait $bgpid
+	cmp -s "$tmp/file" "$tmp/sf.out" && echo "sendfile: the file arrived byte-exact" ||
+		fail "sendfile: nc got $(stat -c %s "$tmp/sf.out") bytes, not the file"
 fi
 
 # ---- iperf3 TCP and UDP ----

@@ -2,7 +2,8 @@
 # The preload layer's edge cases (tests/preload/preload_edges.c) between two preloaded
 # processes on the model daemon's cabled NICs: connect refused, non-blocking connect and
 # poll, SIGPIPE and MSG_NOSIGNAL, a reset mid-stream, epoll sets mixing a pipe and a
-# socket, dup2 over a socket, fork, fd exhaustion.
+# socket, dup2 over a socket, fork, fd exhaustion, progress while the program sleeps in the
+# kernel.
 set -uo pipefail
 build=${1:?build directory}
 for p in myrio-simd myrio-run libmyrio-preload.so preload_edges; do

@@ -504,34 +504,6 @@ static void sockets_in_a_group_each_get_a_copy(void **state)
 	raw_close(&r);
 }
 
-/* A unicast datagram to a shared port goes to the socket connected to its source, else to an
- * unconnected one (as Linux scores; iperf3's UDP server depends on it), never to a socket
- * connected elsewhere. */
-static void shared_port_unicast_goes_to_the_connected_socket(void **state)
-{
-	struct raw r;
-	assert_int_equal(raw_open(&r, "igmp8", NULL, NULL, true), 0);
-	struct myrio_udp_sock *open, *elsewhere, *peer;
-	assert_int_equal(myrio_udp_open_shared(r.s, 5000, NULL, &open), 0);
-	assert_int_equal(myrio_udp_open_shared(r.s, 5000, NULL, &elsewhere), 0);
-	assert_int_equal(myrio_udp_open_shared(r.s, 5000, NULL, &peer), 0);
-	assert_int_equal(myrio_udp_connect(elsewhere, PEER_IP, 7001), 0);
-	assert_int_equal(myrio_udp_connect(peer, PEER_IP, 7000), 0); /* send_udp's source */
-	send_udp(&r, STACK_IP, 5000, "to the peer's socket");
-	raw_poll(&r);
-	assert_true(got(peer, "to the peer's socket"));
-	assert_null(myrio_udp_recv(open, NULL, NULL));
-	assert_null(myrio_udp_recv(elsewhere, NULL, NULL));
-	myrio_udp_close(peer);
-	send_udp(&r, STACK_IP, 5000, "to the open socket");
-	raw_poll(&r);
-	assert_true(got(open, "to the open socket"));
-	assert_null(myrio_udp_recv(elsewhere, NULL, NULL));
-	myrio_udp_close(open);
-	myrio_udp_close(elsewhere);
-	raw_close(&r);
-}
-
 static void sending_to_a_group_ttl_1_by_default(void **state)
 {
 	struct raw r;
@@ -573,7 +545,6 @@ int main(void)
 	    cmocka_unit_test(querier_without_address_answered),
 	    cmocka_unit_test(hostile_input_dropped_and_counted),
 	    cmocka_unit_test(sockets_in_a_group_each_get_a_copy),
-	    cmocka_unit_test(shared_port_unicast_goes_to_the_connected_socket),
 	    cmocka_unit_test(sending_to_a_group_ttl_1_by_default),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

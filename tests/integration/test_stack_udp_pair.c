@@ -133,15 +133,15 @@ static void connected_socket_filters_and_too_big_is_refused(void **state)
 	h_close(&h);
 }
 
-/* Two sockets on one port (myrio_udp_open_shared, as SO_REUSEADDR): a datagram from the
- * source one is connected to goes to it, any other to the unconnected one, whatever the
- * order they were opened in. */
+/* Two sockets on one port (myrio_udp_open_shared, as SO_REUSEADDR; a socket that does not
+ * share is refused the port): a datagram from the source one is connected to goes to it,
+ * any other to the unconnected one, whatever the order they were opened in. */
 static void shared_port_goes_to_the_connected_socket(void **state)
 {
 	struct harness h;
 	assert_int_equal(h_open(&h, "udp4", NULL, NULL, NULL), 0);
 	struct myrio_udp_sock *open_sock, *conn_sock, *refused, *a1, *a2;
-	assert_int_equal(myrio_udp_open(h.b, 3000, NULL, &open_sock), 0);
+	assert_int_equal(myrio_udp_open_shared(h.b, 3000, NULL, &open_sock), 0);
 	assert_int_equal(myrio_udp_open(h.b, 3000, NULL, &refused), -EADDRINUSE);
 	assert_int_equal(myrio_udp_open_shared(h.b, 3000, NULL, &conn_sock), 0);
 	assert_int_equal(myrio_udp_connect(conn_sock, IP_A, 1000), 0);

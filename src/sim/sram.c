@@ -85,11 +85,14 @@ static void poison_triggers(struct sim_nic *nic)
 		sim_wr32_raw(nic, nic->rings_at + SIM_CLAIM_OFF + 8 * s + 4, SIM_POISON);
 	}
 	sim_wr32_raw(nic, nic->rings_at + SIM_DEASSERT_OFF, SIM_POISON);
-	sim_wr32_raw(nic, SIM_SEND_GO_OFF, SIM_POISON);
-	sim_wr32_raw(nic, SIM_SEND_STOP_OFF, SIM_POISON);
+	for (unsigned s = 0; s < SIM_MAX_SLICES; s++) {
+		sim_wr32_raw(nic, SIM_SEND_GO_OFF + SIM_DOORBELL_STRIDE * s, SIM_POISON);
+		sim_wr32_raw(nic, SIM_SEND_STOP_OFF + SIM_DOORBELL_STRIDE * s, SIM_POISON);
+	}
 }
 
-/* All rx slots invalid, all tx flags 0 (§10: CMD_RESET). */
+/* All rx slots invalid, all tx flags 0 (§10: CMD_RESET); slices above 0 get theirs when
+ * they are enabled (sim_slice_clear_rings). */
 void sim_sram_init_rings(struct sim_nic *nic)
 {
 	memset(nic->bar + nic->rings_at + SIM_SEND_RING_OFF, 0, SIM_MAX_RING * 16);

@@ -121,12 +121,12 @@ static void raise_irq(struct sim_nic *nic, unsigned s, bool rx)
 	q->send_pending = false;
 	q->pending = false;
 	nic->st.irqs++;
-	if (!sim_cfg_msi_enabled(nic)) {
+	if (sim_cfg_msi_enabled(nic))
+		signal(nic, s);
+	else if (s == 0) { /* INTx is slice 0's: the others run polled without MSI-X */
 		nic->intx_wait = true;
 		nic->intx_line = !sim_cfg_intx_disabled(nic);
 		nic->st.intx_asserts += nic->intx_line;
-	} else {
-		signal(nic, s);
 	}
 }
 
@@ -172,7 +172,7 @@ static unsigned slice_poll(struct sim_nic *nic, unsigned s, uint64_t now)
 	bool stats = s == 0 && nic->stats_pending;
 	if (!(rx || (!rx_only && q->send_pending) || stats))
 		return 0;
-	if (__builtin_expect(nic->intx_wait, 0)) {
+	if (__builtin_expect(nic->intx_wait, 0) && s == 0) {
 		nic->st.intx_held += !nic->intx_held;
 		nic->intx_held = true;
 		return 0;

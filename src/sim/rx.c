@@ -165,15 +165,17 @@ static inline uint64_t desc_addr(struct sim_nic *nic, uint32_t off, uint32_t lo_
 	return (uint64_t)sim_rd32(nic, off) << 32 | __builtin_bswap32(lo_raw);
 }
 
-/* The flow control model asks slice 0's rings (a pause is for the whole port). */
-bool sim_rx_has_room(struct sim_nic *nic, uint32_t len, uint32_t frames)
+/* True if `frames` frames of len bytes would find their buffers posted in one slice's
+ * rings. */
+static bool slice_has_room(const struct sim_nic *nic, const struct sim_slice *q, uint32_t len,
+			   uint32_t frames)
 {
 	const struct sim_rxring *r;
 	uint32_t need = 1;
 	if (len <= nic->small_size) {
-		r = &nic->sl[0].small;
+		r = &q->small;
 	} else {
-		r = &nic->sl[0].big;
+		r = &q->big;
 		uint32_t big = nic->big_size;
 		need = nic->always_n ? nic->always_n : (len + 2 + big - 1) / big;
 	}
@@ -184,6 +186,16 @@ bool sim_rx_has_room(struct sim_nic *nic, uint32_t len, uint32_t frames)
 	 * consumed slot is re-invalidated */
 	uint32_t off = r->off + ((r->cons + need - 1) & r->mask) * 8 + 4;
 	return sim_rd32_raw(nic, off) != RX_INVALID;
+}
+
+/* With several slices, a frame for a slice without buffers waits inside the NIC and holds
+ * the others behind it: the pause goes out when any slice is short. */
+bool sim_rx_has_room(struct sim_nic *nic, uint32_t len, uint32_t frames)
+{
+	for (unsigned s = 0; s < nic->slices; s++)
+		if (!slice_has_room(nic, &nic->sl[s], len, frames))
+			return false;
+	return true;
 }
 
 void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)

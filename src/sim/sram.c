@@ -110,10 +110,14 @@ void sim_sram_power_on(struct sim_nic *nic)
 		memset(nic->bar, 0, SIM_BAR0_LEN);
 	uint8_t img[FW_IMAGE_LEN_DEFAULT];
 	size_t len = 0;
-	if (sim_fw_image_build(img, sizeof(img), "ethp", &len) == 0) {
+	/* conf.eeprom_fw "rss[@1.4.N]": a board whose EEPROM holds the RSS image */
+	const char *ver = nic->world->conf.eeprom_fw;
+	bool rss = !strncmp(ver, "rss", 3);
+	if (rss)
+		ver += ver[3] == '@' ? 4 : 3;
+	if (sim_fw_image_build(img, sizeof(img), rss ? "rss_ethp" : "ethp", &len) == 0) {
 		uint8_t *h = img + FW_HEADER_OFF;
 		memset(h + FW_HDR_VERSION, 0, 128);
-		const char *ver = nic->world->conf.eeprom_fw;
 		if (ver[0])
 			snprintf((char *)h + FW_HDR_VERSION, 128, "%s -- libmyrio model", ver);
 		else

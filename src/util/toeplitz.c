@@ -22,3 +22,27 @@ uint32_t toeplitz_hash(const uint8_t key[TOEPLITZ_KEY_LEN], const uint8_t *in, u
 	}
 	return h;
 }
+
+void toeplitz_table_init(struct toeplitz_table *tt, const uint8_t key[TOEPLITZ_KEY_LEN])
+{
+	for (unsigned i = 0; i < TOEPLITZ_TABLE_BYTES; i++) {
+		uint32_t bit[8]; /* the key window under bit b (7 = most significant) of byte i */
+		for (int b = 7; b >= 0; b--) {
+			unsigned pos =
+			    i * 8 + (unsigned)(7 - b); /* key bit where the window starts */
+			uint32_t w = 0;
+			for (unsigned k = 0; k < 32; k++) {
+				unsigned kb = pos + k;
+				w = w << 1 | (uint32_t)(key[kb / 8] >> (7 - kb % 8) & 1);
+			}
+			bit[b] = w;
+		}
+		for (unsigned v = 0; v < 256; v++) {
+			uint32_t h = 0;
+			for (int b = 0; b < 8; b++)
+				if (v >> b & 1)
+					h ^= bit[b];
+			tt->t[i][v] = h;
+		}
+	}
+}

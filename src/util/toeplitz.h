@@ -16,4 +16,20 @@ extern const uint8_t toeplitz_default_key[TOEPLITZ_KEY_LEN];
 /* n <= TOEPLITZ_KEY_LEN - 4 bytes of input. */
 uint32_t toeplitz_hash(const uint8_t key[TOEPLITZ_KEY_LEN], const uint8_t *in, unsigned n);
 
+/* The same hash a byte at a time: for each input position and byte value, the XOR of the
+ * key windows its 1 bits select. 12 input bytes (an IPv4 4-tuple). */
+#define TOEPLITZ_TABLE_BYTES 12u
+struct toeplitz_table {
+	uint32_t t[TOEPLITZ_TABLE_BYTES][256];
+};
+void toeplitz_table_init(struct toeplitz_table *tt, const uint8_t key[TOEPLITZ_KEY_LEN]);
+static inline uint32_t toeplitz_table_hash(const struct toeplitz_table *tt, const uint8_t *in,
+					   unsigned n)
+{
+	uint32_t h = 0;
+	for (unsigned i = 0; i < n; i++)
+		h ^= tt->t[i][in[i]];
+	return h;
+}
+
 #endif

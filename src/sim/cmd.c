@@ -220,7 +220,8 @@ static uint32_t op_ethernet_up(struct sim_nic *nic, const struct cmd *c, uint32_
 	if (!nic->running) {
 		nic->running = true;
 		nic->stats_pending = true;
-		nic->tx_idle_at = now;
+		for (unsigned s = 0; s < SIM_MAX_SLICES; s++)
+			nic->sl[s].tx_idle_at = now;
 		sim_irq_event(nic, now);
 	}
 	return SIM_OK;

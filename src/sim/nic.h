@@ -178,7 +178,8 @@ struct sim_slice {
 	struct sim_rxring small, big;
 	uint32_t tx_off; /* its send ring in BAR0 */
 	uint32_t tx_cons, send_done;
-	bool tx_active; /* multi-TX: between SEND_GO and SEND_STOP (§5.9) */
+	bool tx_active;	     /* multi-TX: between SEND_GO and SEND_STOP (§5.9) */
+	uint64_t tx_idle_at; /* ns: its send ring was last seen empty (tx.c pacing) */
 	bool intrq_dma_set;
 	uint64_t intrq_iova;
 	uint32_t intrq_idx;
@@ -259,7 +260,6 @@ struct sim_nic {
 	uint64_t next_stats_check;	  /* ns */
 	struct sim_counters ctr_reported; /* as of the last stats_updated DMA */
 	/* transmit pacing and 802.3x pause from the peer */
-	uint64_t tx_idle_at;
 	uint64_t paused_since, pause_gave_up_at;
 	uint64_t pause_frame_at; /* the last PAUSE frame counted while held */
 	bool paused;

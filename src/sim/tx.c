@@ -149,15 +149,16 @@ static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uin
 	return true;
 }
 
-/* Link-rate pacing: a frame of len bytes starts when the wire is free, but not before the
- * ring was last seen empty; it is handed over when its last bit is out: false while that
+/* Link-rate pacing: a frame of len bytes starts when the wire is free, but not before its
+ * slice's ring was last seen empty; it is handed over when its last bit is out: false while that
  * is still ahead of now. SET_THROTTLE_FACTOR caps the rate at 256 x 16 Gb/s / factor
  * (§3.3 #53). Without a rate, always true. */
-static bool wire_slot(struct sim_nic *nic, struct sim_cable *c, uint32_t len, uint64_t now_ps)
+static bool wire_slot(struct sim_nic *nic, const struct sim_slice *q, struct sim_cable *c,
+		      uint32_t len, uint64_t now_ps)
 {
 	if (!c || !(c->link_bps || nic->throttle) || !c->up)
 		return true;
-	uint64_t start = nic->tx_idle_at * 1000;
+	uint64_t start = q->tx_idle_at * 1000;
 	if (nic->out->t_free > start)
 		start = nic->out->t_free;
 	uint32_t wire_len = len < 60 ? 60 : len;
@@ -199,7 +200,7 @@ static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned
 		uint32_t idx = q->tx_cons;
 		uint8_t f0 = flags_at(nic, q, idx);
 		if (!f0) {
-			nic->tx_idle_at = now;
+			q->tx_idle_at = now;
 			break;
 		}
 		unsigned n = 1;
@@ -226,7 +227,7 @@ static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned
 				break;
 		}
 		bool ok, tso = (f0 & TXF_FIRST) && !(f0 & TXF_NO_TSO);
-		if (!tso && !wire_slot(nic, c, total, now_ps))
+		if (!tso && !wire_slot(nic, q, c, total, now_ps))
 			break;
 		if (!(f0 & TXF_FIRST)) {
 			ok = bad(nic, idx, "chain does not start with a FIRST descriptor (§5.7)");
@@ -236,7 +237,7 @@ static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned
 			     sim_tso_begin(nic, idx, d, n, total) == 0;
 			nic->tso.slice = s;
 			while (ok && nic->tso.active &&
-			       wire_slot(nic, c, sim_tso_next_len(nic), now_ps))
+			       wire_slot(nic, q, c, sim_tso_next_len(nic), now_ps))
 				sim_tso_send_next(nic, now);
 			if (ok && nic->tso.active)
 				break; /* the rest when the wire has room: the chain stays posted */

@@ -135,8 +135,8 @@ static int m_xstats_names(struct myrio_port *port, struct myrio_xstat_name *name
 		snprintf(names[i].name, sizeof(names[i].name), "%s",
 			 i < N_SNAP ? snap_counters[i].name : "rdma_tags_lost");
 	unsigned rest = n > N_XSTATS ? n - (unsigned)N_XSTATS : 0;
-	return (int)(N_XSTATS +
-		     myri10ge_queue_xstats_names(&mp(port)->nic, names + N_XSTATS, rest));
+	return (int)(N_XSTATS + myri10ge_queue_xstats_names(&mp(port)->nic,
+							    names ? names + N_XSTATS : NULL, rest));
 }
 
 static uint32_t snap_value(const struct mcp_irq_data *d, unsigned i)
@@ -154,7 +154,7 @@ static int m_xstats(struct myrio_port *port, uint64_t *values, unsigned n)
 	for (unsigned i = 0; i < N_XSTATS && i < n; i++)
 		values[i] = i < N_SNAP ? snap_value(&nic->rings.snap, i) : nic->wd.rdma_tags_lost;
 	unsigned rest = n > N_XSTATS ? n - (unsigned)N_XSTATS : 0;
-	return (int)(N_XSTATS + myri10ge_queue_xstats(nic, values + N_XSTATS, rest));
+	return (int)(N_XSTATS + myri10ge_queue_xstats(nic, values ? values + N_XSTATS : NULL, rest));
 }
 
 static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)

@@ -98,6 +98,10 @@ int myrio_stack_create_queue(struct myrio_stack **out, struct myrio_port *port, 
 			     const struct myrio_stack_conf *conf, struct myrio_stack *sibling)
 {
 	*out = NULL;
+	if (!conf) {
+		log_err("tcp_lite: a stack per queue needs its configuration (conf.ip)");
+		return -EINVAL;
+	}
 	int nq = myrio_port_queues(port);
 	if (queue >= nq) {
 		log_err("tcp_lite: queue %u of a port of %d", queue, nq);

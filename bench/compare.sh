@@ -354,7 +354,7 @@ PY
 rawbench_rate() {
 	[[ -x $B/myrio-rawbench ]] || return 1
 	local v
-	v=$("$B/myrio-rawbench" rate -s "$1" -t "$T" -l unlimited -T "$TIMING" | sed -n 's/.*: \([0-9]*\) frames\/s.*/\1/p')
+	v=$("$B/myrio-rawbench" rate -s "$1" -t "$T" -l unlimited -m "$TIMING" | sed -n 's/.*: \([0-9]*\) frames\/s.*/\1/p')
 	[[ -n $v ]] && echo "{\"value\": $v}"
 }
 raw60() { rawbench_rate 60; }

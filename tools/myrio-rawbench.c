@@ -9,11 +9,17 @@
  *       model bus's delay_us counts it) per round of the benchmark: frames per second of
  *       model time, i.e. whether the driver keeps the link busy, independent of how busy
  *       the host's CPUs are.
+ *   myrio-rawbench rate -T N [-s SIZE] [-t SECONDS] [-l LINK]
+ *       N queues on each port (the RSS firmware), a thread per queue pair: thread q
+ *       sends on A's queue q IPv4/UDP frames whose flow RSS brings to B's queue q, and
+ *       receives them there (the threads share the machine's cores with the model's).
  *   myrio-rawbench step [-s SIZE] [-n PACKETS]
  *       stepped model, no thread: for counting instructions of myrio_rx_burst and
  *       myrio_tx_burst with callgrind (bench/raw_rate.sh), the model's work falls
  *       outside them.
  */
+#include <arpa/inet.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +46,7 @@ struct bench {
 	uint32_t size;
 	uint64_t rx, tx;
 	bool stepped;
+	uint16_t queues;
 };
 
 static void pin(int cpu)
@@ -55,20 +62,20 @@ static int setup(struct bench *bn, const char *spec)
 	/* App on one core, model thread on the other: the model thread inherits the
 	 * creator's CPU set, so create it from CPU 0, then move this thread to the last CPU. */
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (!bn->stepped && ncpu > 1)
+	if (!bn->stepped && ncpu > 1 && bn->queues == 1)
 		pin(0);
 	struct myrio_sim_conf sc;
 	myrio_sim_conf_init(&sc);
 	if (myrio_sim_conf_parse(&sc, spec) < 0 || myrio_sim_create(&bn->sim, &sc) < 0)
 		return -1;
-	if (!bn->stepped && ncpu > 1)
+	if (!bn->stepped && ncpu > 1 && bn->queues == 1) /* -T: the threads go where they may */
 		pin(ncpu - 1);
 	struct myrio_port_conf conf;
 	myrio_port_conf_init(&conf);
 	conf.sim = bn->sim;
 	conf.rx_pool_size = 4096;
-	if (myrio_port_open(&bn->a, "sim:sim0", &conf) < 0 ||
-	    myrio_port_open(&bn->b, "sim:sim1", &conf) < 0)
+	if (myrio_port_open_queues(&bn->a, "sim:sim0", &conf, bn->queues) < 0 ||
+	    myrio_port_open_queues(&bn->b, "sim:sim1", &conf, bn->queues) < 0)
 		return -1;
 	if (myrio_port_pool_create(bn->a, 8192, MYRIO_PKT_HEADROOM + bn->size, &bn->pool) < 0)
 		return -1;
@@ -112,6 +119,112 @@ static void round_trip(struct bench *bn, struct myrio_pkt **out, unsigned *pendi
 	myrio_pkt_free_bulk(in, got);
 }
 
+/* -T N: one thread per queue pair, each with its own pool and frames. */
+struct lane {
+	struct bench *bn;
+	uint16_t q;
+	struct myrio_pool *pool;
+	uint8_t hdr[42]; /* Ethernet, IPv4, the ports: a flow that lands on B's queue q */
+	double seconds;
+	uint64_t rx;
+};
+
+static int lane_setup(struct lane *ln)
+{
+	struct bench *bn = ln->bn;
+	if (myrio_port_pool_create(bn->a, 4096, MYRIO_PKT_HEADROOM + bn->size, &ln->pool) < 0)
+		return -1;
+	uint8_t *h = ln->hdr;
+	memcpy(h, bn->hdr, 12);
+	h[12] = 0x08;
+	h[13] = 0x00;
+	memset(h + 14, 0, 28);
+	h[14] = 0x45;
+	h[14 + 8] = 64;
+	h[14 + 9] = 6; /* TCP ports: RSS spreads by the 4-tuple */
+	uint16_t tot = htons((uint16_t)(bn->size - 14));
+	memcpy(h + 16, &tot, 2);
+	uint32_t src = htonl(0x0a000001), dst = htonl(0x0a000002);
+	memcpy(h + 26, &src, 4);
+	memcpy(h + 30, &dst, 4);
+	for (uint16_t sport = 1024;; sport++) {
+		uint16_t sp = htons(sport), dp = htons(9);
+		if (myrio_port_rss_flow_queue(bn->b, 6, src, dst, sp, dp, NULL) == ln->q ||
+		    sport == 65535) {
+			memcpy(h + 34, &sp, 2);
+			memcpy(h + 36, &dp, 2);
+			break;
+		}
+	}
+	return 0;
+}
+
+static void *lane_run(void *arg)
+{
+	struct lane *ln = arg;
+	struct bench *bn = ln->bn;
+	struct myrio_pkt *out[BURST], *in[BURST];
+	unsigned pending = 0;
+	double warm = now() + 0.2, t_start = 0, t;
+	uint64_t rx = 0, rx0 = 0;
+	while ((t = now()) < warm + ln->seconds) {
+		for (int i = 0; i < 64; i++) {
+			while (pending < BURST) {
+				struct myrio_pkt *p = myrio_pkt_alloc(ln->pool);
+				if (!p)
+					break;
+				memcpy(myrio_pkt_data(p), ln->hdr, sizeof(ln->hdr));
+				p->len = bn->size;
+				out[pending++] = p;
+			}
+			uint16_t sent = myrio_tx_burst_queue(bn->a, ln->q, out, (uint16_t)pending);
+			if (sent && sent < pending)
+				memmove(out, out + sent, (pending - sent) * sizeof(out[0]));
+			pending -= sent;
+			uint16_t got = myrio_rx_burst_queue(bn->b, ln->q, in, BURST);
+			rx += got;
+			myrio_pkt_free_bulk(in, got);
+		}
+		if (t_start == 0 && t >= warm) {
+			t_start = t;
+			rx0 = rx;
+		}
+	}
+	ln->rx = rx - rx0;
+	ln->seconds = t - t_start;
+	myrio_pkt_free_bulk(out, pending);
+	for (int i = 0; i < 50000 && myrio_pool_free_count(ln->pool) < ln->pool->count; i++) {
+		myrio_tx_burst_queue(bn->a, ln->q, NULL, 0);
+		myrio_pkt_free_bulk(in, myrio_rx_burst_queue(bn->b, ln->q, in, BURST));
+		usleep(100);
+	}
+	return NULL;
+}
+
+static int run_lanes(struct bench *bn, unsigned nq, double seconds, const char *link)
+{
+	struct lane ln[16];
+	pthread_t th[16];
+	for (unsigned q = 0; q < nq; q++) {
+		ln[q] = (struct lane){.bn = bn, .q = (uint16_t)q, .seconds = seconds};
+		if (lane_setup(&ln[q]) < 0)
+			return 1;
+	}
+	for (unsigned q = 0; q < nq; q++)
+		pthread_create(&th[q], NULL, lane_run, &ln[q]);
+	double fps = 0;
+	for (unsigned q = 0; q < nq; q++) {
+		pthread_join(th[q], NULL);
+		fps += ln[q].rx / ln[q].seconds;
+		if (myrio_pool_free_count(ln[q].pool) == ln[q].pool->count)
+			myrio_pool_destroy(ln[q].pool);
+	}
+	printf("rate: %u-byte frames, link %s, %u queues: %.0f frames/s (%.3f Mpps, %.0f per "
+	       "queue)\n",
+	       bn->size, link, nq, fps, fps / 1e6, fps / nq);
+	return 0;
+}
+
 static void teardown(struct bench *bn, struct myrio_pkt **out, unsigned pending)
 {
 	myrio_pkt_free_bulk(out, pending);
@@ -141,23 +254,27 @@ int main(int argc, char **argv)
 	    (strcmp(argv[1], "rate") && strcmp(argv[1], "step") && strcmp(argv[1], "line"))) {
 		fprintf(
 		    stderr,
-		    "usage: myrio-rawbench rate [-s SIZE] [-t SECONDS] [-l LINK] [-q] [-T TIMING]\n"
-		    "       myrio-rawbench line [-s SIZE] [-n MICROSECONDS] [-T TIMING]\n"
-		    "       myrio-rawbench step [-s SIZE] [-n PACKETS] [-T TIMING]\n"
+		    "usage: myrio-rawbench rate [-T QUEUES] [-s SIZE] [-t SECONDS] [-l LINK] [-q] "
+		    "[-m TIMING]\n"
+		    "       myrio-rawbench line [-s SIZE] [-n MICROSECONDS] [-m TIMING]\n"
+		    "       myrio-rawbench step [-s SIZE] [-n PACKETS] [-m TIMING]\n"
 		    "TIMING: the model NICs' own timing, none (default) or myri10ge\n");
 		return 2;
 	}
 	bool line = strcmp(argv[1], "line") == 0;
 	bool stepped = line || strcmp(argv[1], "step") == 0;
-	struct bench bn = {.size = 60, .stepped = stepped};
+	struct bench bn = {.size = 60, .stepped = stepped, .queues = 1};
 	double seconds = 2;
 	uint64_t packets = 100000;
 	const char *link = "unlimited", *timing = "none";
 	bool spin = true;
 	int c;
 	optind = 2;
-	while ((c = getopt(argc, argv, "s:t:l:n:qT:")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:l:n:qT:m:")) != -1) {
 		switch (c) {
+		case 'T':
+			bn.queues = (uint16_t)strtoul(optarg, NULL, 0);
+			break;
 		case 'q':
 			spin = false;
 			break;
@@ -173,7 +290,7 @@ int main(int argc, char **argv)
 		case 'n':
 			packets = strtoull(optarg, NULL, 0);
 			break;
-		case 'T':
+		case 'm':
 			timing = optarg;
 			break;
 		default:
@@ -184,13 +301,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "myrio-rawbench: size must be 60..1514\n");
 		return 2;
 	}
-	char spec[128];
+	if (bn.queues < 1 || bn.queues > 16 || (bn.queues > 1 && stepped)) {
+		fprintf(stderr, "myrio-rawbench: -T takes 1..16 queues, with rate only\n");
+		return 2;
+	}
+	char spec[160];
 	if (stepped)
 		snprintf(spec, sizeof(spec), "stepped,link=%s,timing=%s",
 			 line ? "10g" : "unlimited", timing);
 	else
-		snprintf(spec, sizeof(spec), "%slink=%s,timing=%s", spin ? "spin," : "", link,
-			 timing);
+		snprintf(spec, sizeof(spec), "%slink=%s,timing=%s%s", spin ? "spin," : "", link,
+			 timing, bn.queues > 1 ? ",eeprom_fw=rss" : "");
 	if (setup(&bn, spec) < 0) {
 		fprintf(stderr, "myrio-rawbench: set-up failed\n");
 		return 1;
@@ -198,6 +319,11 @@ int main(int argc, char **argv)
 	printf("model timing: %s\n", timing);
 	struct myrio_pkt *out[BURST];
 	unsigned pending = 0;
+	if (bn.queues > 1) {
+		int rc = run_lanes(&bn, bn.queues, seconds, link);
+		teardown(&bn, out, 0);
+		return rc;
+	}
 	if (line) {
 		uint64_t us = packets == 100000 ? 200000 : packets;
 		for (uint64_t t = 0; t < us; t++) {

@@ -23,6 +23,7 @@ extern "C" {
 
 /* ol_flags */
 #define MYRIO_PKT_RX_CSUM_PARTIAL 0x0001u /* rx_csum holds the NIC's sum from byte 14 (§4.6) */
+#define MYRIO_PKT_RX_RSS_HASH 0x0002u	  /* rss_hash holds the flow's RSS hash (port.h) */
 #define MYRIO_PKT_TX_CSUM 0x0100u	  /* NIC fills the L4 checksum (§5.5) */
 #define MYRIO_PKT_TX_TSO 0x0200u	  /* TCP segmentation offload of a chain (§5.6) */
 
@@ -56,8 +57,14 @@ struct myrio_pkt {
 	/* tx with MYRIO_PKT_TX_TSO: this packet holds Ethernet + IPv4 + TCP headers (tso_hlen
 	 * bytes, the TCP header at csum_start) and the first payload; tso_npkts - 1 further
 	 * packets along next hold the rest. The NIC cuts the payload into tso_mss pieces. */
-	uint16_t tso_mss;
-	uint16_t tso_hlen;
+	union {
+		struct {
+			uint16_t tso_mss;
+			uint16_t tso_hlen;
+		};
+		/* rx with MYRIO_PKT_RX_RSS_HASH: the hash that chose the receive queue */
+		uint32_t rss_hash;
+	};
 	uint16_t tso_npkts;
 	uint8_t buf[] __attribute__((aligned(64))); /* 64 bytes into the element */
 };

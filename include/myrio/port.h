@@ -170,6 +170,49 @@ int myrio_port_allmulti(struct myrio_port *port, bool on);
 int myrio_port_irq_fd(struct myrio_port *port);
 int myrio_port_irq_arm(struct myrio_port *port);
 
+/* Queues: a port of several receive/send queue pairs (the Myri-10G's slices), each for one
+ * thread, as DPDK's rx/tx queues. Open it with the driver argument "queues=N" (1..16, the
+ * RSS firmware) or myrio_port_open_queues. Queue 0 is what myrio_rx_burst/myrio_tx_burst
+ * and myrio_port_irq_fd serve; queue q is served by the calls below, from one thread per
+ * queue, without locks: a queue's received buffers come from pools of its own, so the
+ * thread that polls a queue frees what it received (and sends from pools it made). The
+ * NIC spreads received flows over the queues by RSS (myrio_port_rss_*); every packet then
+ * carries its hash (MYRIO_PKT_RX_RSS_HASH). Counters: the port's sum every queue, and the
+ * extended stats add rx_qN_packets, rx_qN_bytes, tx_qN_packets, tx_qN_bytes per queue.
+ * Capture and published counters see queue 0's traffic only. */
+int myrio_port_open_queues(struct myrio_port **out, const char *device,
+			   const struct myrio_port_conf *conf, uint16_t queues);
+int myrio_port_queues(struct myrio_port *port); /* 1 for a port without queues */
+uint16_t myrio_rx_burst_queue(struct myrio_port *port, uint16_t queue, struct myrio_pkt **pkts,
+			      uint16_t n);
+uint16_t myrio_tx_burst_queue(struct myrio_port *port, uint16_t queue, struct myrio_pkt **pkts,
+			      uint16_t n);
+/* A queue's interrupt eventfd (MSI-X, a vector per queue) and its arming, as
+ * myrio_port_irq_fd/arm for queue 0; -ENOTSUP when the queues run polled. */
+int myrio_port_irq_fd_queue(struct myrio_port *port, uint16_t queue);
+int myrio_port_irq_arm_queue(struct myrio_port *port, uint16_t queue);
+
+/* RSS: a received flow's hash picks an entry of the table, which names its queue. */
+#define MYRIO_RSS_IPV4 0x1u	/* Toeplitz over the IPv4 source and destination addresses */
+#define MYRIO_RSS_TCP_IPV4 0x2u /* Toeplitz over addresses and TCP ports */
+#define MYRIO_RSS_PORTS 0x4u	/* the NIC's port hash: TCP/UDP source XOR destination port */
+#define MYRIO_RSS_KEY_LEN 40u
+struct myrio_rss_conf {
+	uint32_t hash;	     /* MYRIO_RSS_IPV4 and/or _TCP_IPV4, or MYRIO_RSS_PORTS alone */
+	uint16_t table_size; /* entries, 1..256 */
+	uint8_t table[256];  /* the queue of each entry */
+	uint8_t key[MYRIO_RSS_KEY_LEN];
+};
+/* Default: IPv4 | TCP_IPV4, a table of 128 entries cycling over the queues, Microsoft's
+ * verification key. Set from the thread that opened the port, between bursts. */
+int myrio_port_rss_get(struct myrio_port *port, struct myrio_rss_conf *conf);
+int myrio_port_rss_set(struct myrio_port *port, const struct myrio_rss_conf *conf);
+/* The queue that receives a flow's packets: proto (6 TCP, 17 UDP), the addresses and ports
+ * as a received packet carries them (source = the remote end), network byte order. Stores
+ * the hash in *hash when not NULL. -ENOTSUP for a port without RSS. */
+int myrio_port_rss_flow_queue(struct myrio_port *port, uint8_t proto, uint32_t saddr,
+			      uint32_t daddr, uint16_t sport, uint16_t dport, uint32_t *hash);
+
 /* Writes every frame the port sends and receives to a pcap file until stopped or closed,
  * as on the wire: received frames as the NIC wrote them; sent frames once the driver took
  * them, with the checksums the NIC fills in and each TSO request as the segments the NIC

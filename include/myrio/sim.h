@@ -53,7 +53,9 @@ struct myrio_sim_conf {
 void myrio_sim_conf_init(struct myrio_sim_conf *conf);
 /* "nics=2,link=10g|1g|unlimited|<bps>,stepped,spin,seed=N,loss=P,reorder=P,dup=P,
  *  corrupt=P,flap=PERIOD_MS/DOWN_MS,rx_ring=N,tx_ring=N,pc=CODE,boot=MS,
- *  high_rings,eeprom_fw=1.4.N,unaligned_rc,idle_ms=MS,timing=none|myri10ge" */
+ *  high_rings,eeprom_fw=[rss@]1.4.N|rss,unaligned_rc,idle_ms=MS,timing=none|myri10ge";
+ *  eeprom_fw=rss: the power-on firmware is the RSS image (slices, for ports of several
+ *  queues) */
 int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec);
 
 int myrio_sim_create(struct myrio_sim **out, const struct myrio_sim_conf *conf);

@@ -131,6 +131,17 @@ void myrio_stack_conf_latency(struct myrio_stack_conf *conf);
 /* Binds a stack to an open port. The port stays the caller's; close it after destroy. */
 int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		       const struct myrio_stack_conf *conf);
+/* One stack per queue of a port of several (myrio_port_open_queues), each polled by its
+ * own thread: the stacks share the port, the address (conf.ip) and what ARP learns, and
+ * nothing on the data path. Create the first with sibling NULL, the others with any
+ * stack already made for the port. Received packets reach the stack of the queue their RSS
+ * hash names; an active open on a stack picks a source port that brings its answers back
+ * to that stack, and a listener is needed on every stack (each accepts the connections that
+ * land on it). Destroy every stack before closing the port. */
+int myrio_stack_create_queue(struct myrio_stack **out, struct myrio_port *port, uint16_t queue,
+			     const struct myrio_stack_conf *conf, struct myrio_stack *sibling);
+/* The queue a stack polls (0 for myrio_stack_create's). */
+uint16_t myrio_stack_queue(const struct myrio_stack *s);
 /* Aborts every connection (RST), frees everything. Buffers the application still holds
  * must have been released before. */
 void myrio_stack_destroy(struct myrio_stack *s);

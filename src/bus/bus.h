@@ -33,6 +33,9 @@ struct myrio_bus_ops {
 	 * rebooted lost its MSI state while the host kept its own); !msi leaves MSI off and
 	 * INTx masked. NULL: the bus has no host-side interrupt state (irq_fd does it all). */
 	int (*irq_setup)(struct myrio_bus *bus, bool msi);
+	/* Before every reset sequence of a NIC with several slices: MSI-X with n vectors, vector
+	 * i signalling fds[i] (§6.4). NULL or -ENOTSUP: the bus cannot; the slices run polled. */
+	int (*irq_vectors)(struct myrio_bus *bus, unsigned n, int *fds);
 	/* The device's time in nanoseconds, for timeouts the driver measures (the watchdog):
 	 * a stepped model's virtual clock. NULL: the host's monotonic clock. */
 	uint64_t (*now_ns)(struct myrio_bus *bus);

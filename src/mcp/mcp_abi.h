@@ -75,6 +75,8 @@ enum mcp_cmd_op {
 	MCP_CMD_ENABLE_RSS_QUEUES = 36,
 	MCP_CMD_GET_RSS_TABLE_OFFSET = 39,
 	MCP_CMD_SET_RSS_TABLE_SIZE = 40,
+	MCP_CMD_GET_RSS_KEY_OFFSET = 41,
+	MCP_CMD_RSS_KEY_UPDATED = 42,
 	MCP_CMD_SET_RSS_ENABLE = 43,
 	MCP_CMD_GET_MAX_TSO6_HDR_SIZE = 44,
 	MCP_CMD_SET_TSO_MODE = 45,
@@ -221,5 +223,17 @@ _Static_assert(sizeof(struct mcp_irq_data) == 64, "status block is 64 bytes");
 #define MCP_VALID_RX 0x1u  /* receive event, rx token handed to the host (§6.3) */
 #define MCP_VALID_TX 0x2u  /* send completions */
 #define MCP_CLAIM_VALUE 3u /* written to claim0/claim1 (§6.5) */
+/* Multiple TX queues (§5.9): slice s's send ring is started and stopped by a store here. */
+#define MCP_SEND_GO_OFF 0x380000u
+#define MCP_SEND_STOP_OFF 0x3C0000u
+#define MCP_DOORBELL_STRIDE 64u
+/* ENABLE_RSS_QUEUES d1 (§3.3 #36), SET_RSS_ENABLE d1 (§7.3) */
+#define MCP_RSS_VECTOR_PER_SLICE 1u
+#define MCP_RSS_MULTI_TX 2u
+#define MCP_RSS_HASH_IPV4 1u
+#define MCP_RSS_HASH_TCP_IPV4 2u
+#define MCP_RSS_HASH_BOTH 3u
+#define MCP_RSS_HASH_SRC_PORT 4u
+#define MCP_RSS_HASH_SRC_DST_PORT 5u
 
 #endif

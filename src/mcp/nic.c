@@ -16,7 +16,6 @@
 #define PCI_COMMAND_MASTER 0x4
 #define PCI_COMMAND_INTX_DISABLE 0x400
 #define PCI_CAP_ID_EXP 0x10
-#define PCI_CAP_ID_MSIX 0x11
 #define PCI_EXP_DEVCTL 0x08
 #define PCI_EXP_DEVCTL_READRQ 0x7000
 #define PCI_EXP_DEVCTL_READRQ_512 0x2000
@@ -79,10 +78,20 @@ static void irq_mode(struct myri_nic *nic)
 {
 	struct myrio_bus *bus = nic->bus;
 	int rc = 0;
-	if (bus->ops->irq_setup)
+	for (unsigned s = 0; s < MYRI_MAX_SLICES; s++)
+		nic->vec_fd[s] = -1;
+	if (nic->nq_wanted > 1) { /* MSI-X, a vector per slice (§6.4), or polled */
+		rc = -ENOTSUP;
+		if (nic->irq_wanted && bus->ops->irq_vectors)
+			rc = bus->ops->irq_vectors(bus, nic->nq_wanted, nic->vec_fd);
+		if (rc < 0)
+			for (unsigned s = 0; s < MYRI_MAX_SLICES; s++)
+				nic->vec_fd[s] = -1;
+	} else if (bus->ops->irq_setup) {
 		rc = bus->ops->irq_setup(bus, nic->irq_wanted);
-	else if (nic->irq_wanted)
+	} else if (nic->irq_wanted) {
 		rc = bus->ops->irq_fd(bus);
+	}
 	nic->msi = rc >= 0 && msi_on(bus);
 	if (nic->irq_wanted && !nic->msi)
 		log_warn("%s: MSI could not be enabled (%s): the port runs polled, with INTx "
@@ -263,7 +272,8 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 
 /* Reads a BAR0 offset the NIC hands out and checks that len bytes fit in BAR0 there: the
  * doorbell windows of a board lie above its 2 MiB of SRAM. */
-static int get_offset(struct myri_nic *nic, uint32_t op, uint32_t arg, uint32_t len, uint32_t *off)
+int myri_nic_get_offset(struct myri_nic *nic, uint32_t op, uint32_t arg, uint32_t len,
+			uint32_t *off)
 {
 	int rc = cmd(nic, op, arg, 0, 0, off);
 	if (rc < 0)
@@ -305,17 +315,22 @@ static int reset_sequence(struct myri_nic *nic)
 	if (rc == -ETIMEDOUT)
 		return rc;
 	rc = cmd(nic, MCP_CMD_SET_INTRQ_SIZE, nic->intrq_entries * 4, 0, 0, NULL);
+	if (rc == 0 && nic->nq_wanted > 1)
+		rc = myri_slices_reset(nic);
 	if (rc < 0)
 		return rc;
 	rc = cmd(nic, MCP_CMD_SET_INTRQ_DMA, (uint32_t)nic->intrq.iova,
 		 (uint32_t)(nic->intrq.iova >> 32), 0, NULL);
 	if (rc < 0)
 		return rc;
-	rc = get_offset(nic, MCP_CMD_GET_IRQ_ACK_OFFSET, 0, 8, &nic->irq_ack_off);
+	rc = myri_nic_get_offset(nic, MCP_CMD_GET_IRQ_ACK_OFFSET, 0, 8 * MYRI_MAX_SLICES,
+				 &nic->irq_ack_off);
 	if (rc == 0)
-		rc = get_offset(nic, MCP_CMD_GET_IRQ_DEASSERT_OFFSET, 0, 4, &nic->irq_deassert_off);
+		rc = myri_nic_get_offset(nic, MCP_CMD_GET_IRQ_DEASSERT_OFFSET, 0, 4,
+					 &nic->irq_deassert_off);
 	if (rc == 0)
-		rc = get_offset(nic, MCP_CMD_GET_INTR_COAL_DELAY_OFFSET, 0, 4, &nic->coal_off);
+		rc = myri_nic_get_offset(nic, MCP_CMD_GET_INTR_COAL_DELAY_OFFSET, 0, 4,
+					 &nic->coal_off);
 	if (rc < 0)
 		return rc;
 	mmio_write32(nic->bus->bar0, nic->coal_off, nic->intr_coal_us);
@@ -351,11 +366,11 @@ static int reset_sequence(struct myri_nic *nic)
 	return rc == -ETIMEDOUT || (rc < 0 && nic->rx_filter_bug) ? rc : 0;
 }
 
-static int rx_ring_setup(struct myri_nic *nic, struct myri_rx_ring *ring, uint32_t op,
+static int rx_ring_setup(struct myri_nic *nic, unsigned s, struct myri_rx_ring *ring, uint32_t op,
 			 struct myrio_pool *pool)
 {
 	uint32_t off;
-	int rc = get_offset(nic, op, 0, nic->rx_entries * 8, &off);
+	int rc = myri_nic_get_offset(nic, op, s, nic->rx_entries * 8, &off);
 	if (rc < 0)
 		return rc;
 	ring->sram = nic->bus->bar0 + off;
@@ -368,21 +383,47 @@ static int rx_ring_setup(struct myri_nic *nic, struct myri_rx_ring *ring, uint32
 
 /* Buffer sizes (§4.4/§4.5, docs/driver.md): small buffers in 512-byte elements that never
  * cross a 4 KiB page, and one big buffer per frame from a pool whose elements hold the
- * largest frame (so an MTU 9000 frame uses one 9 KiB buffer). */
-static int make_pools(struct myri_nic *nic)
+ * largest frame (so an MTU 9000 frame uses one 9 KiB buffer). One pair per slice. */
+int myri_nic_rx_pools(struct myri_nic *nic, struct myrio_pool **small, struct myrio_pool **big)
 {
 	uint32_t count = nic->rx_entries + nic->rx_pool_extra;
-	int rc = myrio_pool_create_bounded(nic->bus, count, 512 - 64, MCP_RX_SMALL_NO_CROSS,
-					   &nic->small_pool);
+	int rc = myrio_pool_create_bounded(nic->bus, count, 512 - 64, MCP_RX_SMALL_NO_CROSS, small);
 	if (rc < 0)
 		return rc;
 	rc = myrio_pool_create_in(nic->bus, count, MYRIO_PKT_HEADROOM + MCP_RX_PAD + nic->max_frame,
-				  &nic->big_pool);
+				  big);
 	if (rc < 0)
 		return rc;
 	nic->small_size = SMALL_SIZE;
 	/* Told capacity includes the 2-byte pad (§4.4): the whole buffer behind the headroom. */
-	nic->big_size = (nic->big_pool->buf_len - MYRIO_PKT_HEADROOM) & ~7u;
+	nic->big_size = ((*big)->buf_len - MYRIO_PKT_HEADROOM) & ~7u;
+	return 0;
+}
+
+/* Slice s's rings at the offsets the NIC hands out (§4.3, §5.7), empty. */
+int myri_nic_rings_setup(struct myri_nic *nic, unsigned s, struct myri_rings *r,
+			 struct myrio_pool *small, struct myrio_pool *big)
+{
+	uint32_t send_off;
+	int rc =
+	    myri_nic_get_offset(nic, MCP_CMD_GET_SEND_OFFSET, s, nic->tx_entries * 16, &send_off);
+	if (rc == 0)
+		rc = rx_ring_setup(nic, s, &r->small, MCP_CMD_GET_SMALL_RX_OFFSET, small);
+	if (rc == 0)
+		rc = rx_ring_setup(nic, s, &r->big, MCP_CMD_GET_BIG_RX_OFFSET, big);
+	if (rc < 0)
+		return rc;
+	r->tx.sram = nic->bus->bar0 + send_off;
+	r->tx.mask = nic->tx_entries - 1;
+	r->tx.boundary = nic->tx_boundary;
+	r->tx.max_frame = nic->max_frame;
+	r->tx.info = calloc(nic->tx_entries, sizeof(*r->tx.info));
+	if (!r->tx.info)
+		return -ENOMEM;
+	r->small_size = nic->small_size;
+	r->max_frame = nic->max_frame;
+	r->link_up = MYRIO_LINK_UNKNOWN;
+	r->snap.rdma_tags_available = MCP_RDMA_TAGS;
 	return 0;
 }
 
@@ -407,29 +448,15 @@ int myri_nic_open(struct myri_nic *nic)
 		return rc;
 
 	if (!nic->small_pool) { /* a recovery keeps the pools: the application holds buffers */
-		rc = make_pools(nic);
+		rc = myri_nic_rx_pools(nic, &nic->small_pool, &nic->big_pool);
 		if (rc < 0)
 			return rc;
 	}
-	uint32_t send_off;
-	rc = get_offset(nic, MCP_CMD_GET_SEND_OFFSET, 0, nic->tx_entries * 16, &send_off);
-	if (rc == 0)
-		rc = rx_ring_setup(nic, &r->small, MCP_CMD_GET_SMALL_RX_OFFSET, nic->small_pool);
-	if (rc == 0)
-		rc = rx_ring_setup(nic, &r->big, MCP_CMD_GET_BIG_RX_OFFSET, nic->big_pool);
+	rc = myri_nic_rings_setup(nic, 0, r, nic->small_pool, nic->big_pool);
 	if (rc == 0)
 		rc = read_ring_sizes(nic);
 	if (rc < 0)
 		return rc;
-	r->tx.sram = nic->bus->bar0 + send_off;
-	r->tx.mask = nic->tx_entries - 1;
-	r->tx.boundary = nic->tx_boundary;
-	r->tx.max_frame = nic->max_frame;
-	r->tx.info = calloc(nic->tx_entries, sizeof(*r->tx.info));
-	if (!r->tx.info)
-		return -ENOMEM;
-	r->small_size = nic->small_size;
-	r->max_frame = nic->max_frame;
 
 	/* Fill both rings completely before ETHERNET_UP (§8.3 step 5, §10.1 rule 3). */
 	uint32_t small = rx_ring_refill(&r->small), big = rx_ring_refill(&r->big);
@@ -462,20 +489,25 @@ int myri_nic_open(struct myri_nic *nic)
 	 * took mode 0 (L goes on without it; a firmware that does not know the command may
 	 * not do TSO the way we encode it). */
 	nic->tso_mode0 = rc == 0;
-	r->link_up = MYRIO_LINK_UNKNOWN;
-	r->snap.rdma_tags_available = MCP_RDMA_TAGS;
+	if (nic->nq > 1) {
+		rc = myri_slices_open(nic);
+		if (rc < 0)
+			return rc;
+	}
 	rc = cmd(nic, MCP_CMD_ETHERNET_UP, 0, 0, 0, NULL);
 	if (rc < 0) {
 		log_err("%s: ETHERNET_UP failed", nic->bus->name);
 		return rc;
 	}
 	nic->up = true;
+	if (nic->multi_tx) /* every send ring stays started: no GO/STOP on the data path */
+		for (unsigned s = 0; s < nic->nq; s++)
+			mmio_write32(nic->bus->bar0, MCP_SEND_GO_OFF + MCP_DOORBELL_STRIDE * s, 1);
 	return 0;
 }
 
-void myri_nic_drop_buffers(struct myri_nic *nic)
+void myri_rings_drop(struct myri_rings *r)
 {
-	struct myri_rings *r = &nic->rings;
 	rx_ring_release(&r->small);
 	rx_ring_release(&r->big);
 	tx_ring_release(&r->tx);
@@ -484,6 +516,12 @@ void myri_nic_drop_buffers(struct myri_nic *nic)
 	free(r->tx.info);
 	r->small.info = r->big.info = NULL;
 	r->tx.info = NULL;
+}
+
+void myri_nic_drop_buffers(struct myri_nic *nic)
+{
+	myri_slices_drop_buffers(nic);
+	myri_rings_drop(&nic->rings);
 }
 
 /* Frees everything posted or queued and the pools. */
@@ -540,6 +578,7 @@ void myri_nic_release(struct myri_nic *nic)
 	release_buffers(nic);
 	free(nic->fw_path);
 	nic->fw_path = NULL;
+	myri_slices_release(nic);
 	struct myrio_dma_region *regs[2] = {&nic->intrq, &nic->ctrl};
 	for (int i = 0; i < 2; i++) {
 		if (!regs[i]->va)

@@ -46,6 +46,26 @@ struct myri_watchdog {
 	uint64_t failures;	 /* recovery attempts that failed */
 };
 
+/* A slice beyond 0 (§7.1, slices.c): its rings, its completion ring and status block in
+ * one DMA region, its own receive pools (a queue's buffers are freed by its own thread),
+ * Slice 0 is the NIC's own rings, intrq and pools. */
+#define MYRI_MAX_SLICES 16u
+#define SLICE_STATUS_OFF 0u /* its status block, then its completion ring */
+#define SLICE_INTRQ_OFF 4096u
+struct myri_slice {
+	struct myri_rings rings;
+	struct myrio_dma_region mem;
+	struct myrio_pool *small_pool, *big_pool;
+};
+
+/* RSS (§7.3) as the port asked for it; the NIC's copy is written at every open. */
+struct myri_rss {
+	uint8_t key[40];
+	uint8_t table[256];
+	uint32_t table_size;
+	uint32_t hash_type; /* SET_RSS_ENABLE d1 */
+};
+
 struct myri_nic {
 	struct myrio_bus *bus;
 	struct mcp_cmd_chan cmd;
@@ -75,7 +95,39 @@ struct myri_nic {
 	struct myri_rings rings;
 	struct myri_watchdog wd;
 	struct myri_mc mc; /* the groups the host wants, rewritten after every reset */
+	/* slices (slices.c): nq queues, slice s > 0 in extra[s - 1] */
+	uint32_t nq_wanted; /* driver arg queues= / conf.nb_queues */
+	uint32_t nq;
+	bool multi_tx; /* a send ring per slice (§5.9) */
+	struct myri_slice *extra;
+	struct myri_rss rss;
+	int vec_fd[MYRI_MAX_SLICES]; /* MSI-X vector of each slice with several; -1: polled */
 };
+
+/* The rings of queue q (< nq). */
+static inline struct myri_rings *myri_queue_rings(struct myri_nic *nic, unsigned q)
+{
+	return q == 0 ? &nic->rings : &nic->extra[q - 1].rings;
+}
+
+/* Helpers the slices share with slice 0 (nic.c). */
+int myri_nic_get_offset(struct myri_nic *nic, uint32_t op, uint32_t arg, uint32_t len,
+			uint32_t *off);
+int myri_nic_rx_pools(struct myri_nic *nic, struct myrio_pool **small, struct myrio_pool **big);
+/* Hands a slice's posted buffers and pending chains back to their pools, frees its arrays. */
+void myri_rings_drop(struct myri_rings *r);
+int myri_nic_rings_setup(struct myri_nic *nic, unsigned s, struct myri_rings *r,
+			 struct myrio_pool *small, struct myrio_pool *big);
+
+/* Slices (slices.c), in the reset sequence and the open of §7.2. */
+/* After SET_INTRQ_SIZE: GET_MAX_RSS_QUEUES, ENABLE_RSS_QUEUES, each slice's SET_INTRQ_DMA. */
+int myri_slices_reset(struct myri_nic *nic);
+/* Before ETHERNET_UP: each slice's rings filled and its status block; the RSS table, key
+ * and hash type. */
+int myri_slices_open(struct myri_nic *nic);
+int myri_slices_write_rss(struct myri_nic *nic);
+void myri_slices_drop_buffers(struct myri_nic *nic);
+void myri_slices_release(struct myri_nic *nic);
 
 /* Layout of the control region. */
 #define NIC_CTRL_RESP 0u       /* command response / confirm word (§3.1) */

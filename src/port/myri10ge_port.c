@@ -9,19 +9,8 @@
 #include <string.h>
 
 #include "bus/bus.h"
-#include "mcp/nic.h"
-#include "port/port_ops.h"
+#include "port/myri10ge_port.h"
 #include "util/log.h"
-
-struct myri10ge_port {
-	struct myrio_port port; /* first: the generic layer casts */
-	struct myri_nic nic;
-};
-
-static struct myri10ge_port *mp(struct myrio_port *port)
-{
-	return (struct myri10ge_port *)port;
-}
 
 /* Every few hundred bursts: the generic layer's periodic work (publishing, by the polling
  * thread), then the watchdog's; < 0 while the NIC is down. */
@@ -34,7 +23,7 @@ static int periodic(struct myrio_port *port, struct myri_nic *nic)
 /* The periodic work costs a decrement per call: the watchdog's countdown; its slow path
  * returns < 0 while the NIC is down (then the countdown stays at 1 and the rings are not
  * touched). */
-static uint16_t m_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
+uint16_t myri10ge_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
 {
 	struct myri_nic *nic = &mp(port)->nic;
 	if (__builtin_expect(--nic->rings.poll_countdown == 0, 0) &&
@@ -148,7 +137,9 @@ static int m_xstats_names(struct myrio_port *port, struct myrio_xstat_name *name
 	for (unsigned i = 0; i < N_XSTATS && i < n; i++)
 		snprintf(names[i].name, sizeof(names[i].name), "%s",
 			 i < N_SNAP ? snap_counters[i].name : own_counters[i - N_SNAP]);
-	return (int)N_XSTATS;
+	unsigned rest = n > N_XSTATS ? n - (unsigned)N_XSTATS : 0;
+	return (int)(N_XSTATS + myri10ge_queue_xstats_names(&mp(port)->nic,
+							    names ? names + N_XSTATS : NULL, rest));
 }
 
 static uint64_t own_value(const struct myri_nic *nic, unsigned i)
@@ -172,7 +163,9 @@ static int m_xstats(struct myrio_port *port, uint64_t *values, unsigned n)
 	for (unsigned i = 0; i < N_XSTATS && i < n; i++)
 		values[i] =
 		    i < N_SNAP ? snap_value(&nic->rings.snap, i) : own_value(nic, i - N_SNAP);
-	return (int)N_XSTATS;
+	unsigned rest = n > N_XSTATS ? n - (unsigned)N_XSTATS : 0;
+	return (int)(N_XSTATS +
+		     myri10ge_queue_xstats(nic, values ? values + N_XSTATS : NULL, rest));
 }
 
 static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
@@ -181,15 +174,18 @@ static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
 	struct myri_rings *r = &nic->rings;
 	if (nic->up)
 		status_poll(r);
-	s->rx_packets = r->rx_packets;
-	s->rx_bytes = r->rx_bytes;
-	s->tx_packets = r->tx_packets;
-	s->tx_bytes = r->tx_bytes;
-	s->rx_bad_completion = r->rx_bad_completion;
-	s->rx_refill_failed = r->small.refill_failed + r->big.refill_failed;
-	s->tx_ring_full = r->tx_ring_full;
-	s->tx_dropped_bad = r->tx_dropped_bad;
-	s->tx_tso_chains = r->tx_tso_chains;
+	for (unsigned q = 0; q < (nic->nq > 1 ? nic->nq : 1u); q++) { /* every queue's */
+		const struct myri_rings *k = myri_queue_rings(nic, q);
+		s->rx_packets += k->rx_packets;
+		s->rx_bytes += k->rx_bytes;
+		s->tx_packets += k->tx_packets;
+		s->tx_bytes += k->tx_bytes;
+		s->rx_bad_completion += k->rx_bad_completion;
+		s->rx_refill_failed += k->small.refill_failed + k->big.refill_failed;
+		s->tx_ring_full += k->tx_ring_full;
+		s->tx_dropped_bad += k->tx_dropped_bad;
+		s->tx_tso_chains += k->tx_tso_chains;
+	}
 	s->link_changes = r->link_changes;
 	const struct mcp_irq_data *d = &r->snap;
 	s->rx_missed = (uint64_t)d->dropped_no_small_buffer + d->dropped_no_big_buffer +
@@ -207,6 +203,8 @@ static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
 static int m_irq_fd(struct myrio_port *port)
 {
 	struct myri_nic *nic = &mp(port)->nic;
+	if (nic->nq > 1)
+		return myri10ge_irq_fd_queue(port, 0);
 	if (!nic->msi) {
 		log_err("%s: no interrupts on this port: open it with myrio_port_conf.irq set%s",
 			nic->bus->name, nic->irq_wanted ? " (MSI could not be enabled)" : "");
@@ -239,6 +237,7 @@ static void m_close(struct myrio_port *port)
 	struct myrio_bus *bus = p->nic.bus;
 	myri_nic_close(&p->nic);
 	myri_nic_release(&p->nic);
+	myri10ge_queues_fini(p);
 	myrio_bus_close(bus);
 	free(p);
 }
@@ -260,40 +259,50 @@ static int m_allmulti(struct myrio_port *port, bool on)
 	return myri_mc_set_allmulti(&mp(port)->nic, on);
 }
 
-static const struct myrio_port_ops myri10ge_ops = {
-    .rx_burst = m_rx_burst,
-    .tx_burst = m_tx_burst,
-    .pool_create = m_pool_create,
-    .link = m_link,
-    .info = m_info,
-    .stats = m_stats,
-    .xstats_names = m_xstats_names,
-    .xstats = m_xstats,
-    .attrs = m_attrs,
-    .irq_fd = m_irq_fd,
-    .irq_arm = m_irq_arm,
-    .rx_mismatch = m_rx_mismatch,
-    .mc_addr_list = m_mc_addr_list,
-    .allmulti = m_allmulti,
-    .close = m_close,
-};
+/* A port of several queues differs in queue 0's receive only: its packets carry the hash. */
+#define MYRI10GE_OPS(rx)                                                                           \
+	{                                                                                          \
+		.rx_burst = rx, .tx_burst = m_tx_burst, .pool_create = m_pool_create,              \
+		.link = m_link, .info = m_info, .stats = m_stats, .xstats_names = m_xstats_names,  \
+		.xstats = m_xstats, .attrs = m_attrs, .irq_fd = m_irq_fd, .irq_arm = m_irq_arm,    \
+		.rx_mismatch = m_rx_mismatch, .mc_addr_list = m_mc_addr_list,                      \
+		.allmulti = m_allmulti, .close = m_close, .queues = myri10ge_queues,               \
+		.rx_burst_queue = myri10ge_rx_burst_queue,                                         \
+		.tx_burst_queue = myri10ge_tx_burst_queue, .irq_fd_queue = myri10ge_irq_fd_queue,  \
+		.irq_arm_queue = myri10ge_irq_arm_queue, .rss_get = myri10ge_rss_get,              \
+		.rss_set = myri10ge_rss_set, .rss_flow_queue = myri10ge_rss_flow_queue,            \
+	}
+static const struct myrio_port_ops myri10ge_ops = MYRI10GE_OPS(myri10ge_rx_burst);
+static const struct myrio_port_ops myri10ge_queues_ops = MYRI10GE_OPS(myri10ge_rx_burst_hashed);
 
 /* The driver arguments (docs/driver.md) override the conf fields of the same names. */
 static int apply_args(struct myrio_bus *bus, const struct myrio_port_conf *in,
-		      struct myrio_port_conf *c, char *fw, size_t fw_len)
+		      struct myrio_port_conf *c, char *fw, size_t fw_len, uint32_t *queues)
 {
 	*c = *in;
 	fw[0] = '\0';
+	*queues = 1;
 	const struct myrio_driver_arg keys[] = {
 	    {.key = "firmware", .str = fw, .str_len = fw_len},
 	    {.key = "adopt_firmware", .flag = &c->adopt_firmware},
 	    {.key = "watchdog_ms", .u32 = &c->watchdog_ms},
 	    {.key = "intr_coal_us", .u32 = &c->intr_coal_us},
+	    {.key = "queues", .u32 = queues},
 	    {0},
 	};
 	int rc = myrio_driver_args_parse(bus->name, in->driver_args, keys);
 	if (rc == 0 && fw[0])
 		c->firmware = fw;
+	if (rc == 0 && (*queues < 1 || *queues > MYRI_MAX_SLICES)) {
+		log_err("%s: queues=%u: a Myri-10G runs 1 to %u slices", bus->name, *queues,
+			MYRI_MAX_SLICES);
+		rc = -EINVAL;
+	}
+	if (rc == 0 && *queues > 1 && c->watchdog_ms != UINT32_MAX) {
+		/* its recovery resets every slice, under the other queues' threads */
+		log_info("%s: the watchdog is off on a port of %u queues", bus->name, *queues);
+		c->watchdog_ms = UINT32_MAX;
+	}
 	return rc;
 }
 
@@ -309,7 +318,8 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 	*out = NULL;
 	struct myrio_port_conf args_conf, *conf = &args_conf;
 	char fw[PATH_MAX];
-	if (apply_args(bus, conf_in, &args_conf, fw, sizeof(fw)) < 0) {
+	uint32_t queues;
+	if (apply_args(bus, conf_in, &args_conf, fw, sizeof(fw), &queues) < 0) {
 		myrio_bus_close(bus);
 		return -EINVAL;
 	}
@@ -318,8 +328,12 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 		myrio_bus_close(bus);
 		return -ENOMEM;
 	}
-	p->port.ops = &myri10ge_ops;
-	int rc = myri_nic_probe(&p->nic, bus, conf);
+	p->port.ops = queues > 1 ? &myri10ge_queues_ops : &myri10ge_ops;
+	p->nic.nq_wanted = queues;
+	p->nic.nq = 1;
+	int rc = queues > 1 ? myri10ge_queues_init(p) : 0;
+	if (rc == 0)
+		rc = myri_nic_probe(&p->nic, bus, conf);
 	if (rc == 0)
 		rc = myri_nic_open(&p->nic);
 	if (rc == 0)
@@ -329,6 +343,7 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 		if (p->nic.up)
 			myri_nic_close(&p->nic);
 		myri_nic_release(&p->nic);
+		myri10ge_queues_fini(p);
 		myrio_bus_close(bus);
 		free(p);
 		return rc;

@@ -61,6 +61,7 @@ int myrio_port_open(struct myrio_port **out, const char *device, const struct my
 	if (rc < 0)
 		return rc;
 	snprintf(port->device, sizeof(port->device), "%s", device);
+	port->nb_queues = port->ops->queues ? (uint16_t)port->ops->queues(port) : 1;
 	char group[80];
 	snprintf(group, sizeof(group), "port %s", device);
 	port->poll_countdown = MYRIO_PORT_POLL_CALLS;
@@ -265,4 +266,104 @@ int myrio_port_tx_drain(struct myrio_port *port, struct myrio_pool *pool, unsign
 		struct timespec nap = {0, 100000}; /* the NIC reports completions in batches */
 		nanosleep(&nap, NULL);
 	}
+}
+
+int myrio_port_open_queues(struct myrio_port **out, const char *device,
+			   const struct myrio_port_conf *conf, uint16_t queues)
+{
+	struct myrio_port_conf c;
+	if (conf)
+		c = *conf;
+	else
+		myrio_port_conf_init(&c);
+	if (queues <= 1)
+		return myrio_port_open(out, device, &c);
+	char args[512];
+	int n = snprintf(args, sizeof(args), "%s%squeues=%u", c.driver_args ? c.driver_args : "",
+			 c.driver_args && *c.driver_args ? "," : "", queues);
+	if (n < 0 || (size_t)n >= sizeof(args)) {
+		log_err("%s: driver arguments too long", device ? device : "?");
+		return -EINVAL;
+	}
+	c.driver_args = args;
+	return myrio_port_open(out, device, &c);
+}
+
+int myrio_port_queues(struct myrio_port *port)
+{
+	return port->nb_queues;
+}
+
+uint16_t myrio_rx_burst_queue(struct myrio_port *port, uint16_t queue, struct myrio_pkt **pkts,
+			      uint16_t n)
+{
+	if (queue == 0)
+		return myrio_rx_burst(port, pkts, n);
+	if (__builtin_expect(queue >= port->nb_queues, 0))
+		return 0;
+	return port->ops->rx_burst_queue(port, queue, pkts, n);
+}
+
+uint16_t myrio_tx_burst_queue(struct myrio_port *port, uint16_t queue, struct myrio_pkt **pkts,
+			      uint16_t n)
+{
+	if (queue == 0)
+		return myrio_tx_burst(port, pkts, n);
+	if (__builtin_expect(queue >= port->nb_queues, 0))
+		return 0;
+	return port->ops->tx_burst_queue(port, queue, pkts, n);
+}
+
+int myrio_port_irq_fd_queue(struct myrio_port *port, uint16_t queue)
+{
+	if (queue == 0)
+		return myrio_port_irq_fd(port);
+	if (queue >= port->nb_queues)
+		return -EINVAL;
+	return port->ops->irq_fd_queue(port, queue);
+}
+
+int myrio_port_irq_arm_queue(struct myrio_port *port, uint16_t queue)
+{
+	if (queue == 0)
+		return myrio_port_irq_arm(port);
+	if (queue >= port->nb_queues)
+		return -EINVAL;
+	return port->ops->irq_arm_queue(port, queue);
+}
+
+int myrio_port_rss_get(struct myrio_port *port, struct myrio_rss_conf *conf)
+{
+	return port->ops->rss_get ? port->ops->rss_get(port, conf) : -ENOTSUP;
+}
+
+int myrio_port_rss_set(struct myrio_port *port, const struct myrio_rss_conf *conf)
+{
+	if (!port->ops->rss_set)
+		return -ENOTSUP;
+	if (conf->table_size < 1 || conf->table_size > sizeof(conf->table)) {
+		log_err("%s: an RSS table has 1 to 256 entries, not %u", port->device,
+			conf->table_size);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < conf->table_size; i++)
+		if (conf->table[i] >= port->nb_queues) {
+			log_err("%s: RSS table entry %u names queue %u of %u", port->device, i,
+				conf->table[i], port->nb_queues);
+			return -EINVAL;
+		}
+	return port->ops->rss_set(port, conf);
+}
+
+int myrio_port_rss_flow_queue(struct myrio_port *port, uint8_t proto, uint32_t saddr,
+			      uint32_t daddr, uint16_t sport, uint16_t dport, uint32_t *hash)
+{
+	if (!port->ops->rss_flow_queue)
+		return -ENOTSUP;
+	uint8_t t[12]; /* as on the wire: addresses, then ports, network order */
+	memcpy(t, &saddr, 4);
+	memcpy(t + 4, &daddr, 4);
+	memcpy(t + 8, &sport, 2);
+	memcpy(t + 10, &dport, 2);
+	return port->ops->rss_flow_queue(port, t, proto, hash);
 }

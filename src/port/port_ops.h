@@ -30,6 +30,18 @@ struct myrio_port_ops {
 	/* optional: a received buffer did not hold what the NIC reported (myrio_rx_verify) */
 	void (*rx_mismatch)(struct myrio_port *port);
 	void (*close)(struct myrio_port *port);
+	/* optional: queues beyond 0 (port.h); queue is checked against queues() first */
+	int (*queues)(struct myrio_port *port);
+	uint16_t (*rx_burst_queue)(struct myrio_port *port, uint16_t queue, struct myrio_pkt **pkts,
+				   uint16_t n);
+	uint16_t (*tx_burst_queue)(struct myrio_port *port, uint16_t queue, struct myrio_pkt **pkts,
+				   uint16_t n);
+	int (*irq_fd_queue)(struct myrio_port *port, uint16_t queue);
+	int (*irq_arm_queue)(struct myrio_port *port, uint16_t queue);
+	int (*rss_get)(struct myrio_port *port, struct myrio_rss_conf *conf);
+	int (*rss_set)(struct myrio_port *port, const struct myrio_rss_conf *conf);
+	int (*rss_flow_queue)(struct myrio_port *port, const uint8_t tuple[12], uint8_t proto,
+			      uint32_t *hash);
 };
 
 struct myrio_port {
@@ -40,6 +52,7 @@ struct myrio_port {
 	int publish_handle;	  /* its counters in the process's segment (publish.h) */
 	char device[64];
 	struct myrio_capture *capture; /* pcap writer when capture is on, else NULL */
+	uint16_t nb_queues;	       /* 1, or what the back-end's queues() says at open */
 };
 
 /* The generic layer's periodic work on a port (publishing its counters), which only the

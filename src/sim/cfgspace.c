@@ -73,7 +73,13 @@ void sim_cfg_power_on(struct sim_nic *nic)
 	c[CAP_VS + 2] = 0x1C;
 	nic->vs_mode = nic->vs_addr = nic->vs_data = 0;
 	nic->dma.cache_gen = 0;
-	nic->intrq_gen = 0;
+	for (unsigned q = 0; q < SIM_MAX_SLICES; q++)
+		nic->sl[q].intrq_gen = 0;
+}
+
+bool sim_cfg_msix_enabled(const struct sim_nic *nic)
+{
+	return nic->cfg[CAP_MSIX + 3] & 0x80;
 }
 
 bool sim_cfg_msi_enabled(const struct sim_nic *nic)
@@ -192,7 +198,8 @@ int sim_nic_cfg_write(struct sim_nic *nic, unsigned off, unsigned size, uint32_t
 	}
 	if (!sim_cfg_bus_master(nic)) { /* no more DMA: drop the fast-path translations */
 		nic->dma.cache_gen = 0;
-		nic->intrq_gen = 0;
+		for (unsigned q = 0; q < SIM_MAX_SLICES; q++)
+			nic->sl[q].intrq_gen = 0;
 	}
 	/* Vendor-specific capability side effects (§1.7). */
 	nic->vs_mode = nic->cfg[CAP_VS + 0x10];

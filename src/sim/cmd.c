@@ -116,11 +116,12 @@ static uint32_t op_set_intrq_dma(struct sim_nic *nic, const struct cmd *c, uint3
 				 uint64_t now)
 {
 	if (c->d2 >= nic->slices)
-		return SIM_ERR_RANGE;
-	nic->intrq_iova = (uint64_t)c->d1 << 32 | c->d0;
-	nic->intrq_dma_set = true;
-	nic->intrq_idx = 0;
-	nic->intrq_va = NULL;
+		return SIM_ERR_RANGE; /* s > 0 before ENABLE_RSS_QUEUES too (§7.2) */
+	struct sim_slice *q = &nic->sl[c->d2];
+	q->intrq_iova = (uint64_t)c->d1 << 32 | c->d0;
+	q->intrq_dma_set = true;
+	q->intrq_idx = 0;
+	q->intrq_va = NULL;
 	return SIM_OK;
 }
 
@@ -141,29 +142,26 @@ static uint32_t op_set_buffer_size(struct sim_nic *nic, const struct cmd *c, uin
 static uint32_t op_get_offset(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
 			      uint64_t now)
 {
-	uint32_t off;
-	bool per_slice = true;
-	switch (c->op) {
-	case SIM_CMD_GET_SEND_OFFSET:
-		off = SIM_SEND_RING_OFF;
-		break;
-	case SIM_CMD_GET_SMALL_RX_OFFSET:
-		off = SIM_SMALL_RING_OFF;
-		break;
-	case SIM_CMD_GET_BIG_RX_OFFSET:
-		off = SIM_BIG_RING_OFF;
-		break;
-	case SIM_CMD_GET_IRQ_ACK_OFFSET:
-		off = SIM_CLAIM_OFF;
-		per_slice = false;
-		break;
-	default: /* SIM_CMD_GET_IRQ_DEASSERT_OFFSET */
-		off = SIM_DEASSERT_OFF;
-		per_slice = false;
-	}
+	bool per_slice = c->op == SIM_CMD_GET_SEND_OFFSET || c->op == SIM_CMD_GET_SMALL_RX_OFFSET ||
+			 c->op == SIM_CMD_GET_BIG_RX_OFFSET;
 	if (per_slice && c->d0 >= nic->slices)
 		return SIM_ERR_RANGE;
-	*data = nic->rings_at + off;
+	switch (c->op) {
+	case SIM_CMD_GET_SEND_OFFSET:
+		*data = nic->sl[c->d0].tx_off;
+		break;
+	case SIM_CMD_GET_SMALL_RX_OFFSET:
+		*data = nic->sl[c->d0].small.off;
+		break;
+	case SIM_CMD_GET_BIG_RX_OFFSET:
+		*data = nic->sl[c->d0].big.off;
+		break;
+	case SIM_CMD_GET_IRQ_ACK_OFFSET:
+		*data = nic->rings_at + SIM_CLAIM_OFF;
+		break;
+	default: /* SIM_CMD_GET_IRQ_DEASSERT_OFFSET */
+		*data = nic->rings_at + SIM_DEASSERT_OFF;
+	}
 	return SIM_OK;
 }
 
@@ -194,26 +192,38 @@ static uint32_t op_set_intrq_size(struct sim_nic *nic, const struct cmd *c, uint
 	nic->intrq_bytes = bytes;
 	nic->intrq_mask = bytes / 4 - 1;
 	nic->intrq_size_set = true;
-	nic->intrq_idx = 0;
-	nic->intrq_va = NULL;
+	for (unsigned s = 0; s < SIM_MAX_SLICES; s++) {
+		nic->sl[s].intrq_idx = 0;
+		nic->sl[s].intrq_va = NULL;
+	}
 	return SIM_OK;
+}
+
+static bool slices_have_rings(const struct sim_nic *nic)
+{
+	for (unsigned s = 0; s < nic->slices; s++)
+		if (!nic->sl[s].intrq_dma_set || (nic->multi_tx && !nic->sl[s].stats_set))
+			return false;
+	return true;
 }
 
 static uint32_t op_ethernet_up(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
 			       uint64_t now)
 {
-	if (!nic->intrq_size_set || !nic->intrq_dma_set || !nic->stats_set || !nic->small_size ||
-	    !nic->big_size) {
+	if (!nic->intrq_size_set || !slices_have_rings(nic) || !nic->sl[0].stats_set ||
+	    !nic->small_size || !nic->big_size) {
 		if (sim_nic_ratelimit(nic, SIM_DIAG_CTRL))
 			log_warn("%s: ETHERNET_UP refused: set the interrupt queue size and "
-				 "address, the stats DMA and both buffer sizes first (§10)",
+				 "every slice's address, the stats DMA and both buffer sizes first "
+				 "(§10)",
 				 nic->name);
 		return SIM_ERR_RANGE; /* [I] §11, question 6 */
 	}
 	if (!nic->running) {
 		nic->running = true;
 		nic->stats_pending = true;
-		nic->tx_idle_at = now;
+		for (unsigned s = 0; s < SIM_MAX_SLICES; s++)
+			nic->sl[s].tx_idle_at = now;
 		sim_irq_event(nic, now);
 	}
 	return SIM_OK;
@@ -260,9 +270,10 @@ static uint32_t op_set_stats_interval(struct sim_nic *nic, const struct cmd *c, 
 static uint32_t op_set_stats_dma_obsolete(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
 					  uint64_t now)
 {
-	nic->stats_iova = (uint64_t)c->d1 << 32 | c->d0;
-	nic->stats_host_size = 40;
-	nic->stats_set = true;
+	struct sim_slice *q = &nic->sl[0];
+	q->stats_iova = (uint64_t)c->d1 << 32 | c->d0;
+	q->stats_host_size = 40;
+	q->stats_set = true;
 	return SIM_OK;
 }
 
@@ -347,9 +358,12 @@ static uint32_t op_set_stats_dma_v2(struct sim_nic *nic, const struct cmd *c, ui
 	uint32_t size = c->d2 & 0xFFFF, s = c->d2 >> 16;
 	if (s >= nic->slices || size < 4 || size > 4096)
 		return SIM_ERR_RANGE;
-	nic->stats_iova = (uint64_t)c->d1 << 32 | c->d0;
-	nic->stats_host_size = size;
-	nic->stats_set = true;
+	if (s > 0 && !nic->multi_tx)
+		return SIM_ERR_RANGE; /* a receive-only slice has no status block (§6.2) */
+	struct sim_slice *q = &nic->sl[s];
+	q->stats_iova = (uint64_t)c->d1 << 32 | c->d0;
+	q->stats_host_size = size;
+	q->stats_set = true;
 	return SIM_OK;
 }
 
@@ -367,8 +381,10 @@ static uint32_t op_get_max_rss_queues(struct sim_nic *nic, const struct cmd *c, 
 {
 	if (!nic->fw.rss)
 		return SIM_ERR_UNKNOWN;
+	if (!nic->intrq_size_set)
+		return SIM_ERR_RANGE; /* it sizes the slices' queues: after SET_INTRQ_SIZE (§7.2) */
 	nic->max_rss_queried = true;
-	*data = 1; /* [I] the model runs one slice (docs) */
+	*data = SIM_MAX_SLICES;
 	return SIM_OK;
 }
 
@@ -377,13 +393,26 @@ static uint32_t op_enable_rss_queues(struct sim_nic *nic, const struct cmd *c, u
 {
 	if (!nic->fw.rss)
 		return SIM_ERR_UNKNOWN;
-	if (!nic->max_rss_queried || c->d0 < 1 || c->d0 > 1)
+	if (!nic->max_rss_queried || c->d0 < 1 || c->d0 > SIM_MAX_SLICES)
 		return SIM_ERR_RANGE;
 	if ((c->d1 & 2) && !nic->fw.multi_tx)
 		return SIM_ERR_RANGE;
+	if (c->d0 > 1 && !(c->d1 & 1))
+		return SIM_ERR_RANGE; /* [I] the shared-interrupt mode (37/38) is not modelled */
+	if (nic->running && c->d0 != nic->slices)
+		return SIM_ERR_BUSY;
+	/* Again with the same count (L does it at open) keeps the slices' queues. */
+	if (c->d0 != nic->slices)
+		for (unsigned s = 1; s < SIM_MAX_SLICES; s++) {
+			nic->sl[s].intrq_dma_set = nic->sl[s].stats_set = false;
+			if (s < c->d0)
+				sim_slice_clear_rings(nic, s);
+		}
 	nic->slices = c->d0;
 	nic->multi_tx = c->d1 & 2;
-	nic->tx_active = false;
+	nic->vec_per_slice = c->d1 & 1;
+	for (unsigned s = 0; s < SIM_MAX_SLICES; s++)
+		nic->sl[s].tx_active = false;
 	return SIM_OK;
 }
 
@@ -414,11 +443,37 @@ static uint32_t op_set_rss_enable(struct sim_nic *nic, const struct cmd *c, uint
 {
 	if (!nic->fw.rss)
 		return SIM_ERR_UNKNOWN;
-	if (!nic->max_rss_queried || c->d0 > 1 || (c->d0 && (c->d1 < 1 || c->d1 > 5)))
+	if (!nic->max_rss_queried || c->d0 > 1 ||
+	    (c->d0 && (c->d1 < 1 || c->d1 > 5 || !nic->rss_table_size)))
 		return SIM_ERR_RANGE;
 	nic->rss_enabled = c->d0;
 	nic->rss_hash = c->d1;
 	return SIM_OK;
+}
+
+/* Only the RSS image knows these commands, and only after GET_MAX_RSS_QUEUES (§7.2). */
+static uint32_t rss_ready(const struct sim_nic *nic)
+{
+	return !nic->fw.rss ? SIM_ERR_UNKNOWN : !nic->max_rss_queried ? SIM_ERR_RANGE : SIM_OK;
+}
+
+static uint32_t op_get_rss_key_offset(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				      uint64_t now)
+{
+	uint32_t r = rss_ready(nic);
+	if (r == SIM_OK)
+		*data = SIM_RSS_KEY_OFF;
+	return r;
+}
+
+/* The key is read from SRAM here, not per frame: a half-written key is never used. */
+static uint32_t op_rss_key_updated(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
+				   uint64_t now)
+{
+	uint32_t r = rss_ready(nic);
+	if (r == SIM_OK)
+		memcpy(nic->rss_key, nic->bar + SIM_RSS_KEY_OFF, SIM_RSS_KEY_LEN);
+	return r;
 }
 
 static uint32_t op_get_max_tso6_hdr_size(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
@@ -528,6 +583,8 @@ static const cmd_handler handlers[] = {
     [SIM_CMD_GET_RSS_TABLE_OFFSET] = op_get_rss_table_offset,
     [SIM_CMD_SET_RSS_TABLE_SIZE] = op_set_rss_table_size,
     [SIM_CMD_SET_RSS_ENABLE] = op_set_rss_enable,
+    [SIM_CMD_GET_RSS_KEY_OFFSET] = op_get_rss_key_offset,
+    [SIM_CMD_RSS_KEY_UPDATED] = op_rss_key_updated,
     [SIM_CMD_GET_MAX_TSO6_HDR_SIZE] = op_get_max_tso6_hdr_size,
     [SIM_CMD_SET_TSO_MODE] = op_set_tso_mode,
     [SIM_CMD_I2C_READ] = op_i2c_read,

@@ -121,11 +121,19 @@ static int parse_one(struct myrio_sim_conf *c, char *tok)
 			return -EINVAL;
 		c->boot_ms = (uint32_t)u;
 	} else if (!strcmp(tok, "eeprom_fw")) {
+		/* "1.4.N", "rss" (the RSS image) or "rss@1.4.N" */
 		unsigned tiny;
 		char tail;
-		if (sscanf(v, "1.4.%u%c", &tiny, &tail) != 1 || tiny > 999)
+		bool rss = !strncmp(v, "rss", 3);
+		const char *num = rss ? v + 3 + (v[3] == '@') : v;
+		if (rss && !*num) {
+			snprintf(c->eeprom_fw, sizeof(c->eeprom_fw), "rss");
+			return 0;
+		}
+		if ((rss && v[3] != '@') || sscanf(num, "1.4.%u%c", &tiny, &tail) != 1 ||
+		    tiny > 999)
 			return -EINVAL;
-		snprintf(c->eeprom_fw, sizeof(c->eeprom_fw), "1.4.%u", tiny);
+		snprintf(c->eeprom_fw, sizeof(c->eeprom_fw), "%s1.4.%u", rss ? "rss@" : "", tiny);
 	} else if (!strcmp(tok, "timing")) {
 		if (!sim_timing_find(v))
 			return -EINVAL;
@@ -159,8 +167,8 @@ int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec)
 			    "model spec: cannot use '%s'; expected nics=N, link=10g|1g|unlimited|"
 			    "BPS, stepped, spin, seed=N, loss=P, reorder=P, dup=P, corrupt=P, "
 			    "flap=PERIOD_MS/DOWN_MS, rx_ring=N, tx_ring=N (powers of 2, 8..4096), "
-			    "pc=CODE, boot=MS, high_rings, eeprom_fw=1.4.N, unaligned_rc, idle_ms=MS, "
-			    "timing=none|myri10ge",
+			    "pc=CODE, boot=MS, high_rings, eeprom_fw=[rss@]1.4.N|rss, "
+			    "unaligned_rc, idle_ms=MS, timing=none|myri10ge",
 			    orig);
 			return -EINVAL;
 		}

@@ -71,6 +71,9 @@ int sim_nic_cfg_write(struct sim_nic *nic, unsigned off, unsigned size, uint32_t
 
 /* Interrupts are delivered by writing 1 to this eventfd (§6.4, MSI). */
 int sim_nic_irq_fd(const struct sim_nic *nic);
+/* MSI-X (§6.4): with a vector per slice (ENABLE_RSS_QUEUES bit 0) and MSI-X enabled in
+ * config space, slice s signals vector s's eventfd; vector 0 is the irq_fd above. */
+int sim_nic_vector_fd(struct sim_nic *nic, unsigned vec);
 int sim_nic_wake_fd(const struct sim_nic *nic);
 
 /* Legacy INTx (§6.5): whether the NIC holds its line asserted now (MSI off, INTX_DISABLE

@@ -34,6 +34,8 @@ int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uin
 	nic->bar_fd = -1;
 	nic->irq_fd = -1;
 	nic->wake_fd = -1;
+	for (unsigned s = 0; s < SIM_MAX_SLICES; s++)
+		nic->sl[s].irq_fd = -1;
 	nic->rings_at = w->conf.high_rings ? SIM_HIGH_RINGS_SHIFT : 0;
 	snprintf(nic->name, sizeof(nic->name), "%s", name);
 	if (mac) {
@@ -74,6 +76,7 @@ void sim_nic_free(struct sim_nic *nic)
 		return;
 	sim_sram_destroy(nic);
 	sim_wake_detach(nic);
+	sim_slices_close_vectors(nic);
 	if (nic->irq_fd >= 0)
 		close(nic->irq_fd);
 	if (atomic_load(&nic->dma.table))
@@ -90,10 +93,7 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->rx_entries = conf->rx_ring_entries;
 	nic->tx_entries = conf->tx_ring_entries;
 	nic->intrq_bytes = nic->intrq_mask = 0;
-	nic->intrq_size_set = nic->intrq_dma_set = false;
-	nic->intrq_iova = 0;
-	nic->intrq_idx = 0;
-	nic->intrq_va = NULL;
+	nic->intrq_size_set = false;
 	nic->small_size = nic->big_size = nic->always_n = 0;
 	nic->mtu = 1518; /* [I] until SET_MTU */
 	memcpy(nic->mac, nic->eeprom_mac, 6);
@@ -104,13 +104,10 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->flow_control = false;
 	nic->relax_align = false;
 	nic->n_mcast = 0;
-	nic->stats_set = false;
-	nic->stats_iova = 0;
-	nic->stats_host_size = 64;
 	nic->max_rss_queried = false;
 	nic->slices = 1;
 	nic->multi_tx = false;
-	nic->tx_active = false;
+	nic->vec_per_slice = false;
 	nic->rss_enabled = false;
 	nic->rss_table_size = nic->rss_hash = 0;
 	nic->tso_mode = 0;
@@ -119,11 +116,8 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 	nic->fault_tx_hang = false;
 	nic->rdma_tags = 15;
 	nic->tso.active = false;
-	nic->small =
-	    (struct sim_rxring){nic->rings_at + SIM_SMALL_RING_OFF, nic->rx_entries - 1, 0};
-	nic->big = (struct sim_rxring){nic->rings_at + SIM_BIG_RING_OFF, nic->rx_entries - 1, 0};
-	nic->tx_cons = 0;
-	nic->send_done = 0;
+	sim_slices_reset(nic);
+	sim_rss_reset(nic);
 	memset(&nic->ctr, 0, sizeof(nic->ctr));
 	nic->i2c_busy_until = 0;
 	sim_irq_reset(nic);
@@ -145,23 +139,27 @@ void sim_nic_power_on(struct sim_nic *nic)
 		;
 }
 
-/* Multiple TX queues (§5.9): the host starts and stops slice 0's send ring. STOP is
+/* Multiple TX queues (§5.9): the host starts and stops each slice's send ring. STOP is
  * taken before GO: both in one iteration means "drained, then posted again" (a GO then
  * STOP pair needs the ring to drain in between, i.e. an iteration of ours). */
 static unsigned send_go_stop(struct sim_nic *nic)
 {
 	unsigned work = 0;
-	bool stop = sim_rd32_raw(nic, SIM_SEND_STOP_OFF) != SIM_POISON;
-	bool go = sim_rd32_raw(nic, SIM_SEND_GO_OFF) != SIM_POISON;
-	if (stop) {
-		sim_wr32_raw(nic, SIM_SEND_STOP_OFF, SIM_POISON);
-		nic->tx_active = false;
-		work++;
-	}
-	if (go) {
-		sim_wr32_raw(nic, SIM_SEND_GO_OFF, SIM_POISON);
-		nic->tx_active = true;
-		work++;
+	for (unsigned s = 0; s < nic->slices; s++) {
+		uint32_t stop_off = SIM_SEND_STOP_OFF + SIM_DOORBELL_STRIDE * s;
+		uint32_t go_off = SIM_SEND_GO_OFF + SIM_DOORBELL_STRIDE * s;
+		bool stop = sim_rd32_raw(nic, stop_off) != SIM_POISON;
+		bool go = sim_rd32_raw(nic, go_off) != SIM_POISON;
+		if (stop) {
+			sim_wr32_raw(nic, stop_off, SIM_POISON);
+			nic->sl[s].tx_active = false;
+			work++;
+		}
+		if (go) {
+			sim_wr32_raw(nic, go_off, SIM_POISON);
+			nic->sl[s].tx_active = true;
+			work++;
+		}
 	}
 	return work;
 }
@@ -204,11 +202,9 @@ unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
 	unsigned work = sim_cmd_poll(nic, now) + sim_handoff_poll(nic);
 	if (__builtin_expect(nic->multi_tx, 0))
 		work += send_go_stop(nic);
-	if (nic->running && (!nic->multi_tx || nic->tx_active) && !nic->fault_tx_hang &&
-	    nic->rdma_tags)
+	if (nic->running && !nic->fault_tx_hang && nic->rdma_tags)
 		work += sim_tx_poll(nic, now);
-	if (nic->stats_set)
-		work += sim_irq_poll(nic, now);
+	work += sim_irq_poll(nic, now);
 	if (__builtin_expect(nic->dummy_rdma_on, 0) && now >= nic->dummy_rdma_next) {
 		/* §2.6: read-only, every millisecond; an unmapped target is logged and counted */
 		nic->dummy_rdma_next = now + 1000000;
@@ -259,6 +255,7 @@ static int fresh_bar_and_irq(struct sim_nic *nic)
 	close(old_fd);
 	close(nic->irq_fd);
 	nic->irq_fd = irq;
+	sim_slices_close_vectors(nic);
 	/* Fresh diagnostics for every driver, not for every reset it asks for: a reset
 	 * loop would otherwise log without bound. */
 	memset(nic->log_budget, 0, sizeof(nic->log_budget));
@@ -392,6 +389,25 @@ int sim_nic_irq_fd(const struct sim_nic *nic)
 {
 	return nic->irq_fd;
 }
+/* MSI-X vector vec's eventfd, made at the first request of this attach (0 is the MSI one),
+ * while the NIC is halted: the model thread reads it when it signals. */
+int sim_nic_vector_fd(struct sim_nic *nic, unsigned vec)
+{
+	if (vec == 0)
+		return nic->irq_fd;
+	if (vec >= SIM_MAX_SLICES)
+		return -EINVAL;
+	if (nic->sl[vec].irq_fd >= 0)
+		return nic->sl[vec].irq_fd;
+	int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	halt(nic);
+	nic->sl[vec].irq_fd = fd;
+	resume(nic);
+	return fd;
+}
+
 int sim_nic_wake_fd(const struct sim_nic *nic)
 {
 	return nic->wake_fd;

@@ -38,6 +38,12 @@
 #define SIM_RSS_TABLE_OFF 0xE0200u /* 256 one-byte entries */
 #define SIM_RSS_KEY_OFF 0xE0300u
 #define SIM_MAX_RING 4096u
+/* model: the rings of slice s > 0, each slice a block of send, small and big ring (the same
+ * layout as slice 0's at SIM_SEND_RING_OFF), above the doorbell windows */
+#define SIM_SLICE_RINGS_OFF 0x400000u
+#define SIM_SLICE_STRIDE 0x20000u
+#define SIM_DOORBELL_STRIDE 64u /* SEND_GO/SEND_STOP of slice s at +64s (§1.3) */
+#define SIM_RSS_KEY_LEN 40u
 /* conf.high_rings: the rings and interrupt words above, moved up by this much: above 2 MiB,
  * where a board's doorbell windows are (the offsets are the firmware's choice, §3.3). */
 #define SIM_HIGH_RINGS_SHIFT 0x200000u
@@ -166,6 +172,31 @@ struct sim_rxring {
 	uint32_t off, mask, cons;
 };
 
+/* One slice (§7.1): its rings, completion ring, status block and interrupt state (§6.5).
+ * Slice 0 always exists; the RSS firmware runs up to SIM_MAX_SLICES. */
+#define SIM_MAX_SLICES 16u
+struct sim_slice {
+	struct sim_rxring small, big;
+	uint32_t tx_off; /* its send ring in BAR0 */
+	uint32_t tx_cons, send_done;
+	bool tx_active;	     /* multi-TX: between SEND_GO and SEND_STOP (§5.9) */
+	uint64_t tx_idle_at; /* ns: its send ring was last seen empty (tx.c pacing) */
+	bool intrq_dma_set;
+	uint64_t intrq_iova;
+	uint32_t intrq_idx;
+	uint32_t *intrq_va; /* the ring, translated once per DMA-table generation */
+	uint64_t intrq_gen;
+	bool stats_set;
+	uint64_t stats_iova;
+	uint32_t stats_host_size; /* the host's struct size; valid is its last byte */
+	bool armed, token_at_nic;
+	uint32_t rx_new; /* completions written since the rx token left */
+	bool send_pending;
+	uint64_t pending_since; /* ns; coalescing starts here */
+	bool pending;
+	int irq_fd; /* MSI-X vector s > 0 (slice 0's is the NIC's irq_fd); -1: none wired */
+};
+
 struct sim_nic {
 	struct myrio_sim *world;
 	unsigned index;
@@ -195,24 +226,17 @@ struct sim_nic {
 	bool running; /* ETHERNET_UP in force */
 	uint32_t rx_entries, tx_entries;
 	uint32_t intrq_bytes, intrq_mask; /* entries - 1 */
-	bool intrq_size_set, intrq_dma_set;
-	uint64_t intrq_iova;
-	uint32_t intrq_idx;
-	uint32_t *intrq_va; /* the ring, translated once per DMA-table generation */
-	uint64_t intrq_gen;
+	bool intrq_size_set;
 	uint32_t small_size, big_size, always_n;
 	uint32_t mtu;
 	uint8_t mac[6];
 	bool promisc, allmulti, flow_control, relax_align;
 	uint8_t mcast[16][6];
 	unsigned n_mcast;
-	bool stats_set;
-	uint64_t stats_iova;
-	uint32_t stats_host_size; /* the host's struct size; valid is its last byte */
 	bool max_rss_queried;
 	unsigned slices;
-	bool multi_tx; /* ENABLE_RSS_QUEUES bit 1: slice 0 sends only between GO and STOP */
-	bool tx_active;
+	bool multi_tx; /* ENABLE_RSS_QUEUES bit 1: a send ring per slice, served between its
+			* GO and STOP */
 	bool rss_enabled;
 	uint32_t rss_table_size, rss_hash;
 	uint32_t tso_mode, throttle;
@@ -222,17 +246,14 @@ struct sim_nic {
 	uint64_t dummy_rdma_iova;
 	uint64_t dummy_rdma_next; /* ns: the next periodic read of the dummy target */
 	uint64_t dummy_rdma_reads;
-	struct sim_rxring small, big;
-	uint32_t tx_cons, send_done;
+	struct sim_slice sl[SIM_MAX_SLICES];
+	bool vec_per_slice; /* ENABLE_RSS_QUEUES bit 0: slice s raises MSI-X vector s */
+	uint8_t rss_key[SIM_RSS_KEY_LEN]; /* as of the last RSS_KEY_UPDATED (or the default) */
 	uint32_t rdma_tags; /* DMA-read tags left; each failed send-buffer read loses one */
 	struct sim_counters ctr;
 	/* interrupts / status block (irq.c, §6.5) */
-	bool armed, token_at_nic;
-	uint32_t rx_new; /* completions written since the rx token left */
-	bool send_pending, stats_pending;
+	bool stats_pending;
 	uint8_t link_down_events;
-	uint64_t pending_since; /* ns; coalescing starts here */
-	bool pending;
 	bool intx_wait;	 /* INTx mode: no update until the host writes the deassert word */
 	bool intx_line;	 /* INTx asserted on the wire (sim_nic_intx_line) */
 	bool intx_held;	 /* an update is due but waits for the deassert (counted once) */
@@ -241,7 +262,6 @@ struct sim_nic {
 	uint64_t next_stats_check;	  /* ns */
 	struct sim_counters ctr_reported; /* as of the last stats_updated DMA */
 	/* transmit pacing and 802.3x pause from the peer */
-	uint64_t tx_idle_at;
 	uint64_t paused_since, pause_gave_up_at;
 	uint64_t pause_frame_at; /* the last PAUSE frame counted while held */
 	bool paused;
@@ -273,7 +293,8 @@ struct sim_nic {
 	struct sim_tso {
 		bool active;
 		bool v6;
-		uint32_t idx; /* its first descriptor */
+		uint32_t idx;	/* its first descriptor */
+		unsigned slice; /* whose send ring holds it: the engine finishes it first */
 		uint32_t l3, l4, hdr, payload, mss, segs, next, seq0;
 		uint16_t id0;
 		uint8_t flags0;
@@ -380,6 +401,16 @@ static inline uint8_t *sim_dma(struct sim_nic *nic, uint64_t iova, uint32_t len,
 int sim_dma_write(struct sim_nic *nic, uint64_t iova, const void *src, uint32_t len,
 		  const char *what);
 
+/* slice.c: per-slice state after CMD_RESET, ring offsets, MSI-X vectors */
+void sim_slices_reset(struct sim_nic *nic);
+uint32_t sim_slice_rings(const struct sim_nic *nic, unsigned s); /* its send ring's offset */
+void sim_slices_close_vectors(struct sim_nic *nic);
+void sim_slice_clear_rings(struct sim_nic *nic, unsigned s);
+
+/* rss.c: the slice a received frame goes to (§7.3) */
+unsigned sim_rss_slice(struct sim_nic *nic, const uint8_t *fr, uint32_t len);
+void sim_rss_reset(struct sim_nic *nic);
+
 /* rx.c */
 void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f);
 /* True if `frames` frames of len bytes would find their buffers posted (pause model). */
@@ -396,6 +427,7 @@ void sim_irq_reset(struct sim_nic *nic);
 /* cfgspace.c */
 void sim_cfg_power_on(struct sim_nic *nic);
 bool sim_cfg_msi_enabled(const struct sim_nic *nic);
+bool sim_cfg_msix_enabled(const struct sim_nic *nic);
 bool sim_cfg_bus_master(const struct sim_nic *nic);
 bool sim_cfg_intx_disabled(const struct sim_nic *nic);
 void sim_cfg_enable_msi(struct sim_nic *nic);

@@ -14,6 +14,7 @@
 #include "util/log.h"
 
 #define RX_INVALID 0xFFFFFFFFu
+#define RSS_HDR_MAX 78u /* Ethernet, IPv4 with options, the two ports */
 
 /* Copies frame bytes [off, off + n) into dst, applying the sender's checksum patch. */
 static void frame_copy(uint8_t *dst, const struct sim_frame *f, uint32_t off, uint32_t n)
@@ -130,18 +131,18 @@ static bool filter(struct sim_nic *nic, const uint8_t *h)
 	return false;
 }
 
-/* The completion ring, translated once per DMA-table generation. */
-static uint32_t *intrq_slot(struct sim_nic *nic)
+/* The slice's completion ring, translated once per DMA-table generation. */
+static uint32_t *intrq_slot(struct sim_nic *nic, struct sim_slice *q)
 {
 	const struct sim_dma_table *t = atomic_load_explicit(&nic->dma.table, memory_order_acquire);
-	if (__builtin_expect(t->gen != nic->intrq_gen || !nic->intrq_va, 0)) {
-		nic->intrq_va = (uint32_t *)sim_dma_slow(nic, nic->intrq_iova, nic->intrq_bytes,
-							 "completion ring");
-		nic->intrq_gen = t->gen;
-		if (!nic->intrq_va)
+	if (__builtin_expect(t->gen != q->intrq_gen || !q->intrq_va, 0)) {
+		q->intrq_va = (uint32_t *)sim_dma_slow(nic, q->intrq_iova, nic->intrq_bytes,
+						       "completion ring");
+		q->intrq_gen = t->gen;
+		if (!q->intrq_va)
 			return NULL;
 	}
-	return nic->intrq_va + (nic->intrq_idx & nic->intrq_mask);
+	return q->intrq_va + (q->intrq_idx & nic->intrq_mask);
 }
 
 static inline void check_align(struct sim_nic *nic, uint64_t a, uint32_t len, bool small)
@@ -164,14 +165,17 @@ static inline uint64_t desc_addr(struct sim_nic *nic, uint32_t off, uint32_t lo_
 	return (uint64_t)sim_rd32(nic, off) << 32 | __builtin_bswap32(lo_raw);
 }
 
-bool sim_rx_has_room(struct sim_nic *nic, uint32_t len, uint32_t frames)
+/* True if `frames` frames of len bytes would find their buffers posted in one slice's
+ * rings. */
+static bool slice_has_room(const struct sim_nic *nic, const struct sim_slice *q, uint32_t len,
+			   uint32_t frames)
 {
 	const struct sim_rxring *r;
 	uint32_t need = 1;
 	if (len <= nic->small_size) {
-		r = &nic->small;
+		r = &q->small;
 	} else {
-		r = &nic->big;
+		r = &q->big;
 		uint32_t big = nic->big_size;
 		need = nic->always_n ? nic->always_n : (len + 2 + big - 1) / big;
 	}
@@ -182,6 +186,16 @@ bool sim_rx_has_room(struct sim_nic *nic, uint32_t len, uint32_t frames)
 	 * consumed slot is re-invalidated */
 	uint32_t off = r->off + ((r->cons + need - 1) & r->mask) * 8 + 4;
 	return sim_rd32_raw(nic, off) != RX_INVALID;
+}
+
+/* With several slices, a frame for a slice without buffers waits inside the NIC and holds
+ * the others behind it: the pause goes out when any slice is short. */
+bool sim_rx_has_room(struct sim_nic *nic, uint32_t len, uint32_t frames)
+{
+	for (unsigned s = 0; s < nic->slices; s++)
+		if (!slice_has_room(nic, &nic->sl[s], len, frames))
+			return false;
+	return true;
 }
 
 void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
@@ -212,11 +226,18 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 	}
 	if (!filter(nic, h))
 		return;
+	struct sim_slice *q = &nic->sl[0];
+	if (__builtin_expect(nic->rss_enabled, 0)) {
+		uint8_t hdr[RSS_HDR_MAX];
+		uint32_t n = len < RSS_HDR_MAX ? len : RSS_HDR_MAX;
+		frame_get(hdr, f, 0, n);
+		q = &nic->sl[sim_rss_slice(nic, hdr, n)];
+	}
 
 	uint32_t *slot;
 	uint16_t sum;
 	if (len <= nic->small_size) {
-		struct sim_rxring *r = &nic->small;
+		struct sim_rxring *r = &q->small;
 		uint32_t off = r->off + (r->cons & r->mask) * 8;
 		uint32_t lo = sim_rd32_raw(nic, off + 4);
 		if (lo == RX_INVALID) {
@@ -228,7 +249,7 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 		uint8_t *dst = sim_dma(nic, a + 2, len, "rx small buffer");
 		if (!dst)
 			return; /* not consumed: the driver sees a stuck ring, and the log */
-		slot = intrq_slot(nic);
+		slot = intrq_slot(nic, q);
 		if (!slot)
 			return;
 		frame_get(dst, f, 0, len);
@@ -236,7 +257,7 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 		sim_wr32_raw(nic, off + 4, RX_INVALID);
 		r->cons++;
 	} else {
-		struct sim_rxring *r = &nic->big;
+		struct sim_rxring *r = &q->big;
 		uint32_t big = nic->big_size;
 		uint32_t need = nic->always_n ? nic->always_n : (len + 2 + big - 1) / big;
 		if ((uint64_t)need * big < (uint64_t)len + 2 || need > r->mask + 1) {
@@ -254,7 +275,7 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 			if (lop)
 				lop[i] = lo;
 		}
-		slot = intrq_slot(nic);
+		slot = intrq_slot(nic, q);
 		if (!slot)
 			return;
 		uint32_t done = 0;
@@ -286,12 +307,12 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 	}
 	uint32_t entry = (uint32_t)be16(sum) | (uint32_t)be16((uint16_t)l16) << 16;
 	__atomic_store_n(slot, entry, __ATOMIC_RELEASE); /* after the data (§4.6) */
-	nic->intrq_idx++;
-	nic->rx_new++;
+	q->intrq_idx++;
+	q->rx_new++;
 	nic->st.rx_frames++;
 	nic->st.rx_bytes += len;
-	if (!nic->pending) {
-		nic->pending = true;
-		nic->pending_since = nic->world->now_ns;
+	if (!q->pending) {
+		q->pending = true;
+		q->pending_since = nic->world->now_ns;
 	}
 }

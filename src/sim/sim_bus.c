@@ -13,6 +13,7 @@
 #include "mem/dma.h"
 #include "sim/nic.h"
 #include "util/log.h"
+#include "util/pci_cap.h"
 
 #define IOVA_BASE 0x100000000ull /* above 4 GiB: exercises the high address words */
 
@@ -119,6 +120,30 @@ static int sb_irq_setup(struct myrio_bus *b, bool msi)
 	return msi ? sim_nic_irq_fd(nic) : 0;
 }
 
+/* MSI-X on (MSI off) in config space, as a host's MSI-X setup leaves it; the model's
+ * eventfd of each vector. */
+static int sb_irq_vectors(struct myrio_bus *b, unsigned n, int *fds)
+{
+	struct sim_nic *nic = to_sb(b)->nic;
+	unsigned msix = myrio_bus_find_cap(b, PCI_CAP_ID_MSIX);
+	unsigned msi = myrio_bus_find_cap(b, PCI_CAP_ID_MSI);
+	uint32_t v;
+	if (!msix)
+		return -ENOTSUP;
+	if (msi && sim_nic_cfg_read(nic, msi + PCI_MSI_FLAGS, 2, &v) == 0)
+		sim_nic_cfg_write(nic, msi + PCI_MSI_FLAGS, 2, v & ~(uint32_t)PCI_MSI_FLAGS_ENABLE);
+	if (sim_nic_cfg_read(nic, msix + PCI_MSI_FLAGS, 2, &v) < 0)
+		return -EIO;
+	v = (v | PCI_MSIX_FLAGS_ENABLE) & ~(uint32_t)PCI_MSIX_FLAGS_MASKALL;
+	sim_nic_cfg_write(nic, msix + PCI_MSI_FLAGS, 2, v);
+	for (unsigned i = 0; i < n; i++) {
+		fds[i] = sim_nic_vector_fd(nic, i);
+		if (fds[i] < 0)
+			return fds[i];
+	}
+	return 0;
+}
+
 static int sb_reset(struct myrio_bus *b)
 {
 	sim_nic_flr(to_sb(b)->nic);
@@ -143,6 +168,7 @@ static const struct myrio_bus_ops sim_bus_ops = {
     .cfg_write = sb_cfg_write,
     .irq_fd = sb_irq_fd,
     .irq_setup = sb_irq_setup,
+    .irq_vectors = sb_irq_vectors,
     .now_ns = sb_now_ns,
     .reset = sb_reset,
     .wake = sb_wake,

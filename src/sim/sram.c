@@ -85,11 +85,14 @@ static void poison_triggers(struct sim_nic *nic)
 		sim_wr32_raw(nic, nic->rings_at + SIM_CLAIM_OFF + 8 * s + 4, SIM_POISON);
 	}
 	sim_wr32_raw(nic, nic->rings_at + SIM_DEASSERT_OFF, SIM_POISON);
-	sim_wr32_raw(nic, SIM_SEND_GO_OFF, SIM_POISON);
-	sim_wr32_raw(nic, SIM_SEND_STOP_OFF, SIM_POISON);
+	for (unsigned s = 0; s < SIM_MAX_SLICES; s++) {
+		sim_wr32_raw(nic, SIM_SEND_GO_OFF + SIM_DOORBELL_STRIDE * s, SIM_POISON);
+		sim_wr32_raw(nic, SIM_SEND_STOP_OFF + SIM_DOORBELL_STRIDE * s, SIM_POISON);
+	}
 }
 
-/* All rx slots invalid, all tx flags 0 (§10: CMD_RESET). */
+/* All rx slots invalid, all tx flags 0 (§10: CMD_RESET); slices above 0 get theirs when
+ * they are enabled (sim_slice_clear_rings). */
 void sim_sram_init_rings(struct sim_nic *nic)
 {
 	memset(nic->bar + nic->rings_at + SIM_SEND_RING_OFF, 0, SIM_MAX_RING * 16);
@@ -107,10 +110,14 @@ void sim_sram_power_on(struct sim_nic *nic)
 		memset(nic->bar, 0, SIM_BAR0_LEN);
 	uint8_t img[FW_IMAGE_LEN_DEFAULT];
 	size_t len = 0;
-	if (sim_fw_image_build(img, sizeof(img), "ethp", &len) == 0) {
+	/* conf.eeprom_fw "rss[@1.4.N]": a board whose EEPROM holds the RSS image */
+	const char *ver = nic->world->conf.eeprom_fw;
+	bool rss = !strncmp(ver, "rss", 3);
+	if (rss)
+		ver += ver[3] == '@' ? 4 : 3;
+	if (sim_fw_image_build(img, sizeof(img), rss ? "rss_ethp" : "ethp", &len) == 0) {
 		uint8_t *h = img + FW_HEADER_OFF;
 		memset(h + FW_HDR_VERSION, 0, 128);
-		const char *ver = nic->world->conf.eeprom_fw;
 		if (ver[0])
 			snprintf((char *)h + FW_HDR_VERSION, 128, "%s -- libmyrio model", ver);
 		else

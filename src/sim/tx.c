@@ -37,21 +37,22 @@ uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
 	return csum_fold(acc);
 }
 
-static inline uint32_t desc_off(const struct sim_nic *nic, uint32_t idx)
+static inline uint32_t desc_off(const struct sim_nic *nic, const struct sim_slice *q, uint32_t idx)
 {
-	return nic->rings_at + SIM_SEND_RING_OFF + (idx & (nic->tx_entries - 1)) * 16;
+	return q->tx_off + (idx & (nic->tx_entries - 1)) * 16;
 }
 
-static inline uint8_t flags_at(const struct sim_nic *nic, uint32_t idx)
+static inline uint8_t flags_at(const struct sim_nic *nic, const struct sim_slice *q, uint32_t idx)
 {
-	return __atomic_load_n(nic->bar + desc_off(nic, idx) + 15, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(nic->bar + desc_off(nic, q, idx) + 15, __ATOMIC_ACQUIRE);
 }
 
-static inline void read_desc(const struct sim_nic *nic, uint32_t idx, struct sim_txd *d)
+static inline void read_desc(const struct sim_nic *nic, const struct sim_slice *q, uint32_t idx,
+			     struct sim_txd *d)
 {
 	/* one 16-byte copy; ordered after the acquire load of the chain's commit flags */
 	uint8_t p[16];
-	memcpy(p, nic->bar + desc_off(nic, idx), 16);
+	memcpy(p, nic->bar + desc_off(nic, q, idx), 16);
 	d->addr = (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
 	d->pho = get_be16(p + 8);
 	d->len = get_be16(p + 10);
@@ -148,13 +149,14 @@ static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uin
 	return true;
 }
 
-/* Link-rate pacing: a frame of len bytes starts when the wire is free, but not before the
- * ring was last seen empty (plus, with a timing profile, the doorbell's way to the wire);
+/* Link-rate pacing: a frame of len bytes starts when the wire is free, but not before its
+ * slice's ring was last seen empty (plus, with a timing profile, the doorbell's way to the wire);
  * it is handed over when its last bit is out (plus the profile's flight to the receiver's
  * host memory): false while that is still ahead of now. SET_THROTTLE_FACTOR caps the rate
  * at 256 x 16 Gb/s / factor (§3.3 #53), the profile's PCIe link at its bandwidth. Without
  * a rate or a profile, always true. */
-static bool wire_slot(struct sim_nic *nic, struct sim_cable *c, uint32_t len, uint64_t now_ps)
+static bool wire_slot(struct sim_nic *nic, const struct sim_slice *q, struct sim_cable *c,
+		      uint32_t len, uint64_t now_ps)
 {
 	if (!c || !c->up)
 		return true;
@@ -162,7 +164,7 @@ static bool wire_slot(struct sim_nic *nic, struct sim_cable *c, uint32_t len, ui
 	const struct sim_timing *rx_tm = nic->out->dst_nic ? nic->out->dst_nic->timing : none;
 	if (!(c->link_bps || nic->throttle || tm != none || rx_tm != none))
 		return true;
-	uint64_t start = nic->tx_idle_at * 1000 + sim_timing_tx_start_ps(tm);
+	uint64_t start = q->tx_idle_at * 1000 + sim_timing_tx_start_ps(tm);
 	if (nic->out->t_free > start)
 		start = nic->out->t_free;
 	uint32_t wire_len = len < 60 ? 60 : len;
@@ -195,7 +197,8 @@ static void read_failed(struct sim_nic *nic)
 	nic->stats_pending = true;
 }
 
-unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
+/* One slice's send ring. */
+static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned s, uint64_t now)
 {
 	struct sim_txd d[TX_PARSE_MAX];
 	struct sim_frag fr[TX_PARSE_MAX];
@@ -203,23 +206,23 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 	uint64_t now_ps = now * 1000;
 	unsigned done = 0;
 	for (unsigned budget = TX_BUDGET; budget; budget--) {
-		uint32_t idx = nic->tx_cons;
-		uint8_t f0 = flags_at(nic, idx);
+		uint32_t idx = q->tx_cons;
+		uint8_t f0 = flags_at(nic, q, idx);
 		if (!f0) {
-			nic->tx_idle_at = now;
+			q->tx_idle_at = now;
 			break;
 		}
 		unsigned n = 1;
 		unsigned lim = nic->tx_entries < TX_PARSE_MAX ? nic->tx_entries : TX_PARSE_MAX;
 		while (n < lim) {
-			uint8_t f = flags_at(nic, idx + n);
+			uint8_t f = flags_at(nic, q, idx + n);
 			if (!f || ((f & TXF_FIRST) && !(f & TXF_TSO_PLD)))
 				break;
 			n++;
 		}
 		uint32_t total = 0;
 		for (unsigned i = 0; i < n; i++) {
-			read_desc(nic, idx + i, &d[i]);
+			read_desc(nic, q, idx + i, &d[i]);
 			total += d[i].len;
 		}
 		/* 802.3x pause (§7.4): a peer NIC out of buffers, with flow control on at
@@ -233,7 +236,7 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 				break;
 		}
 		bool ok, tso = (f0 & TXF_FIRST) && !(f0 & TXF_NO_TSO);
-		if (!tso && !wire_slot(nic, c, total, now_ps))
+		if (!tso && !wire_slot(nic, q, c, total, now_ps))
 			break;
 		if (!(f0 & TXF_FIRST)) {
 			ok = bad(nic, idx, "chain does not start with a FIRST descriptor (§5.7)");
@@ -241,8 +244,9 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 			/* A request in progress carries on; a new one is checked first. */
 			ok = (nic->tso.active && nic->tso.idx == idx) ||
 			     sim_tso_begin(nic, idx, d, n, total) == 0;
+			nic->tso.slice = s;
 			while (ok && nic->tso.active &&
-			       wire_slot(nic, c, sim_tso_next_len(nic), now_ps))
+			       wire_slot(nic, q, c, sim_tso_next_len(nic), now_ps))
 				sim_tso_send_next(nic, now);
 			if (ok && nic->tso.active)
 				break; /* the rest when the wire has room: the chain stays posted */
@@ -275,17 +279,34 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 			}
 		}
 		for (unsigned i = 0; i < n; i++)
-			sim_wr32_raw(nic, desc_off(nic, idx + i) + 12, 0);
-		nic->tx_cons = idx + n;
-		nic->send_done++;
+			sim_wr32_raw(nic, desc_off(nic, q, idx + i) + 12, 0);
+		q->tx_cons = idx + n;
+		q->send_done++;
 		done++;
 	}
 	if (done) {
-		nic->send_pending = true;
-		if (!nic->pending) {
-			nic->pending = true;
-			nic->pending_since = now;
+		/* without multi-TX only slice 0 sends and reports (§5.9) */
+		q->send_pending = true;
+		if (!q->pending) {
+			q->pending = true;
+			q->pending_since = now;
 		}
+	}
+	return done;
+}
+
+/* Slice 0's ring, or with multi-TX every started slice's in turn (§5.9); a TSO request in
+ * progress is finished before another slice is served: one send engine. */
+unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
+{
+	if (!nic->multi_tx)
+		return tx_poll_slice(nic, &nic->sl[0], 0, now);
+	unsigned done = 0;
+	for (unsigned s = 0; s < nic->slices; s++) {
+		struct sim_slice *q = &nic->sl[s];
+		if (!q->tx_active || (nic->tso.active && nic->tso.slice != s))
+			continue;
+		done += tx_poll_slice(nic, q, s, now);
 	}
 	return done;
 }

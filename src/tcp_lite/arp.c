@@ -232,7 +232,7 @@ void arp_output(struct myrio_stack *s, struct myrio_pkt *p, uint32_t nh)
 		s->arp_next_check = s->now_ms + ARP_RETRY_MS;
 }
 
-static void learn(struct myrio_stack *s, struct arp_entry *e, const uint8_t *mac)
+static void reachable(struct myrio_stack *s, struct arp_entry *e, const uint8_t *mac)
 {
 	if (e->state == ARP_STATIC)
 		return;
@@ -241,6 +241,28 @@ static void learn(struct myrio_stack *s, struct arp_entry *e, const uint8_t *mac
 	e->tries = 0;
 	e->expires = s->now_ms + s->conf.arp_timeout_ms;
 	flush_queue(s, e);
+}
+
+/* From the wire: told to the other stacks of the address too (shard.c). */
+static void learn(struct myrio_stack *s, struct arp_entry *e, const uint8_t *mac)
+{
+	reachable(s, e, mac);
+	if (s->arp_shared && e->state == ARP_REACHABLE)
+		shard_arp_publish(s, e->ip, mac);
+}
+
+void arp_learned(struct myrio_stack *s, uint32_t ip, const uint8_t mac[6])
+{
+	struct arp_entry *e = arp_find(s, ip);
+	if (e)
+		reachable(s, e, mac);
+}
+
+void arp_waiting_each(struct myrio_stack *s, void (*fn)(struct myrio_stack *s, uint32_t ip))
+{
+	for (uint32_t i = 0; i <= s->arp_mask; i++)
+		if (s->arp[i].state == ARP_INCOMPLETE && s->arp[i].nq)
+			fn(s, s->arp[i].ip);
 }
 
 /* Another host (sha) sent ARP from our address: counted and reported; we keep it and

@@ -113,8 +113,8 @@ void icmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 		m[1] = 0;
 		put_be16(m + 2, 0);
 		put_be16(m + 2, csum_finish(csum_add(0, m, ip->l4_len)));
-		if (ipv4_output_frags(s, IPPROTO_ICMP_, ip->src, m, ip->l4_len, NULL, 0, IP_TTL) ==
-		    0)
+		if (ipv4_output_frags(s, IPPROTO_ICMP_, ip->src, m, ip->l4_len, NULL, 0,
+				      IP_DEFAULT_TTL) == 0)
 			s->st.icmp_echo_replies++;
 		goto out;
 	}

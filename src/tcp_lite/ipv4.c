@@ -197,7 +197,7 @@ static int ip_send(struct myrio_stack *s, struct myrio_pkt *p, uint32_t dst)
 int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
 		uint32_t dst, uint8_t tos, bool df)
 {
-	return ipv4_output_ttl(s, p, proto, src, dst, tos, df, IP_TTL);
+	return ipv4_output_ttl(s, p, proto, src, dst, tos, df, IP_DEFAULT_TTL);
 }
 
 int ipv4_output_ttl(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,

@@ -123,6 +123,12 @@ static int check_conf(const struct myrio_stack_conf *c)
 int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		       const struct myrio_stack_conf *conf)
 {
+	return stack_create_on(out, port, 0, conf, false);
+}
+
+int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t queue,
+		    const struct myrio_stack_conf *conf, bool quiet)
+{
 	*out = NULL;
 	struct myrio_stack_conf defaults;
 	if (!conf) {
@@ -137,6 +143,8 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		return -ENOMEM;
 	s->conf = *conf;
 	s->port = port;
+	s->queue = queue;
+	s->nq = 1;
 	s->wait_fd = -1;
 	if (!s->conf.clock)
 		s->conf.clock = default_clock;
@@ -203,12 +211,15 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		return rc;
 	}
 	s->ctl_reserve = s->conf.tx_pool_size / 16;
-	char group[32];
+	char group[40];
 	snprintf(group, sizeof(group), "stack %u.%u.%u.%u", s->conf.ip >> 24,
 		 (s->conf.ip >> 16) & 0xff, (s->conf.ip >> 8) & 0xff, s->conf.ip & 0xff);
+	if (queue)
+		snprintf(group + strlen(group), sizeof(group) - strlen(group), " q%u", queue);
 	s->publish_handle = myrio_publish_add_port(s->port, group, stack_counters, s);
 	*out = s;
-	myrio_arp_announce(s);
+	if (!quiet)
+		myrio_arp_announce(s);
 	stack_flush(s);
 	return 0;
 }
@@ -231,14 +242,15 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	igmp_fini(s);
 	udp_fini(s);
 	arp_fini(s);
+	shard_fini(s);
 	if (s->pool) {
 		/* Give the NIC a moment to hand back frames it still reads. */
 		for (int i = 0; i < 1000 && myrio_pool_free_count(s->pool) < s->pool->count; i++) {
-			myrio_tx_burst(s->port, NULL, 0);
+			myrio_tx_burst_queue(s->port, s->queue, NULL, 0);
 			/* Keep receiving (and dropping) meanwhile: a peer on the same link may
 			 * be waiting for that to get its own buffers back. */
 			struct myrio_pkt *in[RX_BURST];
-			uint16_t n = myrio_rx_burst(s->port, in, RX_BURST);
+			uint16_t n = myrio_rx_burst_queue(s->port, s->queue, in, RX_BURST);
 			myrio_pkt_free_bulk(in, n);
 			if (i > 10) {
 				struct timespec ts = {0, 100000};
@@ -279,7 +291,8 @@ void stack_flush(struct myrio_stack *s)
 {
 	unsigned done = 0;
 	while (done < s->ntx) {
-		uint16_t n = myrio_tx_burst(s->port, s->txb + done, (uint16_t)(s->ntx - done));
+		uint16_t n = myrio_tx_burst_queue(s->port, s->queue, s->txb + done,
+						  (uint16_t)(s->ntx - done));
 		if (n == 0)
 			break;
 		done += n;
@@ -328,7 +341,7 @@ int myrio_stack_poll(struct myrio_stack *s)
 {
 	struct myrio_pkt *pkts[RX_BURST];
 	stack_update_clock(s);
-	uint16_t n = myrio_rx_burst(s->port, pkts, RX_BURST);
+	uint16_t n = myrio_rx_burst_queue(s->port, s->queue, pkts, RX_BURST);
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 1 < n)
 			__builtin_prefetch(myrio_pkt_data(pkts[i + 1]));
@@ -340,6 +353,8 @@ int myrio_stack_poll(struct myrio_stack *s)
 		tcp_timers_run(s);
 	if (s->now_ms >= s->arp_next_check)
 		arp_timers(s);
+	if (s->arp_shared && s->arpq_len)
+		shard_arp_sync(s);
 	if (s->pmtu_next_check && s->now_ms >= s->pmtu_next_check)
 		pmtu_timers(s);
 	if (s->igmp.next_ms && s->now_ms >= s->igmp.next_ms)

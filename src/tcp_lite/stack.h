@@ -19,7 +19,7 @@
 #define ETHERTYPE_IPV4 0x0800
 #define ETHERTYPE_ARP 0x0806
 #define IP_HLEN 20
-#define IP_TTL 64 /* unicast; multicast goes out with the socket's (1) */
+#define IP_DEFAULT_TTL 64 /* unicast; multicast goes out with the socket's (1) */
 #define IPPROTO_ICMP_ 1
 #define IPPROTO_TCP_ 6
 #define IPPROTO_UDP_ 17
@@ -131,6 +131,7 @@ struct tcp_opts {
 
 struct arp_entry;
 struct arp_waiting;
+struct arp_shared;
 struct app_timer;
 
 /* Owners of timer wheel entries (tw_timer.owner). */
@@ -282,7 +283,11 @@ struct myrio_udp_sock {
 struct myrio_stack {
 	struct myrio_stack_conf conf;
 	struct myrio_port *port;
-	int publish_handle; /* its counters in the process's segment (myrio/publish.h) */
+	uint16_t queue;		       /* the port's queue it polls and sends on */
+	uint16_t nq;		       /* the port's queues: > 1, sharded (shard.c) */
+	struct arp_shared *arp_shared; /* ARP knowledge of the stacks sharing the address */
+	uint64_t arp_shared_seen;      /* its generation last looked at */
+	int publish_handle;	       /* its counters in the process's segment (myrio/publish.h) */
 	struct myrio_pool *pool;
 	uint32_t ctl_reserve; /* buffers only the stack itself may take */
 	uint8_t mac[6];
@@ -385,7 +390,22 @@ uint8_t *eth_prepend(struct myrio_stack *s, struct myrio_pkt *p, uint16_t type);
  * not be cut short, or the SYNs dropped wait out the initial RTO (Linux keeps 64 KiB+). */
 #define ARP_QLEN 256
 #define ARP_QUEUE_MAX 1024 /* stack-wide, and at most a quarter of the transmit pool */
+/* shard.c: stacks of one port, one per queue */
+struct arp_shared;
+void shard_arp_publish(struct myrio_stack *s, uint32_t ip, const uint8_t mac[6]);
+void shard_arp_sync(struct myrio_stack *s);
+void shard_fini(struct myrio_stack *s);
+/* stack.c: a stack on one queue of the port; quiet: no gratuitous ARP (a sibling sent it) */
+int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t queue,
+		    const struct myrio_stack_conf *conf, bool quiet);
+/* Whether a connection to rip:rport from lport lands on this stack's queue. */
+bool shard_port_ours(struct myrio_stack *s, uint32_t rip, uint16_t rport, uint16_t lport);
+
 int arp_init(struct myrio_stack *s);
+/* Resolution learned elsewhere (another stack of the address): frames waiting are sent. */
+void arp_learned(struct myrio_stack *s, uint32_t ip, const uint8_t mac[6]);
+/* The addresses frames are waiting for, one at a time: fn(arg, ip) for each. */
+void arp_waiting_each(struct myrio_stack *s, void (*fn)(struct myrio_stack *s, uint32_t ip));
 void arp_fini(struct myrio_stack *s);
 void arp_input(struct myrio_stack *s, struct myrio_pkt *p);
 /* Sends an IP frame to next hop nh: fills the destination MAC or queues the frame until

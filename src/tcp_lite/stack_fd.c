@@ -20,7 +20,7 @@ int myrio_stack_fd(struct myrio_stack *s)
 {
 	if (s->wait_fd >= 0)
 		return s->wait_fd;
-	int irq = myrio_port_irq_fd(s->port);
+	int irq = myrio_port_irq_fd_queue(s->port, s->queue);
 	if (irq < 0) {
 		log_err("tcp_lite: the port gives no interrupt eventfd to sleep on (%d): open it "
 			"with myrio_port_conf.irq set",
@@ -69,7 +69,7 @@ int myrio_stack_arm(struct myrio_stack *s)
 	uint64_t v;
 	(void)!read(s->irq_fd, &v, sizeof(v)); /* what woke us is being handled */
 	(void)!read(s->timer_fd, &v, sizeof(v));
-	int rc = myrio_port_irq_arm(s->port);
+	int rc = myrio_port_irq_arm_queue(s->port, s->queue);
 	if (rc < 0)
 		return rc;
 	s->poll_tail |= POLL_TAIL_ARMED;

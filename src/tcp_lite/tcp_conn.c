@@ -417,7 +417,8 @@ int myrio_tcp_connect(struct myrio_stack *s, uint32_t ip, uint16_t port, void *u
 	uint16_t lport = 0;
 	for (uint32_t tries = 0; tries < EPH_COUNT; tries++) {
 		uint16_t cand = tcp_ephemeral_port(s, ip, port);
-		if (!tcp_lookup(s, s->conf.ip, cand, ip, port) && !tcp_listener_find(s, cand)) {
+		if (!tcp_lookup(s, s->conf.ip, cand, ip, port) && !tcp_listener_find(s, cand) &&
+		    (s->nq == 1 || shard_port_ours(s, ip, port, cand))) {
 			lport = cand;
 			break;
 		}

@@ -290,7 +290,7 @@ int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port)
 
 static uint8_t udp_ttl(const struct myrio_udp_sock *u, uint32_t dst)
 {
-	return ipv4_is_multicast(dst) ? u->mcast_ttl : IP_TTL;
+	return ipv4_is_multicast(dst) ? u->mcast_ttl : IP_DEFAULT_TTL;
 }
 
 uint32_t myrio_udp_max_payload(const struct myrio_stack *s)

@@ -9,6 +9,9 @@
 #define PCI_CAP_ID_MSI 0x05
 #define PCI_MSI_FLAGS 0x02 /* message control, after the capability header */
 #define PCI_MSI_FLAGS_ENABLE 0x0001
+#define PCI_CAP_ID_MSIX 0x11
+#define PCI_MSIX_FLAGS_ENABLE 0x8000 /* in the message control word, as PCI_MSI_FLAGS */
+#define PCI_MSIX_FLAGS_MASKALL 0x4000
 
 /* Reads size (1, 2 or 4) bytes of config space at off, little-endian; < 0 on failure. */
 typedef int (*pci_cfg_read_fn)(void *ctx, unsigned off, unsigned size, uint32_t *val);

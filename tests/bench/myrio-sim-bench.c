@@ -107,8 +107,9 @@ static int driver_bench(unsigned long frames, unsigned len, const char *spec)
 			fprintf(stderr,
 				"stalled: model iterations in 100 ms: %llu; sim0 tx_cons %u "
 				"send_done %u armed %d paused %d; sim1 small cons %u\n",
-				(unsigned long long)(atomic_load(&w->epoch) - e0) / 2, na->tx_cons,
-				na->send_done, na->armed, na->paused, nb->small.cons);
+				(unsigned long long)(atomic_load(&w->epoch) - e0) / 2,
+				na->sl[0].tx_cons, na->sl[0].send_done, na->sl[0].armed, na->paused,
+				nb->sl[0].small.cons);
 			break;
 		}
 	}

@@ -252,7 +252,7 @@ static void soak(void **state)
 				struct myri_nic *dn = driver_nic(&m, k);
 				printf("  nic %d: small ring nic %u driver %u, big ring nic %u driver "
 				       "%u\n",
-				       k, nics[k]->small.cons, dn->rings.small.done, nics[k]->big.cons,
+				       k, nics[k]->sl[0].small.cons, dn->rings.small.done, nics[k]->sl[0].big.cons,
 				       dn->rings.big.done);
 				printf("  nic %d: %lu resets, the last at %.3f s; reset pending: %s; "
 				       "port %s\n",

@@ -68,9 +68,9 @@ static void traffic_in_order_without_loss(void **state)
 		    "stall: sent %u done %u got %u | a: armed %d send_pending %d "
 		    "pending %d tx_cons %u send_done %u paused %d valid %u | b: small cons "
 		    "%u prod %u running %d\n",
-		    sent, done, got, a.nic->armed, a.nic->send_pending, a.nic->pending,
-		    a.nic->tx_cons, a.nic->send_done, a.nic->paused, a.mem[H_STATS + 63],
-		    b.nic->small.cons, b.small_prod, b.nic->running);
+		    sent, done, got, a.nic->sl[0].armed, a.nic->sl[0].send_pending, a.nic->sl[0].pending,
+		    a.nic->sl[0].tx_cons, a.nic->sl[0].send_done, a.nic->paused, a.mem[H_STATS + 63],
+		    b.nic->sl[0].small.cons, b.small_prod, b.nic->running);
 	assert_int_equal(got, total);
 	struct sim_counters k = h_nic_counters(b.nic);
 	assert_int_equal(k.dropped_no_small_buffer, 0);

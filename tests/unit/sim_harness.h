@@ -6,6 +6,7 @@
 #define SIM_HARNESS_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -307,6 +308,29 @@ static inline uint32_t h_send_done(struct hnic *h, uint32_t want)
 		h_tick(h->w, 1);
 	}
 	return sd;
+}
+
+/* Stages an image and hands it off (§2.4); true if the confirm word arrived within 10 ms. */
+static inline bool h_handoff(struct hnic *h, const uint8_t *img, size_t len)
+{
+	for (size_t off = 0; off < len; off += 8) {
+		uint64_t v = 0;
+		memcpy(&v, img + off, len - off >= 8 ? 8 : len - off);
+		*(volatile uint64_t *)(h->bar + 0x100000 + off) = v;
+	}
+	put_be32(h->mem + H_RESP, 0);
+	uint64_t a = h_iova(h, H_RESP);
+	uint32_t w[16] = {
+	    (uint32_t)(a >> 32), (uint32_t)a, 0xFFFFFFFFu, 0x100008, (uint32_t)len - 8, 8, 0};
+	for (unsigned i = 0; i < 15; i++)
+		h_w32(h, 0xFC0000 + 4 * i, w[i]);
+	h_w32(h, 0xFC0000 + 60, 0);
+	for (unsigned i = 0; i < 10000; i++) {
+		if (get_be32(h->mem + H_RESP) == 0xFFFFFFFFu)
+			return true;
+		h_tick(h->w, 1);
+	}
+	return false;
 }
 
 /* The model's own counters, for the test to compare with what the host saw. */

@@ -1,0 +1,215 @@
+/* Queues beyond 0 of a Myri-10G port (the slices, §7) and RSS. Each queue is one slice's
+ * rings, touched only by the thread that polls it: nothing here takes a lock. The NIC's
+ * 4-byte completions carry no hash (§4.6), so the hash each packet carries is computed here
+ * from its headers with the key and hash type the NIC was given: by construction the one
+ * that chose its queue. A port of one queue uses none of this. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus/bus.h"
+#include "port/myri10ge_port.h"
+#include "util/log.h"
+#include "util/rss_hash.h"
+
+static uint32_t table_hash(const void *tt, const uint8_t *in, unsigned n)
+{
+	return toeplitz_table_hash(tt, in, n);
+}
+
+int myri10ge_queues_init(struct myri10ge_port *p)
+{
+	struct myri_nic *nic = &p->nic;
+	struct myri_rss *rss = &nic->rss;
+	memcpy(rss->key, toeplitz_default_key, sizeof(rss->key));
+	rss->table_size = 128;
+	for (unsigned i = 0; i < rss->table_size; i++)
+		rss->table[i] = (uint8_t)(i % nic->nq_wanted);
+	rss->hash_type = MCP_RSS_HASH_BOTH;
+	p->rss_tt = malloc(sizeof(*p->rss_tt));
+	if (!p->rss_tt)
+		return -ENOMEM;
+	toeplitz_table_init(p->rss_tt, rss->key);
+	return 0;
+}
+
+void myri10ge_queues_fini(struct myri10ge_port *p)
+{
+	free(p->rss_tt);
+	p->rss_tt = NULL;
+}
+
+static void hash_burst(struct myri10ge_port *p, struct myrio_pkt **pkts, uint16_t n)
+{
+	unsigned type = p->nic.rss.hash_type;
+	for (uint16_t i = 0; i < n; i++) {
+		struct myrio_pkt *m = pkts[i];
+		m->rss_hash =
+		    rss_frame_hash(type, myrio_pkt_data(m), m->len, table_hash, p->rss_tt);
+		m->ol_flags |= MYRIO_PKT_RX_RSS_HASH;
+	}
+}
+
+/* Queue 0 of a port with several. */
+uint16_t myri10ge_rx_burst_hashed(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
+{
+	uint16_t got = myri10ge_rx_burst(port, pkts, n);
+	hash_burst(mp(port), pkts, got);
+	return got;
+}
+
+int myri10ge_queues(struct myrio_port *port)
+{
+	return (int)mp(port)->nic.nq;
+}
+
+uint16_t myri10ge_rx_burst_queue(struct myrio_port *port, uint16_t q, struct myrio_pkt **pkts,
+				 uint16_t n)
+{
+	struct myri_nic *nic = &mp(port)->nic;
+	if (__builtin_expect(!nic->up, 0))
+		return 0;
+	uint16_t got = rings_rx_burst(myri_queue_rings(nic, q), pkts, n);
+	hash_burst(mp(port), pkts, got);
+	return got;
+}
+
+uint16_t myri10ge_tx_burst_queue(struct myrio_port *port, uint16_t q, struct myrio_pkt **pkts,
+				 uint16_t n)
+{
+	struct myri_nic *nic = &mp(port)->nic;
+	if (__builtin_expect(!nic->up, 0))
+		return 0;
+	return rings_tx_burst(myri_queue_rings(nic, q), pkts, n);
+}
+
+int myri10ge_irq_fd_queue(struct myrio_port *port, uint16_t q)
+{
+	struct myri_nic *nic = &mp(port)->nic;
+	if (nic->vec_fd[q] < 0) {
+		log_err("%s: queue %u has no interrupt: open the port with myrio_port_conf.irq set "
+			"on a bus with MSI-X",
+			nic->bus->name, q);
+		return -ENOTSUP;
+	}
+	return nic->vec_fd[q];
+}
+
+/* As for queue 0 (myri10ge_port.c): handle a pending update, give the token back when the
+ * completion ring is empty, so that the next frame raises the queue's vector (§6.5). */
+int myri10ge_irq_arm_queue(struct myrio_port *port, uint16_t q)
+{
+	struct myri_nic *nic = &mp(port)->nic;
+	if (!nic->up)
+		return 0;
+	struct myri_rings *r = myri_queue_rings(nic, q);
+	status_poll(r);
+	uint32_t e = *(volatile uint32_t *)&r->rx_done[r->rx_done_idx & r->rx_done_mask];
+	if (r->rx_token && e == 0)
+		status_return_rx_token(r);
+	return 0;
+}
+
+int myri10ge_rss_get(struct myrio_port *port, struct myrio_rss_conf *conf)
+{
+	const struct myri_rss *rss = &mp(port)->nic.rss;
+	memset(conf, 0, sizeof(*conf));
+	switch (rss->hash_type) {
+	case MCP_RSS_HASH_IPV4:
+		conf->hash = MYRIO_RSS_IPV4;
+		break;
+	case MCP_RSS_HASH_TCP_IPV4:
+		conf->hash = MYRIO_RSS_TCP_IPV4;
+		break;
+	case MCP_RSS_HASH_BOTH:
+		conf->hash = MYRIO_RSS_IPV4 | MYRIO_RSS_TCP_IPV4;
+		break;
+	default:
+		conf->hash = MYRIO_RSS_PORTS;
+	}
+	conf->table_size = (uint16_t)rss->table_size;
+	memcpy(conf->table, rss->table, rss->table_size);
+	memcpy(conf->key, rss->key, sizeof(conf->key));
+	return 0;
+}
+
+static int hash_type(uint32_t hash)
+{
+	switch (hash) {
+	case MYRIO_RSS_IPV4:
+		return MCP_RSS_HASH_IPV4;
+	case MYRIO_RSS_TCP_IPV4:
+		return MCP_RSS_HASH_TCP_IPV4;
+	case MYRIO_RSS_IPV4 | MYRIO_RSS_TCP_IPV4:
+		return MCP_RSS_HASH_BOTH;
+	case MYRIO_RSS_PORTS:
+		return MCP_RSS_HASH_SRC_DST_PORT;
+	default:
+		return -EINVAL;
+	}
+}
+
+int myri10ge_rss_set(struct myrio_port *port, const struct myrio_rss_conf *conf)
+{
+	struct myri10ge_port *p = mp(port);
+	struct myri_nic *nic = &p->nic;
+	int type = hash_type(conf->hash);
+	if (type < 0) {
+		log_err("%s: RSS hash 0x%x: choose MYRIO_RSS_IPV4 and/or MYRIO_RSS_TCP_IPV4, or "
+			"MYRIO_RSS_PORTS alone",
+			nic->bus->name, conf->hash);
+		return -EINVAL;
+	}
+	if (nic->nq < 2)
+		return -ENOTSUP;
+	struct myri_rss *rss = &nic->rss;
+	rss->hash_type = (uint32_t)type;
+	rss->table_size = conf->table_size;
+	memcpy(rss->table, conf->table, conf->table_size);
+	memcpy(rss->key, conf->key, sizeof(rss->key));
+	toeplitz_table_init(p->rss_tt, rss->key);
+	return myri_slices_write_rss(nic);
+}
+
+int myri10ge_rss_flow_queue(struct myrio_port *port, const uint8_t tuple[12], uint8_t proto,
+			    uint32_t *hash)
+{
+	struct myri10ge_port *p = mp(port);
+	const struct myri_rss *rss = &p->nic.rss;
+	if (p->nic.nq < 2)
+		return -ENOTSUP;
+	int ports = proto == 6 || proto == 17;
+	uint32_t h = rss_tuple_hash(rss->hash_type, tuple, proto, ports, table_hash, p->rss_tt);
+	if (hash)
+		*hash = h;
+	uint8_t q = rss->table[h % rss->table_size];
+	return q < p->nic.nq ? q : 0; /* as the NIC: an entry beyond the slices means 0 */
+}
+
+/* Per-queue counters: each queue's thread writes its own, readers may lag a little. */
+static const char *const queue_counter[] = {"rx_q%u_packets", "rx_q%u_bytes", "tx_q%u_packets",
+					    "tx_q%u_bytes"};
+#define N_QUEUE_COUNTERS (sizeof(queue_counter) / sizeof(queue_counter[0]))
+
+unsigned myri10ge_queue_xstats_names(struct myri_nic *nic, struct myrio_xstat_name *names,
+				     unsigned n)
+{
+	unsigned total = nic->nq > 1 ? nic->nq * (unsigned)N_QUEUE_COUNTERS : 0;
+	for (unsigned i = 0; i < total && i < n; i++)
+		snprintf(names[i].name, sizeof(names[i].name), queue_counter[i % N_QUEUE_COUNTERS],
+			 i / (unsigned)N_QUEUE_COUNTERS);
+	return total;
+}
+
+unsigned myri10ge_queue_xstats(struct myri_nic *nic, uint64_t *values, unsigned n)
+{
+	unsigned total = nic->nq > 1 ? nic->nq * (unsigned)N_QUEUE_COUNTERS : 0;
+	for (unsigned i = 0; i < total && i < n; i++) {
+		const struct myri_rings *r = myri_queue_rings(nic, i / N_QUEUE_COUNTERS);
+		const uint64_t v[N_QUEUE_COUNTERS] = {r->rx_packets, r->rx_bytes, r->tx_packets,
+						      r->tx_bytes};
+		values[i] = v[i % N_QUEUE_COUNTERS];
+	}
+	return total;
+}

@@ -139,7 +139,8 @@ uint8_t *sim_dma_slow(struct sim_nic *nic, uint64_t iova, uint32_t len, const ch
 		return t->e[lo].va + (iova - t->e[lo].iova);
 	}
 	if (nic->host_dma.map && iova + len >= iova) { /* host.h: never cached */
-		uint8_t *p = nic->host_dma.map(nic->host_dma.opaque, iova, len);
+		uint8_t *p =
+		    nic->host_dma.map(nic->host_dma.opaque, iova, len, !sim_host_dma_reads(what));
 		if (p)
 			return p;
 	}

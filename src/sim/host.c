@@ -1,5 +1,7 @@
 /* The model hosted by a device framework (host.h): DMA through the host, the host's clock,
  * the host's loop. */
+#include <string.h>
+
 #include "sim/host.h"
 #include "sim/nic.h"
 #include "util/log.h"
@@ -8,6 +10,12 @@ void sim_nic_set_host_dma(struct sim_nic *nic, const struct sim_host_dma *dma)
 {
 	nic->host_dma = dma ? *dma : (struct sim_host_dma){0};
 	nic->intrq_va = NULL;
+}
+
+bool sim_host_dma_reads(const char *what)
+{
+	return !strncmp(what, "tx buffer", 9) || !strncmp(what, "dummy RDMA read", 15) ||
+	       !strncmp(what, "dummy RDMA target", 17);
 }
 
 bool sim_bar0_store_is_urgent(uint32_t off)

@@ -12,13 +12,19 @@ struct myrio_sim;
 struct sim_nic;
 
 /* The host's DMA: memory for [iova, iova+len) as the device reaches it through the host's
- * IOMMU, as one piece that stays valid until the model returns to the host; NULL when any
- * part is not mapped or not RAM. Asked for every access the DMA table does not cover: the
- * model keeps no translation across host calls, so an unmap is seen at once. */
+ * IOMMU, for reading (write false) or writing, as one piece that stays valid until the
+ * model returns to the host; NULL when any part is not mapped that way or not RAM. Asked for
+ * every access the DMA table does not cover: the model keeps no translation across host
+ * calls, so an unmap is seen at once. */
 struct sim_host_dma {
-	uint8_t *(*map)(void *opaque, uint64_t iova, uint32_t len);
+	uint8_t *(*map)(void *opaque, uint64_t iova, uint32_t len, bool write);
 	void *opaque;
 };
+
+/* Whether the access named `what` (sim_dma's purpose) only reads host memory: transmit
+ * buffers and the dummy RDMA target, which drivers map to-device only (an IOMMU refuses a
+ * write there, and logs it). */
+bool sim_host_dma_reads(const char *what);
 
 /* The NIC's DMA goes through the host from now on (NULL: back to the DMA table alone). */
 void sim_nic_set_host_dma(struct sim_nic *nic, const struct sim_host_dma *dma);

@@ -16,13 +16,14 @@ struct host_iommu {
 	struct hnic *h;
 	bool mapped;
 	uint32_t deny_lo, deny_hi;
-	unsigned calls;
+	unsigned calls, reads;
 };
 
-static uint8_t *host_map(void *opaque, uint64_t iova, uint32_t len)
+static uint8_t *host_map(void *opaque, uint64_t iova, uint32_t len, bool write)
 {
 	struct host_iommu *m = opaque;
 	m->calls++;
+	m->reads += !write;
 	if (!m->mapped || iova < m->h->iova || iova - m->h->iova > H_MEM_LEN - len)
 		return NULL;
 	uint64_t off = iova - m->h->iova;
@@ -57,6 +58,15 @@ static void dma_through_the_host_only(void **state)
 	run(p.w, &now, 3);
 	assert_int_equal(h_completion(b, NULL), 64);
 	assert_memory_equal(h_small_buf(b, 0) + 2, f, 64);
+	assert_int_equal(m.reads, 0); /* b only received: writes */
+
+	/* b transmits from its memory: read through the host */
+	uint8_t g[100];
+	h_frame(g, a->nic->eeprom_mac, h_src_mac, 0x0800, 64, 2);
+	h_send(b, g, 64);
+	run(p.w, &now, 3);
+	assert_true(m.reads > 0);
+	assert_int_equal(h_completion(a, NULL), 64);
 	assert_int_equal(h_nic_stats(b->nic).dma_faults, 0);
 
 	/* The host withdraws the interrupt queue, reached a moment ago: the next frame is
@@ -91,6 +101,17 @@ static void dma_through_the_host_only(void **state)
 	h_pair_close(&p);
 }
 
+static void directions(void **state)
+{
+	(void)state;
+	assert_true(sim_host_dma_reads("tx buffer"));
+	assert_true(sim_host_dma_reads("tx buffer (TSO)"));
+	assert_true(sim_host_dma_reads("dummy RDMA read"));
+	assert_false(sim_host_dma_reads("rx small buffer"));
+	assert_false(sim_host_dma_reads("completion ring"));
+	assert_false(sim_host_dma_reads("dummy RDMA confirm"));
+}
+
 static void host_clock_drives_the_world(void **state)
 {
 	(void)state;
@@ -116,6 +137,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(dma_through_the_host_only),
+	    cmocka_unit_test(directions),
 	    cmocka_unit_test(host_clock_drives_the_world),
 	    cmocka_unit_test(command_stores_are_urgent),
 	};

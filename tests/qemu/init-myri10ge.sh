@@ -79,13 +79,12 @@ streams() { # label
 	note "$1 b->a: $(cat /tmp/r2)"
 }
 udp() {
-	B nc -u -l -p 5003 >/tmp/u &
+	B /tcp_pattern udprecv 5003 20 >/tmp/u 2>&1 &
 	u=$!
 	sleep 0.5
-	echo "datagram across the model cable" | A nc -u -w 1 10.9.0.2 5003
-	sleep 1
-	kill $u 2>/dev/null
-	grep -q 'datagram across the model cable' /tmp/u && note "udp: received" || bad "udp datagram lost"
+	A /tcp_pattern udpsend 10.9.0.2 5003 20 >/dev/null
+	wait $u || bad "udp: $(cat /tmp/u)"
+	note "udp: $(cat /tmp/u)"
 }
 mtu() {
 	ip -n a link set "$ia" mtu "$1" && ip -n b link set "$ib" mtu "$1" || bad "mtu $1"

@@ -7,7 +7,10 @@
  * -e: the examples' pattern instead (examples/common.h: byte i is i % PATTERN_LEN), to talk
  * to stream_send and stream_recv. BYTES 0 on recv: whatever the sender sends.
  * Prints one line: "tcp_pattern: <role> N bytes ok|BAD at OFFSET, T s, R MB/s"; exits 0 only
- * when all BYTES went through intact (and, for recv, nothing more came). */
+ * when all BYTES went through intact (and, for recv, nothing more came).
+ *   tcp_pattern udprecv PORT COUNT        COUNT datagrams (5 s at most), each checked
+ *   tcp_pattern udpsend ADDR PORT COUNT   COUNT datagrams of 1000 bytes, datagram i
+ *                                         holds the pattern from offset 1000 i */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -15,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -125,6 +129,54 @@ static int do_send(const char *addr, int port, unsigned long long bytes)
 	return report("send", off, -1, t0);
 }
 
+#define DGRAM 1000
+
+static int do_udp(const char *addr, int port, unsigned count)
+{
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	uint8_t buf[DGRAM];
+	if (s < 0)
+		return 1;
+	if (addr) {
+		if (inet_pton(AF_INET, addr, &a.sin_addr) != 1)
+			return 1;
+		for (unsigned i = 0; i < count; i++) {
+			for (unsigned k = 0; k < DGRAM; k++)
+				buf[k] = byte_at((uint64_t)i * DGRAM + k);
+			if (sendto(s, buf, DGRAM, 0, (struct sockaddr *)&a, sizeof(a)) != DGRAM)
+				perror("tcp_pattern: sendto");
+			usleep(10000);
+		}
+		printf("tcp_pattern: udpsend %u datagrams\n", count);
+		return 0;
+	}
+	struct timeval tv = {.tv_sec = 5};
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (bind(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		perror("tcp_pattern: bind");
+		return 1;
+	}
+	unsigned good = 0, bad = 0;
+	while (good + bad < count) {
+		ssize_t n = recv(s, buf, sizeof(buf), 0);
+		if (n < 0)
+			break;
+		bool ok = n == DGRAM;
+		for (unsigned i = 0; ok && i < count; i++) /* which datagram it is */
+			if (buf[0] == byte_at((uint64_t)i * DGRAM) &&
+			    buf[1] == byte_at((uint64_t)i * DGRAM + 1)) {
+				for (unsigned k = 0; k < DGRAM; k++)
+					ok = ok && buf[k] == byte_at((uint64_t)i * DGRAM + k);
+				break;
+			}
+		good += ok;
+		bad += !ok;
+	}
+	printf("tcp_pattern: udprecv %u of %u datagrams ok, %u bad\n", good, count, bad);
+	return good != count;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "-e")) {
@@ -132,6 +184,10 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
+	if (argc == 4 && !strcmp(argv[1], "udprecv"))
+		return do_udp(NULL, atoi(argv[2]), (unsigned)atoi(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "udpsend"))
+		return do_udp(argv[2], atoi(argv[3]), (unsigned)atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "recv"))
 		return do_recv(atoi(argv[2]), strtoull(argv[3], NULL, 0));
 	if (argc == 5 && !strcmp(argv[1], "send"))

@@ -159,9 +159,11 @@ mkdir -p /dev/hugepages
 mount -t hugetlbfs nodev /dev/hugepages
 /myrio-setup hugepages 64 >/dev/null
 /myrio-setup bind "$pa" || bad "myrio-setup bind $pa"
-/myrio-setup check "$pa" 2>&1 | sed 's/^/guest: myrio-setup check: /'
-note "myrio-setup check exited $?"
-/myrio-info "$pa" 2>&1 | sed 's/^/guest: myrio-info: /'
+/myrio-setup check "$pa" >/tmp/check 2>&1 || bad "myrio-setup check $pa found problems"
+sed 's/^/guest: myrio-setup check: /' /tmp/check
+/myrio-info "$pa" >/tmp/info 2>&1 || bad "myrio-info $pa"
+sed 's/^/guest: myrio-info: /' /tmp/info
+grep -q '^link  *up' /tmp/info || bad "myrio-info: link not up"
 ib=$(ifname $pb)
 ip netns add b
 ip link set "$ib" netns b
@@ -175,6 +177,7 @@ r=$!
 for t in $(seq 1 30); do grep -q 'stream_recv: TCP' /tmp/recv.log && break; sleep 1; done
 B ping -c 3 -W 5 10.9.0.1 >/tmp/ping 2>&1
 note "vfio ping: $(grep -o '[0-9]* packets received' /tmp/ping)"
+grep -q '3 packets received' /tmp/ping || bad "the kernel's pings of tcp_lite"
 B ping -c 2 -W 5 -s 1472 10.9.0.1 >/tmp/ping 2>&1
 note "vfio ping 1472: $(grep -o '[0-9]* packets received' /tmp/ping)"
 B /tcp_pattern -e send 10.9.0.1 5001 "$BYTES" >/tmp/s3 2>&1 || bad "kernel->libmyrio send: $(cat /tmp/s3)"
@@ -183,6 +186,7 @@ kill -INT $r 2>/dev/null
 wait $r
 note "stream_recv exited $?"
 grep -v ' Gb/s .*pkts/s' /tmp/recv.log | sed 's/^/guest: stream_recv: /'
+grep -q "summary: $BYTES bytes .* 0 bad, 0 lost" /tmp/recv.log || bad "stream_recv did not get the kernel's $BYTES bytes intact"
 # tcp_lite's stream to the kernel, checked by tcp_pattern
 B /tcp_pattern -e recv 5002 0 >/tmp/r4 2>&1 &
 r=$!

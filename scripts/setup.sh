@@ -7,7 +7,22 @@ PACKAGES=(build-essential cmake ninja-build pkg-config clang
   libpciaccess-dev libhugetlbfs-dev libcmocka-dev libpcap-dev
   iproute2 tcpdump socat netcat-openbsd iperf3 sockperf nuttcp curl python3 valgrind
   qemu-system-x86 busybox-static cpio kmod zlib1g-dev tshark groff-base man-db
-  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+  meson libglib2.0-dev libpixman-1-dev libfdt-dev dpkg-dev ethtool)
+
+# QEMU's source package (tests/qemu/build-qemu.sh builds the Myri-10G model device into it)
+# needs a deb-src line beside Debian's deb lines.
+DEB_SRC=/etc/apt/sources.list.d/myrio-deb-src.sources
+if [[ ! -f $DEB_SRC ]] && ! grep -rqs '^\(Types: .*\)\?deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  cat >"$DEB_SRC" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  apt-get update -qq || true
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

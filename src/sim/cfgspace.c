@@ -58,7 +58,7 @@ void sim_cfg_power_on(struct sim_nic *nic)
 	put16(c, CAP_MSI + 2, 0x0080); /* 64-bit address, one message */
 	c[CAP_PCIE] = 0x10;
 	c[CAP_PCIE + 1] = CAP_MSIX;
-	put16(c, CAP_PCIE + 2, 0x0002);		  /* v2, endpoint */
+	put16(c, CAP_PCIE + 2, 0x0001);		  /* v1 endpoint: v2 would run into MSI-X */
 	put32(c, CAP_PCIE + 4, 0x00000002);	  /* max payload 512 */
 	put16(c, CAP_PCIE + 8, 2u << 12);	  /* device control: MRRS 512 at power-on */
 	put32(c, CAP_PCIE + 0x0C, (8u << 4) | 1); /* link cap: x8, 2.5 GT/s */

@@ -138,6 +138,12 @@ uint8_t *sim_dma_slow(struct sim_nic *nic, uint64_t iova, uint32_t len, const ch
 		nic->dma.cache = t->e[lo];
 		return t->e[lo].va + (iova - t->e[lo].iova);
 	}
+	if (nic->host_dma.map && iova + len >= iova) { /* host.h: never cached */
+		uint8_t *p =
+		    nic->host_dma.map(nic->host_dma.opaque, iova, len, !sim_host_dma_reads(what));
+		if (p)
+			return p;
+	}
 	nic->st.dma_faults++;
 	if (sim_nic_ratelimit(nic, SIM_DIAG_DMA))
 		log_err("%s: DMA to unmapped IOVA 0x%" PRIx64 "+%u (%s): the device may only "

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sim/host.h"
 #include "sim/model.h"
 #include "sim/timing.h"
 
@@ -219,6 +220,7 @@ struct sim_nic {
 
 	struct sim_fw fw;
 	struct sim_dma dma;
+	struct sim_host_dma host_dma; /* host.h: map is NULL unless hosted */
 	struct sim_cable *cable;
 	struct sim_wire *out; /* the direction this NIC transmits into */
 

@@ -4,49 +4,17 @@
 # installed), and an initramfs with busybox, the VFIO and e1000e modules, and the test
 # programs compiled from the project's own sources, with the shared libraries they need.
 #
-# usage: build-guest.sh SRC_DIR CACHE_DIR OUT_DIR
-# Leaves OUT_DIR/vmlinuz and OUT_DIR/initramfs.cpio.
+# usage: build-guest.sh SRC_DIR CACHE_DIR OUT_DIR [INIT]
+# Leaves OUT_DIR/vmlinuz and OUT_DIR/initramfs.cpio, whose init is INIT (default
+# tests/qemu/init.sh, the VFIO test's). The guest also has tcp_pattern (a checked TCP
+# stream), and the host's ip and ethtool, for the kernel drivers' side.
 set -euo pipefail
 src=$1 cache=$2 out=$3
+init=${4:-$src/tests/qemu/init.sh}
 mkdir -p "$cache" "$out"
 
-# 1. Kernel package: the one linux-image-amd64 depends on, fetched once. The lock keeps two
-# builds sharing the cache (e.g. two build directories tested at once) out of each other's way.
-exec 9>"$cache/.lock"
-flock 9
-deb=$(ls "$cache"/linux-image-6.1.*-amd64_*_amd64.deb 2>/dev/null | sort -V | tail -n 1 || true)
-if [[ -z $deb ]]; then
-	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-6\.1/ {print $2; exit}')
-	if [[ -z $pkg ]]; then
-		apt-get update -qq >/dev/null 2>&1 || true
-		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-6\.1/ {print $2; exit}')
-	fi
-	[[ -n $pkg ]] || { echo "build-guest: cannot find the linux-image-6.1 package" >&2; exit 1; }
-	echo "build-guest: downloading $pkg into $cache"
-	(cd "$cache" && apt-get download "$pkg" >/dev/null 2>&1) || { echo "build-guest: apt-get download $pkg failed" >&2; exit 1; }
-	deb=$(ls "$cache"/linux-image-6.1.*-amd64_*_amd64.deb | sort -V | tail -n 1)
-fi
-kdir="$cache/$(basename "$deb" .deb)"
-if [[ ! -f $kdir/.done ]]; then
-	rm -rf "$kdir" "$kdir.tmp"
-	mkdir -p "$kdir.tmp"
-	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kdir.tmp" --wildcards \
-		'./boot/vmlinuz-*' \
-		'./lib/modules/*/kernel/virt/lib/irqbypass.ko' \
-		'./lib/modules/*/kernel/drivers/vfio/vfio.ko' \
-		'./lib/modules/*/kernel/drivers/vfio/vfio_virqfd.ko' \
-		'./lib/modules/*/kernel/drivers/vfio/vfio_iommu_type1.ko' \
-		'./lib/modules/*/kernel/drivers/vfio/pci/vfio-pci-core.ko' \
-		'./lib/modules/*/kernel/drivers/vfio/pci/vfio-pci.ko' \
-		'./lib/modules/*/kernel/drivers/net/ethernet/intel/e1000e/e1000e.ko'
-	mkdir -p "$kdir.tmp/flat"
-	find "$kdir.tmp/lib" -name '*.ko' -exec mv {} "$kdir.tmp/flat/" \;
-	mv "$kdir.tmp"/boot/vmlinuz-* "$kdir.tmp/flat/vmlinuz"
-	mv "$kdir.tmp/flat" "$kdir"
-	rm -rf "$kdir.tmp"
-	touch "$kdir/.done"
-fi
-flock -u 9
+# 1. Kernel and modules, fetched once.
+kdir=$(bash "$(dirname "$0")/fetch-kernel.sh" "$cache" | tail -n 1)
 
 # 2. Test programs, linked with the whole library compiled from the project's sources (the
 # same src/ as libmyrio), as an archive so that each program takes only what it uses. They
@@ -72,6 +40,9 @@ for p in "${progs[@]:1}"; do
 done
 gcc "${CFLAGS[@]}" -o "$out/myrio-setup" "$src"/tools/myrio-setup/*.c "${LIBS[@]}"
 progs+=(tools/myrio-setup)
+gcc -static -O2 -Wall -Wextra -Werror -Wno-unused-parameter -I"$src/tests/lib" -I"$src/examples" -I"$src/include" -o "$out/tcp_pattern" \
+	"$src/tests/qemu/tcp_pattern.c"
+progs+=(tests/qemu/tcp_pattern)
 
 # 3. Initramfs.
 root="$out/initramfs"
@@ -79,14 +50,24 @@ rm -rf "$root"
 mkdir -p "$root"/{bin,dev,proc,sys,lib/modules}
 cp "$(command -v busybox)" "$root/bin/busybox"
 cp "$kdir"/*.ko "$root/lib/modules/"
-cp "$src/tests/qemu/init.sh" "$root/init"
+cp "$init" "$root/init"
 chmod 755 "$root/init"
-for p in "${progs[@]}"; do
-	cp "$out/$(basename "$p")" "$root/"
-	# the shared libraries it needs, at the same paths
-	ldd "$out/$(basename "$p")" | grep -o '/[^ ]*' | while read -r so; do
+# the shared libraries a program needs, at the same paths
+libs_of() {
+	{ ldd "$1" 2>/dev/null || true; } | { grep -o '/[^ ]*' || true; } | while read -r so; do
 		cp -L --parents -n "$so" "$root/"
 	done
+}
+for p in "${progs[@]}"; do
+	cp "$out/$(basename "$p")" "$root/"
+	libs_of "$out/$(basename "$p")"
+done
+mkdir -p "$root/sbin"
+for t in ip ethtool; do
+	if command -v "$t" >/dev/null; then
+		cp "$(command -v "$t")" "$root/sbin/$t"
+		libs_of "$(command -v "$t")"
+	fi
 done
 cp "$kdir/vmlinuz" "$out/vmlinuz"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$out/initramfs.cpio"

@@ -41,18 +41,14 @@ fi
 bash "$src/tests/qemu/build-guest.sh" "$src" "$cache" "$out"
 echo "qemu_vfio: guest built in $((SECONDS - start)) s"
 
+source "$src/tests/qemu/guest-args.sh"
+guest_args "$out" 512M
 mac_a=52:54:00:4d:59:0a
 mac_b=52:54:00:4d:59:0b
 run_guest() {
 	rm -f "$out"/a.pcap "$out"/console.log
 	rc=0
-	timeout --foreground -k 5 300 "$qemu" \
-		-accel tcg,thread=multi -cpu max -smp 1 -m 512M \
-		-machine q35,kernel-irqchip=split \
-		-device intel-iommu,intremap=on,caching-mode=on \
-		-nodefaults -display none -serial stdio -monitor none -no-reboot \
-		-kernel "$out/vmlinuz" -initrd "$out/initramfs.cpio" \
-		-append "console=ttyS0 intel_iommu=on no_timer_check quiet panic=-1" \
+	timeout --foreground -k 5 300 "$qemu" "${GUEST_ARGS[@]}" \
 		-netdev hubport,id=na,hubid=1 -device e1000e,netdev=na,mac=$mac_a,romfile=,addr=0x10 \
 		-netdev hubport,id=nb,hubid=1 -device e1000e,netdev=nb,mac=$mac_b,romfile=,addr=0x11 \
 		-object filter-dump,id=da,netdev=na,file="$out/a.pcap" \

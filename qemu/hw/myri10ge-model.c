@@ -1,0 +1,315 @@
+/*
+ * QEMU glue for libmyrio's Myri-10G device model (src/sim): `-device myri10ge-model`.
+ * The model is the device; this file only connects it to QEMU: BAR0 stores into the
+ * model's SRAM, config space both ways, DMA through the device's PCI address space (so a
+ * vIOMMU translates and blocks), QEMU's virtual clock, MSI and INTx, and the firmware loop
+ * run from a bottom half, a timer and command stores (docs/device-model.md, "Hosted in
+ * QEMU"). Devices with the same `cable` are the two ends of one model cable.
+ */
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "qapi/error.h"
+#include "hw/pci/pci.h"
+#include "hw/pci/msi.h"
+#include "hw/qdev-properties.h"
+#include "exec/memory.h"
+#include "sysemu/dma.h"
+
+#include "sim/host.h"
+#include "sim/model.h"
+
+#define TYPE_MYRI10GE_MODEL "myri10ge-model"
+OBJECT_DECLARE_SIMPLE_TYPE(MyriModelState, MYRI10GE_MODEL)
+
+/* Polling cadence of the firmware loop: busy while it has work, slower when idle. */
+#define BUSY_POLL_NS 20000
+#define IDLE_POLL_NS 250000
+
+typedef struct MyriCable MyriCable;
+
+struct MyriModelState {
+    PCIDevice parent_obj;
+    MemoryRegion bar0;
+    char *cable_id;
+    char *model_conf;
+    MyriCable *cable;
+    struct sim_nic *nic;
+    uint8_t *sram;
+    uint8_t vs_cap, vs_len; /* the vendor capability: read from the model */
+};
+
+/* One model world per cable: two NICs joined, driven by one timer and one bottom half. */
+struct MyriCable {
+    char *id;
+    struct myrio_sim *world;
+    MyriModelState *ends[2];
+    QEMUTimer *timer;
+    QEMUBH *bh;
+    QLIST_ENTRY(MyriCable) link;
+};
+static QLIST_HEAD(, MyriCable) cables = QLIST_HEAD_INITIALIZER(cables);
+
+static void cable_run(MyriCable *c)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    unsigned work = sim_world_run_at(c->world, now);
+    for (int i = 0; i < 2; i++) {
+        MyriModelState *s = c->ends[i];
+        if (!s) {
+            continue;
+        }
+        PCIDevice *pd = PCI_DEVICE(s);
+        uint64_t n;
+        if (read(sim_nic_irq_fd(s->nic), &n, sizeof(n)) == sizeof(n) && msi_enabled(pd)) {
+            msi_notify(pd, 0);
+        }
+        pci_set_irq(pd, sim_nic_intx_line(s->nic));
+    }
+    timer_mod(c->timer, now + (work ? BUSY_POLL_NS : IDLE_POLL_NS));
+}
+
+static void cable_tick(void *opaque)
+{
+    cable_run(opaque);
+}
+
+static uint8_t *dma_map_dir(PCIDevice *pd, uint64_t iova, uint32_t len, DMADirection dir)
+{
+    dma_addr_t plen = len;
+    ram_addr_t off;
+    void *p = pci_dma_map(pd, iova, &plen, dir);
+    if (!p) {
+        return NULL;
+    }
+    /* Guest RAM stays where it is; a bounce buffer (MMIO, a split range) does not. */
+    bool ram = plen == len && memory_region_from_host(p, &off);
+    pci_dma_unmap(pd, p, plen, dir, ram && dir == DMA_DIRECTION_FROM_DEVICE ? plen : 0);
+    return ram ? p : NULL;
+}
+
+static uint8_t *dma_map(void *opaque, uint64_t iova, uint32_t len, bool write)
+{
+    return dma_map_dir(PCI_DEVICE(opaque), iova, len,
+                       write ? DMA_DIRECTION_FROM_DEVICE : DMA_DIRECTION_TO_DEVICE);
+}
+
+static uint64_t bar0_read(void *opaque, hwaddr addr, unsigned size)
+{
+    MyriModelState *s = opaque;
+    uint64_t v = 0;
+    memcpy(&v, s->sram + addr, size); /* little-endian host, as the guest's bytes */
+    return v;
+}
+
+static void bar0_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+{
+    MyriModelState *s = opaque;
+    memcpy(s->sram + addr, &val, size);
+    if (sim_bar0_store_is_urgent((uint32_t)addr)) {
+        cable_run(s->cable); /* a command: answered before the driver starts waiting */
+    } else {
+        qemu_bh_schedule(s->cable->bh);
+    }
+}
+
+static const MemoryRegionOps bar0_ops = {
+    .read = bar0_read,
+    .write = bar0_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {.min_access_size = 1, .max_access_size = 8},
+    .impl = {.min_access_size = 1, .max_access_size = 8},
+};
+
+static uint32_t cfg_read(PCIDevice *pd, uint32_t addr, int len)
+{
+    MyriModelState *s = MYRI10GE_MODEL(pd);
+    uint32_t v;
+    if (addr >= s->vs_cap && addr < s->vs_cap + s->vs_len &&
+        sim_nic_cfg_read(s->nic, addr, len, &v) == 0) {
+        return v;
+    }
+    return pci_default_read_config(pd, addr, len);
+}
+
+static void cfg_write(PCIDevice *pd, uint32_t addr, uint32_t val, int len)
+{
+    MyriModelState *s = MYRI10GE_MODEL(pd);
+    pci_default_write_config(pd, addr, val, len);
+    if (addr < 256) {
+        sim_nic_cfg_write(s->nic, addr, len, val); /* bus master, MSI, INTx off, MRRS */
+    }
+    qemu_bh_schedule(s->cable->bh);
+}
+
+static uint32_t model_cfg(MyriModelState *s, unsigned off, unsigned size)
+{
+    uint32_t v = 0;
+    sim_nic_cfg_read(s->nic, off, size, &v);
+    return v;
+}
+
+/* QEMU's copy of config space is the model's: header, and each capability QEMU can back
+ * (MSI-X is left out: its BAR2 table is not backed, and one slice never uses it). */
+static bool copy_config(MyriModelState *s, Error **errp)
+{
+    PCIDevice *pd = PCI_DEVICE(s);
+    uint8_t *c = pd->config;
+    uint8_t caps[16], n = 0;
+    pci_set_word(c + PCI_VENDOR_ID, model_cfg(s, PCI_VENDOR_ID, 2));
+    pci_set_word(c + PCI_DEVICE_ID, model_cfg(s, PCI_DEVICE_ID, 2));
+    pci_set_long(c + PCI_CLASS_REVISION, model_cfg(s, PCI_CLASS_REVISION, 4));
+    pci_set_long(c + PCI_SUBSYSTEM_VENDOR_ID, model_cfg(s, PCI_SUBSYSTEM_VENDOR_ID, 4));
+    c[PCI_INTERRUPT_PIN] = model_cfg(s, PCI_INTERRUPT_PIN, 1);
+    for (uint8_t off = model_cfg(s, PCI_CAPABILITY_LIST, 1); off && n < 16;
+         off = model_cfg(s, off + PCI_CAP_LIST_NEXT, 1)) {
+        caps[n++] = off;
+    }
+    /* pci_add_capability links each new one first: add them in reverse */
+    while (n--) {
+        uint8_t off = caps[n], id = model_cfg(s, off, 1), size;
+        switch (id) {
+        case PCI_CAP_ID_MSI:
+            if (msi_init(pd, off, 1, true, false, errp) < 0) {
+                return false;
+            }
+            continue;
+        case PCI_CAP_ID_PM:
+            size = PCI_PM_SIZEOF;
+            break;
+        case PCI_CAP_ID_EXP:
+            size = PCI_CAP_EXP_ENDPOINT_SIZEOF_V1;
+            break;
+        case PCI_CAP_ID_VNDR:
+            size = s->vs_len = model_cfg(s, off + 2, 1);
+            s->vs_cap = off;
+            break;
+        default:
+            continue;
+        }
+        if (pci_add_capability(pd, id, off, size, errp) < 0) {
+            return false;
+        }
+        for (unsigned i = 2; i < size; i++) {
+            c[off + i] = model_cfg(s, off + i, 1);
+        }
+        if (id == PCI_CAP_ID_EXP) { /* the driver sets the read-request size */
+            pci_set_word(pd->wmask + off + PCI_EXP_DEVCTL, 0x7fff);
+            pci_set_word(pd->wmask + off + PCI_EXP_LNKCTL, 0x00ff);
+        }
+        if (id == PCI_CAP_ID_PM) {
+            pci_set_word(pd->wmask + off + PCI_PM_CTRL, PCI_PM_CTRL_STATE_MASK);
+        }
+    }
+    return true;
+}
+
+static MyriCable *cable_get(const char *id, const char *conf_spec, Error **errp)
+{
+    MyriCable *c;
+    QLIST_FOREACH(c, &cables, link) {
+        if (!strcmp(c->id, id)) {
+            return c;
+        }
+    }
+    struct myrio_sim_conf conf;
+    myrio_sim_conf_init(&conf);
+    if (conf_spec && myrio_sim_conf_parse(&conf, conf_spec) < 0) {
+        error_setg(errp, "myri10ge-model: bad model= \"%s\"", conf_spec);
+        return NULL;
+    }
+    conf.nics = 2;
+    conf.stepped = true; /* the host runs it: sim_world_run_at */
+    c = g_new0(MyriCable, 1);
+    if (myrio_sim_create(&c->world, &conf) < 0) {
+        error_setg(errp, "myri10ge-model: the model could not be created");
+        g_free(c);
+        return NULL;
+    }
+    c->id = g_strdup(id);
+    c->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, cable_tick, c);
+    c->bh = qemu_bh_new(cable_tick, c);
+    QLIST_INSERT_HEAD(&cables, c, link);
+    return c;
+}
+
+static void myri_realize(PCIDevice *pd, Error **errp)
+{
+    MyriModelState *s = MYRI10GE_MODEL(pd);
+    MyriCable *c = cable_get(s->cable_id ? s->cable_id : "0", s->model_conf, errp);
+    if (!c) {
+        return;
+    }
+    int end = c->ends[0] ? 1 : 0;
+    if (c->ends[end]) {
+        error_setg(errp, "myri10ge-model: cable \"%s\" has both ends plugged", c->id);
+        return;
+    }
+    s->nic = sim_world_nic(c->world, end);
+    if (sim_nic_attach(s->nic) < 0) {
+        error_setg(errp, "myri10ge-model: cannot attach to the model NIC");
+        return;
+    }
+    s->sram = (uint8_t *)sim_nic_bar0(s->nic);
+    if (!copy_config(s, errp)) {
+        sim_nic_detach(s->nic);
+        return;
+    }
+    struct sim_host_dma dma = {.map = dma_map, .opaque = s};
+    sim_nic_set_host_dma(s->nic, &dma);
+    memory_region_init_io(&s->bar0, OBJECT(s), &bar0_ops, s, "myri10ge-model-bar0",
+                          sim_nic_bar0_len(s->nic));
+    pci_register_bar(pd, 0, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                                PCI_BASE_ADDRESS_MEM_PREFETCH,
+                     &s->bar0);
+    pd->config_read = cfg_read;
+    pd->config_write = cfg_write;
+    s->cable = c;
+    c->ends[end] = s;
+    timer_mod(c->timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + IDLE_POLL_NS);
+}
+
+static void myri_exit(PCIDevice *pd)
+{
+    MyriModelState *s = MYRI10GE_MODEL(pd);
+    if (!s->cable) {
+        return;
+    }
+    sim_nic_set_host_dma(s->nic, NULL);
+    sim_nic_detach(s->nic);
+    msi_uninit(pd);
+    s->cable->ends[s->cable->ends[1] == s] = NULL;
+}
+
+static Property myri_properties[] = {
+    DEFINE_PROP_STRING("cable", MyriModelState, cable_id),
+    DEFINE_PROP_STRING("model", MyriModelState, model_conf),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static void myri_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+    k->realize = myri_realize;
+    k->exit = myri_exit;
+    k->class_id = PCI_CLASS_NETWORK_ETHERNET;
+    dc->desc = "Myricom Myri-10G (libmyrio device model)";
+    device_class_set_props(dc, myri_properties);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo myri_info = {
+    .name = TYPE_MYRI10GE_MODEL,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(MyriModelState),
+    .class_init = myri_class_init,
+    .interfaces = (InterfaceInfo[]){{INTERFACE_CONVENTIONAL_PCI_DEVICE}, {}},
+};
+
+static void myri_register_types(void)
+{
+    type_register_static(&myri_info);
+}
+
+type_init(myri_register_types)

@@ -9,7 +9,8 @@
 void sim_nic_set_host_dma(struct sim_nic *nic, const struct sim_host_dma *dma)
 {
 	nic->host_dma = dma ? *dma : (struct sim_host_dma){0};
-	nic->intrq_va = NULL;
+	for (unsigned q = 0; q < SIM_MAX_SLICES; q++)
+		nic->sl[q].intrq_va = NULL;
 }
 
 bool sim_host_dma_reads(const char *what)
@@ -31,10 +32,11 @@ unsigned sim_world_run_at(struct myrio_sim *sim, uint64_t now_ns)
 	}
 	if (now_ns > sim->now_ns)
 		sim->now_ns = now_ns;
-	/* rx.c keeps the interrupt queue's address for a DMA-table generation; a host's
-	 * mapping lasts one call */
+	/* rx.c keeps each slice's interrupt queue address for a DMA-table generation; a
+	 * host's mapping lasts one call */
 	for (unsigned i = 0; i < sim->n_nics; i++)
 		if (sim->nics[i]->host_dma.map)
-			sim->nics[i]->intrq_va = NULL;
+			for (unsigned q = 0; q < SIM_MAX_SLICES; q++)
+				sim->nics[i]->sl[q].intrq_va = NULL;
 	return sim_world_run_once(sim);
 }

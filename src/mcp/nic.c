@@ -413,6 +413,7 @@ int myri_nic_rings_setup(struct myri_nic *nic, unsigned s, struct myri_rings *r,
 		rc = rx_ring_setup(nic, s, &r->big, MCP_CMD_GET_BIG_RX_OFFSET, big);
 	if (rc < 0)
 		return rc;
+	r->bus = nic->bus; /* told when a burst posted work (every slice's rings) */
 	r->tx.sram = nic->bus->bar0 + send_off;
 	r->tx.mask = nic->tx_entries - 1;
 	r->tx.boundary = nic->tx_boundary;

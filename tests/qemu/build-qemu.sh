@@ -47,7 +47,7 @@ if [[ ! -f $tree/.configured ]]; then
 	sed -i 's/^if unpack_edk2_blobs$/if false # edk2 blobs: not in the Debian source/' \
 		"$qsrc/pc-bios/meson.build"
 	echo "subdir('myrio')" >>"$qsrc/hw/net/meson.build"
-	mkdir -p "$qsrc/hw/net/myrio" "$qbuild"
+	mkdir -p "$qsrc/hw/net/myrio/include" "$qbuild"
 	cp "$src/qemu/hw/meson.build" "$qsrc/hw/net/myrio/"
 	: >"$qsrc/hw/net/myrio/myri10ge-model.c"
 	: >"$qsrc/hw/net/myrio/myrio-model.o"
@@ -72,9 +72,9 @@ dev=$qsrc/hw/net/myrio
 obj=$tree/model
 rm -rf "$obj"
 mkdir -p "$obj" "$dev/include/sim" "$dev/include/myrio"
-# The model: src/sim without its in-process bus, and the utilities it uses; one object
+# The model: src/sim without its in-process bus, and the utilities (each stands alone); one object
 # whose other global symbols are made local, so none can collide with QEMU's.
-for f in "$src"/src/sim/*.c "$src"/src/util/log.c "$src"/src/util/csum.c; do
+for f in "$src"/src/sim/*.c "$src"/src/util/*.c; do
 	[[ $(basename "$f") == sim_bus.c ]] && continue
 	echo "$f"
 done | xargs -P 2 -I{} sh -c 'gcc -O2 -g -fPIE -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \

@@ -3,7 +3,7 @@
 # libmyrio against fair peers, in the same run on this machine, cost per operation first.
 #
 #   bench/compare.sh [-b BUILD_DIR] [-t SECONDS] [-n PAIRS] [--quick] [SECTION...]
-#   sections: model latency rr udp tcp raw (default: all; quick with --quick)
+#   sections: cost model latency rr udp tcp raw (default: all; quick with --quick)
 #   -n: A/B pairs per row, interleaved (ours, peer, peer, ours, ...); default 5
 #   --timing PROFILE: the model NICs' own timing (none, the default, or myri10ge: PCIe and
 #            MAC latencies and the PCIe bandwidth cap, docs/device-model.md "Timing")
@@ -16,6 +16,8 @@
 # never their figures), load and steal, and a verdict: MET / NOT MET only when every pair
 # is on the same side of the target, else INCONCLUSIVE (bench/verdict.py). Absolute targets
 # are a fraction of the ceiling computed for the row (10 Gb/s model link, MTU framing).
+# The cost section first prints instructions per operation (callgrind on the stepped model,
+# bench/stack_cost.sh): the driver per packet, TCP_RR per transaction, TCP_STREAM per KB.
 #
 # Peers, each on the terms it is best at: the kernel both blocking and busy-polled
 # (sockperf, and sockperf --nonblocked with SO_BUSY_POLL) over loopback and veth for round
@@ -39,7 +41,7 @@ while (($#)); do
 	--quick) quick=1; shift ;;
 	--timing) TIMING=$2; shift 2 ;;
 	-*) echo "usage: bench/compare.sh [-b BUILD] [-t SECONDS] [-n PAIRS] [--quick] [--timing P]" \
-		"[model latency rr udp tcp raw]" >&2
+		"[cost model latency rr udp tcp raw]" >&2
 	    exit 2 ;;
 	*) args+=("$1"); shift ;;
 	esac
@@ -49,7 +51,7 @@ if [[ -n $quick ]]; then
 	T=0.3 N=2
 	((${#args[@]})) || args=(quick)
 fi
-sections=${args[*]:-model latency rr udp tcp raw}
+sections=${args[*]:-cost model latency rr udp tcp raw}
 tmp=$(mktemp -d)
 SUMMARY_FILE=$tmp/summary
 pids=()
@@ -137,10 +139,11 @@ perf() {
 	python3 - "$tmp/o.json" "$v" "$ops" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(json.dumps({"value": eval(sys.argv[2]), "ops": eval(sys.argv[3]),
+v = eval(sys.argv[2])
+print(json.dumps({"value": v, "ops": eval(sys.argv[3]),
                   "cpu_app_s": d["cpu_local_s"] + d["cpu_remote_s"],
                   "cpu_nic_s": d["cpu_model_s"], "cpu_proc_s": d["cpu_process_s"],
-                  "ok": d["bytes_received"] > 0 or d["transactions"] > 0}))
+                  "ok": v is not None and (d["bytes_received"] > 0 or d["transactions"] > 0)}))
 PY
 }
 
@@ -150,7 +153,11 @@ ceiling_gbps() { echo "scale=4; 10 * ($1 - 52) / ($1 + 38)" | bc; }
 # --- the 10 Gb/s model link: absolute targets as fractions of the ceiling ------------------
 st9000() { perf 'd["throughput_mbps"]/1e3' 'd["bytes_received"]/1e9' -t TCP_STREAM --mtu 9000 "$@"; }
 st1500() { perf 'd["throughput_mbps"]/1e3' 'd["bytes_received"]/1e9' -t TCP_STREAM --mtu 1500 "$@"; }
-sd() { perf 'd["sd_local_us_per_kb"]' 'd["bytes_received"]/1e9' -t TCP_STREAM --mtu 9000 --irq --coal "$1"; }
+# service demand at a coalescing of $1 us: a run where another value took effect has no figure
+sd() {
+	perf 'd["sd_local_us_per_kb"] if d["coalescing_us"] == '"$1"' else None' \
+		'd["bytes_received"]/1e9' -t TCP_STREAM --mtu 9000 --irq --coal "$1"
+}
 sd75() { sd 75; }
 sd200() { sd 200; }
 section_model() {
@@ -334,38 +341,81 @@ section_tcp() {
 }
 
 # --- raw frames: myrio-rawbench vs DPDK testpmd --------------------------------------------
-testpmd_rate() { # frame size
+# testpmd_rate SIZE: DPDK testpmd, flowgen on two memif ports joined to each other, one
+# forwarding lcore per port (two workers: as many cores as libmyrio's model and
+# application threads), the main lcore on CPU 0 beside a worker. Frames/s is the sum of
+# both ports' Rx-pps over the measured window; CPU is the whole process's, read from
+# /proc over the same window (initialisation not counted).
+testpmd_rate() {
 	command -v dpdk-testpmd >/dev/null || return 1
-	local sock=$tmp/memif.sock
-	/usr/bin/time -f "%U %S" -o "$tmp/time" timeout $((${T%.*} + 8)) dpdk-testpmd --no-huge \
-		-m 512 --no-pci -l 0,1 --file-prefix=myrio-bench \
-		--vdev=net_memif0,role=server,socket="$sock" \
-		--vdev=net_memif1,role=client,socket="$sock" -- \
-		--total-num-mbufs=16384 --forward-mode=flowgen --txpkts="$1" \
-		--stats-period="$T" --auto-start >"$tmp/pmd.txt" 2>&1 || true
-	python3 - "$tmp/pmd.txt" "$(awk '{print $1+$2}' "$tmp/time")" "$T" <<'PY'
+	local sock=$tmp/memif.sock pid c0 c1 w0 w1 n0 w
+	dpdk-testpmd --no-huge -m 512 --no-pci --lcores="0@0,1@0,2@$LAST_CPU" \
+		--file-prefix=myrio-bench --vdev=net_memif0,role=server,socket="$sock" \
+		--vdev=net_memif1,role=client,socket="$sock" -- --nb-cores=2 \
+		--total-num-mbufs=16384 --forward-mode=flowgen --txpkts="$1" --stats-period=1 \
+		--auto-start >"$tmp/pmd.txt" 2>&1 &
+	pid=$!
+	pids+=($pid)
+	# forwarding has begun when the first statistics are printed; then one period more
+	for ((w = 0; w < 150; w++)); do
+		grep -q 'Rx-pps' "$tmp/pmd.txt" 2>/dev/null && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep 1
+	c0=$(cpu_of $pid) w0=$(date +%s.%N) n0=$(grep -c 'Rx-pps' "$tmp/pmd.txt" || true)
+	sleep "$T"
+	c1=$(cpu_of $pid) w1=$(date +%s.%N)
+	kill -INT $pid 2>/dev/null || true
+	wait $pid 2>/dev/null || true
+	python3 - "$tmp/pmd.txt" "$c0" "$c1" "$w0" "$w1" "$n0" <<'PY'
 import json, re, sys
 rx = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", open(sys.argv[1]).read())]
-cpu, t = float(sys.argv[2]), float(sys.argv[3])
-print(json.dumps({"value": sum(rx[-2:]), "ops": sum(rx[-2:]) * t, "cpu_app_s": None,
-                  "cpu_nic_s": None, "cpu_proc_s": None}) if len(rx) >= 2 else '{"ok": false}')
+c0, c1, w0, w1 = map(float, sys.argv[2:6])
+rx = rx[int(sys.argv[6]):]  # the window's prints, two per period (one per port)
+pps = [a + b for a, b in zip(rx[0::2], rx[1::2])]
+if not pps or c1 <= c0:
+    print('{"ok": false}'); sys.exit()
+v = sorted(pps)[len(pps) // 2]
+print(json.dumps({"value": v, "ops": v * (w1 - w0), "cpu_app_s": c1 - c0,
+                  "cpu_nic_s": None, "cpu_proc_s": c1 - c0}))
 PY
 }
-rawbench_rate() {
+rawbench_rate() { # frame size; frames/s and the process's CPU over the measured window
 	[[ -x $B/myrio-rawbench ]] || return 1
-	local v
-	v=$("$B/myrio-rawbench" rate -s "$1" -t "$T" -l unlimited -m "$TIMING" | sed -n 's/.*: \([0-9]*\) frames\/s.*/\1/p')
-	[[ -n $v ]] && echo "{\"value\": $v}"
+	"$B/myrio-rawbench" rate -s "$1" -t "$T" -l unlimited -m "$TIMING" >"$tmp/raw.txt" || return 1
+	python3 - "$tmp/raw.txt" <<'PY'
+import json, re, sys
+t = open(sys.argv[1]).read()
+r = re.search(r": (\d+) frames/s .* over ([\d.]+) s", t)
+c = re.search(r"cpu: process ([\d.]+) s \(model thread ([\d.]+) s\)", t)
+if not (r and c):
+    print('{"ok": false}'); sys.exit()
+fps, secs, proc, nic = int(r.group(1)), float(r.group(2)), float(c.group(1)), float(c.group(2))
+print(json.dumps({"value": fps, "ops": fps * secs, "cpu_app_s": proc - nic, "cpu_nic_s": nic,
+                  "cpu_proc_s": proc}))
+PY
 }
 raw60() { rawbench_rate 60; }
 raw1514() { rawbench_rate 1514; }
 pmd60() { testpmd_rate 60; }
 pmd1514() { testpmd_rate 1514; }
 section_raw() {
+	if ! command -v dpdk-testpmd >/dev/null; then
+		echo "== raw frames: SKIPPED, dpdk-testpmd not installed (Debian packages dpdk-dev" \
+			"and librte-net-memif23: bench/deps.sh)"
+		return 0
+	fi
 	echo "== raw frames: myrio-rawbench (unlimited model link) vs DPDK testpmd flowgen over" \
-		"two memif ports (frames per CPU-second: bench/raw_rate.sh)"
+		"two memif ports, two worker cores each; frames per CPU-second = 1e6 / CPU-us/frame"
 	row "raw 60-byte frames [frames/s]" frames/s frame 0 testpmd-memif - raw60 pmd60
 	row "raw 1514-byte frames [frames/s]" frames/s frame 0 testpmd-memif - raw1514 pmd1514
+}
+
+# --- instructions per operation: deterministic, whatever the load ---------------------------
+section_cost() {
+	echo "== instructions per operation (callgrind, stepped model; bench/stack_cost.sh)"
+	bench/stack_cost.sh "$B" 1
 }
 
 # --quick: one absolute-target row and one row against a peer

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Installs the peers the benchmarks compare against (Debian 12 packages), if missing:
 # iperf3 and nuttcp (kernel TCP/UDP streams), sockperf (kernel UDP/TCP ping-pong),
-# dpdk and dpdk-dev (dpdk-testpmd, raw packet rates), iproute2 (network namespaces and veth). Needs root.
+# dpdk, dpdk-dev (dpdk-testpmd) and librte-net-memif23 (its memif ports; raw frame rates),
+# iproute2 (network namespaces and veth). Needs root. The test suite needs none of these.
 set -euo pipefail
-PACKAGES=(iperf3 nuttcp sockperf dpdk dpdk-dev iproute2 python3 util-linux)
+PACKAGES=(iperf3 nuttcp sockperf dpdk dpdk-dev librte-net-memif23 iproute2 python3 util-linux)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -12,7 +12,8 @@
 # 3. The same sizes on the stepped model over its 10 Gb/s link, counted in model time: the
 #    driver's share of the rate, independent of the host's CPU load.
 # 4. callgrind, stepped model: instructions executed inside myrio_rx_burst + myrio_tx_burst
-#    per packet (each packet is sent once and received once); target <= 100.
+#    per packet (each packet is sent once and received once); target <= 100
+#    (bench/stack_cost.sh, which also counts the TCP paths).
 # The model runs on its own thread (spinning) and this benchmark on another core: on a
 # 2-core machine shared with other work the figures are noisy; run it on an idle machine.
 set -euo pipefail
@@ -36,23 +37,4 @@ $bench line -s 60
 $bench line -s 1514
 
 echo "== 4. instructions per packet in myrio_rx_burst + myrio_tx_burst (callgrind, stepped)"
-if command -v valgrind >/dev/null; then
-	n=20000
-	cg=$(mktemp)
-	# Without publishing's copies of the counters: they come every 100 ms of wall time,
-	# which under valgrind is a few times in this short run (about 1 instruction per
-	# packet, against 0.01 at 10 Mpps); the check for them rides on the watchdog's
-	# countdown and is counted.
-	MYRIO_PUBLISH=0 valgrind --tool=callgrind --callgrind-out-file="$cg" \
-		--toggle-collect=myrio_rx_burst --toggle-collect=myrio_tx_burst \
-		"$bench" step -s 60 -n "$n" 2>/dev/null | tee "$cg.out"
-	ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$cg" | head -1)
-	[ -n "$ir" ] || ir=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$cg" | head -1)
-	rx=$(sed -n 's/.*sent, \([0-9]*\) received.*/\1/p' "$cg.out")
-	# per packet moved: its tx_burst share (send, reap, free) + its rx_burst share
-	# (receive, re-post); divided by the packets received, each sent once
-	awk -v ir="$ir" -v n="$rx" 'BEGIN { printf "   %d instructions for %d packets moved: %.1f per packet (target <= 100)\n", ir, n, ir / n }'
-	rm -f "$cg" "$cg.out"
-else
-	echo "   valgrind not installed: skipped"
-fi
+"$(dirname "$0")/stack_cost.sh" "$B" 1 driver

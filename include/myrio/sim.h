@@ -67,6 +67,9 @@ int myrio_sim_thread_cpu_ns(struct myrio_sim *sim, uint64_t *ns);
 
 /* Stepped mode: n iterations of every NIC's firmware loop. */
 void myrio_sim_step(struct myrio_sim *sim, unsigned n);
+/* The model's clock in ns, the one its ports' drivers read: model time advanced by
+ * myrio_sim_step in stepped mode (give it to a stack as its clock), else the host's. */
+uint64_t myrio_sim_now_ns(struct myrio_sim *sim);
 
 /* Changes a NIC's cable at run time (tests, fault injection). */
 int myrio_sim_set_faults(struct myrio_sim *sim, const char *nic, const struct myrio_sim_faults *f);

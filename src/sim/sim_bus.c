@@ -83,10 +83,14 @@ static void sb_delay_us(struct myrio_bus *b, unsigned us)
 }
 
 /* A stepped model's time is virtual; a threaded one runs in the host's time. */
+uint64_t myrio_sim_now_ns(struct myrio_sim *sim)
+{
+	return sim_world_is_stepped(sim) ? sim_world_now(sim) : myrio_host_now_ns();
+}
+
 static uint64_t sb_now_ns(struct myrio_bus *b)
 {
-	struct sim_bus *sb = to_sb(b);
-	return sim_world_is_stepped(sb->world) ? sim_world_now(sb->world) : myrio_host_now_ns();
+	return myrio_sim_now_ns(to_sb(b)->world);
 }
 
 static void sb_wake(struct myrio_bus *b)

@@ -30,6 +30,13 @@ run -t TCP_RR -r 1,1 --json >"$tmp/tcprr.json"
 run -t UDP_RR -r 64,256 -b 4 --json >"$tmp/udprr.json"
 run -t TCP_STREAM --irq --json >"$tmp/irq.json"
 run -t TCP_STREAM >"$tmp/table.txt"
+run -t TCP_STREAM --irq --coal 75 >"$tmp/irq75.txt"
+# a stepped model: no thread, myrio-perf steps it (what callgrind counts are taken on)
+run -t TCP_RR --sim stepped,link=unlimited --json >"$tmp/steprr.json"
+run -t TCP_STREAM --copy --verify --sim stepped --json >"$tmp/stepcopy.json"
+if "$bin" -q -l 0.1 -t TCP_STREAM --irq --sim stepped >/dev/null 2>&1; then
+  echo "a stepped model with --irq was accepted; it raises no interrupts"; exit 1
+fi
 run --sweep=64,512,1472 -l 0.3 --svg "$tmp/sweep.svg" >"$tmp/sweep.txt"
 cat "$tmp/table.txt" "$tmp/sweep.txt"
 
@@ -62,6 +69,13 @@ for name in ("tcprr", "udprr"):
 irq = load("irq")
 assert irq["cpu_mode"].startswith("rusage") and irq["irq_sleeps"] >= 0
 assert irq["throughput_mbps"] > 0
+for name in ("steprr", "stepcopy"):
+    st = load(name)
+    assert st["model"].startswith("stepped") and st["cpu_model_s"] < 0  # no model thread
+    assert st["transactions"] > 0 or (st["bytes_received"] > 0 and st["verified"] is True
+                                      and st["failed_verification"] == 0)
+# service demand depends on the coalescing: the table says which
+assert "interrupt coalescing 75 us" in open(f"{d}/irq75.txt").read().splitlines()[0]
 table = open(f"{d}/table.txt").read()
 assert "Throughput" in table and "10^6bits/s" in table and "us/KB" in table
 svg = ET.parse(f"{d}/sweep.svg").getroot()

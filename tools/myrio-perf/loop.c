@@ -53,9 +53,12 @@ static double rusage_cpu(int who)
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-/* One iteration: each side's stack and work, timed; returns the total work done. */
+/* One iteration: each side's stack and work, timed; returns the total work done. A stepped
+ * model (instruction counts under callgrind) runs one round of its NICs first, untimed. */
 static inline int step(struct perf *pf, bool count)
 {
+	if (pf->stepped)
+		myrio_sim_step(pf->sim, 1);
 	uint64_t t0 = ticks();
 	int wa = myrio_stack_poll(pf->a.stack) + (pf->work_a ? pf->work_a(pf) : 0);
 	uint64_t t1 = ticks();

@@ -35,13 +35,17 @@ static double mbps(const struct perf *pf, uint64_t bytes)
 static void header(const struct perf *pf, FILE *f)
 {
 	const struct perf_opts *o = &pf->o;
-	fprintf(f, "MYRIO-PERF %s %s %s -> %s, MTU %u%s, CPU: %s, %d CPUs\n",
-		perf_test_name(o->test), o->dev_a ? "" : "in-process model",
-		o->dev_a ? o->dev_a : "sim0", o->dev_b ? o->dev_b : "sim1", o->mtu,
+	fprintf(f, "MYRIO-PERF %s %s %s -> %s, MTU %u%s, CPU: %s, %d CPUs", perf_test_name(o->test),
+		o->dev_a ? "" : "in-process model", o->dev_a ? o->dev_a : "sim0",
+		o->dev_b ? o->dev_b : "sim1", o->mtu,
 		o->test == UDP_STREAM || o->test == UDP_RR ? ""
 		: o->timestamps				   ? ", timestamps on"
 							   : ", timestamps off",
 		pf->r.cpu_method, pf->ncpus);
+	/* service demand depends on it: Linux myri10ge's default is 75 us */
+	if (o->irq)
+		fprintf(f, ", interrupt coalescing %u us", pf->coal_us);
+	fputc('\n', f);
 }
 
 void perf_print(const struct perf *pf, FILE *f)

@@ -75,6 +75,7 @@ struct perf_result {
 struct perf {
 	struct perf_opts o;
 	struct myrio_sim *sim;
+	bool stepped; /* no model thread: each poll iteration steps the model once */
 	struct perf_side a, b;
 	int ncpus;
 	uint32_t coal_us; /* the interrupt coalescing in effect, us */

@@ -34,6 +34,14 @@ static uint32_t default_coal_us(const struct perf_opts *o)
 	return o->test == TCP_RR || o->test == UDP_RR ? 0 : 200;
 }
 
+/* A stepped model's stacks run on model time, so that a run's timers (delayed ACKs,
+ * retransmissions) do not depend on how fast the host steps it; 1 s on, as a clock that
+ * starts at 0 would make "at 0" ambiguous. */
+static uint64_t model_clock(void *sim)
+{
+	return 1000000000ull + myrio_sim_now_ns(sim);
+}
+
 static int open_side(struct perf *pf, struct perf_side *side, const char *dev, uint32_t ip)
 {
 	struct myrio_port_conf pc;
@@ -81,6 +89,10 @@ static int open_side(struct perf *pf, struct perf_side *side, const char *dev, u
 		sc.tx_pool_size += 1024;
 	sc.tcp_event = on_tcp;
 	sc.event_arg = side;
+	if (pf->stepped) {
+		sc.clock = model_clock;
+		sc.clock_arg = pf->sim;
+	}
 	return myrio_stack_create(&side->stack, side->port, &sc);
 }
 
@@ -108,8 +120,13 @@ int perf_open(struct perf *pf)
 			fprintf(stderr, "myrio-perf: bad model options '%s'\n", pf->o.sim_spec);
 			return rc;
 		}
+		if (sc.stepped && pf->o.irq) {
+			fprintf(stderr, "myrio-perf: a stepped model raises no interrupts\n");
+			return -EINVAL;
+		}
 		if ((rc = myrio_sim_create(&pf->sim, &sc)) < 0)
 			return rc;
+		pf->stepped = sc.stepped;
 		da = "sim:sim0";
 		db = "sim:sim1";
 	}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Instructions executed per operation (callgrind), on the stepped device model so that the
+# figures do not depend on the machine's load:
+#
+#   driver: myrio_rx_burst + myrio_tx_burst per 60-byte packet moved (myrio-rawbench step;
+#           each packet sent once and received once); target <= 100
+#   TCP_RR: per transaction of 1-byte request and response
+#   TCP_STREAM: per KB of payload, zero-copy (pool buffers sent as they are) and --copy
+#           (myrio_tcp_write from, myrio_tcp_read into application buffers), MTU 1500 and 9000
+#
+# The TCP rows count myrio-perf's measurement loop (perf_run) without the model's NIC
+# rounds (myrio_sim_step): both stacks, both drivers, the application's work on both
+# sides, and the loop's clock reads; connection set-up and teardown are outside it. The
+# model link is unlimited, so a step moves every frame posted and few polls are empty.
+#
+#   bench/stack_cost.sh [BUILD_DIR] [SECONDS] [driver|tcp]...   (default build, 1 s, both)
+# SECONDS is the measured wall time of each TCP run under callgrind (about 50x slower).
+set -euo pipefail
+B=${1:-build}
+T=${2:-1}
+shift $(($# < 2 ? $# : 2))
+parts=${*:-driver tcp}
+command -v valgrind >/dev/null || { echo "   valgrind not installed: skipped"; exit 0; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# ir OUT_FILE FUNCTION... -- CMD...: runs CMD under callgrind collecting inside the
+# FUNCTIONs (a nested one toggles collection off), stdout to OUT_FILE; prints the count
+ir() {
+	local out=$1 toggles=()
+	shift
+	while [[ $1 != -- ]]; do toggles+=(--toggle-collect="$1"); shift; done
+	shift
+	valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "${toggles[@]}" "$@" \
+		>"$out" 2>"$tmp/vg.err" || { tail -3 "$tmp/vg.err" >&2; return 1; }
+	sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$tmp/cg" | head -1
+}
+
+if [[ " $parts " == *" driver "* ]]; then
+	bench=$B/myrio-rawbench
+	[ -x "$bench" ] || { echo "build first: $bench not found" >&2; exit 1; }
+	n=20000
+	# Without publishing's copies of the counters: they come every 100 ms of wall time,
+	# which under valgrind is a few times in this short run (about 1 instruction per
+	# packet, against 0.01 at 10 Mpps); the check for them rides on the watchdog's
+	# countdown and is counted.
+	i=$(MYRIO_PUBLISH=0 ir "$tmp/out" myrio_rx_burst myrio_tx_burst -- "$bench" step -s 60 -n $n)
+	rx=$(sed -n 's/.*sent, \([0-9]*\) received.*/\1/p' "$tmp/out")
+	awk -v ir="$i" -v n="$rx" 'BEGIN {
+		printf "   driver: %d instructions for %d packets moved: %.1f per packet" \
+			" (target <= 100)\n", ir, n, ir / n }'
+fi
+
+# perf_cost LABEL FIELD DIVISOR UNIT myrio-perf-options...: one myrio-perf run
+perf_cost() {
+	local label=$1 field=$2 div=$3 unit=$4 i
+	shift 4
+	i=$(ir "$tmp/o.json" perf_run myrio_sim_step -- "$B/myrio-perf" -q --json -l "$T" \
+		--sim stepped,link=unlimited "$@") || { echo "   $label: failed"; return 0; }
+	python3 - "$tmp/o.json" "$i" "$label" "$field" "$div" "$unit" <<'PY'
+import json, sys
+d = json.loads(open(sys.argv[1]).read().splitlines()[0])
+ir, label, field, div, unit = int(sys.argv[2]), sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6]
+n = d[field] / div
+print(f"   {label}: {ir} instructions for {n:.0f} {unit}: "
+      f"{ir / n if n else float('nan'):.1f} per {unit[:-1] if unit.endswith('s') else unit}")
+PY
+}
+
+if [[ " $parts " == *" tcp "* ]]; then
+	[ -x "$B/myrio-perf" ] || { echo "build first: $B/myrio-perf not found" >&2; exit 1; }
+	perf_cost "TCP_RR 1,1" transactions 1 transactions -t TCP_RR -r 1,1
+	for mtu in 1500 9000; do
+		perf_cost "TCP_STREAM mtu$mtu zero-copy" bytes_received 1024 KB -t TCP_STREAM --mtu $mtu
+		perf_cost "TCP_STREAM mtu$mtu --copy" bytes_received 1024 KB -t TCP_STREAM --copy \
+			--mtu $mtu
+	done
+fi

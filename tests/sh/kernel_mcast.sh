@@ -161,9 +161,16 @@ run_version() {
 		q=$(sed -n 's/.*igmp_queries_rx \([0-9]*\).*/\1/p' "$f")
 		[ "${q:-0}" -ge 1 ] || fail "v$v: no query heard ($f)"
 	done
-	# The receivers left when they ended: the bridge lets their ports go.
-	wait_for 15 bash -c "! bridge -n $ns mdb show dev br0 | grep -q 'port ${taps[2]} grp $G1'" ||
-		fail "v$v: ${taps[2]} still listed for $G1 after its receiver left"
+	# The receivers left when they ended: the bridge lets their ports go. In v3 each sends
+	# its leave; in v2 only the host whose report was the group's last one does (RFC 2236
+	# §6: a host that heard another's report cleared its flag), and which one that was
+	# depends on the queries' random delays: at least one port goes.
+	local gone="! bridge -n $ns mdb show dev br0 | grep -q 'port ${taps[2]} grp $G1'"
+	if ((v == 2)); then
+		gone="$gone || ! bridge -n $ns mdb show dev br0 | grep -q 'port ${taps[1]} grp $G1'"
+	fi
+	wait_for 15 bash -c "$gone" ||
+		fail "v$v: no receiver's port let go of $G1 after they left: $(mdb_ports $G1)"
 	echo "IGMPv$v: after the leaves, $G1: $(mdb_ports $G1)"
 	kill "$simd"
 	wait "$simd" 2>/dev/null

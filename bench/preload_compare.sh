@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Unmodified programs through libmyrio-preload.so against the same programs on the kernel
 # (veth between two namespaces) and against libmyrio's own tools on the same link, in one
 # run: iperf3 and nuttcp throughput, sockperf UDP round trip (median, p99, p99.9).

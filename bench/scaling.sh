@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # How the figures grow with queues and threads: 1, 2, 4, ... up to the machine's cores.
 #
 #   bench/scaling.sh [-b BUILD_DIR] [-t SECONDS] [-m MAX_THREADS]

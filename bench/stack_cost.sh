@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Instructions executed per operation (callgrind), on the stepped device model so that the
 # figures do not depend on the machine's load:
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Multicast receiver: --sockets UDP sockets share one port and each joins every group of
  * --groups; each counts the datagrams it gets (an 8-byte sequence number, then the pattern
  * of common.h), checks their bytes and the sequence per sender. The stack reports the

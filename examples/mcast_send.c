@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Multicast sender: --count datagrams (an 8-byte sequence number, then the pattern of
  * common.h) to a group, at most --rate a second, with the TTL of --ttl (1: this link).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * QEMU glue for libmyrio's Myri-10G device model (src/sim): `-device myri10ge-model`.
  * The model is the device; this file only connects it to QEMU: BAR0 stores into the

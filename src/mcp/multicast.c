@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The multicast filter (§7.4). The firmware does not say how many groups its filter holds,
  * so the driver learns it from ERROR_MULTICAST on JOIN, as Linux's myri10ge does: the whole
  * list is rewritten under ALLMULTI, and a list that does not fit leaves ALLMULTI on. When the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Multicast reception on the Myri-10G (§7.4): the group list the host wants, and how it is
  * written into the firmware's filter, the way Linux's set_multicast_list does it. */
 #ifndef MYRIO_MCP_MULTICAST_H

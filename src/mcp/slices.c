@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Slices (§7): several queue sets on one NIC, one per core. The reset sequence asks for
  * them (GET_MAX_RSS_QUEUES, ENABLE_RSS_QUEUES with a vector and a send ring per slice,
  * SET_INTRQ_DMA for each, §7.2); the open fills every slice's rings, gives each its status

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Myri-10G port back-end's state, shared by its files: myri10ge_port.c (the port of
  * one queue, as every back-end has) and myri10ge_queues.c (queues beyond 0, RSS). */
 #ifndef MYRIO_PORT_MYRI10GE_PORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Queues beyond 0 of a Myri-10G port (the slices, §7) and RSS. Each queue is one slice's
  * rings, touched only by the thread that polls it: nothing here takes a lock. The NIC's
  * 4-byte completions carry no hash (§4.6), so the hash each packet carries is computed here

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* epoll sets that mix kernel and accelerated fds. The user's epoll fd stays a kernel one
  * and holds the kernel fds; accelerated (and pending) sockets are kept here, in a shadow
  * list, and epoll_wait asks them under the lock, then the kernel's set with a zero

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The interposed data calls: read/write and their vector, socket and file variants, down
  * to two paths (send, receive) per accelerated socket. Kernel fds and pending sockets go
  * straight to the kernel. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* poll, ppoll, select and pselect over sets that mix kernel and accelerated fds: the
  * accelerated ones are asked under the lock, the kernel's with a zero-timeout poll, and
  * when none is ready the thread sleeps on the kernel's fds and the stack together. */

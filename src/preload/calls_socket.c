@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The interposed calls that make, name, join and end sockets. An AF_INET TCP or UDP socket
  * starts pending: the kernel holds it until bind() or connect() shows whether its address
  * is the accelerated interface's; then it moves to tcp_lite, or leaves the table and stays

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* stdio on accelerated sockets. The C library's FILEs call the kernel from inside, past
  * any preload; a FILE made with fopencookie calls read/write/close through their symbols
  * instead, so here: fdopen of an accelerated socket, and a socket dup'ed onto fd 0, 1 or 2

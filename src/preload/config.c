@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where the stack lives: MYRIO_DEVICE, MYRIO_IP (A.B.C.D/LEN), MYRIO_GW, MYRIO_MTU and
  * MYRIO_SPIN from the environment (myrio-run sets them from its options), else the same
  * keys in the file MYRIO_CONFIG names (default /etc/myrio/preload.conf), one

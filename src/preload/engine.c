@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The process's one stack: created on the first accelerated socket, driven by whichever
  * thread is inside a call (under one lock), and by a progress thread while none is, so a
  * program blocked in the kernel still answers its peers (timers, ACKs, window updates).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* File descriptor -> accelerated socket. Every accelerated socket keeps a kernel socket
  * under its number, so the kernel never hands that number out again and a call this
  * layer does not know about fails cleanly there instead of reaching another file. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The kernel's socket calls, found past this library with dlsym(RTLD_NEXT), and the
  * one-time log lines for what the layer refuses. */
 #include <dlfcn.h>

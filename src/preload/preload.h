@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The preload layer's internals: the kernel's own functions, the configuration, the one
  * stack per process (the engine) and the table from file descriptors to accelerated
  * sockets. Nothing here is exported: only the interposed socket calls are (preload.map). */

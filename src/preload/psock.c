@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What every accelerated socket has: readiness, waiting for it, and the socket options
  * (recorded, applied to tcp_lite where it has the knob, refused with a log line where it
  * has none). The engine lock is held throughout. */

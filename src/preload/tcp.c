@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP sockets on tcp_lite: connect, listen/accept, the copying send and receive paths with
  * the kernel's blocking, error and SIGPIPE rules, shutdown and close. The engine lock is
  * held throughout. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UDP sockets on tcp_lite: one datagram held back to tell readiness (the stack has no
  * peek), copying sends of up to 65507 bytes (fragmented by the stack), the connected
  * socket's ICMP errors reported as the kernel's. The engine lock is held throughout. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model hosted by a device framework (host.h): DMA through the host, the host's clock,
  * the host's loop. */
 #include <string.h>

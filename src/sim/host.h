@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A host that is not a process of ours: a device framework (QEMU) that owns the clock, the
  * DMA path (its IOMMU) and the loop. The model runs only when the host calls it, on the
  * host's thread, at the host's time; interrupts still leave through the NIC's eventfd (MSI)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Receive-side scaling (§7.3): the slice a received frame goes to. The hash of the type
  * SET_RSS_ENABLE chose (util/rss_hash.h defines them) picks an entry of the indirection
  * table (hash mod table size), a byte in SRAM holding a slice number; an entry naming a

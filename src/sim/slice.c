@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Slices (§7.1): where each slice's rings are, its state after CMD_RESET, and the
  * eventfds behind its MSI-X vector. Slice 0 keeps the single-slice firmware's offsets;
  * slice s > 0 gets a block of its own above the doorbell windows (the offsets are the

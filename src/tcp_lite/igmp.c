@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IGMP, the host side (RFC 2236, RFC 3376): reports when a group is first joined, repeated
  * as the RFCs ask; leaves; answers to general and group-specific queries after a random
  * delay up to the query's Max Resp; the older-version compatibility modes a v1 or v2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IGMP (RFC 2236 v2, RFC 3376 v3; v1 queriers as RFC 2236 §4 says): the wire format, and
  * the host side's per-group state kept in the stack. */
 #ifndef MYRIO_TCP_LITE_IGMP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IGMP messages on the wire: checks and decoding of what arrives, building what a host
  * sends (RFC 2236 §2, RFC 3376 §4). */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stacks of one port, one per queue (one per core): they share the port, its IPv4 address
  * and what ARP learned, and nothing on the data path. A flow's packets reach the queue its
  * RSS hash names, so a connection lives on that queue's stack: listeners exist on every

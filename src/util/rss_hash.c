@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "util/rss_hash.h"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RSS hash of a received frame, by the hash types of SET_RSS_ENABLE (§7.3). Where
  * nothing public defines a type, this is the definition the model and the driver share:
  *   1  IPv4: Toeplitz over source and destination address

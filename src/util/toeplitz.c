@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "util/toeplitz.h"
 
 const uint8_t toeplitz_default_key[TOEPLITZ_KEY_LEN] = {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Toeplitz hash of Microsoft's RSS: the key slides over the input one bit at a time,
  * and for every 1 bit of the input the 32 key bits under it are XORed into the result.
  * Shared by the NIC model (it hashes as the firmware does, §7.3) and the driver (it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A port of several queues on the model's RSS firmware: flows land on the queue their
  * hash names (myrio_port_rss_flow_queue), every packet of a flow on one queue with its hash;
  * a new table and key move them; four threads poll four queues without locks; each queue

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Multicast through the device model's filter: two receivers on two NICs join a group and
  * get its datagrams, one leaves and its NIC drops them (counted by the firmware, nothing
  * reaches the host); a receiver joining more groups than the filter holds falls back to

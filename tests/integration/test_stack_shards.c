@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp_lite, one stack per queue: four client stacks on four queues of one model NIC and
  * four server stacks on four queues of the other, one thread per queue pair, a cable
  * losing 1% of the frames. 64 connections carry 100 MB in all, checked byte for byte at the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Edge cases of the preload layer, written as any socket program is (plain libc; run under
  * myrio-run by tests/sh/preload_edges.sh). "peer" serves on 10.0.0.2: each connection's
  * first byte says what to do with it. "cases" runs every case against it from 10.0.0.1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds qemu-system-x86_64 with the Myri-10G model device (`-device myri10ge-model`) from
 # Debian's own QEMU source package, configured small (x86_64 system emulation, TCG, no
 # tools, docs or firmware blobs). The unpacked and configured QEMU tree is kept in the cache,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian's guest kernel for the QEMU tests, fetched once into the cache and unpacked, not
 # installed: the package linux-image-amd64 depends on, its vmlinuz and the modules the test
 # guests load (VFIO, e1000e, myri10ge and its dca), flattened into one directory.

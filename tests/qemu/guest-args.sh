@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the QEMU guest tests: guest_args OUT MEM [KERNEL_ARGS...] sets GUEST_ARGS, the
 # QEMU arguments every test guest shares: TCG (the machines' KVM cannot run a stock
 # kernel), q35 with the emulated Intel IOMMU, serial console only, never rebooting, and

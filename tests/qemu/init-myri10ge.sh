@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Init of the Myri-10G model guest (tests/sh/qemu_myri10ge.sh): Linux's own myri10ge driver
 # on two model NICs joined by one model cable, each NIC in a network namespace of its own,
 # so that every frame crosses the cable. The driver adopts the running firmware; then it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A TCP stream of the tests' byte pattern (tests/lib/test_pattern.h) between two guest
  * network namespaces, checked byte for byte by the receiver: busybox nc cannot say whether
  * what arrived is what was sent. Static, for the guest's initramfs.

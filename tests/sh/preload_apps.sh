@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Unmodified Debian programs on tcp_lite through libmyrio-preload.so (myrio-run): each pair
 # runs as two preloaded processes on the two cabled NICs of the model daemon (10.0.0.1 and
 # 10.0.0.2), and, with root, against the Linux kernel through a TAP cable. Every row checks

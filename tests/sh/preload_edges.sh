@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The preload layer's edge cases (tests/preload/preload_edges.c) between two preloaded
 # processes on the model daemon's cabled NICs: connect refused, non-blocking connect and
 # poll, SIGPIPE and MSG_NOSIGNAL, a reset mid-stream, epoll sets mixing a pipe and a

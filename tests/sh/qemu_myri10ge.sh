@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Linux's own myri10ge driver judges the device model: builds QEMU 7.2 (Debian's source) with
 # the model as a PCI device (tests/qemu/build-qemu.sh, cached), boots Debian's 6.1 kernel in
 # a TCG guest (q35, emulated Intel IOMMU) with two model NICs joined by one model cable, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* IGMP (RFC 2236, RFC 3376) and UDP multicast in tcp_lite: messages checked against bytes
  * worked out by hand from the RFCs' layouts, hostile messages dropped and counted, and the
  * host's behaviour against a querier crafted byte by byte on a pair link: reports on join

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The model hosted by a device framework (src/sim/host.h, as in QEMU): a NIC whose DMA
  * goes through the host's map, never through the model's own table; a translation the
  * host withdraws is not used again, not even the interrupt queue's; the host's clock. */

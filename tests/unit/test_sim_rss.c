@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Slices and RSS in the model (§6.4, §7): Toeplitz against Microsoft's verification
  * vectors; frames spread over the slices as the indirection table says, every frame of a
  * flow on one slice; the port hash; per-slice completion rings, MSI-X vectors and send

@@ -50,8 +50,10 @@ static ssize_t send_path(struct psock *ps, const struct iovec *iov, int n, int f
 		}
 	}
 	engine_lock();
+	struct psock *outer = psock_enter(ps);
 	ssize_t rc = ps->type == SOCK_STREAM ? tcp_sendv(ps, iov, n, flags)
 					     : udp_sendv(ps, iov, n, flags, ip, port);
+	psock_exit(ps, outer);
 	engine_unlock();
 	after_send(rc);
 	return rc;
@@ -63,6 +65,7 @@ static ssize_t recv_path(struct psock *ps, const struct iovec *iov, int n, int f
 	if (ps->state == PS_DEAD)
 		return neg_errno(-EBADF);
 	engine_lock();
+	struct psock *outer = psock_enter(ps);
 	ssize_t rc;
 	if (ps->type == SOCK_STREAM) {
 		rc = tcp_recvv(ps, iov, n, flags);
@@ -79,6 +82,7 @@ static ssize_t recv_path(struct psock *ps, const struct iovec *iov, int n, int f
 			*fromlen = sizeof sin;
 		}
 	}
+	psock_exit(ps, outer);
 	engine_unlock();
 	return rc;
 }

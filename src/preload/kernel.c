@@ -56,6 +56,7 @@ void kernel_calls_resolve(void)
 	RESOLVE(epoll_ctl);
 	RESOLVE(select);
 	RESOLVE(pselect);
+	RESOLVE(close_range);
 	RESOLVE(epoll_pwait);
 }
 

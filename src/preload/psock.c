@@ -34,8 +34,11 @@ int psock_wait(struct psock *ps, short events, int64_t timeout_ms, bool nonblock
 	uint64_t deadline = timeout_ms >= 0 ? engine_now_ms() + (uint64_t)timeout_ms : 0;
 	engine_progress();
 	for (;;) {
+		if (ps->closed)
+			return (int)neg_errno(-EBADF); /* another thread closed its last fd */
 		if (psock_revents(ps, events))
 			return 0;
+		epoll_drained(ps, (uint16_t)events);
 		int left = -1;
 		if (timeout_ms >= 0) {
 			uint64_t now = engine_now_ms();

@@ -137,6 +137,12 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		to_kernel(fd, ps);
 		return kern.connect(fd, addr, len);
 	}
+	if (addr && len >= sizeof addr->sa_family && addr->sa_family == AF_UNSPEC &&
+	    ps->state == PS_UDP) {
+		preload_log_once("connect(AF_UNSPEC) does not dissolve an accelerated UDP "
+				 "socket's association (EOPNOTSUPP)");
+		return (int)neg_errno(-EOPNOTSUPP);
+	}
 	if (!accel) {
 		preload_log_once("connect() of an accelerated socket to an address the "
 				 "interface does not reach (ENETUNREACH)");
@@ -419,6 +425,12 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 		int rc = kern.setsockopt(fd, level, name, val, len);
 		if (rc < 0)
 			return rc;
+		if (level == IPPROTO_IP && name == IP_ADD_MEMBERSHIP) {
+			preload_log_once("IP_ADD_MEMBERSHIP before bind(): the socket stays the "
+					 "kernel's (join after bind to accelerate it)");
+			to_kernel(fd, ps);
+			return 0;
+		}
 		engine_lock();
 		int saved = errno;
 		if (psock_setsockopt(fd, ps, level, name, val, len) < 0)

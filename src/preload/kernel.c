@@ -44,6 +44,8 @@ void kernel_calls_resolve(void)
 	RESOLVE(sendto);
 	RESOLVE(recvmsg);
 	RESOLVE(sendmsg);
+	RESOLVE(sendmmsg);
+	RESOLVE(recvmmsg);
 	RESOLVE(sendfile);
 	RESOLVE(getsockname);
 	RESOLVE(getpeername);

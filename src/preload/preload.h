@@ -36,6 +36,8 @@ struct kernel_calls {
 	ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 	ssize_t (*recvmsg)(int, struct msghdr *, int);
 	ssize_t (*sendmsg)(int, const struct msghdr *, int);
+	int (*sendmmsg)(int, struct mmsghdr *, unsigned, int);
+	int (*recvmmsg)(int, struct mmsghdr *, unsigned, int, struct timespec *);
 	ssize_t (*sendfile)(int, int, off_t *, size_t);
 	int (*getsockname)(int, struct sockaddr *, socklen_t *);
 	int (*getpeername)(int, struct sockaddr *, socklen_t *);

@@ -274,6 +274,37 @@ int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *
 	} else if (level == IPPROTO_IP && name == IP_TOS) {
 		preload_log_once("IP_TOS ignored: tcp_lite sends TOS 0");
 		return 0;
+	} else if (level == IPPROTO_IP && ps->state == PS_UDP) {
+		switch (name) {
+		case IP_ADD_MEMBERSHIP:
+		case IP_DROP_MEMBERSHIP: {
+			struct ip_mreq m; /* ip_mreqn starts the same way */
+			if (!val || len < sizeof m)
+				return (int)neg_errno(-EINVAL);
+			memcpy(&m, val, sizeof m);
+			uint32_t group = ntohl(m.imr_multiaddr.s_addr);
+			return (int)neg_errno(name == IP_ADD_MEMBERSHIP
+						  ? myrio_udp_join(ps->u, group)
+						  : myrio_udp_leave(ps->u, group));
+		}
+		case IP_MULTICAST_TTL: {
+			uint8_t ttl;
+			if (len == 1 && val) {
+				memcpy(&ttl, val, 1);
+			} else {
+				if (get_int(val, len, &v) < 0)
+					return -1;
+				if (v < -1 || v > 255)
+					return (int)neg_errno(-EINVAL);
+				ttl = v < 0 ? 1 : (uint8_t)v; /* -1: the default */
+			}
+			return (int)neg_errno(myrio_udp_set_mcast_ttl(ps->u, ttl));
+		}
+		case IP_MULTICAST_LOOP:
+			preload_log_once("IP_MULTICAST_LOOP: tcp_lite does not loop a group's "
+					 "datagrams back to this process (ignored)");
+			return 0;
+		}
 	}
 	(void)fd;
 	preload_log_once("setsockopt: an option this layer does not have (ENOPROTOOPT)");

@@ -32,10 +32,13 @@ enum {
 	CMD_RESET = 'r',
 	CMD_BACK = 'b',
 	CMD_SLEEP = 's',
+	CMD_MCAST = 'm',
 	CMD_QUIT = 'q'
 };
 #define BACK_PORT 7002
 #define SLEEPER_PORT 7003
+#define GROUP_PORT 7105
+#define GROUP "239.1.2.3"
 
 static int failures;
 
@@ -117,6 +120,19 @@ static int peer(void)
 			write(c, "w", 1);
 			close(accept(l, NULL, NULL));
 			close(l);
+		}
+		if (cmd == CMD_MCAST) { /* datagrams to the group from an accelerated socket */
+			int u = socket(AF_INET, SOCK_DGRAM, 0);
+			struct sockaddr_in any = {.sin_family = AF_INET},
+					   to = {.sin_family = AF_INET,
+						 .sin_port = htons(GROUP_PORT)};
+			inet_pton(AF_INET, GROUP, &to.sin_addr);
+			bind(u, (struct sockaddr *)&any, sizeof any);
+			for (int i = 0; i < 5; i++) {
+				sendto(u, "g", 1, 0, (struct sockaddr *)&to, sizeof to);
+				usleep(20000);
+			}
+			close(u);
 		}
 		if (cmd == CMD_ECHO)
 			for (ssize_t n; (n = read(c, buf, sizeof buf)) > 0;)
@@ -604,6 +620,77 @@ static void epollet_after_drain(void)
 	printf("ok epollet_after_drain\n");
 }
 
+/* IP_ADD_MEMBERSHIP on an accelerated UDP socket: the group's datagrams from the peer
+ * arrive; the kernel's errors for a second join and a leave of a group not joined. */
+static void multicast_membership(void)
+{
+	int fd = udp_bound(GROUP_PORT);
+	CHECK(fd >= 0, "bind");
+	struct ip_mreq m = {.imr_interface.s_addr = htonl(INADDR_ANY)};
+	inet_pton(AF_INET, GROUP, &m.imr_multiaddr);
+	CHECK(setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof m) == 0, "join");
+	CHECK(setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof m) < 0 &&
+		  errno == EADDRINUSE,
+	      "a second join");
+	int ttl = 4;
+	CHECK(setsockopt(fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl) == 0, "TTL");
+	struct sockaddr_in g = {.sin_family = AF_INET, .sin_port = htons(GROUP_PORT)};
+	g.sin_addr = m.imr_multiaddr;
+	CHECK(sendto(fd, "s", 1, 0, (struct sockaddr *)&g, sizeof g) == 1, "sendto the group");
+	int c = dial(CMD_MCAST);
+	CHECK(c >= 0, "dial");
+	struct timeval tv = {.tv_sec = 3};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	char b = 0;
+	CHECK(recv(fd, &b, 1, 0) == 1 && b == 'g', "a datagram to the group");
+	close(c);
+	CHECK(setsockopt(fd, IPPROTO_IP, IP_DROP_MEMBERSHIP, &m, sizeof m) == 0, "leave");
+	CHECK(setsockopt(fd, IPPROTO_IP, IP_DROP_MEMBERSHIP, &m, sizeof m) < 0 &&
+		  errno == EADDRNOTAVAIL,
+	      "a second leave");
+	close(fd);
+	printf("ok multicast_membership\n");
+}
+
+/* sendmmsg on a connected accelerated UDP socket sends every datagram; recvmmsg with
+ * MSG_WAITFORONE takes what arrived. */
+static void mmsg_calls(void)
+{
+	int fd = udp_bound(GROUP_PORT);
+	CHECK(fd >= 0, "bind");
+	struct sockaddr_in p = peer_addr(CLOSED_PORT);
+	CHECK(connect(fd, (struct sockaddr *)&p, sizeof p) == 0, "connect");
+	struct iovec iv = {"mm", 2};
+	struct mmsghdr out[2] = {{.msg_hdr = {.msg_iov = &iv, .msg_iovlen = 1}},
+				 {.msg_hdr = {.msg_iov = &iv, .msg_iovlen = 1}}};
+	int n = sendmmsg(fd, out, 2, 0);
+	/* 2, unless the peer's port unreachable came back between the two */
+	CHECK(n >= 1 && out[0].msg_len == 2, "sendmmsg gave %d", n);
+	close(fd);
+	fd = udp_bound(GROUP_PORT);
+	struct ip_mreq m = {.imr_interface.s_addr = htonl(INADDR_ANY)};
+	inet_pton(AF_INET, GROUP, &m.imr_multiaddr);
+	CHECK(setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof m) == 0, "join");
+	struct timeval tv = {.tv_sec = 3};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	int c = dial(CMD_MCAST);
+	CHECK(c >= 0, "dial");
+	char b[4][8];
+	struct iovec in_iv[4];
+	struct mmsghdr in[4];
+	memset(in, 0, sizeof in);
+	for (int i = 0; i < 4; i++) {
+		in_iv[i] = (struct iovec){b[i], sizeof b[i]};
+		in[i].msg_hdr.msg_iov = &in_iv[i];
+		in[i].msg_hdr.msg_iovlen = 1;
+	}
+	n = recvmmsg(fd, in, 4, MSG_WAITFORONE, NULL);
+	CHECK(n >= 1 && in[0].msg_len == 1 && b[0][0] == 'g', "recvmmsg gave %d", n);
+	close(c);
+	close(fd);
+	printf("ok mmsg_calls\n");
+}
+
 #define CASE(f)                                                                                    \
 	{                                                                                          \
 #f, f                                                                              \
@@ -628,6 +715,8 @@ static const struct {
     CASE(epoll_pending_then_kernel),
     CASE(vfork_child_close),
     CASE(epollet_after_drain),
+    CASE(multicast_membership),
+    CASE(mmsg_calls),
     CASE(close_range_drops_sockets),
 };
 

@@ -45,6 +45,38 @@ void epoll_forget(struct psock *ps, int epfd)
 	}
 }
 
+void epoll_to_kernel(struct psock *ps)
+{
+	if (!__atomic_load_n(&nentries, __ATOMIC_RELAXED))
+		return;
+	for (struct ep_entry **e = &entries; *e;) {
+		if ((*e)->ps != ps) {
+			e = &(*e)->next;
+			continue;
+		}
+		struct ep_entry *moved = *e;
+		struct epoll_event ev = moved->ev;
+		if (moved->disabled) /* a reported EPOLLONESHOT entry: nothing but errors */
+			ev.events &= EPOLLONESHOT | EPOLLET;
+		if (kern.epoll_ctl(moved->epfd, EPOLL_CTL_ADD, moved->fd, &ev) < 0)
+			preload_log("epoll: a socket that went to the kernel could not follow "
+				    "into epoll fd %d",
+				    moved->epfd);
+		*e = moved->next;
+		free(moved);
+		__atomic_fetch_sub(&nentries, 1, __ATOMIC_RELAXED);
+	}
+}
+
+void epoll_drained(struct psock *ps, uint32_t events)
+{
+	if (!__atomic_load_n(&nentries, __ATOMIC_RELAXED))
+		return;
+	for (struct ep_entry *e = entries; e; e = e->next)
+		if (e->ps == ps)
+			e->last &= ~events;
+}
+
 EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	kernel_calls_resolve();

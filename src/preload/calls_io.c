@@ -44,15 +44,17 @@ static ssize_t send_path(struct psock *ps, const struct iovec *iov, int n, int f
 		memcpy(&sin, to, sizeof sin);
 		ip = ntohl(sin.sin_addr.s_addr);
 		port = ntohs(sin.sin_port);
-		if (!engine_is_accel_remote(ip)) {
+		if (!engine_is_accel_remote(ip) && !IN_MULTICAST(ip)) {
 			preload_log_once("sendto() from an accelerated socket to an address the "
 					 "interface does not reach (ENETUNREACH)");
 			return neg_errno(-ENETUNREACH);
 		}
 	}
 	engine_lock();
+	struct psock *outer = psock_enter(ps);
 	ssize_t rc = ps->type == SOCK_STREAM ? tcp_sendv(ps, iov, n, flags)
 					     : udp_sendv(ps, iov, n, flags, ip, port);
+	psock_exit(ps, outer);
 	engine_unlock();
 	after_send(rc);
 	return rc;
@@ -64,6 +66,7 @@ static ssize_t recv_path(struct psock *ps, const struct iovec *iov, int n, int f
 	if (ps->state == PS_DEAD)
 		return neg_errno(-EBADF);
 	engine_lock();
+	struct psock *outer = psock_enter(ps);
 	ssize_t rc;
 	if (ps->type == SOCK_STREAM) {
 		rc = tcp_recvv(ps, iov, n, flags);
@@ -80,6 +83,7 @@ static ssize_t recv_path(struct psock *ps, const struct iovec *iov, int n, int f
 			*fromlen = sizeof sin;
 		}
 	}
+	psock_exit(ps, outer);
 	engine_unlock();
 	return rc;
 }
@@ -263,4 +267,47 @@ EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
 EXPORT ssize_t sendfile64(int out_fd, int in_fd, off_t *offset, size_t count)
 {
 	return sendfile(out_fd, in_fd, offset, count);
+}
+
+/* As the kernel's: the datagrams one at a time; the count sent, or the first error. */
+EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned n, int flags)
+{
+	struct psock *ps = fdtab_get(fd);
+	if (!accelerated(ps) &&
+	    !(n && udp_goes_accel(ps, vec[0].msg_hdr.msg_name, vec[0].msg_hdr.msg_namelen))) {
+		kernel_calls_resolve();
+		return kern.sendmmsg(fd, vec, n, flags);
+	}
+	unsigned i = 0;
+	for (; i < n && i < UIO_MAXIOV; i++) {
+		ssize_t rc = sendmsg(fd, &vec[i].msg_hdr, flags);
+		if (rc < 0)
+			return i ? (int)i : -1;
+		vec[i].msg_len = (unsigned)rc;
+	}
+	return (int)i;
+}
+
+/* The first datagram as flags say (blocking unless MSG_DONTWAIT), the rest only while
+ * they are there when MSG_WAITFORONE; the timeout argument is not honoured (one line). */
+EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned n, int flags, struct timespec *tmo)
+{
+	struct psock *ps = fdtab_get(fd);
+	if (!accelerated(ps)) {
+		kernel_calls_resolve();
+		return kern.recvmmsg(fd, vec, n, flags, tmo);
+	}
+	if (tmo)
+		preload_log_once("recvmmsg: the timeout argument is ignored (SO_RCVTIMEO is not)");
+	unsigned i = 0;
+	for (; i < n && i < UIO_MAXIOV; i++) {
+		int f = flags & ~MSG_WAITFORONE;
+		if (i && (flags & MSG_WAITFORONE))
+			f |= MSG_DONTWAIT;
+		ssize_t rc = recvmsg(fd, &vec[i].msg_hdr, f);
+		if (rc < 0)
+			return i ? (int)i : -1;
+		vec[i].msg_len = (unsigned)rc;
+	}
+	return (int)i;
 }

@@ -5,11 +5,13 @@
  * the kernel's. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "preload.h"
 
@@ -32,12 +34,16 @@ static void fill_sin(struct sockaddr *addr, socklen_t *len, uint32_t ip, uint16_
 	*len = sizeof sin;
 }
 
-/* The pending socket stays the kernel's for good. */
+/* The pending socket stays the kernel's for good, under every fd that names it (dup), and
+ * in the epoll sets it was added to. */
 static void to_kernel(int fd, struct psock *ps)
 {
-	fdtab_clear(fd);
 	engine_lock();
-	epoll_forget(ps, -1);
+	if (ps->refs > 1)
+		fdtab_clear_psock(ps);
+	else
+		fdtab_clear(fd);
+	epoll_to_kernel(ps);
 	engine_unlock();
 	free(ps);
 }
@@ -104,7 +110,9 @@ EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	if (!ps || ps->state == PS_PENDING)
 		return kern.accept4(fd, addr, len, flags);
 	engine_lock();
+	struct psock *outer = psock_enter(ps);
 	int rc = tcp_accept(ps, addr, len, flags);
+	psock_exit(ps, outer);
 	engine_unlock();
 	return rc;
 }
@@ -130,14 +138,22 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		to_kernel(fd, ps);
 		return kern.connect(fd, addr, len);
 	}
+	if (addr && len >= sizeof addr->sa_family && addr->sa_family == AF_UNSPEC &&
+	    ps->state == PS_UDP) {
+		preload_log_once("connect(AF_UNSPEC) does not dissolve an accelerated UDP "
+				 "socket's association (EOPNOTSUPP)");
+		return (int)neg_errno(-EOPNOTSUPP);
+	}
 	if (!accel) {
 		preload_log_once("connect() of an accelerated socket to an address the "
 				 "interface does not reach (ENETUNREACH)");
 		return (int)neg_errno(-ENETUNREACH);
 	}
 	engine_lock();
+	struct psock *outer = psock_enter(ps);
 	int rc =
 	    ps->type == SOCK_STREAM ? tcp_connect(fd, ps, ip, port) : udp_connect(ps, ip, port);
+	psock_exit(ps, outer);
 	engine_unlock();
 	return rc;
 }
@@ -157,11 +173,10 @@ EXPORT int shutdown(int fd, int how)
 	return rc;
 }
 
-EXPORT int close(int fd)
+/* Lock held: fd is closed (or about to be): the table and the epoll shadow follow. */
+static void forget_fd(int fd)
 {
-	kernel_calls_resolve();
 	struct psock *ps = fdtab_get(fd);
-	engine_lock();
 	if (ps) {
 		fdtab_clear(fd);
 		if (ps->refs == 1)
@@ -170,8 +185,53 @@ EXPORT int close(int fd)
 	} else {
 		epoll_forget(NULL, fd);
 	}
+}
+
+EXPORT int close(int fd)
+{
+	kernel_calls_resolve();
+	engine_lock();
+	forget_fd(fd);
 	engine_unlock();
 	return kern.close(fd);
+}
+
+/* The kernel closes the range but for the fds the port and stack hold; the table drops
+ * the range's sockets. */
+EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	kernel_calls_resolve();
+	if (first > last || (flags & CLOSE_RANGE_CLOEXEC))
+		return kern.close_range(first, last, flags);
+	int rc = 0;
+	unsigned from = first;
+	for (unsigned fd = first; fd <= last && fd < FDTAB_SIZE; fd++) {
+		if (!engine_owns_fd((int)fd))
+			continue;
+		if (fd > from && kern.close_range(from, fd - 1, flags) < 0)
+			rc = -1;
+		from = fd + 1;
+	}
+	if (from <= last && from >= first && kern.close_range(from, last, flags) < 0)
+		rc = -1;
+	engine_lock();
+	for (unsigned fd = first; fd <= last && fd < FDTAB_SIZE; fd++)
+		if (!engine_owns_fd((int)fd))
+			forget_fd((int)fd);
+	engine_unlock();
+	return rc;
+}
+
+EXPORT void closefrom(int lowfd)
+{
+	close_range(lowfd < 0 ? 0 : (unsigned)lowfd, ~0u, 0);
+}
+
+/* A vfork child shares the parent's memory: its close() or dup2() before exec would change
+ * the parent's table and stack. It runs as a fork's child instead (its own copy). */
+EXPORT pid_t vfork(void)
+{
+	return fork();
 }
 
 /* After the kernel made newfd a copy of oldfd's file: the table follows. */
@@ -366,6 +426,12 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 		int rc = kern.setsockopt(fd, level, name, val, len);
 		if (rc < 0)
 			return rc;
+		if (level == IPPROTO_IP && name == IP_ADD_MEMBERSHIP) {
+			preload_log_once("IP_ADD_MEMBERSHIP before bind(): the socket stays the "
+					 "kernel's (join after bind to accelerate it)");
+			to_kernel(fd, ps);
+			return 0;
+		}
 		engine_lock();
 		int saved = errno;
 		if (psock_setsockopt(fd, ps, level, name, val, len) < 0)

@@ -7,6 +7,7 @@
  * Threads that sleep also watch a wake eventfd: whoever polls the stack and finds work
  * while others sleep writes it, so news taken by one thread's poll is not lost to a thread
  * that armed before it. The fd stays readable until the last sleeper leaves. */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@
 
 #define LINGER_MAX 1024
 #define EXIT_LINGER_MS 5000 /* how long exit waits for closed connections to deliver */
+#define OWN_FD_MAX 32	    /* the port's and stack's own fds that close_range spares */
+#define OWN_FD_SCAN 1024    /* they are found among the fds below this */
 
 /* The lock is recursive: the library's own calls (close, poll on its fds) come back
  * through the interposed symbols while the stack is created or polled. */
@@ -36,21 +39,31 @@ static struct {
 	bool stopping;
 	struct myrio_tcp_conn *linger[LINGER_MAX];
 	unsigned nlinger;
+	int own[OWN_FD_MAX]; /* fds the port and stack opened, ascending */
+	unsigned nown;
 } eng = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .stack_fd = -1, .wake_fd = -1};
 
-/* Set while this thread sleeps in engine_block. A signal handler that leaves with longjmp
- * never returns there; the thread's next call repairs the counts it left raised, so the
- * progress thread does not stand aside for ever for a sleeper that is gone. */
+/* Set while this thread sleeps in engine_block. The thread's sleep ends once, in whichever
+ * comes first: engine_block's return, a call from a signal handler that interrupted the
+ * sleep (or left it with longjmp), or the cancellation of the thread. */
 static __thread bool sleeping;
+
+/* Lock held: this thread no longer sleeps; the last sleeper out drains the wake fd. */
+static void sleep_end(void)
+{
+	sleeping = false;
+	if (--eng.sleepers == 0) {
+		uint64_t v;
+		(void)!kern.read(eng.wake_fd, &v, sizeof v);
+	}
+	eng.inside--;
+}
 
 void engine_lock(void)
 {
 	pthread_mutex_lock(&eng.lock);
-	if (sleeping) {
-		sleeping = false;
-		eng.sleepers--;
-		eng.inside--;
-	}
+	if (sleeping)
+		sleep_end();
 }
 
 void engine_unlock(void)
@@ -129,6 +142,21 @@ void engine_leave(void)
 		arm();
 }
 
+/* A thread cancelled in its sleep: its counts go, and the lock stays free. */
+static void block_cancelled(void *arg)
+{
+	(void)arg;
+	engine_lock();
+	psock_cancelled();
+	engine_unlock();
+}
+
+void engine_wake(void)
+{
+	if (eng.sleepers)
+		wake_sleepers();
+}
+
 int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t *sigmask)
 {
 	if (!eng.stack) {
@@ -157,21 +185,18 @@ int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t 
 	eng.sleepers++;
 	sleeping = true;
 	engine_unlock();
+	int rc;
 	struct timespec ts, *tsp = NULL;
 	if (timeout_ms >= 0) {
 		ts.tv_sec = timeout_ms / 1000;
 		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000;
 		tsp = &ts;
 	}
-	int rc = kern.ppoll(fds, n + 2, tsp, sigmask);
+	pthread_cleanup_push(block_cancelled, NULL); /* ppoll is a cancellation point */
+	rc = kern.ppoll(fds, n + 2, tsp, sigmask);
+	pthread_cleanup_pop(0);
 	int err = errno;
-	pthread_mutex_lock(&eng.lock);
-	sleeping = false;
-	if (--eng.sleepers == 0) {
-		uint64_t v;
-		(void)!kern.read(eng.wake_fd, &v, sizeof v);
-	}
-	eng.inside--;
+	engine_lock(); /* ends the sleep unless a signal handler's call already did */
 	engine_progress();
 	if (rc < 0) {
 		errno = err;
@@ -267,10 +292,49 @@ static void engine_exit(void)
 	 * calls, and the daemon or the kernel reclaims the device. */
 }
 
+/* The fds below OWN_FD_SCAN that are open, as a bit set. */
+static void open_fds(uint64_t set[OWN_FD_SCAN / 64])
+{
+	memset(set, 0, OWN_FD_SCAN / 8);
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		long fd = strtol(e->d_name, NULL, 10);
+		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd < OWN_FD_SCAN &&
+		    fd != dirfd(d))
+			set[fd / 64] |= 1ull << (fd % 64);
+	}
+	closedir(d);
+}
+
+/* The fds the port and stack opened (device, daemon, memory, interrupts): a program's
+ * close_range() passes over them. */
+static void own_fds_record(const uint64_t before[OWN_FD_SCAN / 64])
+{
+	uint64_t after[OWN_FD_SCAN / 64];
+	open_fds(after);
+	for (int fd = 0; fd < OWN_FD_SCAN && eng.nown < OWN_FD_MAX; fd++)
+		if ((after[fd / 64] & ~before[fd / 64]) >> (fd % 64) & 1)
+			eng.own[eng.nown++] = fd;
+}
+
+bool engine_owns_fd(int fd)
+{
+	if (eng.state != 1 || getpid() != eng.pid)
+		return false;
+	for (unsigned i = 0; i < eng.nown; i++)
+		if (eng.own[i] == fd)
+			return true;
+	return false;
+}
+
 static int engine_start(void)
 {
 	if (preload_conf_load(&eng.conf) < 0)
 		return -1;
+	uint64_t before[OWN_FD_SCAN / 64];
+	open_fds(before);
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.mtu = eng.conf.mtu;
@@ -304,6 +368,7 @@ static int engine_start(void)
 			eng.stack_fd = -1;
 		}
 	}
+	own_fds_record(before);
 	eng.armed_deadline = 0;
 	eng.pid = getpid();
 	pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);

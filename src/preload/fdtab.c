@@ -7,8 +7,6 @@
 
 #include "preload.h"
 
-#define FDTAB_SIZE 65536
-
 static struct psock **tab;
 
 struct psock *fdtab_get(int fd)
@@ -89,10 +87,55 @@ struct psock *psock_new(int type)
 	return ps;
 }
 
+void fdtab_clear_psock(struct psock *ps)
+{
+	if (!tab)
+		return;
+	for (int fd = 0; fd < FDTAB_SIZE; fd++)
+		if (tab[fd] == ps)
+			fdtab_clear(fd);
+}
+
+static __thread struct psock *in_use; /* the socket this thread's call works on */
+
+struct psock *psock_enter(struct psock *ps)
+{
+	struct psock *outer = in_use;
+	ps->users++;
+	in_use = ps;
+	return outer;
+}
+
+static void psock_destroy(struct psock *ps);
+
+void psock_exit(struct psock *ps, struct psock *outer)
+{
+	in_use = outer;
+	if (--ps->users == 0 && ps->refs == 0)
+		psock_destroy(ps);
+}
+
+void psock_cancelled(void)
+{
+	if (in_use)
+		psock_exit(in_use, NULL);
+}
+
 void psock_release(struct psock *ps)
 {
 	if (--ps->refs > 0)
 		return;
+	if (ps->users) {
+		/* a call still works on it: it ends with EBADF, and the last one out frees */
+		ps->closed = true;
+		engine_wake();
+		return;
+	}
+	psock_destroy(ps);
+}
+
+static void psock_destroy(struct psock *ps)
+{
 	switch (ps->state) {
 	case PS_TCP_CONN:
 	case PS_TCP_LISTEN:

@@ -45,6 +45,8 @@ void kernel_calls_resolve(void)
 	RESOLVE(sendto);
 	RESOLVE(recvmsg);
 	RESOLVE(sendmsg);
+	RESOLVE(sendmmsg);
+	RESOLVE(recvmmsg);
 	RESOLVE(sendfile);
 	RESOLVE(getsockname);
 	RESOLVE(getpeername);
@@ -57,6 +59,7 @@ void kernel_calls_resolve(void)
 	RESOLVE(epoll_ctl);
 	RESOLVE(select);
 	RESOLVE(pselect);
+	RESOLVE(close_range);
 	RESOLVE(epoll_pwait);
 }
 

@@ -37,6 +37,8 @@ struct kernel_calls {
 	ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 	ssize_t (*recvmsg)(int, struct msghdr *, int);
 	ssize_t (*sendmsg)(int, const struct msghdr *, int);
+	int (*sendmmsg)(int, struct mmsghdr *, unsigned, int);
+	int (*recvmmsg)(int, struct mmsghdr *, unsigned, int, struct timespec *);
 	ssize_t (*sendfile)(int, int, off_t *, size_t);
 	int (*getsockname)(int, struct sockaddr *, socklen_t *);
 	int (*getpeername)(int, struct sockaddr *, socklen_t *);
@@ -50,6 +52,7 @@ struct kernel_calls {
 	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
 	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
 		       const sigset_t *);
+	int (*close_range)(unsigned, unsigned, int);
 	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
 };
 extern struct kernel_calls kern;
@@ -79,8 +82,10 @@ enum psock_state {
 };
 
 struct psock {
-	int refs; /* file descriptors naming it (dup) */
-	int type; /* SOCK_STREAM or SOCK_DGRAM */
+	int refs;    /* file descriptors naming it (dup) */
+	int users;   /* calls working on it (psock_enter) */
+	bool closed; /* its last fd was closed while a call worked on it */
+	int type;    /* SOCK_STREAM or SOCK_DGRAM */
 	enum psock_state state;
 	bool nonblock;
 	uint32_t bound_ip; /* host order; 0 = any */
@@ -107,6 +112,8 @@ struct psock {
 	int udp_error; /* pending (negative errno) */
 };
 
+#define FDTAB_SIZE 65536 /* fds past it stay the kernel's */
+
 /* The table fd -> psock. Lookups need no lock (a socket closed by one thread while another
  * uses it is the program's race, as with the kernel). */
 struct psock *fdtab_get(int fd);
@@ -116,8 +123,18 @@ void fdtab_clear(int fd);
 void fdtab_close_all(void);
 /* Marks every socket dead (the child of a fork) */
 void fdtab_forked(void);
-/* Drops one fd's reference: frees the socket with the last (engine lock held). */
+/* Every fd naming ps leaves the table (the socket went to the kernel). */
+void fdtab_clear_psock(struct psock *ps);
+/* Drops one fd's reference: frees the socket with the last (engine lock held), or, while
+ * a call works on it, marks it closed and leaves the free to that call's psock_exit. */
 void psock_release(struct psock *ps);
+/* Lock held, around a call that may sleep: the socket outlives a close() from another
+ * thread until the call returns. psock_enter returns the outer call's socket (a signal
+ * handler's call inside another), which psock_exit restores. */
+struct psock *psock_enter(struct psock *ps);
+void psock_exit(struct psock *ps, struct psock *outer);
+/* The thread was cancelled in a call: its socket's use ends (lock held). */
+void psock_cancelled(void);
 struct psock *psock_new(int type);
 
 /* ---- The engine: one stack, its lock, progress and sleeping ---- */
@@ -134,17 +151,26 @@ int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t 
 /* Lock held, leaving a call that changed the stack outside a poll: flushes, and re-arms
  * the sleep when a timer came due earlier than the one slept on. */
 void engine_leave(void);
+/* Lock held: the threads sleeping in engine_block wake and look again. */
+void engine_wake(void);
 /* A closed connection with data still to deliver: kept until the peer has it all. */
 void engine_linger(struct myrio_tcp_conn *c, bool shutdown);
 bool engine_is_accel_local(uint32_t ip);  /* bind: ours or any */
 bool engine_is_accel_remote(uint32_t ip); /* connect/sendto: reached through our port */
 uint32_t engine_local_ip(void);
+/* fd is one the port or stack of this process opened (a program must not close it). */
+bool engine_owns_fd(int fd);
 uint64_t engine_now_ms(void);
 
 /* poll(2) over any mix of kernel and accelerated fds (ppoll's arguments). */
 int poll_any(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *sigmask);
 /* Forgets the epoll registrations of a socket closed for good, or of a closed epoll fd. */
 void epoll_forget(struct psock *ps, int epfd);
+/* A pending socket went to the kernel: its registrations move to the kernel's epoll sets. */
+void epoll_to_kernel(struct psock *ps);
+/* A call found ps not ready for events (EAGAIN): edge-triggered entries report the next
+ * time it is, as the kernel's do for data that arrives after a drain. */
+void epoll_drained(struct psock *ps, uint32_t events);
 
 /* ---- Socket operations (lock held by the caller unless said) ---- */
 int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port);

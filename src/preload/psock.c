@@ -35,8 +35,11 @@ int psock_wait(struct psock *ps, short events, int64_t timeout_ms, bool nonblock
 	uint64_t deadline = timeout_ms >= 0 ? engine_now_ms() + (uint64_t)timeout_ms : 0;
 	engine_progress();
 	for (;;) {
+		if (ps->closed)
+			return (int)neg_errno(-EBADF); /* another thread closed its last fd */
 		if (psock_revents(ps, events))
 			return 0;
+		epoll_drained(ps, (uint16_t)events);
 		int left = -1;
 		if (timeout_ms >= 0) {
 			uint64_t now = engine_now_ms();
@@ -272,6 +275,37 @@ int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *
 	} else if (level == IPPROTO_IP && name == IP_TOS) {
 		preload_log_once("IP_TOS ignored: tcp_lite sends TOS 0");
 		return 0;
+	} else if (level == IPPROTO_IP && ps->state == PS_UDP) {
+		switch (name) {
+		case IP_ADD_MEMBERSHIP:
+		case IP_DROP_MEMBERSHIP: {
+			struct ip_mreq m; /* ip_mreqn starts the same way */
+			if (!val || len < sizeof m)
+				return (int)neg_errno(-EINVAL);
+			memcpy(&m, val, sizeof m);
+			uint32_t group = ntohl(m.imr_multiaddr.s_addr);
+			return (int)neg_errno(name == IP_ADD_MEMBERSHIP
+						  ? myrio_udp_join(ps->u, group)
+						  : myrio_udp_leave(ps->u, group));
+		}
+		case IP_MULTICAST_TTL: {
+			uint8_t ttl;
+			if (len == 1 && val) {
+				memcpy(&ttl, val, 1);
+			} else {
+				if (get_int(val, len, &v) < 0)
+					return -1;
+				if (v < -1 || v > 255)
+					return (int)neg_errno(-EINVAL);
+				ttl = v < 0 ? 1 : (uint8_t)v; /* -1: the default */
+			}
+			return (int)neg_errno(myrio_udp_set_mcast_ttl(ps->u, ttl));
+		}
+		case IP_MULTICAST_LOOP:
+			preload_log_once("IP_MULTICAST_LOOP: tcp_lite does not loop a group's "
+					 "datagrams back to this process (ignored)");
+			return 0;
+		}
 	}
 	(void)fd;
 	preload_log_once("setsockopt: an option this layer does not have (ENOPROTOOPT)");

@@ -281,15 +281,33 @@ static void schedule(struct myrio_stack *s, struct igmp_group *g, uint32_t max_m
 		g->report_ms = at;
 }
 
+/* A change of compatibility mode cancels the responses and reports pending in the old one
+ * (RFC 3376 §7.2.1): no v3 report goes out to a v2 querier. Leaves still due are sent, in
+ * the new mode's form, so the router does not keep a group no one wants. */
+static void mode_changed(struct myrio_stack *s)
+{
+	s->igmp.general_ms = 0;
+	for (unsigned i = 0; i < s->igmp.n; i++) {
+		struct igmp_group *g = &s->igmp.groups[i];
+		if (!g->leaving) {
+			g->report_ms = 0;
+			g->retrans = 0;
+		}
+	}
+}
+
 static void query(struct myrio_stack *s, const struct igmp_msg *q, uint32_t dst)
 {
 	s->st.igmp_queries_rx++;
+	unsigned was = mode(s);
 	if (q->query_version == 1)
 		s->igmp.v1_until = s->now_ms + IGMP_V1_ROUTER_MS;
 	else if (q->query_version == 2)
 		s->igmp.v2_until = s->now_ms + IGMP_OLD_QUERIER_MS;
 	else if (q->robustness)
 		s->igmp.robustness = q->robustness;
+	if (mode(s) != was)
+		mode_changed(s);
 	/* a general query goes to all hosts, a group's query to the group (RFC 3376 §4.1.12) */
 	if (q->group ? dst != q->group : dst != IGMP_ALL_HOSTS) {
 		s->st.drop_igmp_bad_dst++;

@@ -6,7 +6,9 @@
 # socket, dup2 over a socket, fork, fd exhaustion, progress while the program sleeps in the
 # kernel.
 set -uo pipefail
+# A second argument runs that case alone.
 build=${1:?build directory}
+only=${2:-}
 for p in myrio-simd myrio-run libmyrio-preload.so preload_edges; do
 	[[ -e $build/$p ]] || { echo "no $build/$p"; exit 77; }
 done
@@ -17,7 +19,7 @@ timeout 120 "$build/myrio-run" --device "simd:nic1@$sock" --ip 10.0.0.2/24 -- \
 pids+=($!)
 for _ in $(seq 100); do grep -q listening "$tmp/peer.log" && break; sleep 0.1; done
 timeout 120 "$build/myrio-run" --device "simd:nic0@$sock" --ip 10.0.0.1/24 -- \
-	"$build/preload_edges" cases
+	"$build/preload_edges" cases $only
 rc=$?
 cat "$tmp/peer.log"
 exit $rc

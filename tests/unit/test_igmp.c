@@ -531,6 +531,32 @@ static void sending_to_a_group_ttl_1_by_default(void **state)
 	raw_close(&r);
 }
 
+/* A v2 querier heard while a v3 general response is pending: the host moves to v2 mode,
+ * cancels the v3 response (RFC 3376 §7.2.1) and answers in v2. */
+static void v2_querier_cancels_a_pending_v3_response(void **state)
+{
+	struct raw r;
+	struct myrio_udp_sock *u = member(&r, "igmp9");
+	run_ms(&r, 2000, NULL, NULL); /* the join's reports */
+	send_query(&r, 3, 0, 100);    /* Max Resp 10 s: a v3 report pending */
+	raw_poll(&r);
+	send_query(&r, 2, 0, 10);
+	raw_poll(&r);
+	unsigned v3 = 0, v2 = 0;
+	for (unsigned t = 0; t < 10500; t += 10) {
+		raw_wait_ms(&r, 10);
+		struct igmp_seen x;
+		for (unsigned k = 0; igmp_sent(&r, k, &x); k++) {
+			v3 += x.msg[0] == IGMP_V3_REPORT;
+			v2 += x.msg[0] == IGMP_V2_REPORT;
+		}
+	}
+	assert_int_equal(v3, 0);
+	assert_int_equal(v2, 1);
+	myrio_udp_close(u);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +569,7 @@ int main(void)
 	    cmocka_unit_test(v3_queries_answered_within_max_resp),
 	    cmocka_unit_test(v2_querier_switches_to_v2_with_suppression_and_leave),
 	    cmocka_unit_test(v1_querier_gets_v1_reports_and_no_leave),
+	    cmocka_unit_test(v2_querier_cancels_a_pending_v3_response),
 	    cmocka_unit_test(querier_without_address_answered),
 	    cmocka_unit_test(hostile_input_dropped_and_counted),
 	    cmocka_unit_test(sockets_in_a_group_each_get_a_copy),

@@ -14,6 +14,7 @@
 #include "hw/pci/pci.h"
 #include "hw/pci/msi.h"
 #include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
 #include "exec/memory.h"
 #include "sysemu/dma.h"
 
@@ -83,7 +84,8 @@ static uint8_t *dma_map_dir(PCIDevice *pd, uint64_t iova, uint32_t len, DMADirec
     if (!p) {
         return NULL;
     }
-    /* Guest RAM stays where it is; a bounce buffer (MMIO, a split range) does not. */
+    /* Guest RAM stays where it is; a bounce buffer (MMIO) does not. QEMU's map already
+     * joins IOMMU pages that are adjacent in RAM: a shorter piece means they are not. */
     bool ram = plen == len && memory_region_from_host(p, &off);
     pci_dma_unmap(pd, p, plen, dir, ram && dir == DMA_DIRECTION_FROM_DEVICE ? plen : 0);
     return ram ? p : NULL;
@@ -282,6 +284,31 @@ static void myri_exit(PCIDevice *pd)
     s->cable->ends[s->cable->ends[1] == s] = NULL;
 }
 
+/* A reset (system reset, a guest reboot, FLR) puts the NIC at power-on: config space, SRAM
+ * and firmware, as the model's own FLR does; QEMU resets its copy of config space itself.
+ * Without it the model would keep DMAing to the previous kernel's buffers once the next one
+ * sets Bus Master. */
+static void myri_reset(DeviceState *dev)
+{
+    MyriModelState *s = MYRI10GE_MODEL(dev);
+    uint64_t n;
+    if (!s->cable) {
+        return;
+    }
+    sim_nic_flr(s->nic);
+    while (read(sim_nic_irq_fd(s->nic), &n, sizeof(n)) == sizeof(n)) {
+        continue; /* interrupts raised before the reset are gone with it */
+    }
+    pci_set_irq(PCI_DEVICE(s), 0);
+}
+
+/* The model's state (SRAM, firmware, rings) is not serialised: refuse migration rather than
+ * arrive as a blank device under a driver that believes it is up. */
+static const VMStateDescription myri_vmstate = {
+    .name = TYPE_MYRI10GE_MODEL,
+    .unmigratable = 1,
+};
+
 static Property myri_properties[] = {
     DEFINE_PROP_STRING("cable", MyriModelState, cable_id),
     DEFINE_PROP_STRING("model", MyriModelState, model_conf),
@@ -296,6 +323,8 @@ static void myri_class_init(ObjectClass *klass, void *data)
     k->exit = myri_exit;
     k->class_id = PCI_CLASS_NETWORK_ETHERNET;
     dc->desc = "Myricom Myri-10G (libmyrio device model)";
+    dc->reset = myri_reset;
+    dc->vmsd = &myri_vmstate;
     device_class_set_props(dc, myri_properties);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The QEMU device without a guest (tests/qemu/qtest_device.py under QEMU's qtest
+# accelerator): a system reset returns the model NIC to power-on, migration is refused, and
+# DMA through an IOMMU crosses pages only where they are adjacent in RAM.
+# usage: qemu_device_qtest.sh BUILD_DIR    exit 0 pass, 77 skip (QEMU's source cannot be
+# fetched), else fail.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+rc=0
+qemu=$(bash "$src/tests/qemu/build-qemu.sh" "$src" | tail -n 1) || rc=$?
+if ((rc == 77)); then
+	echo "qemu_device_qtest: SKIP: QEMU's source package cannot be fetched"
+	exit 77
+fi
+((rc == 0)) || { echo "qemu_device_qtest: building QEMU with the model device failed"; exit 1; }
+exec python3 "$src/tests/qemu/qtest_device.py" "$qemu" /usr/share/seabios "$src/src/mcp/mcp_abi.h"

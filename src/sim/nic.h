@@ -126,6 +126,11 @@ struct sim_frame {
 	int32_t patch_off;  /* -1: none */
 	uint16_t patch_val; /* BE16 value stored at patch_off */
 	bool bad_crc;
+	/* The sum of the sender's bytes [sum_from, len) (folded, before the patch), when its
+	 * NIC summed them for the checksum it inserts (§5.5, §5.6): the receiver's completion
+	 * sum (§4.6) then reads only the bytes before. sum_from 0: not known. */
+	uint32_t sum_from;
+	uint16_t sum_tail;
 };
 
 struct sim_cable;

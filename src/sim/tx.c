@@ -20,16 +20,16 @@
 #define PAUSE_MAX_NS 2000000000ull  /* [I] 2 s: only a host that stopped refilling */
 #define PAUSE_REFRESH_NS 1000000ull /* [I] a held peer sends a new PAUSE frame every 1 ms */
 
-/* Ones'-complement sum of frame bytes [from, len) over a gather list (not folded). */
-uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
+uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from, uint32_t to)
 {
 	uint64_t acc = 0;
 	uint32_t pos = 0; /* frame offset of fr[i] */
-	for (unsigned i = 0; i < nf; pos += fr[i].len, i++) {
+	for (unsigned i = 0; i < nf && pos < to; pos += fr[i].len, i++) {
 		if (pos + fr[i].len <= from)
 			continue;
 		uint32_t s = from > pos ? from - pos : 0;
-		uint16_t part = csum_partial16(fr[i].p + s, fr[i].len - s);
+		uint32_t e = to - pos < fr[i].len ? to - pos : fr[i].len;
+		uint16_t part = csum_partial16(fr[i].p + s, e - s);
 		if ((pos + s - from) & 1)
 			part = (uint16_t)(part << 8 | part >> 8);
 		acc += part;
@@ -267,9 +267,10 @@ static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned
 						       .patch_off = -1,
 						       .bad_crc = nic->fw.misreads};
 				if (d[0].flags & TXF_CKSUM) {
+					fm.sum_from = d[0].cko;
+					fm.sum_tail = sim_csum_frags(fr, n, d[0].cko, total);
 					fm.patch_off = d[0].pho;
-					fm.patch_val = csum_tx_value(
-					    sim_csum_frags(fr, n, d[0].cko)); /* [I] never 0 */
+					fm.patch_val = csum_tx_value(fm.sum_tail); /* [I] never 0 */
 				}
 				if (total < 60)
 					nic->st.tx_runts++; /* the NIC never pads (§5.3) */

@@ -383,6 +383,13 @@ static inline void sim_wr32_raw(struct sim_nic *nic, uint32_t off, uint32_t raw)
 	__atomic_store_n((uint32_t *)(nic->bar + off), raw, __ATOMIC_RELEASE);
 }
 
+/* The command, handoff and dummy-RDMA blocks are 64 bytes each, taken when the host's
+ * store to their last word replaced the poison the model left there. */
+static inline bool sim_block_written(const struct sim_nic *nic, uint32_t block_off)
+{
+	return sim_rd32_raw(nic, block_off + 60) != SIM_POISON;
+}
+
 /* handoff.c */
 unsigned sim_handoff_poll(struct sim_nic *nic);
 void sim_fw_adopt_eeprom(struct sim_nic *nic);

@@ -149,21 +149,29 @@ static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uin
 	return true;
 }
 
-/* Link-rate pacing: a frame of len bytes starts when the wire is free, but not before its
+/* Whether frames wait for the wire at all: a link rate, SET_THROTTLE_FACTOR or a timing
+ * profile at either end. Looked at once per burst (the cable and the NIC change only
+ * between bursts, on this thread). */
+static bool wire_paced(const struct sim_nic *nic, const struct sim_cable *c)
+{
+	if (!c || !c->up)
+		return false;
+	const struct sim_timing *none = sim_timing_default();
+	const struct sim_timing *rx_tm = nic->out->dst_nic ? nic->out->dst_nic->timing : none;
+	return c->link_bps || nic->throttle || nic->timing != none || rx_tm != none;
+}
+
+/* Link-rate pacing on a paced wire: a frame of len bytes starts when the wire is free, but not before its
  * slice's ring was last seen empty (plus, with a timing profile, the doorbell's way to the wire);
  * it is handed over when its last bit is out (plus the profile's flight to the receiver's
  * host memory): false while that is still ahead of now. SET_THROTTLE_FACTOR caps the rate
- * at 256 x 16 Gb/s / factor (§3.3 #53), the profile's PCIe link at its bandwidth. Without
- * a rate or a profile, always true. */
+ * at 256 x 16 Gb/s / factor (§3.3 #53), the profile's PCIe link at its bandwidth. */
 static bool wire_slot(struct sim_nic *nic, const struct sim_slice *q, struct sim_cable *c,
 		      uint32_t len, uint64_t now_ps)
 {
-	if (!c || !c->up)
-		return true;
-	const struct sim_timing *none = sim_timing_default(), *tm = nic->timing;
-	const struct sim_timing *rx_tm = nic->out->dst_nic ? nic->out->dst_nic->timing : none;
-	if (!(c->link_bps || nic->throttle || tm != none || rx_tm != none))
-		return true;
+	const struct sim_timing *tm = nic->timing;
+	const struct sim_timing *rx_tm =
+	    nic->out->dst_nic ? nic->out->dst_nic->timing : sim_timing_default();
 	uint64_t start = q->tx_idle_at * 1000 + sim_timing_tx_start_ps(tm);
 	if (nic->out->t_free > start)
 		start = nic->out->t_free;
@@ -204,6 +212,7 @@ static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned
 	struct sim_frag fr[TX_PARSE_MAX];
 	struct sim_cable *c = nic->cable;
 	uint64_t now_ps = now * 1000;
+	bool paced = wire_paced(nic, c);
 	unsigned done = 0;
 	for (unsigned budget = TX_BUDGET; budget; budget--) {
 		uint32_t idx = q->tx_cons;
@@ -236,7 +245,7 @@ static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned
 				break;
 		}
 		bool ok, tso = (f0 & TXF_FIRST) && !(f0 & TXF_NO_TSO);
-		if (!tso && !wire_slot(nic, q, c, total, now_ps))
+		if (!tso && paced && !wire_slot(nic, q, c, total, now_ps))
 			break;
 		if (!(f0 & TXF_FIRST)) {
 			ok = bad(nic, idx, "chain does not start with a FIRST descriptor (§5.7)");
@@ -246,7 +255,7 @@ static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned
 			     sim_tso_begin(nic, idx, d, n, total) == 0;
 			nic->tso.slice = s;
 			while (ok && nic->tso.active &&
-			       wire_slot(nic, q, c, sim_tso_next_len(nic), now_ps))
+			       (!paced || wire_slot(nic, q, c, sim_tso_next_len(nic), now_ps)))
 				sim_tso_send_next(nic, now);
 			if (ok && nic->tso.active)
 				break; /* the rest when the wire has room: the chain stays posted */
@@ -300,8 +309,14 @@ static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned
  * progress is finished before another slice is served: one send engine. */
 unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 {
-	if (!nic->multi_tx)
-		return tx_poll_slice(nic, &nic->sl[0], 0, now);
+	if (!nic->multi_tx) {
+		struct sim_slice *q = &nic->sl[0];
+		if (!flags_at(nic, q, q->tx_cons)) { /* the firmware loop's common case */
+			q->tx_idle_at = now;
+			return 0;
+		}
+		return tx_poll_slice(nic, q, 0, now);
+	}
 	unsigned done = 0;
 	for (unsigned s = 0; s < nic->slices; s++) {
 		struct sim_slice *q = &nic->sl[s];

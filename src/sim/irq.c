@@ -72,7 +72,7 @@ static uint8_t *status_dst(struct sim_nic *nic, struct sim_slice *q, uint32_t *s
 
 /* Slice s's update: its status block (counters and link only in slice 0's, §6.2), then
  * its vector. */
-static void raise_irq(struct sim_nic *nic, unsigned s, bool rx)
+static __attribute__((noinline)) void raise_irq(struct sim_nic *nic, unsigned s, bool rx)
 {
 	struct sim_slice *q = &nic->sl[s];
 	bool stats = s == 0 && nic->stats_pending;
@@ -132,7 +132,7 @@ static void raise_irq(struct sim_nic *nic, unsigned s, bool rx)
 
 /* A receive-only slice (s > 0 without multi-TX) has no status block: its vector alone says
  * "receive", and the token's return through claim0 re-arms it (§6.5). */
-static void raise_rx_only(struct sim_nic *nic, unsigned s)
+static __attribute__((noinline)) void raise_rx_only(struct sim_nic *nic, unsigned s)
 {
 	struct sim_slice *q = &nic->sl[s];
 	q->token_at_nic = false;

@@ -161,11 +161,11 @@ static bool wire_paced(const struct sim_nic *nic, const struct sim_cable *c)
 	return c->link_bps || nic->throttle || nic->timing != none || rx_tm != none;
 }
 
-/* Link-rate pacing on a paced wire: a frame of len bytes starts when the wire is free, but not before its
- * slice's ring was last seen empty (plus, with a timing profile, the doorbell's way to the wire);
- * it is handed over when its last bit is out (plus the profile's flight to the receiver's
- * host memory): false while that is still ahead of now. SET_THROTTLE_FACTOR caps the rate
- * at 256 x 16 Gb/s / factor (§3.3 #53), the profile's PCIe link at its bandwidth. */
+/* Link-rate pacing on a paced wire: a frame of len bytes starts when the wire is free, but not
+ * before its slice's ring was last seen empty (plus, with a timing profile, the doorbell's way to
+ * the wire); it is handed over when its last bit is out (plus the profile's flight to the
+ * receiver's host memory): false while that is still ahead of now. SET_THROTTLE_FACTOR caps the
+ * rate at 256 x 16 Gb/s / factor (§3.3 #53), the profile's PCIe link at its bandwidth. */
 static bool wire_slot(struct sim_nic *nic, const struct sim_slice *q, struct sim_cable *c,
 		      uint32_t len, uint64_t now_ps)
 {
@@ -206,7 +206,8 @@ static void read_failed(struct sim_nic *nic)
 }
 
 /* One slice's send ring. */
-static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned s, uint64_t now)
+static __attribute__((noinline)) unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q,
+							unsigned s, uint64_t now)
 {
 	struct sim_txd d[TX_PARSE_MAX];
 	struct sim_frag fr[TX_PARSE_MAX];

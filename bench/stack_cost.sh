@@ -8,6 +8,7 @@
 #   TCP_RR: per transaction of 1-byte request and response
 #   TCP_STREAM: per KB of payload, zero-copy (pool buffers sent as they are) and --copy
 #           (myrio_tcp_write from, myrio_tcp_read into application buffers), MTU 1500 and 9000
+#   UDP_STREAM: per 64-byte datagram received (both stacks, both drivers, both sides' work)
 #   model:  the device model's own work (myrio_sim_step: both NICs' firmware loops and the
 #           cable) per frame: myrio-rawbench step, 60- and 1514-byte frames, each sent once
 #           and received once (the benchmark steps the model 64 times per burst of 32, so
@@ -19,14 +20,14 @@
 # sides, and the loop's clock reads; connection set-up and teardown are outside it. The
 # model link is unlimited, so a step moves every frame posted and few polls are empty.
 #
-#   bench/stack_cost.sh [BUILD_DIR] [SECONDS] [driver|tcp|model]...
-#   (default build, 1 s, driver and tcp)
+#   bench/stack_cost.sh [BUILD_DIR] [SECONDS] [driver|tcp|udp|model]...
+#   (default build, 1 s, driver, tcp and udp)
 # SECONDS is the measured wall time of each TCP run under callgrind (about 50x slower).
 set -euo pipefail
 B=${1:-build}
 T=${2:-1}
 shift $(($# < 2 ? $# : 2))
-parts=${*:-driver tcp}
+parts=${*:-driver tcp udp}
 bench=$B/myrio-rawbench
 command -v valgrind >/dev/null || { echo "   valgrind not installed: skipped"; exit 0; }
 tmp=$(mktemp -d)
@@ -84,6 +85,11 @@ if [[ " $parts " == *" tcp "* ]]; then
 		perf_cost "TCP_STREAM mtu$mtu --copy" bytes_received 1024 KB -t TCP_STREAM --copy \
 			--mtu $mtu
 	done
+fi
+
+if [[ " $parts " == *" udp "* ]]; then
+	[ -x "$B/myrio-perf" ] || { echo "build first: $B/myrio-perf not found" >&2; exit 1; }
+	perf_cost "UDP_STREAM 64" messages_received 1 datagrams -t UDP_STREAM -m 64
 fi
 
 if [[ " $parts " == *" model "* ]]; then

@@ -50,8 +50,12 @@ static void apply_patch(uint8_t *dst, const struct sim_frame *f, uint32_t off, u
 			dst[p + i - off] = b[i];
 }
 
-static void frame_get(uint8_t *dst, const struct sim_frame *f, uint32_t off, uint32_t n)
+static inline void frame_get(uint8_t *dst, const struct sim_frame *f, uint32_t off, uint32_t n)
 {
+	if (__builtin_expect(f->nfrags == 1 && f->patch_off < 0, 1)) { /* the common frame */
+		memcpy(dst, f->frags[0].p + off, n);
+		return;
+	}
 	frame_copy(dst, f, off, n);
 	apply_patch(dst, f, off, n);
 }

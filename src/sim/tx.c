@@ -306,18 +306,10 @@ static __attribute__((noinline)) unsigned tx_poll_slice(struct sim_nic *nic, str
 	return done;
 }
 
-/* Slice 0's ring, or with multi-TX every started slice's in turn (§5.9); a TSO request in
- * progress is finished before another slice is served: one send engine. */
-unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
+/* With multi-TX every started slice's ring in turn (§5.9); a TSO request in progress is
+ * finished before another slice is served: one send engine. */
+static __attribute__((noinline)) unsigned tx_poll_slices(struct sim_nic *nic, uint64_t now)
 {
-	if (!nic->multi_tx) {
-		struct sim_slice *q = &nic->sl[0];
-		if (!flags_at(nic, q, q->tx_cons)) { /* the firmware loop's common case */
-			q->tx_idle_at = now;
-			return 0;
-		}
-		return tx_poll_slice(nic, q, 0, now);
-	}
 	unsigned done = 0;
 	for (unsigned s = 0; s < nic->slices; s++) {
 		struct sim_slice *q = &nic->sl[s];
@@ -326,4 +318,17 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 		done += tx_poll_slice(nic, q, s, now);
 	}
 	return done;
+}
+
+/* Slice 0's ring, or every started slice's with multi-TX. */
+unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
+{
+	if (__builtin_expect(nic->multi_tx, 0))
+		return tx_poll_slices(nic, now);
+	struct sim_slice *q = &nic->sl[0];
+	if (!flags_at(nic, q, q->tx_cons)) { /* the firmware loop's common case */
+		q->tx_idle_at = now;
+		return 0;
+	}
+	return tx_poll_slice(nic, q, 0, now);
 }

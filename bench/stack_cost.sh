@@ -8,19 +8,27 @@
 #   TCP_RR: per transaction of 1-byte request and response
 #   TCP_STREAM: per KB of payload, zero-copy (pool buffers sent as they are) and --copy
 #           (myrio_tcp_write from, myrio_tcp_read into application buffers), MTU 1500 and 9000
+#   UDP_STREAM: per 64-byte datagram received (both stacks, both drivers, both sides' work)
+#   model:  the device model's own work (myrio_sim_step: both NICs' firmware loops and the
+#           cable) per frame: myrio-rawbench step, 60- and 1514-byte frames, each sent once
+#           and received once (the benchmark steps the model 64 times per burst of 32, so
+#           quiet iterations count too, as they do for a polling firmware); and per data
+#           segment of a zero-copy TCP_STREAM at MTU 1500 and 9000 (its ACKs included)
 #
 # The TCP rows count myrio-perf's measurement loop (perf_run) without the model's NIC
 # rounds (myrio_sim_step): both stacks, both drivers, the application's work on both
 # sides, and the loop's clock reads; connection set-up and teardown are outside it. The
 # model link is unlimited, so a step moves every frame posted and few polls are empty.
 #
-#   bench/stack_cost.sh [BUILD_DIR] [SECONDS] [driver|tcp]...   (default build, 1 s, both)
+#   bench/stack_cost.sh [BUILD_DIR] [SECONDS] [driver|tcp|udp|model]...
+#   (default build, 1 s, driver, tcp and udp)
 # SECONDS is the measured wall time of each TCP run under callgrind (about 50x slower).
 set -euo pipefail
 B=${1:-build}
 T=${2:-1}
 shift $(($# < 2 ? $# : 2))
-parts=${*:-driver tcp}
+parts=${*:-driver tcp udp}
+bench=$B/myrio-rawbench
 command -v valgrind >/dev/null || { echo "   valgrind not installed: skipped"; exit 0; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -38,7 +46,6 @@ ir() {
 }
 
 if [[ " $parts " == *" driver "* ]]; then
-	bench=$B/myrio-rawbench
 	[ -x "$bench" ] || { echo "build first: $bench not found" >&2; exit 1; }
 	n=20000
 	# Without publishing's copies of the counters: they come every 100 ms of wall time,
@@ -52,12 +59,14 @@ if [[ " $parts " == *" driver "* ]]; then
 			" (target <= 100)\n", ir, n, ir / n }'
 fi
 
-# perf_cost LABEL FIELD DIVISOR UNIT myrio-perf-options...: one myrio-perf run
+# perf_cost LABEL FIELD DIVISOR UNIT myrio-perf-options...: one myrio-perf run, counting
+# the functions in $COUNT (default: the measurement loop without the model's rounds)
 perf_cost() {
 	local label=$1 field=$2 div=$3 unit=$4 i
 	shift 4
-	i=$(ir "$tmp/o.json" perf_run myrio_sim_step -- "$B/myrio-perf" -q --json -l "$T" \
-		--sim stepped,link=unlimited "$@") || { echo "   $label: failed"; return 0; }
+	# shellcheck disable=SC2086 # COUNT is a list of function names
+	i=$(ir "$tmp/o.json" ${COUNT:-perf_run myrio_sim_step} -- "$B/myrio-perf" -q --json \
+		-l "$T" --sim stepped,link=unlimited "$@") || { echo "   $label: failed"; return 0; }
 	python3 - "$tmp/o.json" "$i" "$label" "$field" "$div" "$unit" <<'PY'
 import json, sys
 d = json.loads(open(sys.argv[1]).read().splitlines()[0])
@@ -75,5 +84,25 @@ if [[ " $parts " == *" tcp "* ]]; then
 		perf_cost "TCP_STREAM mtu$mtu zero-copy" bytes_received 1024 KB -t TCP_STREAM --mtu $mtu
 		perf_cost "TCP_STREAM mtu$mtu --copy" bytes_received 1024 KB -t TCP_STREAM --copy \
 			--mtu $mtu
+	done
+fi
+
+if [[ " $parts " == *" udp "* ]]; then
+	[ -x "$B/myrio-perf" ] || { echo "build first: $B/myrio-perf not found" >&2; exit 1; }
+	perf_cost "UDP_STREAM 64" messages_received 1 datagrams -t UDP_STREAM -m 64
+fi
+
+if [[ " $parts " == *" model "* ]]; then
+	[ -x "$bench" ] || { echo "build first: $bench not found" >&2; exit 1; }
+	for size in 60 1514; do
+		i=$(MYRIO_PUBLISH=0 ir "$tmp/out" myrio_sim_step -- "$bench" step -s $size -n 20000)
+		rx=$(sed -n 's/.*sent, \([0-9]*\) received.*/\1/p' "$tmp/out")
+		awk -v ir="$i" -v n="$rx" -v s=$size 'BEGIN {
+			printf "   model, %d-byte frames: %d instructions for %d frames moved: " \
+				"%.1f per frame\n", s, ir, n, ir / n }'
+	done
+	for mtu in 1500 9000; do
+		COUNT=myrio_sim_step perf_cost "model, TCP_STREAM mtu$mtu" messages_received 1 \
+			segments -t TCP_STREAM --mtu $mtu
 	done
 fi

@@ -71,10 +71,12 @@ int main(int argc, char **argv)
 	myrio_stack_conf_init(&sc);
 	sc.ip = ntohl(ip.s_addr);
 	sc.netmask = 0xffffff00u;
-	/* Never have more packets in flight than the NIC's send ring holds (a frame takes one
-	 * descriptor per tx_boundary it touches, §5.4, where the NIC has one): then a full ring,
-	 * which drops, cannot happen, and a full send queue (TCP) or an empty pool (UDP) holds the
-	 * sender back. */
+	/* About as many packets in flight as the NIC's send ring holds (a frame takes one
+	 * descriptor per tx_boundary it touches, §5.4, where the NIC has one): a full send queue
+	 * (TCP) or an empty pool (UDP) holds the sender back. The ring may still fill (a TSO
+	 * request's header takes a descriptor more, and the NIC reports the slots it freed in
+	 * its next status update): the stack then keeps the frames for its next poll, and the
+	 * NIC has a ring's worth of frames to send meanwhile. */
 	uint32_t descs = info.tx_boundary
 			     ? (info.max_frame + info.tx_boundary - 1) / info.tx_boundary + 1
 			     : 1; /* no boundary: one descriptor a frame */
@@ -194,9 +196,10 @@ int main(int argc, char **argv)
 		secs = (now_ns() - start) / 1e9;
 	}
 	printf("summary: %llu bytes in %llu messages in %.2f s = %.3f Gb/s, %llu retransmits, "
-	       "%llu dropped at a full ring\n",
+	       "%llu flushes found the send ring full (frames kept), %llu frames dropped\n",
 	       (unsigned long long)bytes, (unsigned long long)msgs, secs, bytes * 8 / secs / 1e9,
-	       (unsigned long long)st.tcp_retransmits, (unsigned long long)st.tx_ring_full);
+	       (unsigned long long)st.tcp_retransmits, (unsigned long long)st.tx_ring_full,
+	       (unsigned long long)st.tx_dropped_full);
 	if (tx.conn)
 		myrio_tcp_close(tx.conn);
 	for (int i = 0; i < 1000; i++)

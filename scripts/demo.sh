@@ -25,17 +25,7 @@ step "1. TCP_STREAM for 4 s between model NICs sim0 and sim1 (10 Gb/s link, MTU 
 
 step "2. TCP stream between two processes through the model daemon (simd:nic0 -> simd:nic1)"
 if [[ -x $B/myrio-simd ]]; then
-	tmp=$(mktemp -d)
-	daemon=
-	trap '[[ -n $daemon ]] && kill $daemon 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-	"$B/myrio-simd" --socket "$tmp/simd.sock" 2>"$tmp/simd.log" &
-	daemon=$!
-	for _ in $(seq 50); do [[ -S $tmp/simd.sock ]] && break; sleep 0.1; done
-	"$B/stream_recv" "simd:nic1@$tmp/simd.sock" &
-	recv=$!
-	sleep 0.3
-	"$B/stream_send" -d 4 "simd:nic0@$tmp/simd.sock"
-	wait $recv
+	bench/demo_stream.sh "$B" 4 1500
 else
 	echo "myrio-simd not built: skipped"
 fi

@@ -245,11 +245,28 @@ bool sim_cable_busy(const struct sim_cable *c, uint64_t now)
 	return false;
 }
 
-unsigned sim_cable_poll(struct sim_cable *c, uint64_t now)
+/* Frames from the endpoint (TAP, AF_PACKET). An idle endpoint costs a system call per
+ * poll: look every 8th iteration while it is quiet (the world's idle sleep waits on its fd
+ * instead). */
+static __attribute__((noinline)) unsigned endpoint_poll(struct sim_cable *c, uint64_t now)
+{
+	if (!c->ep->ops->poll || (c->ep_quiet != 0 && (++c->ep_quiet & 7) != 0))
+		return 0;
+	struct sim_wire *w = &c->ba;
+	if (c->link_bps && w->t_free > now * 1000)
+		return 0;
+	struct ep_rx_ctx x = {c, now, 0};
+	c->ep->ops->poll(c->ep, ep_emit, &x, 32);
+	c->ep_quiet = x.n ? 0 : c->ep_quiet | 1;
+	return x.n;
+}
+
+/* New faults, flaps, the administrative state and held frames: what a cable seldom has. */
+static __attribute__((noinline)) unsigned cable_events(struct sim_cable *c, uint64_t now)
 {
 	unsigned work = 0;
 	struct myrio_sim_faults *nf = atomic_load_explicit(&c->new_faults, memory_order_relaxed);
-	if (__builtin_expect(nf != NULL, 0)) {
+	if (nf) {
 		nf = atomic_exchange(&c->new_faults, NULL);
 		if (nf) {
 			c->faults = *nf;
@@ -281,16 +298,19 @@ unsigned sim_cable_poll(struct sim_cable *c, uint64_t now)
 			}
 			work++;
 		}
-	/* An idle endpoint costs a system call per poll: look every 8th iteration while
-	 * it is quiet (the world's idle sleep waits on its fd instead). */
-	if (c->ep && c->ep->ops->poll && (c->ep_quiet == 0 || (++c->ep_quiet & 7) == 0)) {
-		struct sim_wire *w = &c->ba;
-		if (!c->link_bps || w->t_free <= now * 1000) {
-			struct ep_rx_ctx x = {c, now, 0};
-			c->ep->ops->poll(c->ep, ep_emit, &x, 32);
-			work += x.n;
-			c->ep_quiet = x.n ? 0 : c->ep_quiet | 1;
-		}
-	}
+	return work;
+}
+
+unsigned sim_cable_poll(struct sim_cable *c, uint64_t now)
+{
+	unsigned work = 0;
+	bool want = atomic_load_explicit(&c->admin_up, memory_order_relaxed) && !c->flapped_down;
+	if (__builtin_expect(atomic_load_explicit(&c->new_faults, memory_order_relaxed) != NULL ||
+				 c->faults.flap_period_ms != 0 || want != c->up || c->ab.stashed ||
+				 c->ba.stashed,
+			     0))
+		work = cable_events(c, now);
+	if (c->ep)
+		work += endpoint_poll(c, now);
 	return work;
 }

@@ -613,7 +613,7 @@ static void respond(struct sim_nic *nic, uint64_t resp, uint32_t data, uint32_t 
 
 unsigned sim_cmd_poll(struct sim_nic *nic, uint64_t now)
 {
-	if (__builtin_expect(sim_rd32_raw(nic, SIM_CMD_OFF + 60) == SIM_POISON, 1))
+	if (__builtin_expect(!sim_block_written(nic, SIM_CMD_OFF), 1))
 		return 0;
 	struct cmd c;
 	c.op = sim_rd32(nic, SIM_CMD_OFF + 0);

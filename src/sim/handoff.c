@@ -112,7 +112,7 @@ static void dummy_rdma(struct sim_nic *nic, const uint32_t w[16])
 
 static bool take_block(struct sim_nic *nic, uint32_t off, uint32_t w[16])
 {
-	if (__builtin_expect(sim_rd32_raw(nic, off + 60) == SIM_POISON, 1))
+	if (__builtin_expect(!sim_block_written(nic, off), 1))
 		return false;
 	for (unsigned i = 0; i < 16; i++)
 		w[i] = sim_rd32(nic, off + 4 * i);

@@ -126,6 +126,11 @@ struct sim_frame {
 	int32_t patch_off;  /* -1: none */
 	uint16_t patch_val; /* BE16 value stored at patch_off */
 	bool bad_crc;
+	/* The sum of the sender's bytes [sum_from, len) (folded, before the patch), when its
+	 * NIC summed them for the checksum it inserts (§5.5, §5.6): the receiver's completion
+	 * sum (§4.6) then reads only the bytes before. sum_from 0: not known. */
+	uint32_t sum_from;
+	uint16_t sum_tail;
 };
 
 struct sim_cable;
@@ -376,6 +381,13 @@ static inline void sim_wr32(struct sim_nic *nic, uint32_t off, uint32_t host_val
 static inline void sim_wr32_raw(struct sim_nic *nic, uint32_t off, uint32_t raw)
 {
 	__atomic_store_n((uint32_t *)(nic->bar + off), raw, __ATOMIC_RELEASE);
+}
+
+/* The command, handoff and dummy-RDMA blocks are 64 bytes each, taken when the host's
+ * store to their last word replaced the poison the model left there. */
+static inline bool sim_block_written(const struct sim_nic *nic, uint32_t block_off)
+{
+	return sim_rd32_raw(nic, block_off + 60) != SIM_POISON;
 }
 
 /* handoff.c */

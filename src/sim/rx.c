@@ -50,22 +50,34 @@ static void apply_patch(uint8_t *dst, const struct sim_frame *f, uint32_t off, u
 			dst[p + i - off] = b[i];
 }
 
-static void frame_get(uint8_t *dst, const struct sim_frame *f, uint32_t off, uint32_t n)
+static inline void frame_get(uint8_t *dst, const struct sim_frame *f, uint32_t off, uint32_t n)
 {
+	if (__builtin_expect(f->nfrags == 1 && f->patch_off < 0, 1)) { /* the common frame */
+		memcpy(dst, f->frags[0].p + off, n);
+		return;
+	}
 	frame_copy(dst, f, off, n);
 	apply_patch(dst, f, off, n);
 }
 
 /* The completion's sum over frame bytes [14, len), taken from the sender's buffers (just
  * read by the copy, in cache, and not the stores in flight to our copy, which a load would
- * have to wait for), adjusted for the checksum the sender's NIC inserted. */
+ * have to wait for), or from the part the sending NIC summed already, adjusted for the
+ * checksum the sender's NIC inserted. */
 static uint16_t source_sum(const struct sim_frame *f)
 {
+	uint32_t to = f->sum_from >= 14 && f->sum_from <= f->len ? f->sum_from : f->len;
 	uint16_t sum;
 	if (__builtin_expect(f->nfrags == 1, 1))
-		sum = csum_partial16(f->frags[0].p + 14, f->len - 14);
+		sum = csum_partial16(f->frags[0].p + 14, to - 14);
 	else
-		sum = sim_csum_frags(f->frags, f->nfrags, 14);
+		sum = sim_csum_frags(f->frags, f->nfrags, 14, to);
+	if (to < f->len) { /* the rest as the sending NIC summed it */
+		uint16_t tail = f->sum_tail;
+		if ((to - 14) & 1)
+			tail = (uint16_t)(tail << 8 | tail >> 8);
+		sum = csum16_add(sum, tail);
+	}
 	if (f->patch_off >= 14 && (uint32_t)f->patch_off + 2 <= f->len) {
 		const uint8_t *o = NULL;
 		uint8_t ob[2];

@@ -20,16 +20,16 @@
 #define PAUSE_MAX_NS 2000000000ull  /* [I] 2 s: only a host that stopped refilling */
 #define PAUSE_REFRESH_NS 1000000ull /* [I] a held peer sends a new PAUSE frame every 1 ms */
 
-/* Ones'-complement sum of frame bytes [from, len) over a gather list (not folded). */
-uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from)
+uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from, uint32_t to)
 {
 	uint64_t acc = 0;
 	uint32_t pos = 0; /* frame offset of fr[i] */
-	for (unsigned i = 0; i < nf; pos += fr[i].len, i++) {
+	for (unsigned i = 0; i < nf && pos < to; pos += fr[i].len, i++) {
 		if (pos + fr[i].len <= from)
 			continue;
 		uint32_t s = from > pos ? from - pos : 0;
-		uint16_t part = csum_partial16(fr[i].p + s, fr[i].len - s);
+		uint32_t e = to - pos < fr[i].len ? to - pos : fr[i].len;
+		uint16_t part = csum_partial16(fr[i].p + s, e - s);
 		if ((pos + s - from) & 1)
 			part = (uint16_t)(part << 8 | part >> 8);
 		acc += part;
@@ -149,21 +149,29 @@ static bool pause_ok(struct sim_nic *nic, struct sim_nic *dst, uint32_t len, uin
 	return true;
 }
 
-/* Link-rate pacing: a frame of len bytes starts when the wire is free, but not before its
- * slice's ring was last seen empty (plus, with a timing profile, the doorbell's way to the wire);
- * it is handed over when its last bit is out (plus the profile's flight to the receiver's
- * host memory): false while that is still ahead of now. SET_THROTTLE_FACTOR caps the rate
- * at 256 x 16 Gb/s / factor (§3.3 #53), the profile's PCIe link at its bandwidth. Without
- * a rate or a profile, always true. */
+/* Whether frames wait for the wire at all: a link rate, SET_THROTTLE_FACTOR or a timing
+ * profile at either end. Looked at once per burst (the cable and the NIC change only
+ * between bursts, on this thread). */
+static bool wire_paced(const struct sim_nic *nic, const struct sim_cable *c)
+{
+	if (!c || !c->up)
+		return false;
+	const struct sim_timing *none = sim_timing_default();
+	const struct sim_timing *rx_tm = nic->out->dst_nic ? nic->out->dst_nic->timing : none;
+	return c->link_bps || nic->throttle || nic->timing != none || rx_tm != none;
+}
+
+/* Link-rate pacing on a paced wire: a frame of len bytes starts when the wire is free, but not
+ * before its slice's ring was last seen empty (plus, with a timing profile, the doorbell's way to
+ * the wire); it is handed over when its last bit is out (plus the profile's flight to the
+ * receiver's host memory): false while that is still ahead of now. SET_THROTTLE_FACTOR caps the
+ * rate at 256 x 16 Gb/s / factor (§3.3 #53), the profile's PCIe link at its bandwidth. */
 static bool wire_slot(struct sim_nic *nic, const struct sim_slice *q, struct sim_cable *c,
 		      uint32_t len, uint64_t now_ps)
 {
-	if (!c || !c->up)
-		return true;
-	const struct sim_timing *none = sim_timing_default(), *tm = nic->timing;
-	const struct sim_timing *rx_tm = nic->out->dst_nic ? nic->out->dst_nic->timing : none;
-	if (!(c->link_bps || nic->throttle || tm != none || rx_tm != none))
-		return true;
+	const struct sim_timing *tm = nic->timing;
+	const struct sim_timing *rx_tm =
+	    nic->out->dst_nic ? nic->out->dst_nic->timing : sim_timing_default();
 	uint64_t start = q->tx_idle_at * 1000 + sim_timing_tx_start_ps(tm);
 	if (nic->out->t_free > start)
 		start = nic->out->t_free;
@@ -198,12 +206,14 @@ static void read_failed(struct sim_nic *nic)
 }
 
 /* One slice's send ring. */
-static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned s, uint64_t now)
+static __attribute__((noinline)) unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q,
+							unsigned s, uint64_t now)
 {
 	struct sim_txd d[TX_PARSE_MAX];
 	struct sim_frag fr[TX_PARSE_MAX];
 	struct sim_cable *c = nic->cable;
 	uint64_t now_ps = now * 1000;
+	bool paced = wire_paced(nic, c);
 	unsigned done = 0;
 	for (unsigned budget = TX_BUDGET; budget; budget--) {
 		uint32_t idx = q->tx_cons;
@@ -236,7 +246,7 @@ static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned
 				break;
 		}
 		bool ok, tso = (f0 & TXF_FIRST) && !(f0 & TXF_NO_TSO);
-		if (!tso && !wire_slot(nic, q, c, total, now_ps))
+		if (!tso && paced && !wire_slot(nic, q, c, total, now_ps))
 			break;
 		if (!(f0 & TXF_FIRST)) {
 			ok = bad(nic, idx, "chain does not start with a FIRST descriptor (§5.7)");
@@ -246,7 +256,7 @@ static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned
 			     sim_tso_begin(nic, idx, d, n, total) == 0;
 			nic->tso.slice = s;
 			while (ok && nic->tso.active &&
-			       wire_slot(nic, q, c, sim_tso_next_len(nic), now_ps))
+			       (!paced || wire_slot(nic, q, c, sim_tso_next_len(nic), now_ps)))
 				sim_tso_send_next(nic, now);
 			if (ok && nic->tso.active)
 				break; /* the rest when the wire has room: the chain stays posted */
@@ -267,9 +277,10 @@ static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned
 						       .patch_off = -1,
 						       .bad_crc = nic->fw.misreads};
 				if (d[0].flags & TXF_CKSUM) {
+					fm.sum_from = d[0].cko;
+					fm.sum_tail = sim_csum_frags(fr, n, d[0].cko, total);
 					fm.patch_off = d[0].pho;
-					fm.patch_val = csum_tx_value(
-					    sim_csum_frags(fr, n, d[0].cko)); /* [I] never 0 */
+					fm.patch_val = csum_tx_value(fm.sum_tail); /* [I] never 0 */
 				}
 				if (total < 60)
 					nic->st.tx_runts++; /* the NIC never pads (§5.3) */
@@ -295,12 +306,10 @@ static unsigned tx_poll_slice(struct sim_nic *nic, struct sim_slice *q, unsigned
 	return done;
 }
 
-/* Slice 0's ring, or with multi-TX every started slice's in turn (§5.9); a TSO request in
- * progress is finished before another slice is served: one send engine. */
-unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
+/* With multi-TX every started slice's ring in turn (§5.9); a TSO request in progress is
+ * finished before another slice is served: one send engine. */
+static __attribute__((noinline)) unsigned tx_poll_slices(struct sim_nic *nic, uint64_t now)
 {
-	if (!nic->multi_tx)
-		return tx_poll_slice(nic, &nic->sl[0], 0, now);
 	unsigned done = 0;
 	for (unsigned s = 0; s < nic->slices; s++) {
 		struct sim_slice *q = &nic->sl[s];
@@ -309,4 +318,17 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 		done += tx_poll_slice(nic, q, s, now);
 	}
 	return done;
+}
+
+/* Slice 0's ring, or every started slice's with multi-TX. */
+unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
+{
+	if (__builtin_expect(nic->multi_tx, 0))
+		return tx_poll_slices(nic, now);
+	struct sim_slice *q = &nic->sl[0];
+	if (!flags_at(nic, q, q->tx_cons)) { /* the firmware loop's common case */
+		q->tx_idle_at = now;
+		return 0;
+	}
+	return tx_poll_slice(nic, q, 0, now);
 }

@@ -207,16 +207,22 @@ void sim_tso_send_next(struct sim_nic *nic, uint64_t now)
 	uint32_t tcp_hlen = hdr - l.l4;
 	/* the data path's sum, as for plain frames: over the header and each piece of the
 	 * payload, which starts at an even offset (the TCP header's length is) */
-	uint64_t s = tso_pseudo_sum(seg, &l, tcp_hlen + plen);
-	s += csum_partial16(tcp, tcp_hlen);
+	uint64_t pl = 0;
 	uint32_t at = 0;
 	for (unsigned i = 1; i < nf; i++) {
 		uint16_t part = csum_partial16(fr[i].p, fr[i].len);
-		s += at & 1 ? (uint16_t)(part << 8 | part >> 8) : part; /* odd start: swapped */
+		pl += at & 1 ? (uint16_t)(part << 8 | part >> 8) : part; /* odd start: swapped */
 		at += fr[i].len;
 	}
+	uint64_t s = tso_pseudo_sum(seg, &l, tcp_hlen + plen) + csum_partial16(tcp, tcp_hlen) + pl;
 	put_be16(tcp + 16, csum_finish(s));
-	struct sim_frame fm = {.frags = fr, .nfrags = nf, .len = seglen, .patch_off = -1};
+	/* the payload's sum goes with the segment: the receiving NIC's sum needs no more */
+	struct sim_frame fm = {.frags = fr,
+			       .nfrags = nf,
+			       .len = seglen,
+			       .patch_off = -1,
+			       .sum_from = hdr,
+			       .sum_tail = csum_fold(pl)};
 	nic->st.tx_frames++;
 	nic->st.tx_bytes += seglen;
 	nic->st.tx_tso_segments++;

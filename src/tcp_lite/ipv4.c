@@ -103,12 +103,13 @@ bool ipv4_l4_csum_ok(struct myrio_stack *s, const struct myrio_pkt *p, const str
 {
 	uint16_t pseudo = csum_fold(ipv4_pseudo_sum(ip->src, ip->dst, proto, ip->l4_len));
 	const uint8_t *f = myrio_pkt_data(p);
-	/* The NIC's sum covers [14, end of frame) (§4.6): it includes the IP header, whose
-	 * own sum is taken out, and any Ethernet padding behind the IP packet (short frames),
-	 * whose sum is taken out too, byte-swapped when it starts at an odd distance. */
+	/* The NIC's sum covers [14, end of frame) (§4.6): it includes the IP header, and any
+	 * Ethernet padding behind the IP packet (short frames), whose sum is taken out,
+	 * byte-swapped when it starts at an odd distance. The header's own sum needs no
+	 * taking out: ipv4_input checked that it is 0xFFFF, the ones'-complement zero. */
 	if (p->ol_flags & MYRIO_PKT_RX_CSUM_PARTIAL) {
 		uint32_t end = (uint32_t)(ip->l4 - f) + ip->l4_len;
-		uint16_t sum = csum16_sub(p->rx_csum, csum_fold(csum_add(0, ip->ip, ip->ihl)));
+		uint16_t sum = p->rx_csum;
 		if (end < p->len) {
 			uint16_t pad = csum_fold(csum_add(0, f + end, p->len - end));
 			if ((end - ETH_HLEN) & 1)

@@ -11,14 +11,49 @@
 
 #include "util/byteorder.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* The folded ones'-complement sum of buf read as big-endian 16-bit words (an odd length
- * pads with a zero byte): native-order 32-bit loads into a 64-bit accumulator and one byte
- * swap at the end, since the sum does not depend on byte order (RFC 1071 §2(B)). Inline:
- * the model sums every frame it moves. The one implementation of the tree. */
+ * pads with a zero byte): native-order 32-bit words added into 64-bit accumulators and one
+ * byte swap at the end, since the sum does not depend on byte order (RFC 1071 §2(B)). With
+ * SSE2 (every x86-64) 64 bytes a round go into four 64-bit lanes, words zero-extended by
+ * unpacking: 2.5 times fewer instructions than the scalar loop, which the model pays on
+ * every byte it receives (a 64-bit lane overflows after 2^32 words: 16 GiB). Inline: the
+ * model sums every frame it moves. The one implementation of the tree. */
 static inline uint16_t csum_partial16(const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	uint64_t a = 0, b = 0;
+#ifdef __SSE2__
+	if (len >= 64) {
+		const __m128i z = _mm_setzero_si128();
+		__m128i s0 = z, s1 = z;
+		do {
+			__m128i x0 = _mm_loadu_si128((const __m128i *)p);
+			__m128i x1 = _mm_loadu_si128((const __m128i *)(p + 16));
+			__m128i x2 = _mm_loadu_si128((const __m128i *)(p + 32));
+			__m128i x3 = _mm_loadu_si128((const __m128i *)(p + 48));
+			s0 = _mm_add_epi64(s0, _mm_unpacklo_epi32(x0, z));
+			s1 = _mm_add_epi64(s1, _mm_unpackhi_epi32(x0, z));
+			s0 = _mm_add_epi64(s0, _mm_unpacklo_epi32(x1, z));
+			s1 = _mm_add_epi64(s1, _mm_unpackhi_epi32(x1, z));
+			s0 = _mm_add_epi64(s0, _mm_unpacklo_epi32(x2, z));
+			s1 = _mm_add_epi64(s1, _mm_unpackhi_epi32(x2, z));
+			s0 = _mm_add_epi64(s0, _mm_unpacklo_epi32(x3, z));
+			s1 = _mm_add_epi64(s1, _mm_unpackhi_epi32(x3, z));
+			p += 64;
+			len -= 64;
+		} while (len >= 64);
+		uint64_t l[4];
+		_mm_storeu_si128((__m128i *)l, s0);
+		_mm_storeu_si128((__m128i *)(l + 2), s1);
+		/* 2^32 is 1 modulo 0xffff: a lane's halves add like the lane */
+		a = (l[0] & 0xffffffffu) + (l[0] >> 32) + (l[1] & 0xffffffffu) + (l[1] >> 32);
+		b = (l[2] & 0xffffffffu) + (l[2] >> 32) + (l[3] & 0xffffffffu) + (l[3] >> 32);
+	}
+#endif
 	while (len >= 16) {
 		uint64_t x, y;
 		memcpy(&x, p, 8);

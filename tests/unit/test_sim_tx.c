@@ -249,10 +249,13 @@ static void tso_segments(void **state)
 	myrio_sim_step(c->w, 3);
 	uint32_t seq = 1000000, got = 0;
 	for (unsigned k = 0; k < 4; k++) {
-		uint32_t len = h_completion(&c->b, NULL);
+		uint16_t cs;
+		uint32_t len = h_completion(&c->b, &cs);
 		uint32_t plen = k < 3 ? 1448 : payload - 3 * 1448;
 		assert_int_equal(len, 54 + plen);
 		const uint8_t *f = h_small_buf(&c->b, k) + 2;
+		/* the receiver's sum (§4.6) covers the segment as it arrived */
+		assert_int_equal(cs, csum_fold(csum_add(0, f + 14, len - 14)));
 		const uint8_t *ip = f + 14, *t = ip + 20;
 		assert_int_equal(get_be16(ip + 2), 40 + plen);
 		assert_int_equal(get_be16(ip + 4), 100 + k);
@@ -309,8 +312,10 @@ static void tso_ipv6_vlan(void **state)
 	uint32_t seq = 77;
 	for (unsigned k = 0; k < 3; k++) {
 		uint32_t plen = k < 2 ? mss : payload - 2 * mss;
-		assert_int_equal(h_completion(&c->b, NULL), hl + plen);
+		uint16_t cs;
+		assert_int_equal(h_completion(&c->b, &cs), hl + plen);
 		const uint8_t *f = h_small_buf(&c->b, k) + 2;
+		assert_int_equal(cs, csum_fold(csum_add(0, f + 14, hl + plen - 14)));
 		const uint8_t *i6 = f + l3, *tt = i6 + 40;
 		assert_int_equal(get_be16(f + 12), 0x8100); /* the tag is kept */
 		assert_int_equal(get_be16(i6 + 4), 20 + plen);

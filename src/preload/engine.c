@@ -24,9 +24,10 @@
 #define OWN_FD_SCAN 1024    /* they are found among the fds below this */
 
 /* The lock is recursive: the library's own calls (close, poll on its fds) come back
- * through the interposed symbols while the stack is created or polled. */
+ * through the interposed symbols while the stack is created or polled, and signal
+ * handlers call in (sig_lock.c). */
 static struct {
-	pthread_mutex_t lock;
+	struct sig_lock lock;
 	int state; /* 0 not tried, 1 running, -1 failed (sockets go to the kernel) */
 	pid_t pid; /* the process that created the stack; another one is a fork's child */
 	struct preload_conf conf;
@@ -41,7 +42,7 @@ static struct {
 	unsigned nlinger;
 	int own[OWN_FD_MAX]; /* fds the port and stack opened, ascending */
 	unsigned nown;
-} eng = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .stack_fd = -1, .wake_fd = -1};
+} eng = {.stack_fd = -1, .wake_fd = -1};
 
 /* Set while this thread sleeps in engine_block. The thread's sleep ends once, in whichever
  * comes first: engine_block's return, a call from a signal handler that interrupted the
@@ -61,14 +62,21 @@ static void sleep_end(void)
 
 void engine_lock(void)
 {
-	pthread_mutex_lock(&eng.lock);
+	sig_lock(&eng.lock);
 	if (sleeping)
 		sleep_end();
 }
 
 void engine_unlock(void)
 {
-	pthread_mutex_unlock(&eng.lock);
+	if (!eng.lock.nested)
+		psock_reap();
+	sig_unlock(&eng.lock);
+}
+
+bool engine_nested(void)
+{
+	return eng.lock.nested > 0;
 }
 
 static void linger_check(void)
@@ -153,8 +161,11 @@ static void block_cancelled(void *arg)
 
 void engine_wake(void)
 {
-	if (eng.sleepers)
-		wake_sleepers();
+	/* Even with no sleeper counted: a signal handler's close() may have interrupted its
+	 * own thread between the check of the socket and the sleep (or ended that sleep's
+	 * count), and that thread must not sleep through it. The fd stays readable until the
+	 * last sleeper out drains it: at most one early wake-up for others. */
+	wake_sleepers();
 }
 
 int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t *sigmask)
@@ -258,10 +269,7 @@ static void on_fork_parent(void)
  * stack. Its accelerated fds become dead; new sockets go to the kernel. */
 static void on_fork_child(void)
 {
-	pthread_mutexattr_t a;
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&eng.lock, &a);
+	sig_lock_forked(&eng.lock);
 	if (eng.state == 1) {
 		eng.state = -1;
 		eng.stack = NULL;

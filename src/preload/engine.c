@@ -168,6 +168,33 @@ void engine_wake(void)
 	wake_sleepers();
 }
 
+#define SPIN_KERNEL_EVERY 16 /* polls of the stack per look at the kernel's fds */
+
+/* Lock held: polls the stack (and now and then the kernel's fds) for up to spin_us (or the
+ * timeout), letting the lock go between polls. >0 extra ready, -2 news from the stack,
+ * 0 nothing came. */
+static int spin(struct pollfd *extra, nfds_t n, int timeout_ms)
+{
+	uint64_t budget = (uint64_t)eng.conf.spin_us * 1000;
+	if (timeout_ms > 0 && (uint64_t)timeout_ms * 1000000 < budget)
+		budget = (uint64_t)timeout_ms * 1000000;
+	uint64_t until = engine_now_ns() + budget;
+	for (unsigned i = 1;; i++) {
+		if (engine_progress() > 0)
+			return -2;
+		if (n && i % SPIN_KERNEL_EVERY == 0 && kern.poll(extra, n, 0) > 0) {
+			int ready = 0;
+			for (nfds_t k = 0; k < n; k++)
+				ready += extra[k].revents != 0;
+			return ready;
+		}
+		if (engine_now_ns() >= until)
+			return 0;
+		engine_unlock(); /* other threads of the program get their turn */
+		engine_lock();
+	}
+}
+
 int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t *sigmask)
 {
 	if (!eng.stack) {
@@ -182,6 +209,11 @@ int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t 
 		engine_lock();
 		engine_progress();
 		return rc;
+	}
+	if (timeout_ms != 0 && eng.conf.spin_us) {
+		int rc = spin(extra, n, timeout_ms);
+		if (rc != 0)
+			return rc > 0 ? rc : 0; /* ready, or news from the stack */
 	}
 	eng.inside++;
 	if (arm()) {
@@ -430,9 +462,14 @@ uint32_t engine_local_ip(void)
 	return eng.conf.ip;
 }
 
-uint64_t engine_now_ms(void)
+uint64_t engine_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t engine_now_ms(void)
+{
+	return engine_now_ns() / 1000000;
 }

@@ -65,11 +65,20 @@ void preload_log_once(const char *what);
 void preload_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- Configuration: launcher options -> environment -> config file ---- */
+/* How long a blocking call polls the stack before it sleeps (as Onload's EF_POLL_USEC,
+ * the kernel's busy_poll): an answer that comes within it costs no wake-up; a wait
+ * longer than it costs this much CPU on top of the sleep. Only by default on machines
+ * with PRELOAD_SPIN_MIN_CPUS or more: with fewer, the spinner takes the core that the
+ * peer or the NIC model needs to produce the answer (on 2 cores a 50 us spin made the
+ * sockperf median worse, docs/preload.md). MYRIO_SPIN_US sets it either way. */
+#define PRELOAD_SPIN_US 50
+#define PRELOAD_SPIN_MIN_CPUS 4
 struct preload_conf {
 	char device[256];
 	uint32_t ip, netmask, gateway; /* host byte order */
 	uint32_t mtu;		       /* 0 = the port's default */
 	bool spin;		       /* busy-poll in blocking calls instead of sleeping */
+	uint32_t spin_us; /* poll this long before sleeping (MYRIO_SPIN_US, PRELOAD_SPIN_US) */
 };
 /* 0, or -1 with a message when nothing says which device and address to use. */
 int preload_conf_load(struct preload_conf *conf);
@@ -187,6 +196,7 @@ uint32_t engine_local_ip(void);
 /* fd is one the port or stack of this process opened (a program must not close it). */
 bool engine_owns_fd(int fd);
 uint64_t engine_now_ms(void);
+uint64_t engine_now_ns(void);
 
 /* A timeout as milliseconds, rounded up: -1 for none (NULL), -2 with EINVAL when bad. */
 int timespec_ms(const struct timespec *ts);

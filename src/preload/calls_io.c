@@ -222,10 +222,11 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	if (msg->msg_iovlen > IOV_MAX)
 		return neg_errno(-EMSGSIZE);
 	msg->msg_flags = 0;
+	bool stream = ps->type == SOCK_STREAM; /* ps may be gone after the call (a close) */
 	ssize_t rc = recv_path(fd, ps, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
 			       msg->msg_name ? &msg->msg_namelen : NULL, &msg->msg_flags);
 	if (rc >= 0) {
-		if (ps->type == SOCK_STREAM)
+		if (stream)
 			msg->msg_namelen = 0;
 		msg->msg_controllen = 0; /* no ancillary data from tcp_lite */
 	}

@@ -271,6 +271,8 @@ struct myrio_pkt *myrio_tcp_recv(struct myrio_tcp_conn *c);
 void myrio_tcp_release(struct myrio_tcp_conn *c, struct myrio_pkt *p);
 /* Copies up to len in-order bytes; -EAGAIN when none yet, 0 at end of stream. */
 ssize_t myrio_tcp_read(struct myrio_tcp_conn *c, void *buf, size_t len);
+/* As myrio_tcp_read from off bytes into what is queued, leaving it queued (MSG_PEEK). */
+ssize_t myrio_tcp_peek(const struct myrio_tcp_conn *c, size_t off, void *buf, size_t len);
 /* In-order bytes waiting to be read (myrio_tcp_read), not counting buffers taken with
  * myrio_tcp_recv: what FIONREAD reports, and whether a read would find data. */
 uint32_t myrio_tcp_rx_queued(const struct myrio_tcp_conn *c);
@@ -307,7 +309,8 @@ void myrio_tcp_addr(const struct myrio_tcp_conn *c, uint32_t *lip, uint16_t *lpo
 /* port 0 = an ephemeral port. */
 int myrio_udp_open(struct myrio_stack *s, uint16_t port, void *user, struct myrio_udp_sock **out);
 /* Default destination, and only datagrams from it are received. A connected socket also
- * receives the ICMP errors about what it sent there (see myrio_udp_error). */
+ * receives the ICMP errors about what it sent there (see myrio_udp_error). ip and port 0
+ * dissolve the association (as connect(AF_UNSPEC)). */
 int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port);
 /* The pending error of a connected socket, cleared by the call (as SO_ERROR): -ECONNREFUSED
  * when the peer answered a datagram with ICMP port unreachable (nobody listens there),

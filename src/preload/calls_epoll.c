@@ -171,12 +171,10 @@ static int collect(int epfd, struct epoll_event *out, int max)
 	return n;
 }
 
-EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int max, int timeout_ms,
-		       const sigset_t *sigmask)
+/* epoll_pwait over a set with accelerated entries. */
+static int epoll_wait_any(int epfd, struct epoll_event *events, int max, int timeout_ms,
+			  const sigset_t *sigmask)
 {
-	kernel_calls_resolve();
-	if (!has_entries(epfd))
-		return kern.epoll_pwait(epfd, events, max, timeout_ms, sigmask);
 	if (max <= 0)
 		return (int)neg_errno(-EINVAL);
 	uint64_t deadline = timeout_ms >= 0 ? engine_now_ms() + (uint64_t)timeout_ms : 0;
@@ -207,6 +205,31 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int max, int timeou
 	}
 	engine_unlock();
 	return rc < 0 ? -1 : n;
+}
+
+EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int max, int timeout_ms,
+		       const sigset_t *sigmask)
+{
+	kernel_calls_resolve();
+	if (!has_entries(epfd))
+		return kern.epoll_pwait(epfd, events, max, timeout_ms, sigmask);
+	return epoll_wait_any(epfd, events, max, timeout_ms, sigmask);
+}
+
+/* The accelerated entries' wait is timed in milliseconds (rounded up). */
+EXPORT int epoll_pwait2(int epfd, struct epoll_event *events, int max,
+			const struct timespec *timeout, const sigset_t *sigmask)
+{
+	kernel_calls_resolve();
+	if (!has_entries(epfd)) {
+		if (!kern.epoll_pwait2)
+			return (int)neg_errno(-ENOSYS);
+		return kern.epoll_pwait2(epfd, events, max, timeout, sigmask);
+	}
+	int ms = timespec_ms(timeout);
+	if (ms == -2)
+		return -1;
+	return epoll_wait_any(epfd, events, max, ms, sigmask);
 }
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *events, int max, int timeout_ms)

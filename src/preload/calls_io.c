@@ -30,43 +30,64 @@ static void after_send(ssize_t rc)
 	(void)rc;
 }
 
-static ssize_t send_path(struct psock *ps, const struct iovec *iov, int n, int flags,
+/* Takes the lock and enters a call on the socket fd names, when that is still ps (the
+ * caller looked it up without the lock: a signal handler of this thread, or another
+ * thread, may have closed fd and freed ps since). False with EBADF, the lock released,
+ * otherwise or for a fork's dead socket. */
+static bool lock_enter(int fd, struct psock *ps, struct psock **outer)
+{
+	engine_lock();
+	if (fdtab_get(fd) != ps || ps->state == PS_DEAD) {
+		engine_unlock();
+		errno = EBADF;
+		return false;
+	}
+	*outer = psock_enter(ps);
+	return true;
+}
+
+static ssize_t send_path(int fd, struct psock *ps, const struct iovec *iov, int n, int flags,
 			 const struct sockaddr *to, socklen_t tolen)
 {
 	uint32_t ip = 0;
 	uint16_t port = 0;
-	if (ps->state == PS_DEAD)
-		return neg_errno(-EBADF);
-	if (ps->type == SOCK_DGRAM && to) {
-		struct sockaddr_in sin;
-		if (tolen < sizeof sin || to->sa_family != AF_INET)
-			return neg_errno(-EINVAL);
+	struct sockaddr_in sin;
+	bool bad_to = to && (tolen < sizeof sin || to->sa_family != AF_INET);
+	if (to && !bad_to)
 		memcpy(&sin, to, sizeof sin);
-		ip = ntohl(sin.sin_addr.s_addr);
-		port = ntohs(sin.sin_port);
-		if (!engine_is_accel_remote(ip) && !IN_MULTICAST(ip)) {
+	struct psock *outer;
+	if (!lock_enter(fd, ps, &outer))
+		return -1;
+	ssize_t rc;
+	if (ps->type == SOCK_STREAM) {
+		rc = tcp_sendv(ps, iov, n, flags);
+	} else if (bad_to) {
+		rc = neg_errno(-EINVAL);
+	} else {
+		if (to) {
+			ip = ntohl(sin.sin_addr.s_addr);
+			port = ntohs(sin.sin_port);
+		}
+		if (to && !engine_is_accel_remote(ip) && !IN_MULTICAST(ip)) {
 			preload_log_once("sendto() from an accelerated socket to an address the "
 					 "interface does not reach (ENETUNREACH)");
-			return neg_errno(-ENETUNREACH);
+			rc = neg_errno(-ENETUNREACH);
+		} else {
+			rc = udp_sendv(ps, iov, n, flags, ip, port);
 		}
 	}
-	engine_lock();
-	struct psock *outer = psock_enter(ps);
-	ssize_t rc = ps->type == SOCK_STREAM ? tcp_sendv(ps, iov, n, flags)
-					     : udp_sendv(ps, iov, n, flags, ip, port);
 	psock_exit(ps, outer);
 	engine_unlock();
 	after_send(rc);
 	return rc;
 }
 
-static ssize_t recv_path(struct psock *ps, const struct iovec *iov, int n, int flags,
+static ssize_t recv_path(int fd, struct psock *ps, const struct iovec *iov, int n, int flags,
 			 struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
 {
-	if (ps->state == PS_DEAD)
-		return neg_errno(-EBADF);
-	engine_lock();
-	struct psock *outer = psock_enter(ps);
+	struct psock *outer;
+	if (!lock_enter(fd, ps, &outer))
+		return -1;
 	ssize_t rc;
 	if (ps->type == SOCK_STREAM) {
 		rc = tcp_recvv(ps, iov, n, flags);
@@ -107,7 +128,7 @@ EXPORT ssize_t read(int fd, void *buf, size_t len)
 		return kern.read(fd, buf, len);
 	}
 	struct iovec v = {buf, len};
-	return recv_path(ps, &v, 1, 0, NULL, NULL, NULL);
+	return recv_path(fd, ps, &v, 1, 0, NULL, NULL, NULL);
 }
 
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
@@ -125,7 +146,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t len)
 		return kern.write(fd, buf, len);
 	}
 	struct iovec v = {(void *)buf, len};
-	return send_path(ps, &v, 1, 0, NULL, 0);
+	return send_path(fd, ps, &v, 1, 0, NULL, 0);
 }
 
 EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
@@ -135,7 +156,7 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 		return kern.readv(fd, iov, n);
 	if (n < 0 || n > IOV_MAX)
 		return neg_errno(-EINVAL);
-	return recv_path(ps, iov, n, 0, NULL, NULL, NULL);
+	return recv_path(fd, ps, iov, n, 0, NULL, NULL, NULL);
 }
 
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
@@ -145,7 +166,7 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 		return kern.writev(fd, iov, n);
 	if (n < 0 || n > IOV_MAX)
 		return neg_errno(-EINVAL);
-	return send_path(ps, iov, n, 0, NULL, 0);
+	return send_path(fd, ps, iov, n, 0, NULL, 0);
 }
 
 EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
@@ -155,7 +176,7 @@ EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockadd
 	if (!accelerated(ps))
 		return kern.recvfrom(fd, buf, len, flags, from, fromlen);
 	struct iovec v = {buf, len};
-	return recv_path(ps, &v, 1, flags, from, fromlen, NULL);
+	return recv_path(fd, ps, &v, 1, flags, from, fromlen, NULL);
 }
 
 EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
@@ -185,7 +206,7 @@ EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags, const stru
 	if (!accelerated(ps) && !udp_goes_accel(ps, to, tolen))
 		return kern.sendto(fd, buf, len, flags, to, tolen);
 	struct iovec v = {(void *)buf, len};
-	return send_path(ps, &v, 1, flags, to, tolen);
+	return send_path(fd, ps, &v, 1, flags, to, tolen);
 }
 
 EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
@@ -201,10 +222,11 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	if (msg->msg_iovlen > IOV_MAX)
 		return neg_errno(-EMSGSIZE);
 	msg->msg_flags = 0;
-	ssize_t rc = recv_path(ps, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
+	bool stream = ps->type == SOCK_STREAM; /* ps may be gone after the call (a close) */
+	ssize_t rc = recv_path(fd, ps, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
 			       msg->msg_name ? &msg->msg_namelen : NULL, &msg->msg_flags);
 	if (rc >= 0) {
-		if (ps->type == SOCK_STREAM)
+		if (stream)
 			msg->msg_namelen = 0;
 		msg->msg_controllen = 0; /* no ancillary data from tcp_lite */
 	}
@@ -222,7 +244,7 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 		preload_log_once("sendmsg() ancillary data on an accelerated socket (EINVAL)");
 		return neg_errno(-EINVAL);
 	}
-	return send_path(ps, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
+	return send_path(fd, ps, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
 			 msg->msg_namelen);
 }
 
@@ -247,7 +269,7 @@ EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
 			break;
 		}
 		struct iovec v = {buf, (size_t)got};
-		ssize_t sent = send_path(ps, &v, 1, 0, NULL, 0);
+		ssize_t sent = send_path(out_fd, ps, &v, 1, 0, NULL, 0);
 		if (sent <= 0) {
 			if (!done)
 				return sent;

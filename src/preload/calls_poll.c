@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "preload.h"
 
@@ -96,7 +97,7 @@ EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout_ms, size_t fdsle
 	return poll(fds, n, timeout_ms);
 }
 
-static int ts_ms(const struct timespec *ts)
+int timespec_ms(const struct timespec *ts)
 {
 	if (!ts)
 		return -1;
@@ -111,7 +112,7 @@ static int ts_ms(const struct timespec *ts)
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *sigmask)
 {
 	kernel_calls_resolve();
-	int ms = ts_ms(ts);
+	int ms = timespec_ms(ts);
 	if (ms == -2)
 		return -1;
 	return poll_any(fds, n, ms, sigmask);
@@ -125,27 +126,54 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 	return ppoll(fds, n, ts, sigmask);
 }
 
+/* An fd set as the kernel reads it: nfds bits, which may be more than FD_SETSIZE when the
+ * program allocated larger sets (FD_ISSET would trap past FD_SETSIZE). */
+#define SET_BITS (8 * sizeof(unsigned long))
+static bool set_has(const fd_set *set, int fd)
+{
+	return set && (((const unsigned long *)set)[fd / SET_BITS] >> (fd % SET_BITS) & 1);
+}
+
+static void set_clear(fd_set *set, int fd)
+{
+	((unsigned long *)set)[fd / SET_BITS] &= ~(1ul << (fd % SET_BITS));
+}
+
+/* The kernel reads no bit past its fd table, whose size is within RLIMIT_NOFILE. */
+static int select_nfds(int nfds)
+{
+	if (nfds <= FD_SETSIZE)
+		return nfds;
+	long max = sysconf(_SC_OPEN_MAX);
+	return max > 0 && nfds > max ? (int)max : nfds;
+}
+
 /* select and pselect through poll_any, when a set holds an accelerated fd. */
 static int select_any(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int timeout_ms,
 		      const sigset_t *sigmask)
 {
-	if (nfds < 0 || nfds > FD_SETSIZE)
-		return (int)neg_errno(-EINVAL);
-	struct pollfd p[FD_SETSIZE];
 	nfds_t n = 0;
+	for (int fd = 0; fd < nfds; fd++)
+		n += set_has(rd, fd) || set_has(wr, fd) || set_has(ex, fd);
+	struct pollfd *p = calloc(n ? n : 1, sizeof *p);
+	if (!p)
+		return (int)neg_errno(-ENOMEM);
+	n = 0;
 	for (int fd = 0; fd < nfds; fd++) {
-		short ev = (short)((rd && FD_ISSET(fd, rd) ? POLLIN : 0) |
-				   (wr && FD_ISSET(fd, wr) ? POLLOUT : 0) |
-				   (ex && FD_ISSET(fd, ex) ? POLLPRI : 0));
+		short ev =
+		    (short)((set_has(rd, fd) ? POLLIN : 0) | (set_has(wr, fd) ? POLLOUT : 0) |
+			    (set_has(ex, fd) ? POLLPRI : 0));
 		if (ev)
 			p[n++] = (struct pollfd){.fd = fd, .events = ev};
 	}
 	int rc = poll_any(p, n, timeout_ms, sigmask);
-	if (rc < 0)
-		return rc;
-	for (nfds_t i = 0; i < n; i++)
+	for (nfds_t i = 0; rc >= 0 && i < n; i++)
 		if (p[i].revents & POLLNVAL)
-			return (int)neg_errno(-EBADF);
+			rc = (int)neg_errno(-EBADF);
+	if (rc < 0) {
+		free(p);
+		return rc;
+	}
 	int count = 0;
 	for (nfds_t i = 0; i < n; i++) {
 		int fd = p[i].fd;
@@ -154,24 +182,21 @@ static int select_any(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int timeout_
 		bool out = (r & (POLLOUT | POLLERR)) && (p[i].events & POLLOUT);
 		bool pri = (r & POLLPRI) && (p[i].events & POLLPRI);
 		if (rd && (p[i].events & POLLIN) && !in)
-			FD_CLR(fd, rd);
+			set_clear(rd, fd);
 		if (wr && (p[i].events & POLLOUT) && !out)
-			FD_CLR(fd, wr);
+			set_clear(wr, fd);
 		if (ex && (p[i].events & POLLPRI) && !pri)
-			FD_CLR(fd, ex);
+			set_clear(ex, fd);
 		count += in + out + pri;
 	}
+	free(p);
 	return count;
 }
 
 static bool any_accel(int nfds, fd_set *rd, fd_set *wr, fd_set *ex)
 {
-	if (nfds > FD_SETSIZE)
-		nfds = FD_SETSIZE;
 	for (int fd = 0; fd < nfds; fd++)
-		if (((rd && FD_ISSET(fd, rd)) || (wr && FD_ISSET(fd, wr)) ||
-		     (ex && FD_ISSET(fd, ex))) &&
-		    is_accel(fd))
+		if ((set_has(rd, fd) || set_has(wr, fd) || set_has(ex, fd)) && is_accel(fd))
 			return true;
 	return false;
 }
@@ -179,8 +204,9 @@ static bool any_accel(int nfds, fd_set *rd, fd_set *wr, fd_set *ex)
 EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
 {
 	kernel_calls_resolve();
-	if (!any_accel(nfds, rd, wr, ex))
+	if (nfds < 0 || !any_accel(select_nfds(nfds), rd, wr, ex))
 		return kern.select(nfds, rd, wr, ex, tv);
+	nfds = select_nfds(nfds);
 	int ms = -1;
 	if (tv) {
 		if (tv->tv_sec < 0 || tv->tv_usec < 0)
@@ -205,9 +231,10 @@ EXPORT int pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, const struct ti
 		   const sigset_t *sigmask)
 {
 	kernel_calls_resolve();
-	if (!any_accel(nfds, rd, wr, ex))
+	if (nfds < 0 || !any_accel(select_nfds(nfds), rd, wr, ex))
 		return kern.pselect(nfds, rd, wr, ex, ts, sigmask);
-	int ms = ts_ms(ts);
+	nfds = select_nfds(nfds);
+	int ms = timespec_ms(ts);
 	if (ms == -2)
 		return -1;
 	return select_any(nfds, rd, wr, ex, ms, sigmask);

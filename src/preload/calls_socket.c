@@ -39,6 +39,7 @@ static void fill_sin(struct sockaddr *addr, socklen_t *len, uint32_t ip, uint16_
 static void to_kernel(int fd, struct psock *ps)
 {
 	engine_lock();
+	tcp_port_release(ps);
 	if (ps->refs > 1)
 		fdtab_clear_psock(ps);
 	else
@@ -85,11 +86,13 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	}
 	ps->bound_ip = ip;
 	ps->bound_port = port;
-	if (ps->type != SOCK_DGRAM)
-		return 0;
+	if (ps->type != SOCK_DGRAM && !port)
+		return 0; /* the port comes at listen() */
 	engine_lock();
-	int rc = udp_bind(ps);
+	int rc = ps->type == SOCK_DGRAM ? udp_bind(ps) : tcp_port_claim(ps);
 	engine_unlock();
+	if (rc < 0) /* unbound, as the kernel leaves a socket whose bind failed */
+		ps->bound_ip = ps->bound_port = 0;
 	return rc;
 }
 
@@ -110,6 +113,10 @@ EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	if (!ps || ps->state == PS_PENDING)
 		return kern.accept4(fd, addr, len, flags);
 	engine_lock();
+	if (fdtab_get(fd) != ps) { /* closed since the look-up (a signal handler's close) */
+		engine_unlock();
+		return (int)neg_errno(-EBADF);
+	}
 	struct psock *outer = psock_enter(ps);
 	int rc = tcp_accept(ps, addr, len, flags);
 	psock_exit(ps, outer);
@@ -122,6 +129,26 @@ EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 	return accept4(fd, addr, len, 0);
 }
 
+/* connect(AF_UNSPEC): a UDP socket forgets its peer (its port stays bound), a socket not
+ * yet connected has nothing to dissolve, as with the kernel. */
+static int connect_unspec(struct psock *ps)
+{
+	if (ps->state == PS_PENDING)
+		return 0;
+	if (ps->state != PS_UDP) {
+		preload_log_once("connect(AF_UNSPEC) does not dissolve an accelerated TCP "
+				 "connection (EOPNOTSUPP)");
+		return (int)neg_errno(-EOPNOTSUPP);
+	}
+	engine_lock();
+	myrio_udp_connect(ps->u, 0, 0);
+	ps->peer_ip = 0;
+	ps->peer_port = 0;
+	ps->udp_error = 0;
+	engine_unlock();
+	return 0;
+}
+
 EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct psock *ps = fdtab_get(fd);
@@ -131,6 +158,8 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		return kern.connect(fd, addr, len);
 	if (ps->state == PS_DEAD)
 		return (int)neg_errno(-EBADF);
+	if (addr && len >= sizeof addr->sa_family && addr->sa_family == AF_UNSPEC)
+		return connect_unspec(ps);
 	/* a fork's child has no stack: its pending sockets stay the kernel's */
 	bool accel =
 	    sin_of(addr, len, &ip, &port) && engine_is_accel_remote(ip) && engine_available();
@@ -138,18 +167,16 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		to_kernel(fd, ps);
 		return kern.connect(fd, addr, len);
 	}
-	if (addr && len >= sizeof addr->sa_family && addr->sa_family == AF_UNSPEC &&
-	    ps->state == PS_UDP) {
-		preload_log_once("connect(AF_UNSPEC) does not dissolve an accelerated UDP "
-				 "socket's association (EOPNOTSUPP)");
-		return (int)neg_errno(-EOPNOTSUPP);
-	}
 	if (!accel) {
 		preload_log_once("connect() of an accelerated socket to an address the "
 				 "interface does not reach (ENETUNREACH)");
 		return (int)neg_errno(-ENETUNREACH);
 	}
 	engine_lock();
+	if (fdtab_get(fd) != ps) { /* closed since the look-up (a signal handler's close) */
+		engine_unlock();
+		return (int)neg_errno(-EBADF);
+	}
 	struct psock *outer = psock_enter(ps);
 	int rc =
 	    ps->type == SOCK_STREAM ? tcp_connect(fd, ps, ip, port) : udp_connect(ps, ip, port);

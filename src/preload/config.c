@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "preload.h"
 
@@ -45,11 +46,13 @@ static int apply(struct preload_conf *conf, const char *key, const char *val)
 		conf->mtu = (uint32_t)strtoul(val, NULL, 10);
 	else if (!strcmp(key, "MYRIO_SPIN"))
 		conf->spin = strcmp(val, "0") != 0;
+	else if (!strcmp(key, "MYRIO_SPIN_US"))
+		conf->spin_us = (uint32_t)strtoul(val, NULL, 10);
 	return 0;
 }
 
-static const char *const keys[] = {"MYRIO_DEVICE", "MYRIO_IP", "MYRIO_GW", "MYRIO_MTU",
-				   "MYRIO_SPIN"};
+static const char *const keys[] = {"MYRIO_DEVICE", "MYRIO_IP",	 "MYRIO_GW",
+				   "MYRIO_MTU",	   "MYRIO_SPIN", "MYRIO_SPIN_US"};
 
 static void load_file(struct preload_conf *conf)
 {
@@ -76,6 +79,8 @@ static void load_file(struct preload_conf *conf)
 int preload_conf_load(struct preload_conf *conf)
 {
 	memset(conf, 0, sizeof *conf);
+	conf->spin_us =
+	    sysconf(_SC_NPROCESSORS_ONLN) >= PRELOAD_SPIN_MIN_CPUS ? PRELOAD_SPIN_US : 0;
 	load_file(conf);
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		const char *v = getenv(keys[i]);

@@ -24,9 +24,10 @@
 #define OWN_FD_SCAN 1024    /* they are found among the fds below this */
 
 /* The lock is recursive: the library's own calls (close, poll on its fds) come back
- * through the interposed symbols while the stack is created or polled. */
+ * through the interposed symbols while the stack is created or polled, and signal
+ * handlers call in (sig_lock.c). */
 static struct {
-	pthread_mutex_t lock;
+	struct sig_lock lock;
 	int state; /* 0 not tried, 1 running, -1 failed (sockets go to the kernel) */
 	pid_t pid; /* the process that created the stack; another one is a fork's child */
 	struct preload_conf conf;
@@ -41,7 +42,7 @@ static struct {
 	unsigned nlinger;
 	int own[OWN_FD_MAX]; /* fds the port and stack opened, ascending */
 	unsigned nown;
-} eng = {.lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, .stack_fd = -1, .wake_fd = -1};
+} eng = {.stack_fd = -1, .wake_fd = -1};
 
 /* Set while this thread sleeps in engine_block. The thread's sleep ends once, in whichever
  * comes first: engine_block's return, a call from a signal handler that interrupted the
@@ -61,14 +62,21 @@ static void sleep_end(void)
 
 void engine_lock(void)
 {
-	pthread_mutex_lock(&eng.lock);
+	sig_lock(&eng.lock);
 	if (sleeping)
 		sleep_end();
 }
 
 void engine_unlock(void)
 {
-	pthread_mutex_unlock(&eng.lock);
+	if (!eng.lock.nested)
+		psock_reap();
+	sig_unlock(&eng.lock);
+}
+
+bool engine_nested(void)
+{
+	return eng.lock.nested > 0;
 }
 
 static void linger_check(void)
@@ -153,8 +161,38 @@ static void block_cancelled(void *arg)
 
 void engine_wake(void)
 {
-	if (eng.sleepers)
-		wake_sleepers();
+	/* Even with no sleeper counted: a signal handler's close() may have interrupted its
+	 * own thread between the check of the socket and the sleep (or ended that sleep's
+	 * count), and that thread must not sleep through it. The fd stays readable until the
+	 * last sleeper out drains it: at most one early wake-up for others. */
+	wake_sleepers();
+}
+
+#define SPIN_KERNEL_EVERY 16 /* polls of the stack per look at the kernel's fds */
+
+/* Lock held: polls the stack (and now and then the kernel's fds) for up to spin_us (or the
+ * timeout), letting the lock go between polls. >0 extra ready, -2 news from the stack,
+ * 0 nothing came. */
+static int spin(struct pollfd *extra, nfds_t n, int timeout_ms)
+{
+	uint64_t budget = (uint64_t)eng.conf.spin_us * 1000;
+	if (timeout_ms > 0 && (uint64_t)timeout_ms * 1000000 < budget)
+		budget = (uint64_t)timeout_ms * 1000000;
+	uint64_t until = engine_now_ns() + budget;
+	for (unsigned i = 1;; i++) {
+		if (engine_progress() > 0)
+			return -2;
+		if (n && i % SPIN_KERNEL_EVERY == 0 && kern.poll(extra, n, 0) > 0) {
+			int ready = 0;
+			for (nfds_t k = 0; k < n; k++)
+				ready += extra[k].revents != 0;
+			return ready;
+		}
+		if (engine_now_ns() >= until)
+			return 0;
+		engine_unlock(); /* other threads of the program get their turn */
+		engine_lock();
+	}
 }
 
 int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t *sigmask)
@@ -171,6 +209,11 @@ int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t 
 		engine_lock();
 		engine_progress();
 		return rc;
+	}
+	if (timeout_ms != 0 && eng.conf.spin_us) {
+		int rc = spin(extra, n, timeout_ms);
+		if (rc != 0)
+			return rc > 0 ? rc : 0; /* ready, or news from the stack */
 	}
 	eng.inside++;
 	if (arm()) {
@@ -258,10 +301,7 @@ static void on_fork_parent(void)
  * stack. Its accelerated fds become dead; new sockets go to the kernel. */
 static void on_fork_child(void)
 {
-	pthread_mutexattr_t a;
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&eng.lock, &a);
+	sig_lock_forked(&eng.lock);
 	if (eng.state == 1) {
 		eng.state = -1;
 		eng.stack = NULL;
@@ -422,9 +462,14 @@ uint32_t engine_local_ip(void)
 	return eng.conf.ip;
 }
 
-uint64_t engine_now_ms(void)
+uint64_t engine_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t engine_now_ms(void)
+{
+	return engine_now_ns() / 1000000;
 }

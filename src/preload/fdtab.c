@@ -111,8 +111,23 @@ static void psock_destroy(struct psock *ps);
 void psock_exit(struct psock *ps, struct psock *outer)
 {
 	in_use = outer;
-	if (--ps->users == 0 && ps->refs == 0)
+	if (--ps->users == 0 && ps->refs == 0 && !ps->deferred)
 		psock_destroy(ps);
+}
+
+static struct psock *deferred; /* released while the lock was nested (lock held) */
+
+void psock_reap(void)
+{
+	for (struct psock **pp = &deferred; *pp;) {
+		struct psock *ps = *pp;
+		if (ps->users) {
+			pp = &ps->deferred_next;
+			continue;
+		}
+		*pp = ps->deferred_next;
+		psock_destroy(ps);
+	}
 }
 
 void psock_cancelled(void)
@@ -125,9 +140,16 @@ void psock_release(struct psock *ps)
 {
 	if (--ps->refs > 0)
 		return;
-	if (ps->users) {
-		/* a call still works on it: it ends with EBADF, and the last one out frees */
+	if (ps->users || engine_nested()) {
+		/* a call still works on it, or may (a signal handler's close() interrupted this
+		 * thread between its look-up of the socket and psock_enter): it ends with EBADF,
+		 * and the last one out, or the outermost unlock, frees */
 		ps->closed = true;
+		if (engine_nested() && !ps->deferred) {
+			ps->deferred = true;
+			ps->deferred_next = deferred;
+			deferred = ps;
+		}
 		engine_wake();
 		return;
 	}
@@ -136,6 +158,7 @@ void psock_release(struct psock *ps)
 
 static void psock_destroy(struct psock *ps)
 {
+	tcp_port_release(ps);
 	switch (ps->state) {
 	case PS_TCP_CONN:
 	case PS_TCP_LISTEN:

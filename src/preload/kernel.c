@@ -60,6 +60,8 @@ void kernel_calls_resolve(void)
 	RESOLVE(select);
 	RESOLVE(pselect);
 	RESOLVE(close_range);
+	/* NULL where the C library lacks it: the call is then ENOSYS */
+	*(void **)&kern.epoll_pwait2 = dlsym(RTLD_NEXT, "epoll_pwait2");
 	RESOLVE(epoll_pwait);
 }
 

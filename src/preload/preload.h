@@ -53,6 +53,8 @@ struct kernel_calls {
 	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
 		       const sigset_t *);
 	int (*close_range)(unsigned, unsigned, int);
+	int (*epoll_pwait2)(int, struct epoll_event *, int, const struct timespec *,
+			    const sigset_t *);
 	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
 };
 extern struct kernel_calls kern;
@@ -63,11 +65,20 @@ void preload_log_once(const char *what);
 void preload_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- Configuration: launcher options -> environment -> config file ---- */
+/* How long a blocking call polls the stack before it sleeps (as Onload's EF_POLL_USEC,
+ * the kernel's busy_poll): an answer that comes within it costs no wake-up; a wait
+ * longer than it costs this much CPU on top of the sleep. Only by default on machines
+ * with PRELOAD_SPIN_MIN_CPUS or more: with fewer, the spinner takes the core that the
+ * peer or the NIC model needs to produce the answer (on 2 cores a 50 us spin made the
+ * sockperf median worse, docs/preload.md). MYRIO_SPIN_US sets it either way. */
+#define PRELOAD_SPIN_US 50
+#define PRELOAD_SPIN_MIN_CPUS 4
 struct preload_conf {
 	char device[256];
 	uint32_t ip, netmask, gateway; /* host byte order */
 	uint32_t mtu;		       /* 0 = the port's default */
 	bool spin;		       /* busy-poll in blocking calls instead of sleeping */
+	uint32_t spin_us; /* poll this long before sleeping (MYRIO_SPIN_US, PRELOAD_SPIN_US) */
 };
 /* 0, or -1 with a message when nothing says which device and address to use. */
 int preload_conf_load(struct preload_conf *conf);
@@ -85,7 +96,11 @@ struct psock {
 	int refs;    /* file descriptors naming it (dup) */
 	int users;   /* calls working on it (psock_enter) */
 	bool closed; /* its last fd was closed while a call worked on it */
-	int type;    /* SOCK_STREAM or SOCK_DGRAM */
+	/* closed while the lock was held more than once (a signal handler's close): freed at
+	 * the outermost unlock, on the list from here */
+	struct psock *deferred_next;
+	bool deferred;
+	int type; /* SOCK_STREAM or SOCK_DGRAM */
 	enum psock_state state;
 	bool nonblock;
 	uint32_t bound_ip; /* host order; 0 = any */
@@ -99,6 +114,9 @@ struct psock {
 	/* TCP: the connection's end was reported once (as the kernel's sk_err) */
 	bool error_reported, shut_rd, shut_wr;
 	bool keepalive, reuseaddr;
+	/* TCP: bound_port is held in the port table (tcp_port_claim); exclusively when the
+	 * socket had no SO_REUSEADDR or listens */
+	bool port_claimed, port_excl;
 	int linger_onoff, linger_s;
 	uint32_t keep_idle_s, keep_intvl_s, keep_cnt;
 	int rcvbuf, sndbuf;
@@ -135,13 +153,29 @@ struct psock *psock_enter(struct psock *ps);
 void psock_exit(struct psock *ps, struct psock *outer);
 /* The thread was cancelled in a call: its socket's use ends (lock held). */
 void psock_cancelled(void);
+/* Lock held once (the outermost unlock is next): frees the sockets whose release was
+ * deferred and that no call works on. */
+void psock_reap(void);
 struct psock *psock_new(int type);
+
+/* ---- A recursive lock a signal handler may take on the thread it interrupted ---- */
+struct sig_lock {
+	uint32_t word;	 /* the owner's thread id, 0 when free; | waiters */
+	unsigned nested; /* the owner's takes beyond the first */
+};
+void sig_lock(struct sig_lock *l);
+void sig_unlock(struct sig_lock *l);
+/* In a fork's child (the lock was held across the fork by the forking thread): free. */
+void sig_lock_forked(struct sig_lock *l);
 
 /* ---- The engine: one stack, its lock, progress and sleeping ---- */
 struct myrio_stack *engine_stack(void); /* creates it on first use; NULL + errno */
 bool engine_available(void);		/* configured and not a fork's child */
 void engine_lock(void);
 void engine_unlock(void);
+/* Lock held: this thread holds it more than once (a nested call, or a signal handler's
+ * call inside one): a socket released now may still be in use below. */
+bool engine_nested(void);
 /* Polls the stack until idle (lock held); returns the work done. */
 int engine_progress(void);
 /* Lock held, after the caller found nothing to do: sleeps until the stack may have news,
@@ -151,7 +185,8 @@ int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t 
 /* Lock held, leaving a call that changed the stack outside a poll: flushes, and re-arms
  * the sleep when a timer came due earlier than the one slept on. */
 void engine_leave(void);
-/* Lock held: the threads sleeping in engine_block wake and look again. */
+/* Lock held: the threads sleeping in engine_block, and one about to, wake and look again
+ * (async-signal-safe: a write to an eventfd). */
 void engine_wake(void);
 /* A closed connection with data still to deliver: kept until the peer has it all. */
 void engine_linger(struct myrio_tcp_conn *c, bool shutdown);
@@ -161,7 +196,10 @@ uint32_t engine_local_ip(void);
 /* fd is one the port or stack of this process opened (a program must not close it). */
 bool engine_owns_fd(int fd);
 uint64_t engine_now_ms(void);
+uint64_t engine_now_ns(void);
 
+/* A timeout as milliseconds, rounded up: -1 for none (NULL), -2 with EINVAL when bad. */
+int timespec_ms(const struct timespec *ts);
 /* poll(2) over any mix of kernel and accelerated fds (ppoll's arguments). */
 int poll_any(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *sigmask);
 /* Forgets the epoll registrations of a socket closed for good, or of a closed epoll fd. */
@@ -173,6 +211,10 @@ void epoll_to_kernel(struct psock *ps);
 void epoll_drained(struct psock *ps, uint32_t events);
 
 /* ---- Socket operations (lock held by the caller unless said) ---- */
+/* bind() of a TCP socket to ps->bound_port: -1 EADDRINUSE when another socket of the
+ * process holds it (bound or listening), as the kernel reports at bind. */
+int tcp_port_claim(struct psock *ps);
+void tcp_port_release(struct psock *ps);
 int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port);
 int tcp_listen(struct psock *ps, int backlog);
 int tcp_accept(struct psock *ps, struct sockaddr *addr, socklen_t *len, int flags);

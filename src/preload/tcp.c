@@ -36,6 +36,46 @@ static int conn_error(struct psock *ps)
 	return err;
 }
 
+/* The TCP ports bound by this process's pending and listening sockets: how many sockets
+ * hold each, and how many of them exclusively. Linux's rule: a second bind to a port
+ * conflicts unless both sockets have SO_REUSEADDR and the holder does not listen. */
+static uint16_t port_holders[65536], port_exclusive[65536];
+
+int tcp_port_claim(struct psock *ps)
+{
+	uint16_t p = ps->bound_port;
+	if (port_holders[p] && (!ps->reuseaddr || port_exclusive[p]))
+		return (int)neg_errno(-EADDRINUSE);
+	port_holders[p]++;
+	ps->port_claimed = true;
+	ps->port_excl = !ps->reuseaddr;
+	port_exclusive[p] += ps->port_excl;
+	return 0;
+}
+
+void tcp_port_release(struct psock *ps)
+{
+	if (!ps->port_claimed)
+		return;
+	port_holders[ps->bound_port]--;
+	port_exclusive[ps->bound_port] -= ps->port_excl;
+	ps->port_claimed = ps->port_excl = false;
+}
+
+/* listen(): the port is held exclusively from now on. */
+static int port_listen(struct psock *ps)
+{
+	if (!ps->port_claimed && tcp_port_claim(ps) < 0)
+		return -1;
+	if (!ps->port_excl) {
+		if (port_exclusive[ps->bound_port])
+			return (int)neg_errno(-EADDRINUSE); /* another socket listens there */
+		ps->port_excl = true;
+		port_exclusive[ps->bound_port]++;
+	}
+	return 0;
+}
+
 int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
 {
 	if (ps->state == PS_TCP_CONN) {
@@ -49,8 +89,10 @@ int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
 	struct myrio_stack *s = engine_stack();
 	if (!s)
 		return -1;
-	if (ps->bound_port)
+	if (ps->bound_port) {
 		preload_log_once("bind() before connect(): tcp_lite picks the local port itself");
+		tcp_port_release(ps);
+	}
 	int rc = myrio_tcp_connect(s, ip, port, ps, &ps->c);
 	if (rc < 0)
 		return (int)neg_errno(rc == -ENOBUFS ? -EAGAIN : rc);
@@ -84,7 +126,9 @@ int tcp_listen(struct psock *ps, int backlog)
 	ps->aq_cap = cap;
 	int rc;
 	if (ps->bound_port) {
-		rc = myrio_tcp_listen(s, ps->bound_port, (unsigned)backlog, ps, &ps->l);
+		rc = port_listen(ps) < 0
+			 ? -errno
+			 : myrio_tcp_listen(s, ps->bound_port, (unsigned)backlog, ps, &ps->l);
 	} else { /* listen() without bind(): an ephemeral port, as the kernel picks one */
 		rc = -EADDRINUSE;
 		for (int tries = 0; tries < 64 && rc == -EADDRINUSE; tries++) {
@@ -92,8 +136,14 @@ int tcp_listen(struct psock *ps, int backlog)
 			if (getrandom(&r, sizeof r, 0) != sizeof r)
 				r = (uint16_t)tries;
 			ps->bound_port = (uint16_t)(32768 + r % 28232);
-			rc = myrio_tcp_listen(s, ps->bound_port, (unsigned)backlog, ps, &ps->l);
+			rc = port_listen(ps) < 0 ? -errno
+						 : myrio_tcp_listen(s, ps->bound_port,
+								    (unsigned)backlog, ps, &ps->l);
+			if (rc < 0)
+				tcp_port_release(ps);
 		}
+		if (rc < 0)
+			ps->bound_port = 0;
 	}
 	if (rc < 0) {
 		free(ps->aq);
@@ -194,20 +244,50 @@ out:
 	return (ssize_t)total;
 }
 
+/* MSG_PEEK: waits as a read does, then copies what is queued (up to want) and leaves it.
+ * With MSG_WAITALL it returns what is there, where Linux would wait for want bytes. */
+static ssize_t tcp_peekv(struct psock *ps, const struct iovec *iov, int n, size_t want,
+			 int64_t timeout, bool nonblock)
+{
+	for (;;) {
+		if (ps->shut_rd || !want)
+			return 0;
+		ssize_t r = myrio_tcp_peek(ps->c, 0, NULL, 0);
+		if (r == -EAGAIN) {
+			if (psock_wait(ps, POLLIN, timeout, nonblock) < 0)
+				return -1;
+			continue;
+		}
+		if (r < 0)
+			return neg_errno(conn_error(ps));
+		if (myrio_tcp_rx_queued(ps->c) == 0)
+			return 0; /* end of stream */
+		break;
+	}
+	size_t total = 0;
+	for (int i = 0; i < n && total < want; i++) {
+		ssize_t r = myrio_tcp_peek(ps->c, total, iov[i].iov_base, iov[i].iov_len);
+		if (r <= 0)
+			break;
+		total += (size_t)r;
+		if ((size_t)r < iov[i].iov_len)
+			break;
+	}
+	return (ssize_t)total;
+}
+
 ssize_t tcp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags)
 {
 	if (ps->state != PS_TCP_CONN)
 		return neg_errno(-ENOTCONN);
-	if (flags & MSG_PEEK) {
-		preload_log_once("recv(MSG_PEEK) on TCP is not supported");
-		return neg_errno(-EOPNOTSUPP);
-	}
 	bool nonblock = ps->nonblock || (flags & MSG_DONTWAIT);
 	bool waitall = (flags & MSG_WAITALL) && !nonblock;
 	int64_t timeout = ps->rcvtimeo_ms ? ps->rcvtimeo_ms : -1;
 	size_t want = 0, total = 0;
 	for (int i = 0; i < n; i++)
 		want += iov[i].iov_len;
+	if (flags & MSG_PEEK)
+		return tcp_peekv(ps, iov, n, want, timeout, nonblock);
 	int i = 0;
 	size_t off = 0;
 	while (total < want && !ps->shut_rd) {
@@ -299,14 +379,18 @@ short tcp_revents(struct psock *ps)
 	}
 	if (st == MYRIO_TCP_SYN_SENT || st == MYRIO_TCP_SYN_RCVD)
 		return 0;
-	bool eof = myrio_tcp_eof(c);
-	if (eof || ps->shut_rd || myrio_tcp_rx_queued(c))
+	/* As the kernel's RCV_SHUTDOWN: the peer's FIN arrived (data may still be queued) or
+	 * the program shut reading down. */
+	bool rcv_shut = ps->shut_rd || myrio_tcp_eof(c) || st == MYRIO_TCP_CLOSE_WAIT ||
+			st == MYRIO_TCP_LAST_ACK || st == MYRIO_TCP_CLOSING ||
+			st == MYRIO_TCP_TIME_WAIT;
+	if (rcv_shut)
+		r |= POLLIN | POLLRDHUP;
+	else if (myrio_tcp_rx_queued(c))
 		r |= POLLIN;
-	if (eof)
-		r |= POLLRDHUP;
 	if (ps->shut_wr || myrio_tcp_send_space(c) > 0)
 		r |= POLLOUT;
-	if ((eof && ps->shut_wr) || st == MYRIO_TCP_CLOSED)
+	if ((rcv_shut && ps->shut_wr) || st == MYRIO_TCP_CLOSED)
 		r |= POLLHUP;
 	return r;
 }

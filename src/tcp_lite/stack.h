@@ -221,6 +221,10 @@ struct myrio_tcp_conn {
 	bool rto_recover;     /* since an RTO, until snd_una passes recover */
 	uint64_t last_snd_ms; /* data last sent (restart after idle) */
 	uint64_t retx_ms;     /* last loss-recovery retransmission (lost-retransmission check) */
+	/* How much of cwnd the sender used in the current window (until snd_una passes
+	 * usage_seq): the largest flight, and whether cwnd held data back (RFC 7661). */
+	uint32_t max_flight, usage_seq;
+	bool cwnd_limited;
 	/* CUBIC (RFC 9438): window at the last loss, epoch, its K and origin, Reno estimate */
 	double cub_wmax, cub_k, cub_origin, cub_west;
 	uint64_t cub_epoch_ms;
@@ -625,6 +629,9 @@ struct myrio_pkt *tcp_next_lost(struct myrio_tcp_conn *c);
 /* tcp_cc.c */
 void cc_init(struct myrio_tcp_conn *c);
 void cc_on_ack(struct myrio_tcp_conn *c, uint32_t acked);
+/* After a transmit round: flight is what is in flight now, limited whether cwnd held data
+ * back. cc_on_ack grows cwnd only while the sender uses it. */
+void cc_note_usage(struct myrio_tcp_conn *c, uint32_t flight, bool limited);
 void cc_enter_recovery(struct myrio_tcp_conn *c);
 void cc_exit_recovery(struct myrio_tcp_conn *c);
 void cc_on_rto(struct myrio_tcp_conn *c);

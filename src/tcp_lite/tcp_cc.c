@@ -19,6 +19,31 @@ void cc_init(struct myrio_tcp_conn *c)
 	c->in_recovery = false;
 	c->cub_wmax = 0;
 	c->cub_epoch_ms = 0;
+	c->max_flight = 0;
+	c->usage_seq = c->snd_una;
+	c->cwnd_limited = false;
+}
+
+void cc_note_usage(struct myrio_tcp_conn *c, uint32_t flight, bool limited)
+{
+	/* As Linux's tcp_cwnd_validate: the strongest sign of use in the window wins (cwnd
+	 * holding data back, else the largest flight); a new window starts afresh. */
+	if (seq_ge(c->snd_una, c->usage_seq) || limited ||
+	    (!c->cwnd_limited && flight > c->max_flight)) {
+		c->cwnd_limited = limited;
+		c->max_flight = flight;
+		c->usage_seq = c->snd_nxt;
+	}
+}
+
+/* RFC 5681 §3.1 and RFC 7661: cwnd grows only while the sender uses it, so a sender held
+ * back by the peer's window, its send queue or the application keeps cwnd near what it
+ * can have in flight. In slow start, up to twice the largest flight, as Linux allows. */
+static bool cwnd_in_use(const struct myrio_tcp_conn *c)
+{
+	if (c->cwnd < c->ssthresh)
+		return c->cwnd < 2u * c->max_flight || c->cwnd_limited;
+	return c->cwnd_limited;
 }
 
 static uint32_t flight_half(const struct myrio_tcp_conn *c)
@@ -30,7 +55,7 @@ static uint32_t flight_half(const struct myrio_tcp_conn *c)
 
 void cc_on_ack(struct myrio_tcp_conn *c, uint32_t acked)
 {
-	if (c->in_recovery)
+	if (c->in_recovery || !cwnd_in_use(c))
 		return;
 	if (c->cwnd < c->ssthresh) {
 		/* The stack acknowledges a whole receive burst at once (stretch ACKs), so

@@ -632,6 +632,27 @@ ssize_t myrio_tcp_read(struct myrio_tcp_conn *c, void *buf, size_t len)
 	return -EAGAIN;
 }
 
+ssize_t myrio_tcp_peek(const struct myrio_tcp_conn *c, size_t off, void *buf, size_t len)
+{
+	uint8_t *b = buf;
+	size_t done = 0;
+	for (const struct myrio_pkt *p = c->rcvq; p && done < len; p = p->next) {
+		if (off >= p->len) {
+			off -= p->len;
+			continue;
+		}
+		size_t n = p->len - off < len - done ? p->len - off : len - done;
+		memcpy(b + done, myrio_pkt_data(p) + off, n);
+		done += n;
+		off = 0;
+	}
+	if (done || c->rcvq)
+		return (ssize_t)done;
+	if (c->fin_rcvd)
+		return 0;
+	return c->error ? c->error : -EAGAIN;
+}
+
 uint32_t myrio_tcp_rx_queued(const struct myrio_tcp_conn *c)
 {
 	uint32_t n = 0;

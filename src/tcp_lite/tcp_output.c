@@ -528,6 +528,8 @@ void tcp_output(struct myrio_tcp_conn *c)
 	}
 	if (sent)
 		c->last_snd_ms = s->now_ms;
+	uint32_t flight = c->in_recovery ? pipe : c->snd_nxt - c->snd_una;
+	cc_note_usage(c, flight, c->snd_next && flight + c->mss > cwnd);
 	if (!sent &&
 	    (c->ack_now || c->delack_segs >= 2 || (c->delack_segs && s->conf.delayed_ack_ms == 0)))
 		tcp_send_ack(c);

@@ -281,10 +281,12 @@ static int udp_open(struct myrio_stack *s, uint16_t port, void *user, bool share
 
 int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port)
 {
-	if (!ip || !port)
+	if (!ip != !port)
 		return -EINVAL;
 	u->rip = ip;
 	u->rport = port;
+	if (!ip)
+		u->error = 0; /* errors are kept for a connected socket only */
 	return 0;
 }
 

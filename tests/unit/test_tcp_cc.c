@@ -25,6 +25,7 @@ static struct myrio_tcp_conn *fresh(enum myrio_tcp_cc cc)
 	conn.s = &stack;
 	conn.mss = 1000;
 	cc_init(&conn);
+	conn.cwnd_limited = true; /* a sender that fills its window */
 	return &conn;
 }
 
@@ -130,6 +131,39 @@ static void cubic_is_reno_friendly_in_short_round_trips(void **state)
 	assert_true(c->cwnd > w0 + 4000 && c->cwnd < w0 + 7000);
 }
 
+/* Defect: cwnd grew with every ACK whether or not the sender used it (iperf3 read hundreds
+ * of MB in TCP_INFO). RFC 7661: a sender that does not fill cwnd does not grow it; in slow
+ * start it may reach twice the largest flight (Linux's rule). */
+static void cwnd_grows_only_while_used(void **state)
+{
+	struct myrio_tcp_conn *c = fresh(MYRIO_TCP_CC_NEWRENO);
+	c->snd_una = c->snd_nxt = 5000;
+	cc_init(c);
+	cc_note_usage(c, 8000, false); /* a peer's window of 8 segments holds the flight */
+	for (int i = 0; i < 100; i++)
+		ack_window(c);
+	assert_int_equal(c->cwnd, 16000);
+	/* Congestion avoidance: no growth unless cwnd held data back in the window. */
+	c->ssthresh = 12000;
+	c->cwnd = 12000;
+	for (int i = 0; i < 100; i++)
+		ack_window(c);
+	assert_int_equal(c->cwnd, 12000);
+	c->snd_nxt = 17000;
+	cc_note_usage(c, 12000, true);
+	ack_window(c);
+	assert_int_equal(c->cwnd, 13000);
+	/* CUBIC follows the same rule. */
+	c = fresh(MYRIO_TCP_CC_CUBIC);
+	c->cwnd_limited = false;
+	c->ssthresh = c->cwnd = 50000;
+	for (int ms = 0; ms <= 6000; ms += 10) {
+		stack.now_ms = 1000 + (uint64_t)ms;
+		cc_on_ack(c, c->mss);
+	}
+	assert_int_equal(c->cwnd, 50000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -138,6 +172,7 @@ int main(void)
 	    cmocka_unit_test(cubic_decrease_and_return_to_wmax_at_k),
 	    cmocka_unit_test(cubic_fast_convergence),
 	    cmocka_unit_test(cubic_is_reno_friendly_in_short_round_trips),
+	    cmocka_unit_test(cwnd_grows_only_while_used),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -597,6 +597,24 @@ static void idle_connection_restarts_from_the_initial_window(void **state)
 	raw_close(&r);
 }
 
+/* Defect: cwnd grew by every byte acknowledged although the peer's window held the flight
+ * (iperf3 read hundreds of MB in TCP_INFO). 1 MiB through an 8 KiB window: cwnd stays
+ * within what slow start may reach from that flight (RFC 7661, Linux's twice the flight). */
+static void a_small_peer_window_bounds_cwnd(void **state)
+{
+	struct raw r;
+	struct peer p;
+	connected(&r, "snd15", NULL, &p, 41015);
+	p.win = 64; /* scaled by 7: 8 KiB */
+	peer_ack(&r, &p);
+	for (int i = 0; i < 16; i++)
+		write_and_check(&r, &p, 65536, 1448);
+	struct myrio_tcp_conn_stats cs;
+	myrio_tcp_conn_stats(p.c, &cs);
+	assert_true(cs.cwnd <= 3u * 8192);
+	raw_close(&r);
+}
+
 /* RFC 6298 §5.7: after a SYN timed out, the RTO is 3 s once the connection is open (no
  * sample may come from the retransmitted SYN). */
 static void syn_timeout_leaves_a_3s_rto(void **state)
@@ -664,6 +682,7 @@ int main(void)
 	    cmocka_unit_test(tail_loss_probe_waits_for_a_delayed_ack),
 	    cmocka_unit_test(tail_loss_probe_resend_gives_no_rtt_sample),
 	    cmocka_unit_test(idle_connection_restarts_from_the_initial_window),
+	    cmocka_unit_test(a_small_peer_window_bounds_cwnd),
 	    cmocka_unit_test(syn_timeout_leaves_a_3s_rto),
 	    cmocka_unit_test(sack_blocks_most_recent_first),
 	};

@@ -1,0 +1,57 @@
+/* What the edge-case program's files share: the peer's commands, the check that ends a case,
+ * and the ways to reach the peer. */
+#ifndef PRELOAD_EDGES_H
+#define PRELOAD_EDGES_H
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PEER_PORT 7000
+
+/* A connection's first byte: what the peer does with it. */
+enum {
+	CMD_ECHO = 'e',
+	CMD_CLOSE = 'c',
+	CMD_RESET = 'r',
+	CMD_BACK = 'b',
+	CMD_SLEEP = 's',
+	CMD_MCAST = 'm',
+	CMD_QUIT = 'q',
+	CMD_UDP = 'u', /* then a port: "d" comes back in a datagram to it */
+	CMD_FIN = 'f', /* "hello", then the end of the stream */
+};
+
+extern int failures;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			printf("FAIL %s: ", __func__);                                             \
+			printf(__VA_ARGS__);                                                       \
+			printf(" (errno %s)\n", strerror(errno));                                  \
+			failures++;                                                                \
+			return;                                                                    \
+		}                                                                                  \
+	} while (0)
+
+/* The peer's address (EDGES_PEER_IP, else 10.0.0.2) at port. */
+struct sockaddr_in peer_addr(int port);
+/* A connection to the peer that asked it cmd; -1 on failure. */
+int dial(char cmd);
+/* A UDP socket bound to port on any address; -1 on failure. */
+int udp_bound(int port);
+/* One byte from fd within 3 s; 0 when none came. */
+char recv_byte(int fd);
+
+/* edges_calls.c: the calls compared with the kernel's (run without the preload too) */
+void udp_connect_unspec(void);
+void epoll_pwait2_waits(void);
+void tcp_msg_peek(void);
+void tcp_bind_in_use(void);
+void pollrdhup_with_data_queued(void);
+void select_past_fd_setsize(void);
+void signal_close_races_sleep(void);
+
+#endif

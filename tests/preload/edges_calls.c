@@ -1,0 +1,290 @@
+/* Calls whose results are the kernel's to define: each case passes both under the preload
+ * and on the kernel's own sockets (tests/sh/preload_edges.sh runs them over loopback
+ * without the preload too), so the layer is checked against the kernel, not against
+ * itself. */
+#include <arpa/inet.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "edges.h"
+
+#define UNSPEC_PORT 7110
+#define PWAIT2_PORT 7111
+#define SELECT_PORT 7112
+#define BIND_PORT 7120
+#define REUSE_PORT 7121
+#define HIGH_FD 2000
+#define RACE_PORT 7113
+#define RACE_ROUNDS 1000
+
+/* Asks the peer for a datagram from a socket of its own to port. */
+static int ask_datagram(int port)
+{
+	int c = dial(CMD_UDP);
+	uint16_t p = htons((uint16_t)port);
+	if (c >= 0 && write(c, &p, 2) != 2) {
+		close(c);
+		return -1;
+	}
+	return c;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* connect(AF_UNSPEC) dissolves a UDP socket's association: no peer, no default
+ * destination, and datagrams from anyone arrive again. */
+void udp_connect_unspec(void)
+{
+	int u = udp_bound(UNSPEC_PORT);
+	CHECK(u >= 0, "bind");
+	struct sockaddr_in far = peer_addr(9);
+	CHECK(connect(u, (struct sockaddr *)&far, sizeof far) == 0, "connect");
+	struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+	CHECK(connect(u, &unspec, sizeof unspec) == 0, "connect(AF_UNSPEC)");
+	struct sockaddr_in got;
+	socklen_t gl = sizeof got;
+	CHECK(getpeername(u, (struct sockaddr *)&got, &gl) < 0 && errno == ENOTCONN,
+	      "getpeername after the association is gone");
+	CHECK(send(u, "x", 1, 0) < 0 && errno == EDESTADDRREQ, "send without an address");
+	gl = sizeof got;
+	CHECK(getsockname(u, (struct sockaddr *)&got, &gl) == 0 &&
+		  ntohs(got.sin_port) == UNSPEC_PORT,
+	      "the bound port stays");
+	int c = ask_datagram(UNSPEC_PORT);
+	CHECK(c >= 0, "dial");
+	CHECK(recv_byte(u) == 'd', "a datagram from another source");
+	close(c);
+	CHECK(connect(u, &unspec, sizeof unspec) == 0, "AF_UNSPEC on an unconnected socket");
+	close(u);
+	printf("ok udp_connect_unspec\n");
+}
+
+/* epoll_pwait2: its timeout (a timespec) and its readiness. */
+void epoll_pwait2_waits(void)
+{
+	int u = udp_bound(PWAIT2_PORT);
+	CHECK(u >= 0, "bind");
+	int ep = epoll_create1(0);
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = 7}, out[4];
+	CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, u, &ev) == 0, "add");
+	struct timespec t = {.tv_nsec = 100000000};
+	double t0 = now_s();
+	int n = epoll_pwait2(ep, out, 4, &t, NULL);
+	double waited = now_s() - t0;
+	CHECK(n == 0 && waited >= 0.09, "nothing ready: %d after %.3f s", n, waited);
+	int c = ask_datagram(PWAIT2_PORT);
+	CHECK(c >= 0, "dial");
+	t = (struct timespec){.tv_sec = 3};
+	n = epoll_pwait2(ep, out, 4, &t, NULL);
+	CHECK(n == 1 && out[0].data.u32 == 7 && (out[0].events & EPOLLIN), "a datagram: %d", n);
+	t = (struct timespec){.tv_nsec = 1000000000};
+	CHECK(epoll_pwait2(ep, out, 4, &t, NULL) < 0 && errno == EINVAL, "a bad timespec");
+	close(c);
+	close(ep);
+	close(u);
+	printf("ok epoll_pwait2_waits\n");
+}
+
+/* recv(MSG_PEEK) on TCP leaves the data for the next read, across iovecs and partial
+ * reads; the end of the stream peeks as 0. */
+void tcp_msg_peek(void)
+{
+	int fd = dial(CMD_ECHO);
+	CHECK(fd >= 0, "dial");
+	CHECK(write(fd, "abcdef", 6) == 6, "write");
+	char b[16];
+	ssize_t r = 0;
+	for (int i = 0; i < 200 && r < 6; i++) {
+		r = recv(fd, b, sizeof b, MSG_PEEK);
+		CHECK(r > 0 && !memcmp(b, "abcdef", (size_t)r), "peek gave %zd", r);
+		if (r < 6)
+			usleep(10000);
+	}
+	CHECK(r == 6, "the whole echo peeked: %zd", r);
+	char x[2], y[8];
+	struct iovec iv[2] = {{x, sizeof x}, {y, sizeof y}};
+	struct msghdr m = {.msg_iov = iv, .msg_iovlen = 2};
+	CHECK(recvmsg(fd, &m, MSG_PEEK) == 6 && !memcmp(x, "ab", 2) && !memcmp(y, "cdef", 4),
+	      "peek into two iovecs");
+	CHECK(recv(fd, b, 3, 0) == 3 && !memcmp(b, "abc", 3), "read after peeking");
+	CHECK(recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT) == 3 && !memcmp(b, "def", 3),
+	      "peek the rest");
+	CHECK(recv(fd, b, sizeof b, 0) == 3 && !memcmp(b, "def", 3), "read the rest");
+	CHECK(recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT) < 0 && errno == EAGAIN,
+	      "peek an empty socket");
+	CHECK(shutdown(fd, SHUT_WR) == 0, "shutdown");
+	CHECK(recv(fd, b, sizeof b, MSG_PEEK) == 0, "peek the end of the stream");
+	close(fd);
+	printf("ok tcp_msg_peek\n");
+}
+
+static int tcp_bound(int port, bool reuse)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	if (reuse)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		int err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+/* A TCP port another socket holds is refused at bind(), as the kernel does; with
+ * SO_REUSEADDR on both, at the second listen(). */
+void tcp_bind_in_use(void)
+{
+	int a = tcp_bound(BIND_PORT, false);
+	CHECK(a >= 0, "bind");
+	CHECK(tcp_bound(BIND_PORT, false) < 0 && errno == EADDRINUSE, "a second bind");
+	CHECK(listen(a, 4) == 0, "listen");
+	CHECK(tcp_bound(BIND_PORT, true) < 0 && errno == EADDRINUSE,
+	      "a bind with SO_REUSEADDR to a listening port");
+	close(a);
+	int b = tcp_bound(BIND_PORT, false);
+	CHECK(b >= 0, "the port is free once its holder closed");
+	close(b);
+	int c = tcp_bound(REUSE_PORT, true), d = tcp_bound(REUSE_PORT, true);
+	CHECK(c >= 0 && d >= 0, "two binds with SO_REUSEADDR");
+	CHECK(listen(c, 4) == 0, "listen");
+	CHECK(listen(d, 4) < 0 && errno == EADDRINUSE, "a second listener on the port");
+	close(c);
+	close(d);
+	printf("ok tcp_bind_in_use\n");
+}
+
+/* POLLRDHUP comes with the peer's FIN, while its data is still queued. */
+void pollrdhup_with_data_queued(void)
+{
+	int fd = dial(CMD_FIN);
+	CHECK(fd >= 0, "dial");
+	struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+	for (int i = 0; i < 100; i++) {
+		CHECK(poll(&p, 1, 3000) == 1, "poll");
+		if (p.revents & POLLRDHUP)
+			break;
+		usleep(20000);
+	}
+	CHECK((p.revents & (POLLIN | POLLRDHUP)) == (POLLIN | POLLRDHUP),
+	      "revents 0x%x with data queued", p.revents);
+	int queued = -1;
+	CHECK(ioctl(fd, FIONREAD, &queued) == 0 && queued == 5, "FIONREAD %d", queued);
+	char b[8];
+	CHECK(read(fd, b, sizeof b) == 5 && !memcmp(b, "hello", 5), "the data");
+	CHECK(read(fd, b, sizeof b) == 0, "the end of the stream");
+	close(fd);
+	printf("ok pollrdhup_with_data_queued\n");
+}
+
+/* select() with nfds past FD_SETSIZE and sets the program sized for it. */
+void select_past_fd_setsize(void)
+{
+	struct rlimit old, rl;
+	CHECK(getrlimit(RLIMIT_NOFILE, &old) == 0, "getrlimit");
+	rl = old;
+	if (rl.rlim_cur < HIGH_FD + 1)
+		rl.rlim_cur = HIGH_FD + 1;
+	if (rl.rlim_max < rl.rlim_cur)
+		rl.rlim_max = rl.rlim_cur;
+	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0, "setrlimit");
+	int u = udp_bound(SELECT_PORT);
+	CHECK(u >= 0, "bind");
+	CHECK(dup2(u, HIGH_FD) == HIGH_FD, "dup2");
+	enum { BITS = 8 * sizeof(unsigned long) };
+	unsigned long set[(HIGH_FD + BITS) / BITS];
+	memset(set, 0, sizeof set);
+	set[HIGH_FD / BITS] |= 1ul << (HIGH_FD % BITS);
+	int c = ask_datagram(SELECT_PORT);
+	CHECK(c >= 0, "dial");
+	struct timeval tv = {.tv_sec = 3};
+	int n = select(HIGH_FD + 1, (fd_set *)set, NULL, NULL, &tv);
+	CHECK(n == 1 && (set[HIGH_FD / BITS] >> (HIGH_FD % BITS) & 1), "select gave %d", n);
+	close(c);
+	close(HIGH_FD);
+	close(u);
+	setrlimit(RLIMIT_NOFILE, &old);
+	printf("ok select_past_fd_setsize\n");
+}
+
+static volatile sig_atomic_t race_fd = -1, race_round;
+
+static void on_alarm_close_socket(int sig)
+{
+	(void)sig;
+	int fd = race_fd;
+	race_fd = -1;
+	if (fd >= 0)
+		close(fd);
+}
+
+static void *race_watchdog(void *arg)
+{
+	(void)arg;
+	sleep(20);
+	printf("FAIL signal_close_races_sleep: a blocking recv slept through its socket's close "
+	       "by a signal handler (round %d)\n",
+	       (int)race_round);
+	fflush(stdout);
+	_exit(1);
+}
+
+/* A signal handler closes the socket the program is about to sleep on, or sleeps on, at
+ * moments spread over the call: recv ends each time (EINTR or EBADF), never sleeps on. */
+void signal_close_races_sleep(void)
+{
+	struct sigaction sa = {.sa_handler = on_alarm_close_socket}, old;
+	sigaction(SIGALRM, &sa, &old);
+	/* the watchdog thread must not take the signal: a close from another thread does not
+	 * end the kernel's blocked recv */
+	sigset_t alrm, prev;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &alrm, &prev);
+	pthread_t dog;
+	int made = pthread_create(&dog, NULL, race_watchdog, NULL);
+	pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	CHECK(made == 0, "thread");
+	int other = 0, unbound = 0;
+	for (race_round = 0; race_round < RACE_ROUNDS; race_round++) {
+		int fd = udp_bound(RACE_PORT);
+		if (fd < 0) {
+			unbound++;
+			continue;
+		}
+		race_fd = fd;
+		struct itimerval it = {.it_value = {.tv_usec = 1 + (race_round * 37) % 400}};
+		setitimer(ITIMER_REAL, &it, NULL);
+		char b[16];
+		ssize_t r = recv(fd, b, sizeof b, 0);
+		other += !(r < 0 && (errno == EINTR || errno == EBADF));
+		int left = race_fd;
+		race_fd = -1;
+		if (left >= 0)
+			close(left);
+	}
+	pthread_cancel(dog);
+	pthread_join(dog, NULL);
+	sigaction(SIGALRM, &old, NULL);
+	CHECK(!unbound && !other, "%d binds failed, %d recv calls ended otherwise", unbound, other);
+	printf("ok signal_close_races_sleep\n");
+}

@@ -47,6 +47,7 @@ static void wd_snapshot(struct myri_nic *nic)
 {
 	struct myri_watchdog *wd = &nic->wd;
 	struct myri_rings *r = &nic->rings;
+	wd->last_tx_req = r->tx.pkt_req;
 	wd->last_tx_done = r->tx.pkt_done;
 	wd->last_pause = r->snap.dropped_pause;
 	wd->last_rx_packets = r->rx_packets;
@@ -288,7 +289,10 @@ int myri_watchdog_tick(struct myri_nic *nic)
 	bool pending = r->tx.pkt_req != r->tx.pkt_done;
 	bool tx_moved = r->tx.pkt_done != wd->last_tx_done;
 	bool paused = r->snap.dropped_pause != wd->last_pause;
-	bool stuck = pending && !tx_moved && !paused;
+	/* Stuck: frames were already pending at the last look and none was sent since, as
+	 * Linux's check (a frame posted just before this look may not have been reached). */
+	bool was_pending = wd->last_tx_req != wd->last_tx_done;
+	bool stuck = pending && was_pending && !tx_moved && !paused;
 	bool idle = !pending && !tx_moved && r->rx_packets == wd->last_rx_packets;
 	wd_snapshot(nic);
 	if (tx_moved)

@@ -104,7 +104,7 @@ lists() { # group, port: whether the bridge lists the port for the group
 }
 
 run_version() {
-	local v=$1 sock=$tmp/simd$1.sock
+	local v=$1 sock=$tmp/simd$1.sock t0=$SECONDS
 	"$build/myrio-simd" --socket "$sock" --nic "nic0,cable=tap:${taps[0]}" \
 		--nic "nic1,cable=tap:${taps[1]}" --nic "nic2,cable=tap:${taps[2]}" \
 		>"$tmp/simd$v.log" 2>&1 &
@@ -127,12 +127,14 @@ run_version() {
 	ip -n "$ns" addr add 10.213.0.254/24 dev br0
 
 	local dev="@$sock"
+	# The receivers end on their count; --seconds only bounds a broken run (the setup's
+	# waits below can take tens of seconds on a loaded host).
 	"$build/mcast_recv" --ip 10.213.0.2 --groups "$G1,$G2" --sockets 2 \
-		--count $((N_OURS + N_KERNEL)) --seconds 40 "simd:nic1$dev" >"$tmp/recv1_$v.log" 2>&1 &
+		--count $((N_OURS + N_KERNEL)) --seconds 150 "simd:nic1$dev" >"$tmp/recv1_$v.log" 2>&1 &
 	local r1=$!
 	pids+=($r1)
 	"$build/mcast_recv" --ip 10.213.0.3 --groups "$G1,$G2" --sockets 1 \
-		--count $((N_OURS + N_KERNEL)) --seconds 40 "simd:nic2$dev" >"$tmp/recv2_$v.log" 2>&1 &
+		--count $((N_OURS + N_KERNEL)) --seconds 150 "simd:nic2$dev" >"$tmp/recv2_$v.log" 2>&1 &
 	local r2=$!
 	pids+=($r2)
 	ip netns exec "$ns" python3 "$tmp/kpeer.py" recv "$G1" 10.213.0.254 $PORT $N_OURS \
@@ -151,7 +153,8 @@ run_version() {
 	wait_for 10 lists $G1 "${taps[1]}" || fail "v$v: bridge does not list ${taps[1]} for $G1: $(mdb_ports $G1)"
 	wait_for 10 lists $G1 "${taps[2]}" || fail "v$v: bridge does not list ${taps[2]} for $G1"
 	wait_for 10 lists $G2 "${taps[1]}" || fail "v$v: bridge does not list ${taps[1]} for $G2"
-	echo "IGMPv$v: bridge lists for $G1: $(mdb_ports $G1); for $G2: $(mdb_ports $G2)"
+	echo "IGMPv$v: bridge lists for $G1: $(mdb_ports $G1); for $G2: $(mdb_ports $G2)" \
+		"($((SECONDS - t0)) s after the daemon started)"
 
 	"$build/mcast_send" --ip 10.213.0.1 --group $G1 --count $N_OURS --rate 2000 --size 200 \
 		"simd:nic0$dev" >"$tmp/send$v.log" 2>&1 || fail "v$v: mcast_send"

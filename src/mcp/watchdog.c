@@ -36,6 +36,7 @@
 #define WD_CALLS 256u /* data-path calls between looks at the clock */
 #define WD_PERIOD_MS_DEFAULT 1000u
 #define WD_RESET_GAP_NS 100000000ull /* resets the data path asks for: at most 10 per second */
+#define WD_CONFIRM_NS 50000000ull    /* a stuck send ring is given this long to move */
 
 /* The bus's clock: a stepped model's virtual time, else the host's. */
 static uint64_t wd_now(const struct myri_nic *nic)
@@ -257,6 +258,21 @@ static int tags_lost(struct myri_nic *nic)
 	return myri_watchdog_recover(nic, WD_RDMA_TAGS);
 }
 
+/* A send ring seen stuck at two looks, confirmed before the reset: this thread sleeps a
+ * moment, letting the NIC move it. On a loaded host the model's thread (or the daemon, or
+ * this whole process) may not have run between the looks; a NIC really stuck stays so. */
+static bool tx_still_stuck(struct myri_nic *nic)
+{
+	struct myri_rings *r = &nic->rings;
+	uint32_t done = r->tx.pkt_done;
+	uint64_t until = wd_now(nic) + WD_CONFIRM_NS;
+	while (r->tx.pkt_done == done && wd_now(nic) < until) {
+		nic->bus->ops->delay_us(nic->bus, 1000);
+		status_poll(r);
+	}
+	return r->tx.pkt_done == done;
+}
+
 int myri_watchdog_tick(struct myri_nic *nic)
 {
 	struct myri_watchdog *wd = &nic->wd;
@@ -310,5 +326,9 @@ int myri_watchdog_tick(struct myri_nic *nic)
 		return mark_gone(nic);
 	if (!(cmdreg & PCI_COMMAND_MASTER))
 		return myri_watchdog_recover(nic, WD_REBOOTED);
-	return stuck ? myri_watchdog_recover(nic, WD_TX_STUCK) : 0;
+	if (!stuck || !tx_still_stuck(nic)) {
+		wd_snapshot(nic); /* it moved: the next look starts from here */
+		return 0;
+	}
+	return myri_watchdog_recover(nic, WD_TX_STUCK);
 }

@@ -141,13 +141,14 @@ int main(int argc, char **argv)
 		if (m[i].got < count || m[i].bad)
 			rc = 1;
 	}
-	printf(" igmp_tx %llu igmp_queries_rx %llu\n", (unsigned long long)st.igmp_tx,
-	       (unsigned long long)st.igmp_queries_rx);
+	printf(" igmp_tx %llu igmp_queries_rx %llu igmp_reports_suppressed %llu\n",
+	       (unsigned long long)st.igmp_tx, (unsigned long long)st.igmp_queries_rx,
+	       (unsigned long long)st.igmp_reports_suppressed);
 	idle_wait_fini(&iw);
 	for (unsigned i = 0; i < nsock; i++)
 		myrio_udp_close(m[i].u);
-	myrio_stack_poll(s); /* the leave reports go out */
+	myrio_stack_poll(s);
 	myrio_stack_destroy(s);
-	myrio_port_close(port);
+	myrio_port_close(port); /* the leave reports go out before the NIC stops */
 	return rc;
 }

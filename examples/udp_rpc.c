@@ -2,8 +2,10 @@
 /* UDP request/response with timeouts and retries, on the stack's own timers: no clock of
  * the program's. The client keeps up to --window requests outstanding; each has a timer
  * (myrio_timer_start) that resends it when no answer came in time, up to --retries times,
- * and is cancelled (myrio_timer_cancel) by the answer. The server answers each request
- * with its sequence number and payload.
+ * and is cancelled (myrio_timer_cancel) by the answer. Each resend waits twice as long as
+ * the try before (exponential backoff, RFC 8085 §3.1.3): a loss costs one --timeout-ms,
+ * and a peer that stalls for a while (a loaded host) is not given up on at once. The
+ * server answers each request with its sequence number and payload.
  *
  *   udp_rpc --server simd:nic1                          answers on 10.0.0.2:9000
  *   udp_rpc --requests 1000 --timeout-ms 20 simd:nic0   asks 10.0.0.2:9000
@@ -19,7 +21,8 @@
 #include "common.h"
 #include "myrio/myrio.h"
 
-#define REQ_LEN 64 /* sequence number, then a payload derived from it */
+#define REQ_LEN 64	      /* sequence number, then a payload derived from it */
+#define BACKOFF_MAX_SHIFT 10u /* the wait grows to 1024 x --timeout-ms at most */
 
 struct request {
 	uint32_t seq;
@@ -50,10 +53,12 @@ static void send_request(struct client *cl, struct myrio_stack *s, struct reques
 {
 	uint8_t b[REQ_LEN];
 	fill(b, r->seq);
+	unsigned backoff = r->tries < BACKOFF_MAX_SHIFT ? r->tries : BACKOFF_MAX_SHIFT;
 	r->tries++;
 	/* A send the pool refuses counts as lost: the timer resends it. */
 	(void)myrio_udp_sendto_copy(cl->u, b, sizeof(b), cl->peer, cl->port);
-	if (myrio_timer_start(s, (uint64_t)cl->timeout_ms * 1000000u, timed_out, r, &r->timer) < 0)
+	uint64_t wait_ns = ((uint64_t)cl->timeout_ms * 1000000u) << backoff;
+	if (myrio_timer_start(s, wait_ns, timed_out, r, &r->timer) < 0)
 		r->timer = 0;
 }
 

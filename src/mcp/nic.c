@@ -23,6 +23,7 @@
 #define RX_POOL_EXTRA_DEFAULT 1024u
 #define SMALL_SIZE 256u /* frames up to this many bytes use the small ring */
 #define DOWN_WAIT_US 1000000u
+#define TX_DRAIN_WAIT_US 1000000u
 
 static int cmd(struct myri_nic *nic, uint32_t op, uint32_t d0, uint32_t d1, uint32_t d2,
 	       uint32_t *out)
@@ -539,6 +540,37 @@ static void release_buffers(struct myri_nic *nic)
 	nic->small_pool = nic->big_pool = NULL;
 }
 
+/* Whether every queue's send ring is empty: the NIC reported each chain read. */
+static bool tx_drained(struct myri_nic *nic)
+{
+	for (unsigned q = 0; q < nic->nq; q++) {
+		struct myri_tx_ring *tx = &myri_queue_rings(nic, q)->tx;
+		if (tx->pkt_done != tx->pkt_req)
+			return false;
+	}
+	return true;
+}
+
+/* Frames posted before the close leave before the NIC stops: an application that sends
+ * and then closes (a last datagram, an IGMP Leave) expects them to go. Bounded, like the
+ * down wait, for a NIC that holds them (link down with pause, a hang the watchdog saw). */
+static void tx_drain(struct myri_nic *nic)
+{
+	unsigned waited = 0;
+	while (!tx_drained(nic) && !nic->wd.request && !nic->wd.gone && waited < TX_DRAIN_WAIT_US) {
+		unsigned handled = 0;
+		for (unsigned q = 0; q < nic->nq; q++)
+			handled += status_handle(myri_queue_rings(nic, q)) != 0;
+		if (!handled) {
+			nic->bus->ops->delay_us(nic->bus, 100);
+			waited += 100;
+		}
+	}
+	if (!tx_drained(nic))
+		log_warn("%s: frames still in the send ring at close were not sent",
+			 nic->bus->name);
+}
+
 int myri_nic_down(struct myri_nic *nic)
 {
 	if (!nic->up)
@@ -565,6 +597,8 @@ int myri_nic_down(struct myri_nic *nic)
 
 int myri_nic_close(struct myri_nic *nic)
 {
+	if (nic->up)
+		tx_drain(nic);
 	int rc = myri_nic_down(nic);
 	release_buffers(nic);
 	return rc;

@@ -33,7 +33,7 @@ struct myri_watchdog {
 	uint32_t calls;	    /* calls between looks while the NIC is up */
 	uint64_t period_ns; /* 0: watchdog off */
 	uint64_t next_ns;   /* time of the next check */
-	uint32_t last_tx_done, last_pause;
+	uint32_t last_tx_req, last_tx_done, last_pause;
 	uint64_t last_rx_packets;
 	uint64_t last_bad_completion;
 	bool stall_warned;	     /* pause frames hold the send ring: said once */

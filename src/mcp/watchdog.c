@@ -36,6 +36,7 @@
 #define WD_CALLS 256u /* data-path calls between looks at the clock */
 #define WD_PERIOD_MS_DEFAULT 1000u
 #define WD_RESET_GAP_NS 100000000ull /* resets the data path asks for: at most 10 per second */
+#define WD_CONFIRM_NS 50000000ull    /* a stuck send ring is given this long to move */
 
 /* The bus's clock: a stepped model's virtual time, else the host's. */
 static uint64_t wd_now(const struct myri_nic *nic)
@@ -47,6 +48,7 @@ static void wd_snapshot(struct myri_nic *nic)
 {
 	struct myri_watchdog *wd = &nic->wd;
 	struct myri_rings *r = &nic->rings;
+	wd->last_tx_req = r->tx.pkt_req;
 	wd->last_tx_done = r->tx.pkt_done;
 	wd->last_pause = r->snap.dropped_pause;
 	wd->last_rx_packets = r->rx_packets;
@@ -256,6 +258,21 @@ static int tags_lost(struct myri_nic *nic)
 	return myri_watchdog_recover(nic, WD_RDMA_TAGS);
 }
 
+/* A send ring seen stuck at two looks, confirmed before the reset: this thread sleeps a
+ * moment, letting the NIC move it. On a loaded host the model's thread (or the daemon, or
+ * this whole process) may not have run between the looks; a NIC really stuck stays so. */
+static bool tx_still_stuck(struct myri_nic *nic)
+{
+	struct myri_rings *r = &nic->rings;
+	uint32_t done = r->tx.pkt_done;
+	uint64_t until = wd_now(nic) + WD_CONFIRM_NS;
+	while (r->tx.pkt_done == done && wd_now(nic) < until) {
+		nic->bus->ops->delay_us(nic->bus, 1000);
+		status_poll(r);
+	}
+	return r->tx.pkt_done == done;
+}
+
 int myri_watchdog_tick(struct myri_nic *nic)
 {
 	struct myri_watchdog *wd = &nic->wd;
@@ -288,7 +305,10 @@ int myri_watchdog_tick(struct myri_nic *nic)
 	bool pending = r->tx.pkt_req != r->tx.pkt_done;
 	bool tx_moved = r->tx.pkt_done != wd->last_tx_done;
 	bool paused = r->snap.dropped_pause != wd->last_pause;
-	bool stuck = pending && !tx_moved && !paused;
+	/* Stuck: frames were already pending at the last look and none was sent since, as
+	 * Linux's check (a frame posted just before this look may not have been reached). */
+	bool was_pending = wd->last_tx_req != wd->last_tx_done;
+	bool stuck = pending && was_pending && !tx_moved && !paused;
 	bool idle = !pending && !tx_moved && r->rx_packets == wd->last_rx_packets;
 	wd_snapshot(nic);
 	if (tx_moved)
@@ -306,5 +326,9 @@ int myri_watchdog_tick(struct myri_nic *nic)
 		return mark_gone(nic);
 	if (!(cmdreg & PCI_COMMAND_MASTER))
 		return myri_watchdog_recover(nic, WD_REBOOTED);
-	return stuck ? myri_watchdog_recover(nic, WD_TX_STUCK) : 0;
+	if (!stuck || !tx_still_stuck(nic)) {
+		wd_snapshot(nic); /* it moved: the next look starts from here */
+		return 0;
+	}
+	return myri_watchdog_recover(nic, WD_TX_STUCK);
 }

@@ -71,6 +71,8 @@ struct pair_link {
 	struct pair_end *end[2];
 	struct pair_ring ring[2]; /* ring[s]: frames sent by side s */
 	struct pair_ring done[2]; /* done[s]: side s's buffers the receiver has copied */
+	/* copies[s]: frames side s sent before it closed, still for the peer (along next) */
+	struct myrio_pkt *copies[2], *copies_tail[2];
 };
 
 /* The registry that pairs the ends: the only process-wide state. */
@@ -121,6 +123,40 @@ static struct myrio_pkt *ring_get(struct pair_ring *r)
 static uint32_t ring_free(const struct pair_ring *r)
 {
 	return r->mask + 1 - (r->tail - r->head);
+}
+
+/* A frame that outlives its sender's pools: header and bytes in memory of its own. */
+static struct myrio_pkt *pkt_copy(const struct myrio_pkt *p)
+{
+	size_t bytes = (size_t)p->data_off + p->len;
+	struct myrio_pkt *c = aligned_alloc(64, (sizeof(*c) + bytes + 63) & ~(size_t)63);
+	if (!c)
+		return NULL;
+	memcpy(c, p, sizeof(*c) + bytes);
+	c->pool = NULL;
+	c->next = NULL;
+	return c;
+}
+
+/* Under the link's lock: side's frame p goes to the peer as a copy, after the others. */
+static void copies_put(struct pair_link *l, int side, const struct myrio_pkt *p)
+{
+	struct myrio_pkt *c = pkt_copy(p);
+	if (!c)
+		return;
+	if (l->copies[side])
+		l->copies_tail[side]->next = c;
+	else
+		l->copies[side] = c;
+	l->copies_tail[side] = c;
+}
+
+static struct myrio_pkt *copies_get(struct pair_link *l, int side)
+{
+	struct myrio_pkt *c = l->copies[side];
+	if (c)
+		l->copies[side] = c->next;
+	return c;
 }
 
 /* Frees this end's buffers the other side has finished with (the "send completion"). */
@@ -222,6 +258,9 @@ static uint16_t pair_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 		n = 64;
 	pthread_mutex_lock(&l->lock);
 	struct myrio_pkt *p;
+	while (got < n && (p = copies_get(l, peer)) != NULL)
+		in[got++] = p;
+	uint16_t copies = got; /* frames of a closed peer: freed here, not handed back */
 	while (got < n && (p = ring_get(&l->ring[peer])) != NULL)
 		in[got++] = p;
 	/* A frame held back for reordering leaves once the link is otherwise idle. */
@@ -256,8 +295,10 @@ static uint16_t pair_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, 
 		pkts[out++] = dst;
 	}
 	/* Hand the sender's buffers back through its completion ring. */
+	for (uint16_t i = 0; i < copies; i++)
+		free(in[i]);
 	pthread_mutex_lock(&l->lock);
-	for (uint16_t i = 0; i < got; i++)
+	for (uint16_t i = copies; i < got; i++)
 		ring_put(&l->done[peer], in[i]); /* sized so this cannot fail */
 	pthread_mutex_unlock(&l->lock);
 	return out;
@@ -328,6 +369,9 @@ static int pair_stats(struct myrio_port *port, struct myrio_port_stats *stats)
 static void link_free(struct pair_link *l)
 {
 	for (int i = 0; i < 2; i++) {
+		struct myrio_pkt *c;
+		while ((c = copies_get(l, i)) != NULL)
+			free(c);
 		free(l->ring[i].slot);
 		free(l->done[i].slot);
 	}
@@ -356,12 +400,18 @@ static void pair_close(struct myrio_port *port)
 				registry[i] = NULL;
 	}
 	pthread_mutex_unlock(&registry_lock);
-	/* Our own frames still on the wire or held: take them back. */
+	/* Our own frames still on the wire or held: the peer still gets them, as copies (our
+	 * pools go with us), as a NIC sends what was posted before it stops. */
 	pthread_mutex_lock(&l->lock);
-	while ((p = ring_get(&l->ring[e->side])) != NULL)
+	while ((p = ring_get(&l->ring[e->side])) != NULL) {
+		if (!last)
+			copies_put(l, e->side, p);
 		ring_put(&l->done[e->side], p);
+	}
 	struct myrio_pkt *held = e->held; /* the peer takes it under the lock too */
 	e->held = NULL;
+	if (held && !last)
+		copies_put(l, e->side, held);
 	pthread_mutex_unlock(&l->lock);
 	if (held)
 		myrio_pkt_free(held);

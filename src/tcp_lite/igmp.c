@@ -345,16 +345,16 @@ void igmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 	else if (m.type == IGMP_QUERY)
 		query(s, &m, ip->dst);
 	else if ((m.type == IGMP_V1_REPORT || m.type == IGMP_V2_REPORT) && mode(s) != 3) {
-		/* another member answered: ours is not needed (RFC 2236 §3) */
+		/* another member answered: ours is not needed (RFC 2236 §3). Only a Delaying
+		 * Member (a report pending) gives up its flag; an Idle one whose report was
+		 * the query's answer keeps it and still sends the Leave (§6). */
 		struct igmp_group *g = find(s, m.group);
-		if (g && g->refs) {
+		if (g && g->refs && g->report_ms) {
 			g->last_reporter = false;
-			if (g->report_ms) {
-				g->report_ms = 0;
-				g->retrans = 0;
-				s->st.igmp_reports_suppressed++;
-				next_timer(s);
-			}
+			g->report_ms = 0;
+			g->retrans = 0;
+			s->st.igmp_reports_suppressed++;
+			next_timer(s);
 		}
 	}
 	myrio_pkt_free(p);

@@ -102,7 +102,8 @@ for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
 [[ -S $sock ]] || { cat "$tmp/simd.log"; echo "daemon did not start"; exit 1; }
 timeout 30 "$build/stream_recv" "simd:nic1@$sock" >"$tmp/recv.log" 2>&1 &
 rpid=$!
-sleep 0.3
+# It listens before the sender connects (a refused connection is retried for 5 s only).
+for _ in $(seq 300); do grep -q "stream_recv: TCP" "$tmp/recv.log" && break; sleep 0.1; done
 timeout 30 "$build/stream_send" -d 1 --pcap "$tmp/stream.pcap" "simd:nic0@$sock" >"$tmp/send.log" 2>&1
 wait $rpid
 

@@ -11,7 +11,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export MYRIO_LOG=1
 # One retry: on a machine loaded far beyond its cores the model thread can miss the driver's
-# 200 ms command deadline during bring-up; the figures themselves are never retried.
+# 1 s command deadline during bring-up; the figures themselves are never retried.
 run() {
   local out
   if out=$(timeout 60 "$bin" -q -l 0.5 "$@"); then

@@ -23,7 +23,9 @@ for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
 "$build/udp_rpc" --server "simd:nic1@$sock" >"$tmp/server.log" 2>&1 &
 server=$!
 pids+=($server)
-for _ in $(seq 50); do grep -q answering "$tmp/server.log" 2>/dev/null && break; sleep 0.1; done
+# The server must listen before the first request: a datagram to a closed port is refused.
+for _ in $(seq 300); do grep -q answering "$tmp/server.log" 2>/dev/null && break; sleep 0.1; done
+grep -q answering "$tmp/server.log" || { cat "$tmp/server.log"; echo "server did not start"; exit 1; }
 
 timeout 60 "$build/udp_rpc" --requests 2000 --window 16 --timeout-ms 20 --retries 10 \
   "simd:nic0@$sock" | tee "$tmp/client.log"

@@ -557,6 +557,31 @@ static void v2_querier_cancels_a_pending_v3_response(void **state)
 	raw_close(&r);
 }
 
+/* RFC 2236 §6: only a Delaying Member clears its "last reporter" flag when it hears another
+ * host's report. An Idle Member that answered the last query keeps it: a report heard
+ * afterwards (another host's, answering late) must not silence its Leave. */
+static void v2_idle_member_keeps_its_flag_and_leaves(void **state)
+{
+	struct raw r;
+	struct myrio_udp_sock *u = member(&r, "igmp10");
+	run_ms(&r, 2000, NULL, NULL); /* the join's reports */
+	send_query(&r, 2, 0, 10);
+	assert_int_equal(run_ms(&r, 1010, NULL, NULL), 1); /* ours answered: Idle, flag set */
+	uint8_t rep[8];
+	igmp_build_v2(rep, IGMP_V2_REPORT, GROUP);
+	send_igmp(&r, GROUP, rep, 8);
+	raw_poll(&r);
+	assert_int_equal(raw_stats(&r).igmp_reports_suppressed, 0);
+	myrio_udp_close(u);
+	raw_poll(&r);
+	struct igmp_seen x;
+	assert_true(igmp_sent(&r, 0, &x));
+	check_envelope(&x, IGMP_ALL_ROUTERS);
+	assert_int_equal(x.msg[0], IGMP_V2_LEAVE);
+	assert_int_equal(get_be32(x.msg + 4), GROUP);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -570,6 +595,7 @@ int main(void)
 	    cmocka_unit_test(v2_querier_switches_to_v2_with_suppression_and_leave),
 	    cmocka_unit_test(v1_querier_gets_v1_reports_and_no_leave),
 	    cmocka_unit_test(v2_querier_cancels_a_pending_v3_response),
+	    cmocka_unit_test(v2_idle_member_keeps_its_flag_and_leaves),
 	    cmocka_unit_test(querier_without_address_answered),
 	    cmocka_unit_test(hostile_input_dropped_and_counted),
 	    cmocka_unit_test(sockets_in_a_group_each_get_a_copy),

@@ -122,9 +122,9 @@ static void send_group(struct myrio_stack *s, struct igmp_group *g)
 		}
 		break;
 	default: {
-		uint8_t t = g->leaving	 ? IGMP_CHANGE_TO_INCLUDE
-			    : g->retrans ? IGMP_CHANGE_TO_EXCLUDE
-					 : IGMP_MODE_IS_EXCLUDE;
+		uint8_t t = g->leaving	  ? IGMP_CHANGE_TO_INCLUDE
+			    : g->changing ? IGMP_CHANGE_TO_EXCLUDE
+					  : IGMP_MODE_IS_EXCLUDE;
 		uint32_t len = igmp_build_v3_report(m, t, &g->addr, 1);
 		send_msg(s, IGMP_V3_ROUTERS, IGMP_V3_TOS, m, len);
 	}
@@ -214,7 +214,9 @@ int igmp_join(struct myrio_stack *s, uint32_t group)
 	/* The first report now, then robustness - 1 more at random within the unsolicited
 	 * report interval (RFC 3376 §5.1, RFC 2236 §3). */
 	g->retrans = (uint8_t)(robustness(s) - 1);
+	g->changing = true; /* a State-Change Report even when QRV = 1 sends no repeat */
 	send_group(s, g);
+	g->changing = g->retrans != 0;
 	uint32_t ivl = mode(s) == 3 ? IGMP_V3_UNSOLICITED_MS : IGMP_V2_UNSOLICITED_MS;
 	g->report_ms = g->retrans ? random_delay(s, ivl) : 0;
 	next_timer(s);
@@ -282,6 +284,7 @@ void igmp_timers(struct myrio_stack *s)
 		if (g->retrans && --g->retrans)
 			g->report_ms = random_delay(s, mode(s) == 3 ? IGMP_V3_UNSOLICITED_MS
 								    : IGMP_V2_UNSOLICITED_MS);
+		g->changing = g->changing && g->retrans;
 		if (g->leaving && !g->report_ms)
 			group_free(s, g); /* the slot now holds another: look at it again */
 		else
@@ -313,6 +316,7 @@ static void mode_changed(struct myrio_stack *s)
 		if (!g->leaving) {
 			g->report_ms = 0;
 			g->retrans = 0;
+			g->changing = false;
 		}
 	}
 }

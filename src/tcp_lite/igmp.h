@@ -74,6 +74,7 @@ struct igmp_group {
 	uint64_t report_ms; /* a report (or leave) is due then; 0 = none */
 	uint8_t retrans;    /* unsolicited state-change reports still to send */
 	bool leaving;	    /* the reports due are leaves */
+	bool changing;	    /* v3: the reports due are the join's state change (TO_EX) */
 	bool last_reporter; /* v2: ours was the last report heard (RFC 2236 §3) */
 };
 

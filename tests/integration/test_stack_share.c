@@ -17,10 +17,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mcp/mcp_abi.h"
 #include "myrio/myrio.h"
 #include "myrio/sim.h"
 #include "myrio/tcp_lite.h"
-#include "sim/model.h" /* the NIC's command count */
+#include "sim/model.h" /* the NIC's command count, a command refused */
 #include "sim/nic.h"
 #include "util/byteorder.h"
 #include "util/csum.h"
@@ -368,22 +369,21 @@ static void udp_socket_on_one_stack(void **state)
 {
 	(void)state;
 	uint16_t dport = 7000;
-	while (queue_of(17, IP_B, IP_A, 40000, dport) != 1)
-		dport++;
+	int lands = queue_of(17, IP_B, IP_A, 40000, dport), owner = 1 - lands;
 	struct myrio_udp_sock *u;
-	assert_int_equal(myrio_udp_open(w.a[0], dport, NULL, &u), 0);
+	assert_int_equal(myrio_udp_open(w.a[owner], dport, NULL, &u), 0);
 	b_udp(IP_A, 40000, dport, 10);
 	assert_int_equal(drain(u), 10);
-	assert_int_equal(stats(1).drop_udp_no_port, 0);
-	assert_int_equal(stats(1).udp_handed_off, 10);
+	assert_int_equal(stats(lands).drop_udp_no_port, 0);
+	assert_int_equal(stats(lands).udp_handed_off, 10);
 	/* connected elsewhere: not ours */
 	assert_int_equal(myrio_udp_connect(u, IP_B, 40001), 0);
 	b_udp(IP_A, 40000, dport, 3);
 	assert_int_equal(drain(u), 0);
-	assert_int_equal(stats(1).drop_udp_no_port, 3);
+	assert_int_equal(stats(lands).drop_udp_no_port, 3);
 	myrio_udp_close(u);
 	b_udp(IP_A, 40000, dport, 2);
-	assert_int_equal(stats(1).drop_udp_no_port, 5);
+	assert_int_equal(stats(lands).drop_udp_no_port, 5);
 }
 
 /* A stack from myrio_stack_create does not know the port's queues: no sibling. */
@@ -450,6 +450,43 @@ static void mc_lists_from_two_threads(void **state)
 	myrio_sim_destroy(sim);
 }
 
+/* An RSS configuration the NIC refuses leaves the previous one, in the NIC and in the
+ * driver's prediction (which stacks pick their source ports by). */
+static void rss_refused_keeps_the_previous(void **state)
+{
+	(void)state;
+	struct myrio_rss_conf before, want, after;
+	assert_int_equal(myrio_port_rss_get(w.pa, &before), 0);
+	want = before;
+	for (unsigned i = 0; i < want.table_size; i++)
+		want.table[i] = (uint8_t)(1 - before.table[i]);
+	want.key[0] ^= 0x5a;
+	int q = queue_of(6, IP_B, IP_A, 40000, 80);
+	uint32_t h0 = 0, h1 = 0;
+	myrio_port_rss_flow_queue(w.pa, 6, htonl(IP_B), htonl(IP_A), htons(40000), htons(80), &h0);
+	/* the table size is the first command: refused */
+	assert_int_equal(
+	    sim_nic_inject(sim_world_nic(w.sim, 0), SIM_FAULT_CMD_ERROR, MCP_ERR_RANGE), 0);
+	assert_true(myrio_port_rss_set(w.pa, &want) < 0);
+	assert_int_equal(myrio_port_rss_get(w.pa, &after), 0);
+	assert_memory_equal(&after, &before, sizeof(before));
+	assert_int_equal(queue_of(6, IP_B, IP_A, 40000, 80), q);
+	myrio_port_rss_flow_queue(w.pa, 6, htonl(IP_B), htonl(IP_A), htons(40000), htons(80), &h1);
+	assert_int_equal(h1, h0);
+	/* and the NIC still steers as before: a unicast datagram to a socket on queue q */
+	struct myrio_udp_sock *u;
+	int qu = queue_of(17, IP_B, IP_A, 40000, 7100);
+	assert_int_equal(myrio_udp_open(w.a[qu], 7100, NULL, &u), 0);
+	b_udp(IP_A, 40000, 7100, 5);
+	assert_int_equal(drain(u), 5);
+	assert_int_equal(stats(1 - qu).udp_handed_off, 0);
+	myrio_udp_close(u);
+	/* accepted now */
+	assert_int_equal(myrio_port_rss_set(w.pa, &want), 0);
+	assert_int_equal(myrio_port_rss_get(w.pa, &after), 0);
+	assert_memory_equal(&after, &want, sizeof(want));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +496,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(host_leaves_with_its_last_member, setup, teardown),
 	    cmocka_unit_test_setup_teardown(udp_socket_on_one_stack, setup, teardown),
 	    cmocka_unit_test_setup_teardown(sibling_must_know_the_queues, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rss_refused_keeps_the_previous, setup, teardown),
 	    cmocka_unit_test(mc_lists_from_two_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

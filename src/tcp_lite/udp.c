@@ -14,8 +14,13 @@
 
 int udp_init(struct myrio_stack *s)
 {
-	s->udps = calloc(s->conf.max_udp_socks, sizeof(*s->udps));
-	return s->udps ? 0 : -ENOMEM;
+	struct myrio_udp_sock *udps = calloc(s->conf.max_udp_socks, sizeof(*s->udps));
+	if (!udps)
+		return -ENOMEM;
+	share_lock(s); /* siblings look at the table already */
+	s->udps = udps;
+	share_unlock(s);
+	return 0;
 }
 
 static void rxq_drain(struct myrio_udp_sock *u)

@@ -204,7 +204,9 @@ struct myrio_rss_conf {
 	uint8_t key[MYRIO_RSS_KEY_LEN];
 };
 /* Default: IPv4 | TCP_IPV4, a table of 128 entries cycling over the queues, Microsoft's
- * verification key. Set from the thread that opened the port, between bursts. */
+ * verification key. Set while no thread polls or sends on the port's queues (they read
+ * the key's table, rewritten in place) and no stack opens connections on it. A
+ * configuration the NIC refuses returns its error and leaves the previous one in force. */
 int myrio_port_rss_get(struct myrio_port *port, struct myrio_rss_conf *conf);
 int myrio_port_rss_set(struct myrio_port *port, const struct myrio_rss_conf *conf);
 /* The queue that receives a flow's packets: proto (6 TCP, 17 UDP), the addresses and ports

@@ -158,8 +158,8 @@ int myrio_stack_poll(struct myrio_stack *s);
  * of 1 ms ticks: one due at clock time T runs in the first poll whose reading is at or
  * past T rounded up to the millisecond (never early, at most 1 ms late, plus however
  * long the application leaves between polls). */
-uint64_t myrio_stack_now_ns(const struct myrio_stack *s); /* the last poll's reading */
-uint64_t myrio_stack_now_ms(const struct myrio_stack *s); /* the same, in whole ms */
+uint64_t myrio_stack_now_ns(const struct myrio_stack *s);   /* the last poll's reading */
+uint64_t myrio_stack_now_ms(const struct myrio_stack *s);   /* the same, in whole ms */
 uint64_t myrio_stack_clock_ns(const struct myrio_stack *s); /* the clock read now */
 
 /* Application timers: fn(arg, s) runs once, from inside myrio_stack_poll, delay_ns after
@@ -428,6 +428,10 @@ struct myrio_stack_stats {
 	/* UDP multicast: datagrams copied for a further socket of the group; copies not made
 	 * for want of a transmit buffer */
 	uint64_t udp_mcast_copies, drop_udp_mcast_copy;
+	/* UDP on a port of several stacks (myrio_stack_create_queue): datagrams copied to a
+	 * sibling stack whose socket takes them, received so from a sibling, and copies lost
+	 * (the sibling's backlog full, or no buffer) */
+	uint64_t udp_handed_off, udp_handoff_rx, drop_udp_handoff;
 };
 
 struct myrio_tcp_conn_stats {

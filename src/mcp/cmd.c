@@ -16,6 +16,21 @@ void mcp_cmd_init(struct mcp_cmd_chan *c, struct myrio_bus *bus, void *resp_va, 
 	c->resp = resp_va;
 	c->resp_iova = resp_iova;
 	c->timeout_us = MCP_CMD_TIMEOUT_US;
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&c->lock, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+void mcp_cmd_lock(struct mcp_cmd_chan *c)
+{
+	pthread_mutex_lock(&c->lock);
+}
+
+void mcp_cmd_unlock(struct mcp_cmd_chan *c)
+{
+	pthread_mutex_unlock(&c->lock);
 }
 
 const char *mcp_cmd_name(uint32_t op)
@@ -95,8 +110,8 @@ static int result_to_errno(uint32_t op, uint32_t result)
 	}
 }
 
-int mcp_cmd(struct mcp_cmd_chan *c, uint32_t op, uint32_t d0, uint32_t d1, uint32_t d2,
-	    uint32_t *out)
+static int cmd_locked(struct mcp_cmd_chan *c, uint32_t op, uint32_t d0, uint32_t d1, uint32_t d2,
+		      uint32_t *out)
 {
 	struct mcp_cmd_block b;
 	mcp_cmd_block_build(&b, op, d0, d1, d2, c->resp_iova);
@@ -134,4 +149,13 @@ int mcp_cmd(struct mcp_cmd_chan *c, uint32_t op, uint32_t d0, uint32_t d1, uint3
 		"the device was reset; reload the firmware or reset the device",
 		op, mcp_cmd_name(op), c->timeout_us / 1000);
 	return -ETIMEDOUT;
+}
+
+int mcp_cmd(struct mcp_cmd_chan *c, uint32_t op, uint32_t d0, uint32_t d1, uint32_t d2,
+	    uint32_t *out)
+{
+	mcp_cmd_lock(c);
+	int rc = cmd_locked(c, op, d0, d1, d2, out);
+	mcp_cmd_unlock(c);
+	return rc;
 }

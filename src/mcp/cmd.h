@@ -4,6 +4,7 @@
 #ifndef MYRIO_MCP_CMD_H
 #define MYRIO_MCP_CMD_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "mcp/mcp_abi.h"
@@ -15,6 +16,10 @@ struct mcp_cmd_chan {
 	volatile struct mcp_cmd_response *resp; /* 8 bytes of DMA memory, 8-aligned */
 	uint64_t resp_iova;
 	unsigned timeout_us; /* give up after this long (default MCP_CMD_TIMEOUT_US) */
+	/* One mailbox and one response buffer for every thread of the process: a command, or
+	 * a sequence of them held with mcp_cmd_lock, runs alone. Recursive, so a sequence's
+	 * holder issues its commands through mcp_cmd. The data path never takes it. */
+	pthread_mutex_t lock;
 };
 
 #define MCP_CMD_TIMEOUT_US 1000000u /* spec: ≤ 15 ms; slack for a loaded host running a model */
@@ -28,6 +33,10 @@ void mcp_cmd_init(struct mcp_cmd_chan *c, struct myrio_bus *bus, void *resp_va, 
  * commands). */
 int mcp_cmd(struct mcp_cmd_chan *c, uint32_t op, uint32_t d0, uint32_t d1, uint32_t d2,
 	    uint32_t *out);
+
+/* A sequence of commands that no other thread's may interleave (the multicast filter). */
+void mcp_cmd_lock(struct mcp_cmd_chan *c);
+void mcp_cmd_unlock(struct mcp_cmd_chan *c);
 
 const char *mcp_cmd_name(uint32_t op);
 

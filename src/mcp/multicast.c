@@ -20,7 +20,7 @@ static int join(struct myri_nic *nic, const uint8_t m[6])
 	return mcp_cmd(&nic->cmd, MCP_CMD_JOIN_MULTICAST_GROUP, d0, d1, 0, NULL);
 }
 
-int myri_mc_apply(struct myri_nic *nic)
+static int apply_locked(struct myri_nic *nic)
 {
 	struct myri_mc *mc = &nic->mc;
 	bool was_overflow = mc->overflow;
@@ -52,16 +52,32 @@ int myri_mc_apply(struct myri_nic *nic)
 	return rc;
 }
 
+/* The list and its rewrite in the NIC under the command channel's lock: two threads'
+ * lists never interleave, and the NIC's filter is the last list set. */
+int myri_mc_apply(struct myri_nic *nic)
+{
+	mcp_cmd_lock(&nic->cmd);
+	int rc = apply_locked(nic);
+	mcp_cmd_unlock(&nic->cmd);
+	return rc;
+}
+
 int myri_mc_set_list(struct myri_nic *nic, const uint8_t (*addrs)[6], unsigned n)
 {
+	mcp_cmd_lock(&nic->cmd);
 	if (n) /* addrs may be NULL for an empty list */
 		memcpy(nic->mc.addrs, addrs, (size_t)n * 6);
 	nic->mc.n = n;
-	return nic->up ? myri_mc_apply(nic) : 0;
+	int rc = nic->up ? apply_locked(nic) : 0;
+	mcp_cmd_unlock(&nic->cmd);
+	return rc;
 }
 
 int myri_mc_set_allmulti(struct myri_nic *nic, bool on)
 {
+	mcp_cmd_lock(&nic->cmd);
 	nic->mc.allmulti = on;
-	return nic->up ? myri_mc_apply(nic) : 0;
+	int rc = nic->up ? apply_locked(nic) : 0;
+	mcp_cmd_unlock(&nic->cmd);
+	return rc;
 }

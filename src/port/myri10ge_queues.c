@@ -164,13 +164,25 @@ int myri10ge_rss_set(struct myrio_port *port, const struct myrio_rss_conf *conf)
 	}
 	if (nic->nq < 2)
 		return -ENOTSUP;
-	struct myri_rss *rss = &nic->rss;
+	/* One writer of the NIC's table at a time; a configuration the NIC refuses gives
+	 * way to the previous one, in the NIC and in the driver's prediction of it. */
+	mcp_cmd_lock(&nic->cmd);
+	struct myri_rss *rss = &nic->rss, old = *rss;
 	rss->hash_type = (uint32_t)type;
 	rss->table_size = conf->table_size;
 	memcpy(rss->table, conf->table, conf->table_size);
 	memcpy(rss->key, conf->key, sizeof(rss->key));
-	toeplitz_table_init(p->rss_tt, rss->key);
-	return myri_slices_write_rss(nic);
+	int rc = myri_slices_write_rss(nic);
+	if (rc < 0) {
+		*rss = old;
+		if (myri_slices_write_rss(nic) < 0)
+			log_err("%s: the previous RSS configuration could not be restored either",
+				nic->bus->name);
+	} else if (memcmp(old.key, rss->key, sizeof(rss->key))) {
+		toeplitz_table_init(p->rss_tt, rss->key);
+	}
+	mcp_cmd_unlock(&nic->cmd);
+	return rc;
 }
 
 int myri10ge_rss_flow_queue(struct myrio_port *port, const uint8_t tuple[12], uint8_t proto,

@@ -112,7 +112,10 @@
 	F(drop_igmp_type)                                                                          \
 	F(drop_igmp_bad_dst)                                                                       \
 	F(udp_mcast_copies)                                                                        \
-	F(drop_udp_mcast_copy)
+	F(drop_udp_mcast_copy)                                                                     \
+	F(udp_handed_off)                                                                          \
+	F(udp_handoff_rx)                                                                          \
+	F(drop_udp_handoff)
 
 int stack_counters(void *arg, struct myrio_xstat_name *names, uint64_t *values, unsigned n)
 {

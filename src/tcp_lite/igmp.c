@@ -4,7 +4,12 @@
  * delay up to the query's Max Resp; the older-version compatibility modes a v1 or v2
  * querier switches the host to. Groups have no source filters (EXCLUDE {}): a v3
  * group-and-source query is answered as a group query. The port's multicast filter
- * follows the groups joined. */
+ * follows the groups joined.
+ *
+ * The state is the host's, one for the stacks sharing the port and address (share.c):
+ * whichever stack a query lands on answers for every stack's groups, whichever polls first
+ * when a report is due sends it, and one stack's leave does not end another's membership.
+ * Every function runs under the share's lock (join and leave: the caller's). */
 #include <errno.h>
 #include <string.h>
 
@@ -21,16 +26,21 @@
 #define IP_HLEN_RA (IP_HLEN + 4)      /* with the Router Alert option */
 #define IGMP_V3_TOS 0xc0	      /* RFC 3376 §4: Internetwork Control */
 
+static struct igmp_state *ig(const struct myrio_stack *s)
+{
+	return &s->share->igmp;
+}
+
 static unsigned mode(const struct myrio_stack *s)
 {
-	if (s->igmp.v1_until > s->now_ms)
+	if (ig(s)->v1_until > s->now_ms)
 		return 1;
-	return s->igmp.v2_until > s->now_ms ? 2 : 3;
+	return ig(s)->v2_until > s->now_ms ? 2 : 3;
 }
 
 static uint8_t robustness(const struct myrio_stack *s)
 {
-	return s->igmp.robustness ? s->igmp.robustness : IGMP_ROBUSTNESS;
+	return ig(s)->robustness ? ig(s)->robustness : IGMP_ROBUSTNESS;
 }
 
 static uint64_t random_delay(struct myrio_stack *s, uint32_t max_ms)
@@ -40,18 +50,22 @@ static uint64_t random_delay(struct myrio_stack *s, uint32_t max_ms)
 
 static struct igmp_group *find(struct myrio_stack *s, uint32_t group)
 {
-	for (unsigned i = 0; i < s->igmp.n; i++)
-		if (s->igmp.groups[i].addr == group)
-			return &s->igmp.groups[i];
+	for (unsigned i = 0; i < ig(s)->n; i++)
+		if (ig(s)->groups[i].addr == group)
+			return &ig(s)->groups[i];
 	return NULL;
 }
 
 bool igmp_member(const struct myrio_stack *s, uint32_t group)
 {
-	for (unsigned i = 0; i < s->igmp.n; i++)
-		if (s->igmp.groups[i].addr == group && s->igmp.groups[i].refs)
-			return true;
-	return group == IGMP_ALL_HOSTS;
+	if (group == IGMP_ALL_HOSTS)
+		return true;
+	bool joined = false;
+	share_lock(s);
+	for (unsigned i = 0; i < ig(s)->n && !joined; i++)
+		joined = ig(s)->groups[i].addr == group && ig(s)->groups[i].refs;
+	share_unlock(s);
+	return joined;
 }
 
 /* One IGMP message to dst: TTL 1 and the Router Alert option (RFC 2236 §2, RFC 3376 §4). */
@@ -108,9 +122,9 @@ static void send_group(struct myrio_stack *s, struct igmp_group *g)
 		}
 		break;
 	default: {
-		uint8_t t = g->leaving	 ? IGMP_CHANGE_TO_INCLUDE
-			    : g->retrans ? IGMP_CHANGE_TO_EXCLUDE
-					 : IGMP_MODE_IS_EXCLUDE;
+		uint8_t t = g->leaving	  ? IGMP_CHANGE_TO_INCLUDE
+			    : g->changing ? IGMP_CHANGE_TO_EXCLUDE
+					  : IGMP_MODE_IS_EXCLUDE;
 		uint32_t len = igmp_build_v3_report(m, t, &g->addr, 1);
 		send_msg(s, IGMP_V3_ROUTERS, IGMP_V3_TOS, m, len);
 	}
@@ -119,31 +133,31 @@ static void send_group(struct myrio_stack *s, struct igmp_group *g)
 
 static void next_timer(struct myrio_stack *s)
 {
-	uint64_t next = s->igmp.general_ms;
-	for (unsigned i = 0; i < s->igmp.n; i++) {
-		uint64_t t = s->igmp.groups[i].report_ms;
+	uint64_t next = ig(s)->general_ms;
+	for (unsigned i = 0; i < ig(s)->n; i++) {
+		uint64_t t = ig(s)->groups[i].report_ms;
 		if (t && (!next || t < next))
 			next = t;
 	}
-	s->igmp.next_ms = next;
+	ig(s)->next_ms = next;
 }
 
 static void group_free(struct myrio_stack *s, struct igmp_group *g)
 {
-	*g = s->igmp.groups[--s->igmp.n];
-	memset(&s->igmp.groups[s->igmp.n], 0, sizeof(*g));
+	*g = ig(s)->groups[--ig(s)->n];
+	memset(&ig(s)->groups[ig(s)->n], 0, sizeof(*g));
 }
 
 /* The port receives the groups joined, and the all-hosts group's queries while any is. */
-static int filter_update(struct myrio_stack *s)
+int igmp_filter_update(struct myrio_stack *s)
 {
 	uint8_t macs[IGMP_MAX_GROUPS + 1][6];
 	unsigned n = 0;
-	for (unsigned i = 0; i < s->igmp.n; i++) {
-		if (!s->igmp.groups[i].refs)
+	for (unsigned i = 0; i < ig(s)->n; i++) {
+		if (!ig(s)->groups[i].refs)
 			continue;
 		uint8_t m[6];
-		ipv4_mcast_mac(s->igmp.groups[i].addr, m);
+		ipv4_mcast_mac(ig(s)->groups[i].addr, m);
 		bool dup = false;
 		for (unsigned k = 0; k < n && !dup; k++)
 			dup = !memcmp(macs[k], m, 6);
@@ -162,11 +176,11 @@ static int filter_update(struct myrio_stack *s)
 	return myrio_port_mc_addr_list(s->port, (const uint8_t(*)[6])macs, n);
 }
 
-void igmp_fini(struct myrio_stack *s)
+void igmp_drop(struct myrio_stack *s, uint32_t group)
 {
-	if (s->igmp.n) /* the port outlives the stack: its filter forgets our groups */
-		myrio_port_mc_addr_list(s->port, NULL, 0);
-	s->igmp.n = 0;
+	struct igmp_group *g = find(s, group);
+	if (g && g->refs && !--g->refs)
+		group_free(s, g);
 }
 
 int igmp_join(struct myrio_stack *s, uint32_t group)
@@ -178,20 +192,20 @@ int igmp_join(struct myrio_stack *s, uint32_t group)
 	if (g && g->refs++)
 		return 0;
 	if (!g) {
-		if (s->igmp.n == IGMP_MAX_GROUPS) {
+		if (ig(s)->n == IGMP_MAX_GROUPS) {
 			log_err("tcp_lite: %u multicast groups joined already", IGMP_MAX_GROUPS);
 			return -ENOBUFS;
 		}
-		g = &s->igmp.groups[s->igmp.n++];
+		g = &ig(s)->groups[ig(s)->n++];
 		memset(g, 0, sizeof(*g));
 		g->addr = group;
 		g->refs = 1;
 	}
-	int rc = filter_update(s);
+	int rc = igmp_filter_update(s);
 	if (rc < 0) {
 		group_free(s, g);
-		if (s->igmp.n) /* the others as they were */
-			filter_update(s);
+		if (ig(s)->n) /* the others as they were */
+			igmp_filter_update(s);
 		return rc;
 	}
 	g->leaving = false;
@@ -200,7 +214,9 @@ int igmp_join(struct myrio_stack *s, uint32_t group)
 	/* The first report now, then robustness - 1 more at random within the unsolicited
 	 * report interval (RFC 3376 §5.1, RFC 2236 §3). */
 	g->retrans = (uint8_t)(robustness(s) - 1);
+	g->changing = true; /* a State-Change Report even when QRV = 1 sends no repeat */
 	send_group(s, g);
+	g->changing = g->retrans != 0;
 	uint32_t ivl = mode(s) == 3 ? IGMP_V3_UNSOLICITED_MS : IGMP_V2_UNSOLICITED_MS;
 	g->report_ms = g->retrans ? random_delay(s, ivl) : 0;
 	next_timer(s);
@@ -214,7 +230,7 @@ void igmp_leave(struct myrio_stack *s, uint32_t group)
 	if (!g || !g->refs || --g->refs)
 		return;
 	stack_update_clock(s);
-	filter_update(s);
+	igmp_filter_update(s);
 	if (group == IGMP_ALL_HOSTS) {
 		group_free(s, g);
 		return;
@@ -235,9 +251,9 @@ static void general_report(struct myrio_stack *s)
 {
 	uint32_t groups[IGMP_MAX_GROUPS];
 	unsigned n = 0;
-	for (unsigned i = 0; i < s->igmp.n; i++)
-		if (s->igmp.groups[i].refs && s->igmp.groups[i].addr != IGMP_ALL_HOSTS)
-			groups[n++] = s->igmp.groups[i].addr;
+	for (unsigned i = 0; i < ig(s)->n; i++)
+		if (ig(s)->groups[i].refs && ig(s)->groups[i].addr != IGMP_ALL_HOSTS)
+			groups[n++] = ig(s)->groups[i].addr;
 	if (!n)
 		return;
 	uint8_t m[IGMP_HLEN + IGMP_V3_REC_HLEN * IGMP_MAX_GROUPS];
@@ -247,12 +263,18 @@ static void general_report(struct myrio_stack *s)
 
 void igmp_timers(struct myrio_stack *s)
 {
-	if (s->igmp.general_ms && s->now_ms >= s->igmp.general_ms) {
-		s->igmp.general_ms = 0;
+	share_lock(s);
+	uint64_t due = ig(s)->next_ms; /* a sibling may have run them meanwhile */
+	if (!due || s->now_ms < due) {
+		share_unlock(s);
+		return;
+	}
+	if (ig(s)->general_ms && s->now_ms >= ig(s)->general_ms) {
+		ig(s)->general_ms = 0;
 		general_report(s);
 	}
-	for (unsigned i = 0; i < s->igmp.n;) {
-		struct igmp_group *g = &s->igmp.groups[i];
+	for (unsigned i = 0; i < ig(s)->n;) {
+		struct igmp_group *g = &ig(s)->groups[i];
 		if (!g->report_ms || s->now_ms < g->report_ms) {
 			i++;
 			continue;
@@ -262,12 +284,14 @@ void igmp_timers(struct myrio_stack *s)
 		if (g->retrans && --g->retrans)
 			g->report_ms = random_delay(s, mode(s) == 3 ? IGMP_V3_UNSOLICITED_MS
 								    : IGMP_V2_UNSOLICITED_MS);
+		g->changing = g->changing && g->retrans;
 		if (g->leaving && !g->report_ms)
 			group_free(s, g); /* the slot now holds another: look at it again */
 		else
 			i++;
 	}
 	next_timer(s);
+	share_unlock(s);
 }
 
 /* A group's timer runs out at a random moment within max_ms, or sooner if it already
@@ -286,12 +310,13 @@ static void schedule(struct myrio_stack *s, struct igmp_group *g, uint32_t max_m
  * the new mode's form, so the router does not keep a group no one wants. */
 static void mode_changed(struct myrio_stack *s)
 {
-	s->igmp.general_ms = 0;
-	for (unsigned i = 0; i < s->igmp.n; i++) {
-		struct igmp_group *g = &s->igmp.groups[i];
+	ig(s)->general_ms = 0;
+	for (unsigned i = 0; i < ig(s)->n; i++) {
+		struct igmp_group *g = &ig(s)->groups[i];
 		if (!g->leaving) {
 			g->report_ms = 0;
 			g->retrans = 0;
+			g->changing = false;
 		}
 	}
 }
@@ -301,11 +326,11 @@ static void query(struct myrio_stack *s, const struct igmp_msg *q, uint32_t dst)
 	s->st.igmp_queries_rx++;
 	unsigned was = mode(s);
 	if (q->query_version == 1)
-		s->igmp.v1_until = s->now_ms + IGMP_V1_ROUTER_MS;
+		ig(s)->v1_until = s->now_ms + IGMP_V1_ROUTER_MS;
 	else if (q->query_version == 2)
-		s->igmp.v2_until = s->now_ms + IGMP_OLD_QUERIER_MS;
+		ig(s)->v2_until = s->now_ms + IGMP_OLD_QUERIER_MS;
 	else if (q->robustness)
-		s->igmp.robustness = q->robustness;
+		ig(s)->robustness = q->robustness;
 	if (mode(s) != was)
 		mode_changed(s);
 	/* a general query goes to all hosts, a group's query to the group (RFC 3376 §4.1.12) */
@@ -315,22 +340,23 @@ static void query(struct myrio_stack *s, const struct igmp_msg *q, uint32_t dst)
 	}
 	if (q->group) {
 		struct igmp_group *g = find(s, q->group);
-		if (g && (mode(s) != 3 || !s->igmp.general_ms ||
-			  s->igmp.general_ms > s->now_ms + q->max_resp_ms))
+		if (g && (mode(s) != 3 || !ig(s)->general_ms ||
+			  ig(s)->general_ms > s->now_ms + q->max_resp_ms))
 			schedule(s, g, q->max_resp_ms);
 	} else if (mode(s) == 3) {
 		uint64_t at = random_delay(s, q->max_resp_ms);
-		if (!s->igmp.general_ms || at < s->igmp.general_ms)
-			s->igmp.general_ms = at;
+		if (!ig(s)->general_ms || at < ig(s)->general_ms)
+			ig(s)->general_ms = at;
 	} else {
-		for (unsigned i = 0; i < s->igmp.n; i++)
-			schedule(s, &s->igmp.groups[i], q->max_resp_ms);
+		for (unsigned i = 0; i < ig(s)->n; i++)
+			schedule(s, &ig(s)->groups[i], q->max_resp_ms);
 	}
 	next_timer(s);
 }
 
 void igmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 {
+	share_lock(s);
 	s->st.igmp_rx++;
 	struct igmp_msg m;
 	int rc = igmp_parse(ip->l4, ip->l4_len, &m);
@@ -357,5 +383,6 @@ void igmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 			next_timer(s);
 		}
 	}
+	share_unlock(s);
 	myrio_pkt_free(p);
 }

@@ -4,6 +4,7 @@
 #ifndef MYRIO_TCP_LITE_IGMP_H
 #define MYRIO_TCP_LITE_IGMP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -63,15 +64,17 @@ void igmp_build_v2(uint8_t *m, uint8_t type, uint32_t group);
  * record of type rtype. Returns its length. */
 uint32_t igmp_build_v3_report(uint8_t *m, uint8_t rtype, const uint32_t *groups, unsigned n);
 
-/* The stack's multicast state: groups joined by its sockets, the querier's version heard,
- * and the reports to send. */
+/* The host's multicast state, shared by the stacks of its port: groups joined by their
+ * sockets, the querier's version heard, and the reports to send. */
 #define IGMP_MAX_GROUPS 64
 struct igmp_group {
 	uint32_t addr;	    /* 0 = free */
-	uint32_t refs;	    /* socket memberships; 0 while only its leave reports remain */
+	uint32_t refs;	    /* sockets' memberships (every stack's); 0 while only its leave
+			     * reports remain */
 	uint64_t report_ms; /* a report (or leave) is due then; 0 = none */
 	uint8_t retrans;    /* unsolicited state-change reports still to send */
 	bool leaving;	    /* the reports due are leaves */
+	bool changing;	    /* v3: the reports due are the join's state change (TO_EX) */
 	bool last_reporter; /* v2: ours was the last report heard (RFC 2236 §3) */
 };
 
@@ -80,7 +83,7 @@ struct igmp_state {
 	unsigned n;		     /* slots in use */
 	uint64_t v1_until, v2_until; /* older-version querier present (RFC 3376 §7.2.1) */
 	uint64_t general_ms;	     /* v3: a report of every group is due then; 0 = none */
-	uint64_t next_ms;	     /* earliest of the above timers; 0 = none */
+	_Atomic uint64_t next_ms;    /* earliest of the above; 0 = none (every poll reads it) */
 	uint8_t robustness;	     /* the querier's QRV, or 2 */
 };
 

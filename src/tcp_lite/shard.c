@@ -114,26 +114,34 @@ int myrio_stack_create_queue(struct myrio_stack **out, struct myrio_port *port, 
 			"queue");
 		return -EINVAL;
 	}
+	if (sibling && !sibling->arp_shared) {
+		log_err("tcp_lite: a sibling stack is made by myrio_stack_create_queue too (one "
+			"from myrio_stack_create does not know the port's queues)");
+		return -EINVAL;
+	}
+	/* The first stack makes what its siblings share: a sibling, which may be polling on
+	 * its own thread, is only read. */
 	struct arp_shared *a = sibling ? sibling->arp_shared : NULL;
-	if (sibling && !a) {
+	if (!a) {
 		a = calloc(1, sizeof(*a));
 		if (!a)
 			return -ENOMEM;
 		pthread_mutex_init(&a->lock, NULL);
-		a->refs = 1;
-		sibling->arp_shared = a;
 	}
 	struct myrio_stack *s;
-	int rc = stack_create_on(&s, port, queue, conf, a != NULL);
-	if (rc < 0)
+	int rc = stack_create_on(&s, port, queue, conf, sibling);
+	if (rc < 0) {
+		if (!sibling) {
+			pthread_mutex_destroy(&a->lock);
+			free(a);
+		}
 		return rc;
-	s->nq = (uint16_t)nq;
-	if (a) {
-		pthread_mutex_lock(&a->lock);
-		a->refs++;
-		pthread_mutex_unlock(&a->lock);
-		s->arp_shared = a;
 	}
+	s->nq = (uint16_t)nq;
+	pthread_mutex_lock(&a->lock);
+	a->refs++;
+	pthread_mutex_unlock(&a->lock);
+	s->arp_shared = a;
 	*out = s;
 	return 0;
 }

@@ -79,15 +79,17 @@ uint64_t myrio_stack_clock_ns(const struct myrio_stack *s)
 
 uint64_t myrio_stack_next_deadline(const struct myrio_stack *s)
 {
-	if (s->ntx || s->out_list || s->zombies)
+	if (s->ntx || s->out_list || s->zombies ||
+	    atomic_load_explicit(&s->inbox_len, memory_order_relaxed))
 		return s->now_ns; /* work left for the next poll */
 	uint64_t tick = tw_next(&s->wheel);
 	if (s->arp_next_check && s->arp_next_check < tick)
 		tick = s->arp_next_check;
 	if (s->pmtu_next_check && s->pmtu_next_check < tick)
 		tick = s->pmtu_next_check;
-	if (s->igmp.next_ms && s->igmp.next_ms < tick)
-		tick = s->igmp.next_ms;
+	uint64_t igmp_due = atomic_load_explicit(&s->share->igmp.next_ms, memory_order_relaxed);
+	if (igmp_due && igmp_due < tick)
+		tick = igmp_due;
 	if (tick == UINT64_MAX)
 		return UINT64_MAX;
 	return tick <= 1 ? 0 : (tick - 1) * 1000000; /* the millisecond's start, clock time */
@@ -123,11 +125,11 @@ static int check_conf(const struct myrio_stack_conf *c)
 int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		       const struct myrio_stack_conf *conf)
 {
-	return stack_create_on(out, port, 0, conf, false);
+	return stack_create_on(out, port, 0, conf, NULL);
 }
 
 int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t queue,
-		    const struct myrio_stack_conf *conf, bool quiet)
+		    const struct myrio_stack_conf *conf, const struct myrio_stack *sibling)
 {
 	*out = NULL;
 	struct myrio_stack_conf defaults;
@@ -146,6 +148,7 @@ int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t 
 	s->queue = queue;
 	s->nq = 1;
 	s->wait_fd = -1;
+	s->inbox_fd = -1;
 	if (!s->conf.clock)
 		s->conf.clock = default_clock;
 	if (s->conf.rto_min_ms == 0)
@@ -194,6 +197,8 @@ int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t 
 		buf_len = 1984;
 	rc = myrio_port_pool_create(port, s->conf.tx_pool_size, buf_len, &s->pool);
 	if (rc == 0)
+		rc = share_attach(s, sibling);
+	if (rc == 0)
 		rc = arp_init(s);
 	if (rc == 0)
 		rc = udp_init(s);
@@ -218,7 +223,7 @@ int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t 
 		snprintf(group + strlen(group), sizeof(group) - strlen(group), " q%u", queue);
 	s->publish_handle = myrio_publish_add_port(s->port, group, stack_counters, s);
 	*out = s;
-	if (!quiet)
+	if (!sibling)
 		myrio_arp_announce(s);
 	stack_flush(s);
 	return 0;
@@ -239,8 +244,8 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	stack_fd_close(s);
 	app_timers_fini(s);
 	ipv4_reass_fini(s);
-	igmp_fini(s);
 	udp_fini(s);
+	share_detach(s);
 	arp_fini(s);
 	shard_fini(s);
 	if (s->pool) {
@@ -357,8 +362,11 @@ int myrio_stack_poll(struct myrio_stack *s)
 		shard_arp_sync(s);
 	if (s->pmtu_next_check && s->now_ms >= s->pmtu_next_check)
 		pmtu_timers(s);
-	if (s->igmp.next_ms && s->now_ms >= s->igmp.next_ms)
+	uint64_t igmp_due = atomic_load_explicit(&s->share->igmp.next_ms, memory_order_relaxed);
+	if (igmp_due && s->now_ms >= igmp_due)
 		igmp_timers(s);
+	if (atomic_load_explicit(&s->inbox_len, memory_order_acquire))
+		share_inbox_run(s);
 	unsigned before = s->ntx;
 	stack_flush(s);
 	unsigned sent = before - s->ntx;

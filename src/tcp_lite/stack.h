@@ -4,6 +4,8 @@
 #ifndef MYRIO_TCP_LITE_STACK_H
 #define MYRIO_TCP_LITE_STACK_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -353,7 +355,13 @@ struct myrio_stack {
 	uint32_t icmp_spent;	  /* outgoing errors' token bucket, 0 = full (icmp.c) */
 	uint64_t icmp_tokens_ms;  /* when it was last refilled */
 
-	struct igmp_state igmp; /* groups joined by the UDP sockets (igmp.c) */
+	/* What the port's stacks share off the fast path (share.c): the host's multicast
+	 * groups and IGMP state, and the datagrams siblings handed over to this stack */
+	struct stack_share *share;
+	struct myrio_stack *share_next;		  /* the share's next stack, under its lock */
+	struct share_handoff *inbox, *inbox_tail; /* under the share's lock */
+	_Atomic uint32_t inbox_len;		  /* looked at by every poll without it */
+	int inbox_fd;				  /* an eventfd in wait_fd's set, or -1 */
 
 	struct myrio_stack_stats st;
 };
@@ -399,9 +407,10 @@ struct arp_shared;
 void shard_arp_publish(struct myrio_stack *s, uint32_t ip, const uint8_t mac[6]);
 void shard_arp_sync(struct myrio_stack *s);
 void shard_fini(struct myrio_stack *s);
-/* stack.c: a stack on one queue of the port; quiet: no gratuitous ARP (a sibling sent it) */
+/* stack.c: a stack on one queue of the port, sharing the host's state with sibling (or
+ * NULL); a sibling sent the gratuitous ARP already */
 int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t queue,
-		    const struct myrio_stack_conf *conf, bool quiet);
+		    const struct myrio_stack_conf *conf, const struct myrio_stack *sibling);
 /* Whether a connection to rip:rport from lport lands on this stack's queue. */
 bool shard_port_ours(struct myrio_stack *s, uint32_t rip, uint16_t rport, uint16_t lport);
 
@@ -458,21 +467,59 @@ void tcp_pmtu_raise(struct myrio_stack *s, uint32_t dst);
 /* The connection's soft error while it still applies (no progress since), else 0. */
 int tcp_soft_error(const struct myrio_tcp_conn *c);
 
-/* igmp.c: group membership (RFC 2236, RFC 3376) */
+/* share.c: the state of the host (the port's address) that its stacks share. Every stack
+ * has one; siblings (shard.c) have the same. The lock is for the slow path only. */
+struct stack_share {
+	pthread_mutex_t lock;
+	struct myrio_stack *stacks; /* linked by share_next */
+	_Atomic unsigned nstacks;   /* read without the lock: > 1, datagrams may be handed over */
+	struct igmp_state igmp;	    /* the host's groups: every stack's sockets' (igmp.c) */
+};
+/* The addresses a UDP datagram is delivered by. */
+struct udp_addrs {
+	uint32_t src, dst;
+	uint16_t sport, dport;
+	bool group; /* broadcast or multicast: every socket that takes it gets a copy */
+	bool mcast; /* to a multicast group: sockets that joined it */
+};
+int share_attach(struct myrio_stack *s, const struct myrio_stack *sibling);
+void share_detach(struct myrio_stack *s);
+void share_lock(const struct myrio_stack *s);
+void share_unlock(const struct myrio_stack *s);
+/* Copies a datagram (payload data, len bytes) to every sibling with a socket that takes
+ * it (one for a unicast datagram); returns how many take it, copies that could not be made
+ * counted as drop_udp_handoff. */
+unsigned share_udp_handoff(struct myrio_stack *s, const struct udp_addrs *a, const uint8_t *data,
+			   uint32_t len);
+/* Delivers what siblings handed over (the poll calls it when inbox_len is not 0). */
+void share_inbox_run(struct myrio_stack *s);
+/* An eventfd written on every hand-off to s, for the stack's waitable fd; -1 if none. */
+int share_inbox_fd(struct myrio_stack *s);
+
+/* igmp.c: group membership (RFC 2236, RFC 3376), the host's: the port's filter holds the
+ * groups of every stack sharing the address. */
 void igmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
 void igmp_timers(struct myrio_stack *s);
-/* Whether datagrams to group are taken: joined, or all-hosts. */
+/* Whether datagrams to group are taken by the host: joined, or all-hosts. */
 bool igmp_member(const struct myrio_stack *s, uint32_t group);
-/* A socket's membership: the first one reports and opens the port's filter to the group;
- * the last one leaves. */
+/* A socket's membership, under share_lock: the host's first one reports and opens the
+ * port's filter to the group; the last one leaves. */
 int igmp_join(struct myrio_stack *s, uint32_t group);
 void igmp_leave(struct myrio_stack *s, uint32_t group);
-void igmp_fini(struct myrio_stack *s); /* the stack goes: the port's list is emptied */
+/* A socket of a stack that goes, under share_lock: its membership ends without a report
+ * (call igmp_filter_update once after). */
+void igmp_drop(struct myrio_stack *s, uint32_t group);
+int igmp_filter_update(struct myrio_stack *s);
 
 /* udp.c */
 int udp_init(struct myrio_stack *s);
 void udp_fini(struct myrio_stack *s);
 void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
+/* Whether a socket of s takes a datagram to a (under share_lock for another stack's). */
+bool udp_wants(const struct myrio_stack *s, const struct udp_addrs *a);
+/* A datagram a sibling handed over: to the sockets that take it. */
+void udp_handoff_input(struct myrio_stack *s, const struct udp_addrs *a, const uint8_t *data,
+		       uint32_t len);
 /* uh: the quoted UDP header's first 8 bytes. */
 void udp_icmp_error(struct myrio_stack *s, const struct icmp_err *e, const uint8_t *uh);
 

@@ -34,6 +34,10 @@ int myrio_stack_fd(struct myrio_stack *s)
 		rc = watch(ep, irq);
 	if (rc == 0)
 		rc = watch(ep, tfd);
+	if (rc == 0) { /* datagrams a sibling stack hands over (share.c) wake it too */
+		int ifd = share_inbox_fd(s);
+		rc = ifd < 0 ? -errno : watch(ep, ifd);
+	}
 	if (rc < 0) {
 		log_err("tcp_lite: cannot make the stack's waitable fd (%d)", rc);
 		if (tfd >= 0)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* UDP (RFC 768): sockets bound to a port, optionally connected, with a bounded receive
- * queue of zero-copy datagrams. */
+ * queue of zero-copy datagrams. On a port of several stacks, a datagram no socket of the
+ * receiving stack takes goes to the sibling whose socket does (share.c): the socket table
+ * is written under the share's lock for that, and read without it by its own stack. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +14,13 @@
 
 int udp_init(struct myrio_stack *s)
 {
-	s->udps = calloc(s->conf.max_udp_socks, sizeof(*s->udps));
-	return s->udps ? 0 : -ENOMEM;
+	struct myrio_udp_sock *udps = calloc(s->conf.max_udp_socks, sizeof(*s->udps));
+	if (!udps)
+		return -ENOMEM;
+	share_lock(s); /* siblings look at the table already */
+	s->udps = udps;
+	share_unlock(s);
+	return 0;
 }
 
 static void rxq_drain(struct myrio_udp_sock *u)
@@ -28,15 +35,28 @@ static void rxq_drain(struct myrio_udp_sock *u)
 	u->rxq_len = 0;
 }
 
+/* The sockets go with the stack: their memberships end (the port outlives the stack and
+ * its filter forgets the groups no sibling holds), and siblings stop seeing the table. */
 void udp_fini(struct myrio_stack *s)
 {
-	if (!s->udps)
+	struct myrio_udp_sock *udps = s->udps;
+	if (!udps)
 		return;
+	bool had_groups = false;
+	share_lock(s);
 	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++)
-		if (s->udps[i].in_use)
-			rxq_drain(&s->udps[i]);
-	free(s->udps);
+		for (unsigned k = 0; udps[i].in_use && k < udps[i].ngroups; k++) {
+			igmp_drop(s, udps[i].groups[k]);
+			had_groups = true;
+		}
+	if (had_groups)
+		igmp_filter_update(s);
 	s->udps = NULL;
+	share_unlock(s);
+	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++)
+		if (udps[i].in_use)
+			rxq_drain(&udps[i]);
+	free(udps);
 }
 
 static struct myrio_udp_sock *udp_find(struct myrio_stack *s, uint16_t port)
@@ -49,7 +69,7 @@ static struct myrio_udp_sock *udp_find(struct myrio_stack *s, uint16_t port)
 
 /* Several sockets may share a port (myrio_udp_open_shared): a datagram goes to the one
  * connected to its source, else to an unconnected one (as Linux's UDP lookup scores). */
-static struct myrio_udp_sock *udp_demux(struct myrio_stack *s, uint16_t port, uint32_t src,
+static struct myrio_udp_sock *udp_demux(const struct myrio_stack *s, uint16_t port, uint32_t src,
 					uint16_t sport)
 {
 	struct myrio_udp_sock *open = NULL, *other = NULL;
@@ -105,21 +125,50 @@ static bool group_joined(const struct myrio_udp_sock *u, uint32_t group)
 
 /* A socket takes a broadcast on its port, a multicast datagram on its port when it joined
  * the group, and, when connected, only from its peer. */
-static bool takes(const struct myrio_udp_sock *u, const struct ip_rx *ip, uint16_t dport)
+static bool takes(const struct myrio_udp_sock *u, const struct udp_addrs *a)
 {
-	uint16_t sport = get_be16(ip->l4);
-	return u->in_use && u->lport == dport &&
-	       (!u->rport || (u->rport == sport && u->rip == ip->src)) &&
-	       (!ip->mcast || group_joined(u, ip->dst));
+	return u->in_use && u->lport == a->dport &&
+	       (!u->rport || (u->rport == a->sport && u->rip == a->src)) &&
+	       (!a->mcast || group_joined(u, a->dst));
 }
 
-/* A copy of a trimmed datagram for u, in a transmit buffer beyond the stack's reserve. */
+static struct udp_addrs addrs_of(const struct ip_rx *ip)
+{
+	return (struct udp_addrs){.src = ip->src,
+				  .dst = ip->dst,
+				  .sport = get_be16(ip->l4),
+				  .dport = get_be16(ip->l4 + 2),
+				  .group = ip->bcast,
+				  .mcast = ip->mcast};
+}
+
+bool udp_wants(const struct myrio_stack *s, const struct udp_addrs *a)
+{
+	if (!s->udps)
+		return false; /* the stack is going */
+	if (!a->group) {
+		struct myrio_udp_sock *u = udp_demux(s, a->dport, a->src, a->sport);
+		return u && takes(u, a);
+	}
+	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++)
+		if (takes(&s->udps[i], a))
+			return true;
+	return false;
+}
+
+/* A transmit buffer for a copy of len bytes received, beyond the stack's reserve. */
+static struct myrio_pkt *copy_buf(struct myrio_stack *s, uint32_t len)
+{
+	if (len > s->pool->buf_len - MYRIO_PKT_HEADROOM ||
+	    myrio_pool_free_count(s->pool) <= s->ctl_reserve)
+		return NULL;
+	return stack_alloc(s);
+}
+
+/* A copy of a trimmed datagram for u. */
 static void enqueue_copy(struct myrio_stack *s, struct myrio_udp_sock *u, const struct myrio_pkt *p)
 {
-	struct myrio_pkt *c = NULL;
-	if (p->len <= s->pool->buf_len - MYRIO_PKT_HEADROOM &&
-	    myrio_pool_free_count(s->pool) > s->ctl_reserve)
-		c = stack_alloc(s);
+	struct myrio_pkt *c = copy_buf(s, p->len);
 	if (!c) {
 		s->st.drop_udp_mcast_copy++;
 		return;
@@ -132,16 +181,14 @@ static void enqueue_copy(struct myrio_stack *s, struct myrio_udp_sock *u, const 
 	enqueue(s, u, c);
 }
 
-/* A copy for every socket that takes the datagram but the last, which gets p itself. */
-static void udp_input_group(struct myrio_stack *s, struct myrio_pkt *p, const struct ip_rx *ip,
-			    uint16_t ulen)
+/* A copy for every socket that takes the trimmed datagram p but the last, which gets p
+ * itself. Returns whether one did (p is freed if not). */
+static bool deliver_group(struct myrio_stack *s, struct myrio_pkt *p, const struct udp_addrs *a)
 {
-	uint16_t dport = get_be16(ip->l4 + 2);
 	struct myrio_udp_sock *prev = NULL;
-	trim(p, ip, ulen);
 	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++) {
 		struct myrio_udp_sock *u = &s->udps[i];
-		if (!takes(u, ip, dport))
+		if (!takes(u, a))
 			continue;
 		if (prev)
 			enqueue_copy(s, prev, p);
@@ -149,9 +196,48 @@ static void udp_input_group(struct myrio_stack *s, struct myrio_pkt *p, const st
 	}
 	if (prev) {
 		enqueue(s, prev, p);
+		return true;
+	}
+	myrio_pkt_free(p);
+	return false;
+}
+
+/* A broadcast or multicast datagram: to this stack's sockets and the siblings' that take
+ * it. No ICMP error about it when nobody does. */
+static void udp_input_group(struct myrio_stack *s, struct myrio_pkt *p, const struct ip_rx *ip,
+			    uint16_t ulen)
+{
+	struct udp_addrs a = addrs_of(ip);
+	unsigned handed = share_udp_handoff(s, &a, ip->l4 + UDP_HLEN, ulen - UDP_HLEN);
+	trim(p, ip, ulen);
+	if (!deliver_group(s, p, &a) && !handed)
+		s->st.drop_udp_no_port++;
+}
+
+void udp_handoff_input(struct myrio_stack *s, const struct udp_addrs *a, const uint8_t *data,
+		       uint32_t len)
+{
+	s->st.udp_handoff_rx++;
+	struct myrio_pkt *p = copy_buf(s, len);
+	if (!p) {
+		s->st.drop_udp_handoff++;
 		return;
 	}
-	s->st.drop_udp_no_port++; /* no ICMP error about a broadcast or multicast */
+	memcpy(myrio_pkt_data(p), data, len);
+	p->len = len;
+	p->user = (uint64_t)a->src << 16 | a->sport;
+	p->next = NULL;
+	if (a->group) {
+		if (!deliver_group(s, p, a))
+			s->st.drop_udp_no_port++; /* the socket closed meanwhile */
+		return;
+	}
+	struct myrio_udp_sock *u = udp_demux(s, a->dport, a->src, a->sport);
+	if (u && takes(u, a)) {
+		enqueue(s, u, p);
+		return;
+	}
+	s->st.drop_udp_no_port++;
 	myrio_pkt_free(p);
 }
 
@@ -184,10 +270,16 @@ void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 		return;
 	}
 	struct myrio_udp_sock *u = udp_demux(s, dport, ip->src, sport);
-	if (!u || (u->rport && (u->rport != sport || u->rip != ip->src))) {
+	if (!u) {
+		struct udp_addrs a = addrs_of(ip);
+		if (share_udp_handoff(s, &a, uh + UDP_HLEN, ulen - UDP_HLEN))
+			goto drop; /* a sibling's socket has it */
 		s->st.drop_udp_no_port++;
-		if (!u)
-			icmp_send_port_unreach(s, p, ip);
+		icmp_send_port_unreach(s, p, ip);
+		goto drop;
+	}
+	if (u->rport && (u->rport != sport || u->rip != ip->src)) {
+		s->st.drop_udp_no_port++;
 		goto drop;
 	}
 	trim(p, ip, ulen);
@@ -264,6 +356,7 @@ static int udp_open(struct myrio_stack *s, uint16_t port, void *user, bool share
 		struct myrio_udp_sock *u = &s->udps[i];
 		if (u->in_use)
 			continue;
+		share_lock(s);
 		memset(u, 0, sizeof(*u));
 		u->s = s;
 		u->in_use = true;
@@ -271,6 +364,7 @@ static int udp_open(struct myrio_stack *s, uint16_t port, void *user, bool share
 		u->user = user;
 		u->shared = shared;
 		u->mcast_ttl = 1;
+		share_unlock(s);
 		*out = u;
 		return 0;
 	}
@@ -283,10 +377,12 @@ int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port)
 {
 	if (!ip != !port)
 		return -EINVAL;
+	share_lock(u->s);
 	u->rip = ip;
 	u->rport = port;
 	if (!ip)
 		u->error = 0; /* errors are kept for a connected socket only */
+	share_unlock(u->s);
 	return 0;
 }
 
@@ -405,7 +501,9 @@ void myrio_udp_close(struct myrio_udp_sock *u)
 	ready_del(&u->ready);
 	while (u->ngroups)
 		myrio_udp_leave(u, u->groups[u->ngroups - 1]);
+	share_lock(u->s);
 	u->in_use = false;
+	share_unlock(u->s);
 }
 
 int myrio_udp_join(struct myrio_udp_sock *u, uint32_t group)
@@ -416,9 +514,11 @@ int myrio_udp_join(struct myrio_udp_sock *u, uint32_t group)
 		return -EADDRINUSE;
 	if (u->ngroups == MYRIO_UDP_MAX_GROUPS)
 		return -ENOBUFS;
+	share_lock(u->s);
 	int rc = igmp_join(u->s, group);
 	if (rc == 0)
 		u->groups[u->ngroups++] = group;
+	share_unlock(u->s);
 	return rc;
 }
 
@@ -426,8 +526,10 @@ int myrio_udp_leave(struct myrio_udp_sock *u, uint32_t group)
 {
 	for (unsigned i = 0; i < u->ngroups; i++)
 		if (u->groups[i] == group) {
+			share_lock(u->s);
 			u->groups[i] = u->groups[--u->ngroups];
 			igmp_leave(u->s, group);
+			share_unlock(u->s);
 			return 0;
 		}
 	return -EADDRNOTAVAIL;

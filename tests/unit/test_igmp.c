@@ -582,6 +582,28 @@ static void v2_idle_member_keeps_its_flag_and_leaves(void **state)
 	raw_close(&r);
 }
 
+/* A querier's QRV of 1: a join is still a state change (RFC 3376 §5.1), sent once. */
+static void qrv_1_join_reported_as_a_change_once(void **state)
+{
+	struct raw r;
+	struct myrio_udp_sock *u = member(&r, "igmp10");
+	run_ms(&r, 2000, NULL, NULL); /* the first join's reports */
+	uint8_t q[12] = {IGMP_QUERY, 1};
+	q[8] = 1; /* QRV 1 */
+	fix_csum(q, sizeof(q));
+	send_igmp(&r, IGMP_ALL_HOSTS, q, sizeof(q));
+	run_ms(&r, 200, NULL, NULL); /* its answer */
+	assert_int_equal(myrio_udp_join(u, GROUP2), 0);
+	raw_poll(&r);
+	struct igmp_seen x;
+	assert_true(igmp_sent(&r, 0, &x));
+	assert_int_equal(get_be32(x.msg + 12), GROUP2);
+	assert_int_equal(x.msg[8], IGMP_CHANGE_TO_EXCLUDE);
+	assert_int_equal(run_ms(&r, 3000, &x, NULL), 0);
+	myrio_udp_close(u);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -600,6 +622,7 @@ int main(void)
 	    cmocka_unit_test(hostile_input_dropped_and_counted),
 	    cmocka_unit_test(sockets_in_a_group_each_get_a_copy),
 	    cmocka_unit_test(sending_to_a_group_ttl_1_by_default),
+	    cmocka_unit_test(qrv_1_join_reported_as_a_change_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

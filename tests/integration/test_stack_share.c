@@ -1,0 +1,503 @@
+/* Stacks that share a port (one per queue) and multicast, broadcast and UDP: the NIC steers
+ * a datagram by its addresses, not by where its socket lives, and the host's group
+ * memberships are one set whatever stack joined. Port A has two queues and two sibling
+ * stacks; port B is raw and promiscuous: the test writes the peer's frames by hand (UDP
+ * datagrams, IGMP queries) and reads every IGMP message A sends. A stepped model, sim0 -
+ * sim1; a threaded one for the command mailbox. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <arpa/inet.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mcp/mcp_abi.h"
+#include "myrio/myrio.h"
+#include "myrio/sim.h"
+#include "myrio/tcp_lite.h"
+#include "sim/model.h" /* the NIC's command count, a command refused */
+#include "sim/nic.h"
+#include "util/byteorder.h"
+#include "util/csum.h"
+
+#define IP_A 0x0a000001u
+#define IP_B 0x0a000002u
+#define PORT 5000
+#define ALL_HOSTS 0xe0000001u
+
+/* What B saw of A's IGMP: v3 records by type, v2 leaves. */
+#define MAX_SEEN 64
+struct igmp_seen {
+	uint32_t is_ex[MAX_SEEN], to_ex[MAX_SEEN], to_in[MAX_SEEN];
+	unsigned n_is_ex, n_to_ex, n_to_in, v2_leaves;
+};
+
+static struct world {
+	struct myrio_sim *sim;
+	struct myrio_port *pa, *pb;
+	struct myrio_stack *a[2];
+	struct myrio_pool *pool;
+	uint8_t mac_a[6], mac_b[6];
+	struct igmp_seen seen;
+} w;
+
+static uint64_t sim_clock(void *arg)
+{
+	return myrio_sim_now_ns(arg);
+}
+
+static void record(uint32_t *set, unsigned *n, uint32_t g)
+{
+	if (*n < MAX_SEEN)
+		set[(*n)++] = g;
+}
+
+static bool has(const uint32_t *set, unsigned n, uint32_t g)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (set[i] == g)
+			return true;
+	return false;
+}
+
+static void capture(const uint8_t *f, uint32_t len)
+{
+	if (len < 14 + 20 || get_be16(f + 12) != 0x0800 || f[14 + 9] != 2)
+		return;
+	uint32_t ihl = (f[14] & 15u) * 4, tot = get_be16(f + 16);
+	if (tot > len - 14 || tot < ihl + 8)
+		return;
+	const uint8_t *m = f + 14 + ihl;
+	uint32_t mlen = tot - ihl;
+	if (m[0] == 0x17)
+		w.seen.v2_leaves++;
+	if (m[0] != 0x22)
+		return;
+	unsigned nrec = get_be16(m + 6);
+	for (unsigned r = 0; r < nrec && 8 + 8 * (r + 1) <= mlen; r++) {
+		const uint8_t *rec = m + 8 + 8 * r;
+		uint32_t g = get_be32(rec + 4);
+		if (rec[0] == 2)
+			record(w.seen.is_ex, &w.seen.n_is_ex, g);
+		else if (rec[0] == 3)
+			record(w.seen.to_in, &w.seen.n_to_in, g);
+		else if (rec[0] == 4)
+			record(w.seen.to_ex, &w.seen.n_to_ex, g);
+	}
+}
+
+/* n rounds of step_us model time: both stacks poll, B's frames are read. */
+static void rounds(unsigned n, unsigned step_us)
+{
+	while (n--) {
+		myrio_stack_poll(w.a[0]);
+		myrio_stack_poll(w.a[1]);
+		struct myrio_pkt *in[32];
+		uint16_t k = myrio_rx_burst(w.pb, in, 32);
+		for (uint16_t i = 0; i < k; i++)
+			capture(myrio_pkt_data(in[i]), in[i]->len);
+		myrio_pkt_free_bulk(in, k);
+		myrio_sim_step(w.sim, step_us);
+	}
+}
+
+static int queue_of(uint8_t proto, uint32_t src, uint32_t dst, uint16_t sp, uint16_t dp)
+{
+	return myrio_port_rss_flow_queue(w.pa, proto, htonl(src), htonl(dst), htons(sp), htons(dp),
+					 NULL);
+}
+
+/* A group whose datagrams from B reach queue q. */
+static uint32_t group_on(int q, uint32_t base)
+{
+	for (uint32_t k = 1; k < 1000; k++)
+		if (queue_of(17, IP_B, base + k, PORT, PORT) == q)
+			return base + k;
+	fail_msg("no group hashes to queue %d", q);
+	return 0;
+}
+
+/* B sends an IPv4 packet of protocol proto to dst (TTL 1 for IGMP). */
+static void b_send(uint32_t dst, uint8_t proto, const uint8_t *l4, uint32_t l4len)
+{
+	struct myrio_pkt *p = myrio_pkt_alloc(w.pool);
+	assert_non_null(p);
+	uint8_t *d = myrio_pkt_data(p);
+	if ((dst >> 28) == 0xe) {
+		const uint8_t mc[6] = {
+		    0x01,	 0x00, 0x5e, (uint8_t)(dst >> 16 & 0x7f), (uint8_t)(dst >> 8),
+		    (uint8_t)dst};
+		memcpy(d, mc, 6);
+	} else {
+		memcpy(d, w.mac_a, 6);
+	}
+	memcpy(d + 6, w.mac_b, 6);
+	put_be16(d + 12, 0x0800);
+	uint8_t *ip = d + 14;
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	put_be16(ip + 2, (uint16_t)(20 + l4len));
+	ip[8] = proto == 2 ? 1 : 64;
+	ip[9] = proto;
+	put_be32(ip + 12, IP_B);
+	put_be32(ip + 16, dst);
+	put_be16(ip + 10, csum_finish(csum_add(0, ip, 20)));
+	memcpy(ip + 20, l4, l4len);
+	p->len = 14 + 20 + l4len;
+	if (p->len < 60) {
+		memset(d + p->len, 0, 60 - p->len);
+		p->len = 60;
+	}
+	while (myrio_tx_burst(w.pb, &p, 1) != 1)
+		rounds(1, 4);
+}
+
+/* n datagrams from B:sport to dst:dport, no checksum (RFC 768 allows it). */
+static void b_udp(uint32_t dst, uint16_t sport, uint16_t dport, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t u[12] = {0};
+		put_be16(u, sport);
+		put_be16(u + 2, dport);
+		put_be16(u + 4, sizeof(u));
+		u[8] = (uint8_t)i;
+		b_send(dst, 17, u, sizeof(u));
+	}
+	rounds(300, 4);
+}
+
+/* A v3 general query, Max Resp 1 s. */
+static void b_query(void)
+{
+	uint8_t q[12] = {0x11, 10, 0, 0, 0, 0, 0, 0, 2, 125, 0, 0};
+	put_be16(q + 2, csum_finish(csum_add(0, q, sizeof(q))));
+	b_send(ALL_HOSTS, 2, q, sizeof(q));
+}
+
+static unsigned drain(struct myrio_udp_sock *u)
+{
+	unsigned n = 0;
+	struct myrio_pkt *p;
+	while ((p = myrio_udp_recv(u, NULL, NULL)) != NULL) {
+		myrio_pkt_free(p);
+		n++;
+	}
+	return n;
+}
+
+static uint64_t xstat(const char *name)
+{
+	uint64_t v = 0;
+	assert_int_equal(myrio_port_xstat(w.pa, name, &v), 0);
+	return v;
+}
+
+static struct myrio_stack_stats stats(int k)
+{
+	struct myrio_stack_stats st;
+	myrio_stack_stats(w.a[k], &st);
+	return st;
+}
+
+/* A socket on stack k, on PORT, a member of group g. */
+static struct myrio_udp_sock *member(int k, uint32_t g)
+{
+	struct myrio_udp_sock *u;
+	assert_int_equal(myrio_udp_open_shared(w.a[k], PORT, NULL, &u), 0);
+	assert_int_equal(myrio_udp_join(u, g), 0);
+	return u;
+}
+
+static struct myrio_stack_conf a_conf(void)
+{
+	struct myrio_stack_conf c;
+	myrio_stack_conf_init(&c);
+	c.ip = IP_A;
+	c.netmask = 0xffffff00u;
+	c.clock = sim_clock;
+	c.clock_arg = w.sim;
+	return c;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	struct myrio_sim_conf sc;
+	myrio_sim_conf_init(&sc);
+	assert_int_equal(myrio_sim_conf_parse(&sc, "stepped,nics=2,eeprom_fw=rss"), 0);
+	assert_int_equal(myrio_sim_create(&w.sim, &sc), 0);
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.sim = w.sim;
+	assert_int_equal(myrio_port_open_queues(&w.pa, "sim:sim0", &pc, 2), 0);
+	pc.promisc = true;
+	assert_int_equal(myrio_port_open(&w.pb, "sim:sim1", &pc), 0);
+	assert_int_equal(myrio_port_pool_create(w.pb, 256, 2048, &w.pool), 0);
+	struct myrio_port_info info;
+	myrio_port_info(w.pa, &info);
+	memcpy(w.mac_a, info.mac, 6);
+	myrio_port_info(w.pb, &info);
+	memcpy(w.mac_b, info.mac, 6);
+	struct myrio_stack_conf c = a_conf();
+	assert_int_equal(myrio_stack_create_queue(&w.a[0], w.pa, 0, &c, NULL), 0);
+	assert_int_equal(myrio_stack_create_queue(&w.a[1], w.pa, 1, &c, w.a[0]), 0);
+	rounds(200, 4);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	myrio_stack_destroy(w.a[0]);
+	myrio_stack_destroy(w.a[1]);
+	myrio_pool_destroy(w.pool);
+	myrio_port_close(w.pb);
+	myrio_port_close(w.pa);
+	myrio_sim_destroy(w.sim);
+	return 0;
+}
+
+/* The port's filter holds every stack's groups: one stack's join, leave or end leaves the
+ * other's group in it. */
+static void filter_holds_every_stacks_groups(void **state)
+{
+	(void)state;
+	uint32_t g0 = group_on(0, 0xef010000u), g1 = group_on(1, 0xef010000u);
+	struct myrio_udp_sock *u0 = member(0, g0), *u1 = member(1, g1);
+	rounds(100, 4);
+	assert_int_equal(xstat("mc_groups"), 3); /* g0, g1 and all-hosts */
+	b_udp(g0, PORT, PORT, 10);
+	b_udp(g1, PORT, PORT, 10);
+	assert_int_equal(drain(u0), 10);
+	assert_int_equal(drain(u1), 10);
+
+	myrio_udp_close(u1);
+	rounds(10, 4);
+	assert_int_equal(xstat("mc_groups"), 2);
+	b_udp(g0, PORT, PORT, 10);
+	assert_int_equal(drain(u0), 10);
+
+	/* a stack that goes with a socket still joined takes only its groups out */
+	u1 = member(1, g1);
+	rounds(10, 4);
+	assert_int_equal(xstat("mc_groups"), 3);
+	myrio_stack_destroy(w.a[1]);
+	struct myrio_stack_conf c = a_conf();
+	assert_int_equal(myrio_stack_create_queue(&w.a[1], w.pa, 1, &c, w.a[0]), 0);
+	assert_int_equal(xstat("mc_groups"), 2);
+	b_udp(g0, PORT, PORT, 10);
+	assert_int_equal(drain(u0), 10);
+	myrio_udp_close(u0);
+}
+
+/* A group's datagrams reach every stack with a member, whatever queue they hash to. */
+static void group_reaches_every_member_stack(void **state)
+{
+	(void)state;
+	uint32_t g0 = group_on(0, 0xef020000u), g1 = group_on(1, 0xef020000u);
+	struct myrio_udp_sock *on0 = member(0, g1); /* g1 hashes to the other stack */
+	struct myrio_udp_sock *on1 = member(1, g1), *other = member(1, g0);
+	rounds(100, 4);
+	b_udp(g1, PORT, PORT, 10);
+	b_udp(g0, PORT, PORT, 10);
+	assert_int_equal(drain(on0), 10);
+	assert_int_equal(drain(on1), 10);
+	assert_int_equal(drain(other), 10);
+	/* each stack passed the other the group its member is not on */
+	assert_int_equal(stats(1).udp_handed_off, 10);
+	assert_int_equal(stats(0).udp_handoff_rx, 10);
+	assert_int_equal(stats(0).udp_handed_off, 10);
+	assert_int_equal(stats(1).udp_handoff_rx, 10);
+	/* a broadcast to the port, too */
+	b_udp(0x0a0000ffu, PORT, PORT, 5);
+	assert_int_equal(drain(on0) + drain(on1) + drain(other), 15);
+	myrio_udp_close(on0);
+	myrio_udp_close(on1);
+	myrio_udp_close(other);
+}
+
+/* A general query, whatever stack it lands on, is answered with every stack's groups. */
+static void query_answered_for_every_stack(void **state)
+{
+	(void)state;
+	uint32_t ga = 0xef030001u, gb = 0xef030002u;
+	struct myrio_udp_sock *u0 = member(0, ga), *u1 = member(1, gb);
+	rounds(2400, 1000); /* the unsolicited reports (within 1 s) are over */
+	assert_true(has(w.seen.to_ex, w.seen.n_to_ex, ga));
+	assert_true(has(w.seen.to_ex, w.seen.n_to_ex, gb));
+	memset(&w.seen, 0, sizeof(w.seen));
+	b_query();
+	rounds(2000, 1000); /* past its 1 s Max Resp */
+	assert_true(has(w.seen.is_ex, w.seen.n_is_ex, ga));
+	assert_true(has(w.seen.is_ex, w.seen.n_is_ex, gb));
+	assert_int_equal(stats(0).igmp_queries_rx + stats(1).igmp_queries_rx, 1);
+	myrio_udp_close(u0);
+	myrio_udp_close(u1);
+}
+
+/* Two stacks in one group: one leaving does not make the host leave; the last does. */
+static void host_leaves_with_its_last_member(void **state)
+{
+	(void)state;
+	uint32_t g = group_on(0, 0xef040000u);
+	struct myrio_udp_sock *u0 = member(0, g), *u1 = member(1, g);
+	rounds(2400, 1000);
+	memset(&w.seen, 0, sizeof(w.seen));
+	assert_int_equal(myrio_udp_leave(u1, g), 0);
+	rounds(2400, 1000);
+	assert_int_equal(w.seen.n_to_in + w.seen.v2_leaves, 0);
+	b_udp(g, PORT, PORT, 10);
+	assert_int_equal(drain(u0), 10);
+	assert_int_equal(drain(u1), 0);
+	assert_int_equal(myrio_udp_leave(u0, g), 0);
+	rounds(2400, 1000);
+	assert_true(has(w.seen.to_in, w.seen.n_to_in, g));
+	myrio_udp_close(u0);
+	myrio_udp_close(u1);
+}
+
+/* A socket bound on one stack gets datagrams that land on the other; a port bound on none
+ * is still refused with port unreachable. */
+static void udp_socket_on_one_stack(void **state)
+{
+	(void)state;
+	uint16_t dport = 7000;
+	int lands = queue_of(17, IP_B, IP_A, 40000, dport), owner = 1 - lands;
+	struct myrio_udp_sock *u;
+	assert_int_equal(myrio_udp_open(w.a[owner], dport, NULL, &u), 0);
+	b_udp(IP_A, 40000, dport, 10);
+	assert_int_equal(drain(u), 10);
+	assert_int_equal(stats(lands).drop_udp_no_port, 0);
+	assert_int_equal(stats(lands).udp_handed_off, 10);
+	/* connected elsewhere: not ours */
+	assert_int_equal(myrio_udp_connect(u, IP_B, 40001), 0);
+	b_udp(IP_A, 40000, dport, 3);
+	assert_int_equal(drain(u), 0);
+	assert_int_equal(stats(lands).drop_udp_no_port, 3);
+	myrio_udp_close(u);
+	b_udp(IP_A, 40000, dport, 2);
+	assert_int_equal(stats(lands).drop_udp_no_port, 5);
+}
+
+/* A stack from myrio_stack_create does not know the port's queues: no sibling. */
+static void sibling_must_know_the_queues(void **state)
+{
+	(void)state;
+	struct myrio_stack_conf c;
+	myrio_stack_conf_init(&c);
+	c.ip = 0x0a000009u;
+	struct myrio_stack *plain, *s;
+	assert_int_equal(myrio_stack_create(&plain, w.pa, &c), 0);
+	assert_int_equal(myrio_stack_create_queue(&s, w.pa, 1, &c, plain), -EINVAL);
+	assert_null(s);
+	myrio_stack_destroy(plain);
+}
+
+/* Two threads rewrite one port's multicast list at once: every command is the NIC's
+ * answer to one list (n JOINs and 3 more each) and the filter is the last list set. */
+#define LIST_ITER 1500
+static struct myrio_port *mt_port;
+static void *set_lists(void *arg)
+{
+	uint8_t base = (uint8_t)(uintptr_t)arg;
+	for (unsigned i = 0; i < LIST_ITER; i++) {
+		uint8_t l[2][6] = {{0x01, 0x00, 0x5e, base, 0, (uint8_t)i},
+				   {0x01, 0x00, 0x5e, base, 1, (uint8_t)i}};
+		if (myrio_port_mc_addr_list(mt_port, (const uint8_t(*)[6])l, 1 + i % 2) < 0)
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void mc_lists_from_two_threads(void **state)
+{
+	(void)state;
+	struct myrio_sim *sim;
+	struct myrio_sim_conf sc;
+	myrio_sim_conf_init(&sc);
+	assert_int_equal(myrio_sim_conf_parse(&sc, "nics=1,eeprom_fw=rss"), 0);
+	assert_int_equal(myrio_sim_create(&sim, &sc), 0);
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.sim = sim;
+	assert_int_equal(myrio_port_open_queues(&mt_port, "sim:sim0", &pc, 2), 0);
+	struct sim_nic *nic = sim_world_nic(sim, 0);
+	uint64_t cmds0 = nic->st.cmds;
+	pthread_t th[2];
+	for (uintptr_t k = 0; k < 2; k++)
+		assert_int_equal(pthread_create(&th[k], NULL, set_lists, (void *)(k + 1)), 0);
+	for (int k = 0; k < 2; k++) {
+		void *rc;
+		pthread_join(th[k], &rc);
+		assert_null(rc);
+	}
+	/* per thread: LIST_ITER lists of 1 and 2 alternately, each with 3 more commands */
+	uint64_t want = 2ull * (3 * LIST_ITER + (LIST_ITER + 1) / 2 + 2 * (LIST_ITER / 2));
+	assert_int_equal(nic->st.cmds - cmds0, want);
+	uint64_t groups = 0, ovf = 1;
+	assert_int_equal(myrio_port_xstat(mt_port, "mc_groups", &groups), 0);
+	assert_int_equal(myrio_port_xstat(mt_port, "mc_filter_overflow", &ovf), 0);
+	assert_int_equal(groups, 2); /* both threads' last list: i = LIST_ITER - 1, odd */
+	assert_int_equal(ovf, 0);
+	myrio_port_close(mt_port);
+	myrio_sim_destroy(sim);
+}
+
+/* An RSS configuration the NIC refuses leaves the previous one, in the NIC and in the
+ * driver's prediction (which stacks pick their source ports by). */
+static void rss_refused_keeps_the_previous(void **state)
+{
+	(void)state;
+	struct myrio_rss_conf before, want, after;
+	assert_int_equal(myrio_port_rss_get(w.pa, &before), 0);
+	want = before;
+	for (unsigned i = 0; i < want.table_size; i++)
+		want.table[i] = (uint8_t)(1 - before.table[i]);
+	want.key[0] ^= 0x5a;
+	int q = queue_of(6, IP_B, IP_A, 40000, 80);
+	uint32_t h0 = 0, h1 = 0;
+	myrio_port_rss_flow_queue(w.pa, 6, htonl(IP_B), htonl(IP_A), htons(40000), htons(80), &h0);
+	/* the table size is the first command: refused */
+	assert_int_equal(
+	    sim_nic_inject(sim_world_nic(w.sim, 0), SIM_FAULT_CMD_ERROR, MCP_ERR_RANGE), 0);
+	assert_true(myrio_port_rss_set(w.pa, &want) < 0);
+	assert_int_equal(myrio_port_rss_get(w.pa, &after), 0);
+	assert_memory_equal(&after, &before, sizeof(before));
+	assert_int_equal(queue_of(6, IP_B, IP_A, 40000, 80), q);
+	myrio_port_rss_flow_queue(w.pa, 6, htonl(IP_B), htonl(IP_A), htons(40000), htons(80), &h1);
+	assert_int_equal(h1, h0);
+	/* and the NIC still steers as before: a unicast datagram to a socket on queue q */
+	struct myrio_udp_sock *u;
+	int qu = queue_of(17, IP_B, IP_A, 40000, 7100);
+	assert_int_equal(myrio_udp_open(w.a[qu], 7100, NULL, &u), 0);
+	b_udp(IP_A, 40000, 7100, 5);
+	assert_int_equal(drain(u), 5);
+	assert_int_equal(stats(1 - qu).udp_handed_off, 0);
+	myrio_udp_close(u);
+	/* accepted now */
+	assert_int_equal(myrio_port_rss_set(w.pa, &want), 0);
+	assert_int_equal(myrio_port_rss_get(w.pa, &after), 0);
+	assert_memory_equal(&after, &want, sizeof(want));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(filter_holds_every_stacks_groups, setup, teardown),
+	    cmocka_unit_test_setup_teardown(group_reaches_every_member_stack, setup, teardown),
+	    cmocka_unit_test_setup_teardown(query_answered_for_every_stack, setup, teardown),
+	    cmocka_unit_test_setup_teardown(host_leaves_with_its_last_member, setup, teardown),
+	    cmocka_unit_test_setup_teardown(udp_socket_on_one_stack, setup, teardown),
+	    cmocka_unit_test_setup_teardown(sibling_must_know_the_queues, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rss_refused_keeps_the_previous, setup, teardown),
+	    cmocka_unit_test(mc_lists_from_two_threads),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -85,7 +85,7 @@ ld -r -o "$obj/all.o" "$obj"/*_*.o
 objcopy --wildcard --keep-global-symbol='sim_*' --keep-global-symbol='myrio_sim_*' \
 	"$obj/all.o" "$obj/myrio-model.o"
 cmp -s "$obj/myrio-model.o" "$dev/myrio-model.o" || cp "$obj/myrio-model.o" "$dev/"
-cp "$src/src/sim/model.h" "$src/src/sim/host.h" "$dev/include/sim/"
+cp "$src/src/sim/model.h" "$src/src/sim/host.h" "$src/src/sim/endpoint.h" "$dev/include/sim/"
 cp "$src/include/myrio/sim.h" "$dev/include/myrio/"
 cp "$src/qemu/hw/meson.build" "$src/qemu/hw/myri10ge-model.c" "$dev/"
 nice ninja -C "$qbuild" -j "$(nproc)" qemu-system-x86_64 >"$tree/ninja.log" 2>&1 ||

@@ -111,7 +111,8 @@ ctr() { # A|B ifname name
 # ethtool -S agrees with what was sent: COUNT datagrams of 1000 bytes (1042-byte frames)
 # a -> b after the peer's MAC is known. Every frame a counts as sent, b counts as received
 # or as dropped by its multicast filter (the cable loses nothing); beyond the datagrams,
-# only frames the test does not control (ARP, IPv6) within a small tolerance.
+# only frames the test does not control (ARP, IPv6) within a small tolerance, and one of
+# those may be in flight when the counters are read.
 counted() {
 	A ping -c 1 -W 5 10.9.0.2 >/dev/null 2>&1
 	sleep 1 # a counts a frame sent when the NIC reports it done: after b received it
@@ -131,7 +132,9 @@ counted() {
 	[ "$tp" -ge 50 ] && [ "$tp" -le 54 ] || bad "a's tx_packets moved by $tp for 50 datagrams"
 	[ "$tb" -ge 52100 ] && [ "$tb" -le $((52100 + 4 * 1514)) ] ||
 		bad "a's tx_bytes moved by $tb for 50 frames of 1042 bytes"
-	[ $((rp + mf)) = "$tp" ] || bad "b received $rp and filtered $mf of a's $tp frames"
+	# one frame of a's own may be on the cable at either snapshot
+	d=$((rp + mf - tp))
+	[ $d -ge -1 ] && [ $d -le 1 ] || bad "b received $rp and filtered $mf of a's $tp frames"
 	[ "$rb" -ge 52100 ] && [ "$rb" -le "$tb" ] || bad "b received $rb bytes of a's $tb"
 }
 # 20 multicast groups on a (more than the firmware's filter may hold: Linux joins each,

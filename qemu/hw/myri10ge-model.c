@@ -5,7 +5,8 @@
  * model's SRAM, config space both ways, DMA through the device's PCI address space (so a
  * vIOMMU translates and blocks), QEMU's virtual clock, MSI and INTx, and the firmware loop
  * run from a bottom half, a timer and command stores (docs/device-model.md, "Hosted in
- * QEMU"). Devices with the same `cable` are the two ends of one model cable.
+ * QEMU"). Devices with the same `cable` are the two ends of one model cable; a device
+ * with `netdev` has its cable's other end on that QEMU netdev (a TAP to the host, ...).
  */
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
@@ -13,11 +14,14 @@
 #include "qapi/error.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msi.h"
+#include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "exec/memory.h"
+#include "net/net.h"
 #include "sysemu/dma.h"
 
+#include "sim/endpoint.h"
 #include "sim/host.h"
 #include "sim/model.h"
 
@@ -28,17 +32,35 @@ OBJECT_DECLARE_SIMPLE_TYPE(MyriModelState, MYRI10GE_MODEL)
 #define BUSY_POLL_NS 20000
 #define IDLE_POLL_NS 250000
 
+/* Frames from the netdev waiting for the model's next run; beyond that, QEMU queues. */
+#define NET_QUEUE 64
+/* A longer frame from the netdev is dropped (no NIC receives one; the TAP endpoint reads
+ * no more either). */
+#define NET_FRAME_MAX 65536
+
 typedef struct MyriCable MyriCable;
 
 struct MyriModelState {
     PCIDevice parent_obj;
     MemoryRegion bar0;
+    MemoryRegion msix_bar; /* the MSI-X table and PBA, where the model's capability says */
+    unsigned vectors;      /* MSI-X vectors the model signals: one per slice */
     char *cable_id;
     char *model_conf;
     MyriCable *cable;
     struct sim_nic *nic;
     uint8_t *sram;
     uint8_t vs_cap, vs_len; /* the vendor capability: read from the model */
+    uint64_t dma_faults;    /* last reported */
+    /* the cable's other end on a netdev */
+    NICConf conf;
+    NICState *net;
+    struct sim_endpoint ep;
+    struct {
+        uint8_t *buf;
+        size_t len;
+    } netq[NET_QUEUE];
+    unsigned net_head, net_tail;
 };
 
 /* One model world per cable: two NICs joined, driven by one timer and one bottom half. */
@@ -63,10 +85,23 @@ static void cable_run(MyriCable *c)
         }
         PCIDevice *pd = PCI_DEVICE(s);
         uint64_t n;
-        if (read(sim_nic_irq_fd(s->nic), &n, sizeof(n)) == sizeof(n) && msi_enabled(pd)) {
+        if (msix_enabled(pd)) { /* slice v signals vector v; vector 0 is the MSI eventfd */
+            for (unsigned v = 0; v < s->vectors; v++) {
+                if (read(sim_nic_vector_fd(s->nic, v), &n, sizeof(n)) == sizeof(n)) {
+                    msix_notify(pd, v);
+                }
+            }
+        } else if (read(sim_nic_irq_fd(s->nic), &n, sizeof(n)) == sizeof(n) &&
+                   msi_enabled(pd)) {
             msi_notify(pd, 0);
         }
         pci_set_irq(pd, sim_nic_intx_line(s->nic));
+        uint64_t f = sim_nic_dma_faults(s->nic);
+        if (f != s->dma_faults) { /* the tests read the count here */
+            s->dma_faults = f;
+            fprintf(stderr, "myri10ge-model %02x:%02x.%x: %" PRIu64 " failed DMA\n",
+                    pci_dev_bus_num(pd), PCI_SLOT(pd->devfn), PCI_FUNC(pd->devfn), f);
+        }
     }
     timer_mod(c->timer, now + (work ? BUSY_POLL_NS : IDLE_POLL_NS));
 }
@@ -75,6 +110,66 @@ static void cable_tick(void *opaque)
 {
     cable_run(opaque);
 }
+
+static MyriModelState *ep_state(struct sim_endpoint *ep)
+{
+    return container_of(ep, MyriModelState, ep);
+}
+
+static void ep_deliver(struct sim_endpoint *ep, const uint8_t *frame, uint32_t len)
+{
+    qemu_send_packet(qemu_get_queue(ep_state(ep)->net), frame, len);
+    ep->tx_frames++;
+}
+
+static unsigned ep_poll(struct sim_endpoint *ep, sim_emit_fn emit, void *ctx, unsigned max)
+{
+    MyriModelState *s = ep_state(ep);
+    unsigned n = 0;
+    while (n < max && s->net_tail != s->net_head) {
+        unsigned i = s->net_tail++ % NET_QUEUE;
+        emit(ctx, s->netq[i].buf, s->netq[i].len);
+        g_free(s->netq[i].buf);
+        n++;
+    }
+    ep->rx_frames += n;
+    if (n) {
+        qemu_flush_queued_packets(qemu_get_queue(s->net)); /* room again */
+    }
+    return n;
+}
+
+static const struct sim_endpoint_ops ep_ops = {.deliver = ep_deliver, .poll = ep_poll};
+
+static bool net_can_receive(NetClientState *nc)
+{
+    MyriModelState *s = qemu_get_nic_opaque(nc);
+    return s->net_head - s->net_tail < NET_QUEUE;
+}
+
+static ssize_t net_receive(NetClientState *nc, const uint8_t *buf, size_t size)
+{
+    MyriModelState *s = qemu_get_nic_opaque(nc);
+    if (!net_can_receive(nc)) {
+        return 0; /* QEMU keeps it until qemu_flush_queued_packets */
+    }
+    if (size > NET_FRAME_MAX) {
+        s->ep.drops++;
+        return size;
+    }
+    unsigned i = s->net_head++ % NET_QUEUE;
+    s->netq[i].buf = g_memdup2(buf, size);
+    s->netq[i].len = size;
+    qemu_bh_schedule(s->cable->bh);
+    return size;
+}
+
+static NetClientInfo net_info = {
+    .type = NET_CLIENT_DRIVER_NIC,
+    .size = sizeof(NICState),
+    .can_receive = net_can_receive,
+    .receive = net_receive,
+};
 
 static uint8_t *dma_map_dir(PCIDevice *pd, uint64_t iova, uint32_t len, DMADirection dir)
 {
@@ -152,8 +247,36 @@ static uint32_t model_cfg(MyriModelState *s, unsigned off, unsigned size)
     return v;
 }
 
-/* QEMU's copy of config space is the model's: header, and each capability QEMU can back
- * (MSI-X is left out: its BAR2 table is not backed, and one slice never uses it). */
+/* MSI-X as the model's capability describes it: table and PBA in one BAR of QEMU's (the
+ * model has no memory behind them), a vector per slice the model can signal. */
+static bool add_msix(MyriModelState *s, uint8_t off, Error **errp)
+{
+    PCIDevice *pd = PCI_DEVICE(s);
+    unsigned n = (model_cfg(s, off + PCI_MSIX_FLAGS, 2) & PCI_MSIX_FLAGS_QSIZE) + 1;
+    uint32_t table = model_cfg(s, off + PCI_MSIX_TABLE, 4);
+    uint32_t pba = model_cfg(s, off + PCI_MSIX_PBA, 4);
+    uint8_t bar = table & PCI_MSIX_FLAGS_BIRMASK;
+    uint32_t end = MAX((table & ~PCI_MSIX_FLAGS_BIRMASK) + n * PCI_MSIX_ENTRY_SIZE,
+                       (pba & ~PCI_MSIX_FLAGS_BIRMASK) + QEMU_ALIGN_UP(n, 64) / 8);
+    if ((pba & PCI_MSIX_FLAGS_BIRMASK) != bar || bar == 0) {
+        error_setg(errp, "myri10ge-model: MSI-X table and PBA must share a BAR other than 0");
+        return false;
+    }
+    memory_region_init(&s->msix_bar, OBJECT(s), "myri10ge-model-msix",
+                       pow2ceil(MAX(end, 4096)));
+    if (msix_init(pd, n, &s->msix_bar, bar, table & ~PCI_MSIX_FLAGS_BIRMASK, &s->msix_bar,
+                  bar, pba & ~PCI_MSIX_FLAGS_BIRMASK, off, errp) < 0) {
+        return false;
+    }
+    pci_register_bar(pd, bar, PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64,
+                     &s->msix_bar);
+    while (s->vectors < n && sim_nic_vector_fd(s->nic, s->vectors) >= 0) {
+        msix_vector_use(pd, s->vectors++);
+    }
+    return true;
+}
+
+/* QEMU's copy of config space is the model's: header, and each capability. */
 static bool copy_config(MyriModelState *s, Error **errp)
 {
     PCIDevice *pd = PCI_DEVICE(s);
@@ -174,6 +297,11 @@ static bool copy_config(MyriModelState *s, Error **errp)
         switch (id) {
         case PCI_CAP_ID_MSI:
             if (msi_init(pd, off, 1, true, false, errp) < 0) {
+                return false;
+            }
+            continue;
+        case PCI_CAP_ID_MSIX:
+            if (!add_msix(s, off, errp)) {
                 return false;
             }
             continue;
@@ -207,7 +335,7 @@ static bool copy_config(MyriModelState *s, Error **errp)
     return true;
 }
 
-static MyriCable *cable_get(const char *id, const char *conf_spec, Error **errp)
+static MyriCable *cable_get(const char *id, const char *conf_spec, unsigned nics, Error **errp)
 {
     MyriCable *c;
     QLIST_FOREACH(c, &cables, link) {
@@ -221,7 +349,7 @@ static MyriCable *cable_get(const char *id, const char *conf_spec, Error **errp)
         error_setg(errp, "myri10ge-model: bad model= \"%s\"", conf_spec);
         return NULL;
     }
-    conf.nics = 2;
+    conf.nics = nics;
     conf.stepped = true; /* the host runs it: sim_world_run_at */
     c = g_new0(MyriCable, 1);
     if (myrio_sim_create(&c->world, &conf) < 0) {
@@ -239,7 +367,15 @@ static MyriCable *cable_get(const char *id, const char *conf_spec, Error **errp)
 static void myri_realize(PCIDevice *pd, Error **errp)
 {
     MyriModelState *s = MYRI10GE_MODEL(pd);
-    MyriCable *c = cable_get(s->cable_id ? s->cable_id : "0", s->model_conf, errp);
+    bool netdev = s->conf.peers.ncs[0] != NULL;
+    if (netdev && s->cable_id) {
+        error_setg(errp, "myri10ge-model: give either cable or netdev, not both");
+        return;
+    }
+    /* on a netdev: a world of its own, one NIC, whose cable ends at the netdev */
+    g_autofree char *own = g_strdup_printf("netdev:%d", pd->devfn);
+    MyriCable *c = cable_get(netdev ? own : s->cable_id ? s->cable_id : "0", s->model_conf,
+                             netdev ? 1 : 2, errp);
     if (!c) {
         return;
     }
@@ -269,6 +405,17 @@ static void myri_realize(PCIDevice *pd, Error **errp)
     pd->config_write = cfg_write;
     s->cable = c;
     c->ends[end] = s;
+    if (netdev) {
+        /* Debian's 7.2 has the reentrancy guard argument of 8.0 */
+        s->net = qemu_new_nic(&net_info, &s->conf, object_get_typename(OBJECT(s)),
+                              DEVICE(s)->id, &DEVICE(s)->mem_reentrancy_guard, s);
+        s->ep.ops = &ep_ops;
+        snprintf(s->ep.name, sizeof(s->ep.name), "netdev");
+        if (sim_world_cable_endpoint(s->nic, &s->ep) < 0) {
+            error_setg(errp, "myri10ge-model: cannot join the cable to the netdev");
+            return;
+        }
+    }
     timer_mod(c->timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + IDLE_POLL_NS);
 }
 
@@ -281,6 +428,13 @@ static void myri_exit(PCIDevice *pd)
     sim_nic_set_host_dma(s->nic, NULL);
     sim_nic_detach(s->nic);
     msi_uninit(pd);
+    msix_uninit(pd, &s->msix_bar, &s->msix_bar);
+    if (s->net) {
+        qemu_del_nic(s->net);
+        while (s->net_tail != s->net_head) {
+            g_free(s->netq[s->net_tail++ % NET_QUEUE].buf);
+        }
+    }
     s->cable->ends[s->cable->ends[1] == s] = NULL;
 }
 
@@ -312,6 +466,7 @@ static const VMStateDescription myri_vmstate = {
 static Property myri_properties[] = {
     DEFINE_PROP_STRING("cable", MyriModelState, cable_id),
     DEFINE_PROP_STRING("model", MyriModelState, model_conf),
+    DEFINE_NIC_PROPERTIES(MyriModelState, conf),
     DEFINE_PROP_END_OF_LIST(),
 };
 

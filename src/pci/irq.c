@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Device interrupts into an eventfd. One vector: MSI when the function has it, else MSI-X
- * vector 0; or none, INTx masked, for a polled port. A single-slice Myri-10G interrupts through MSI; MSI-X is meant for one vector
- * per slice and needs ENABLE_RSS_QUEUES first (spec §6.4). */
+ * vector 0; or none, INTx masked, for a polled port. A single-slice Myri-10G interrupts
+ * through MSI; MSI-X is meant for one vector per slice and needs ENABLE_RSS_QUEUES first
+ * (spec §6.4). */
 #include <errno.h>
 #include <linux/vfio.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "pci/vfio.h"
 #include "pci/vfio_dev.h"
 #include "util/log.h"
+#include "util/pci_cap.h"
 
 static int irq_count(struct myrio_vfio_dev *d, uint32_t index)
 {
@@ -53,9 +55,39 @@ static int set_none(struct myrio_vfio_dev *d, uint32_t index, uint32_t action, u
 	return ioctl(d->device, VFIO_DEVICE_SET_IRQS, &set) == 0 ? 0 : -errno;
 }
 
+static int cfg_read(void *bus, unsigned off, unsigned size, uint32_t *val)
+{
+	return myrio_vfio_cfg_read(bus, off, size, val);
+}
+
+/* vfio-pci turns MSI on at the device for VFIO_DEVICE_SET_IRQS, but the MSI capability the
+ * user reads is its virtual copy, whose enable bit only the user sets (kept only while the
+ * ioctl has MSI on), as QEMU does for its guest. Without it the driver, which reads the
+ * capability to know its interrupt mode, would take the port for polled. */
+static void msi_cap_enable(struct myrio_vfio_dev *d, bool on)
+{
+	unsigned cap = pci_cap_find(cfg_read, &d->bus, PCI_CAP_ID_MSI);
+	uint32_t flags;
+	if (!cap || myrio_vfio_cfg_read(&d->bus, cap + PCI_MSI_FLAGS, 2, &flags) < 0)
+		return;
+	uint32_t want = on ? flags | PCI_MSI_FLAGS_ENABLE : flags & ~(uint32_t)PCI_MSI_FLAGS_ENABLE;
+	if (want != flags && myrio_vfio_cfg_write(&d->bus, cap + PCI_MSI_FLAGS, 2, want) < 0)
+		log_warn("%s: cannot set MSI enable in the virtual config space", d->bus.name);
+}
+
+static int msi_trigger(struct myrio_vfio_dev *d, uint32_t index, int efd)
+{
+	int rc = set_trigger(d, index, efd);
+	if (rc == 0 && index == VFIO_PCI_MSI_IRQ_INDEX)
+		msi_cap_enable(d, true);
+	return rc;
+}
+
 static void irq_disable(struct myrio_vfio_dev *d)
 {
 	set_none(d, (uint32_t)d->irq_index, VFIO_IRQ_SET_ACTION_TRIGGER, 0);
+	if (d->irq_index == VFIO_PCI_MSI_IRQ_INDEX)
+		msi_cap_enable(d, false);
 }
 
 static void intx_release(struct myrio_vfio_dev *d)
@@ -75,7 +107,7 @@ static int irq_open(struct myrio_vfio_dev *d, uint32_t index)
 		log_err("%s: eventfd: %s", d->bus.name, strerror(-rc));
 		return rc;
 	}
-	int rc = set_trigger(d, index, efd);
+	int rc = msi_trigger(d, index, efd);
 	if (rc < 0) {
 		log_err("%s: VFIO_DEVICE_SET_IRQS (%s): %s", d->bus.name,
 			index == VFIO_PCI_MSIX_IRQ_INDEX ? "MSI-X" : "MSI", strerror(-rc));
@@ -154,7 +186,7 @@ int myrio_vfio_irq_setup(struct myrio_bus *bus, bool msi)
 	if (d->irq_fd < 0)
 		return irq_open(d, index);
 	irq_disable(d);
-	int rc = set_trigger(d, index, d->irq_fd);
+	int rc = msi_trigger(d, index, d->irq_fd);
 	if (rc < 0)
 		log_err("%s: VFIO_DEVICE_SET_IRQS (re-arm): %s", bus->name, strerror(-rc));
 	return rc < 0 ? rc : d->irq_fd;

@@ -37,6 +37,8 @@ static uint16_t m_tx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uin
 	struct myri_nic *nic = &mp(port)->nic;
 	if (__builtin_expect(--nic->rings.poll_countdown == 0, 0) && periodic(port, nic) < 0)
 		return 0;
+	if (__builtin_expect(mp(port)->fault_tx_in != 0, 0))
+		return myri10ge_fault_tx(mp(port), pkts, n);
 	return rings_tx_burst(&nic->rings, pkts, n);
 }
 
@@ -336,8 +338,10 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 		rc = myri_nic_probe(&p->nic, bus, conf);
 	if (rc == 0)
 		rc = myri_nic_open(&p->nic);
-	if (rc == 0)
+	if (rc == 0) {
 		myri_watchdog_init(&p->nic, conf->watchdog_ms); /* on the bus's clock */
+		myri10ge_fault_init(p);
+	}
 	if (rc < 0) {
 		log_err("%s: bring-up failed (%s)", bus->name, strerror(-rc));
 		if (p->nic.up)

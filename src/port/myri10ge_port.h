@@ -12,6 +12,7 @@ struct myri10ge_port {
 	struct myrio_port port; /* first: the generic layer casts */
 	struct myri_nic nic;
 	struct toeplitz_table *rss_tt; /* the key's lookup table, with several queues */
+	unsigned long fault_tx_in;     /* myri10ge_fault.c: frames until the bad one, 0 off */
 };
 
 static inline struct myri10ge_port *mp(struct myrio_port *port)
@@ -20,6 +21,10 @@ static inline struct myri10ge_port *mp(struct myrio_port *port)
 }
 
 uint16_t myri10ge_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n);
+
+/* myri10ge_fault.c (tests only) */
+void myri10ge_fault_init(struct myri10ge_port *p);
+uint16_t myri10ge_fault_tx(struct myri10ge_port *p, struct myrio_pkt **pkts, uint16_t n);
 
 /* myri10ge_queues.c */
 int myri10ge_queues_init(struct myri10ge_port *p); /* the default RSS conf, before open */

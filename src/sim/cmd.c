@@ -11,7 +11,6 @@
 #include "util/byteorder.h"
 #include "util/log.h"
 
-#define MCAST_CAPACITY 16u /* [I] the model's multicast filter size (§11, question 3) */
 #define DMA_TEST_TRANSFERS 256u
 #define DMA_TEST_MBPS 2000u /* modelled PCIe DMA bandwidth for the benchmark's ticks */
 
@@ -316,6 +315,11 @@ static uint32_t op_allmulti(struct sim_nic *nic, const struct cmd *c, uint32_t *
 	return SIM_OK;
 }
 
+void sim_nic_set_mcast_capacity(struct sim_nic *nic, unsigned groups)
+{
+	nic->mcast_capacity = groups < SIM_MCAST_MAX ? groups : 0;
+}
+
 static uint32_t op_join_multicast_group(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
 					uint64_t now)
 {
@@ -326,7 +330,7 @@ static uint32_t op_join_multicast_group(struct sim_nic *nic, const struct cmd *c
 		return SIM_ERR_MULTICAST;
 	if (mcast_find(nic, m) >= 0)
 		return SIM_OK;
-	if (nic->n_mcast >= MCAST_CAPACITY)
+	if (nic->n_mcast >= (nic->mcast_capacity ? nic->mcast_capacity : SIM_MCAST_MAX))
 		return SIM_ERR_MULTICAST;
 	memcpy(nic->mcast[nic->n_mcast++], m, 6);
 	return SIM_OK;

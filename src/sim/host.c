@@ -14,6 +14,11 @@ void sim_nic_set_host_dma(struct sim_nic *nic, const struct sim_host_dma *dma)
 		nic->sl[q].intrq_va = NULL;
 }
 
+uint64_t sim_nic_dma_faults(const struct sim_nic *nic)
+{
+	return nic->st.dma_faults;
+}
+
 bool sim_host_dma_reads(const char *what)
 {
 	return !strncmp(what, "tx buffer", 9) || !strncmp(what, "dummy RDMA read", 15) ||

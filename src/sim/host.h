@@ -35,6 +35,10 @@ void sim_nic_set_host_dma(struct sim_nic *nic, const struct sim_host_dma *dma);
  * the host's next run. */
 bool sim_bar0_store_is_urgent(uint32_t off);
 
+/* Accesses the NIC's DMA could not make (unmapped, refused by the host's IOMMU): the
+ * host reports them where its tests can read them. */
+uint64_t sim_nic_dma_faults(const struct sim_nic *nic);
+
 /* One iteration of every NIC and cable of a stepped world at the host's clock now_ns
  * (monotonic); returns the work done, 0 when idle. */
 unsigned sim_world_run_at(struct myrio_sim *sim, uint64_t now_ns);

@@ -104,4 +104,11 @@ enum sim_fault {
 };
 int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg);
 
+/* The multicast filter's size [I]: SIM_MCAST_MAX groups unless a test makes it smaller
+ * (1..SIM_MCAST_MAX; 0: back to SIM_MCAST_MAX), to see a driver's fallback to ALLMULTI
+ * when a JOIN is refused. Linux's myri10ge treats a refused JOIN as an error and has no
+ * fallback of its own (docs/device-model.md). */
+#define SIM_MCAST_MAX 256u
+void sim_nic_set_mcast_capacity(struct sim_nic *nic, unsigned groups);
+
 #endif

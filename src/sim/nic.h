@@ -238,8 +238,8 @@ struct sim_nic {
 	uint32_t mtu;
 	uint8_t mac[6];
 	bool promisc, allmulti, flow_control, relax_align;
-	uint8_t mcast[16][6];
-	unsigned n_mcast;
+	uint8_t mcast[SIM_MCAST_MAX][6];
+	unsigned n_mcast, mcast_capacity; /* capacity: sim_nic_set_mcast_capacity, 0 = MAX */
 	bool max_rss_queried;
 	unsigned slices;
 	bool multi_tx; /* ENABLE_RSS_QUEUES bit 1: a send ring per slice, served between its

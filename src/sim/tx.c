@@ -195,7 +195,7 @@ static bool wire_slot(struct sim_nic *nic, const struct sim_slice *q, struct sim
 
 /* A DMA read of a send buffer failed (an IOMMU fault): the frame is dropped and its RDMA
  * tag never comes back until CMD_RESET; the status block reports the tags left. */
-static void read_failed(struct sim_nic *nic)
+void sim_tx_read_failed(struct sim_nic *nic)
 {
 	if (nic->fault_tx_read_fail)
 		nic->fault_tx_read_fail--;
@@ -265,7 +265,7 @@ static __attribute__((noinline)) unsigned tx_poll_slice(struct sim_nic *nic, str
 				fr[i].p = sim_dma(nic, d[i].addr, d[i].len, "tx buffer");
 				fr[i].len = d[i].len;
 				if (__builtin_expect(!fr[i].p || nic->fault_tx_read_fail, 0)) {
-					read_failed(nic);
+					sim_tx_read_failed(nic);
 					ok = false;
 					break;
 				}

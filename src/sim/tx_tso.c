@@ -111,8 +111,10 @@ int sim_tso_begin(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, un
 	t->npl = 0;
 	for (unsigned i = 0; i < n; i++) {
 		const uint8_t *p = sim_dma(nic, d[i].addr, d[i].len, "tx buffer (TSO)");
-		if (!p)
+		if (!p) {
+			sim_tx_read_failed(nic);
 			return -EFAULT;
+		}
 		if (d[i].flags & TXF_TSO_PLD) {
 			t->pl[t->npl++] = (struct sim_tso_piece){d[i].addr, d[i].len};
 		} else {
@@ -191,6 +193,7 @@ void sim_tso_send_next(struct sim_nic *nic, uint64_t now)
 		uint32_t take = d->len - t->pl_off < plen - got ? d->len - t->pl_off : plen - got;
 		const uint8_t *p = sim_dma(nic, d->iova + t->pl_off, take, "tx buffer (TSO)");
 		if (!p) { /* unmapped since the request began: the rest is not sent */
+			sim_tx_read_failed(nic);
 			t->active = false;
 			return;
 		}

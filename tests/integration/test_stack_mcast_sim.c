@@ -20,7 +20,7 @@
 
 #define GROUP(k) (0xef010000u + (k)) /* 239.1.0.k */
 #define PORT 5000
-#define FILTER_SLOTS 16 /* the model's filter (docs/device-model.md) */
+#define FILTER_SLOTS 16 /* the filter the overflow test gives the model's NIC */
 /* Rounds of 4 us: the firmware's counters reach the host with its next statistics update,
  * one every millisecond (the model's default STATS_INTERVAL). */
 #define STATS_ROUNDS 300
@@ -161,6 +161,7 @@ static void more_groups_than_the_filter_holds(void **state)
 {
 	struct world w;
 	w_open(&w);
+	sim_nic_set_mcast_capacity(sim_nic_find(w.sim, "sim1"), FILTER_SLOTS);
 	struct myrio_udp_sock *a, *b;
 	assert_int_equal(myrio_udp_open(w.st[0], 0, NULL, &a), 0);
 	assert_int_equal(myrio_udp_open(w.st[1], PORT, NULL, &b), 0);

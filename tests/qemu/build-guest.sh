@@ -32,7 +32,7 @@ ar rcs "$out/libmyrio_guest.a" "$objs"/*.o
 LIBS=("$out/libmyrio_guest.a" -lpcap -lpciaccess -lz -lhugetlbfs -lpthread)
 # The examples and tools the guest runs on the e1000e port, built as users build them.
 progs=(tests/qemu/vfio_e1000e_test examples/raw_frames examples/stream_recv examples/stream_send
-	tools/myrio-info)
+	examples/udp_rpc tools/myrio-info)
 gcc "${CFLAGS[@]}" -o "$out/vfio_e1000e_test" "$src"/tests/qemu/e1000e.c \
 	"$src/tests/qemu/vfio_e1000e_test.c" "${LIBS[@]}"
 for p in "${progs[@]:1}"; do

@@ -84,10 +84,14 @@ done | xargs -P 2 -I{} sh -c 'gcc -O2 -g -fPIE -std=gnu11 -D_GNU_SOURCE -Wall -W
 ld -r -o "$obj/all.o" "$obj"/*_*.o
 objcopy --wildcard --keep-global-symbol='sim_*' --keep-global-symbol='myrio_sim_*' \
 	"$obj/all.o" "$obj/myrio-model.o"
-cmp -s "$obj/myrio-model.o" "$dev/myrio-model.o" || cp "$obj/myrio-model.o" "$dev/"
-cp "$src/src/sim/model.h" "$src/src/sim/host.h" "$dev/include/sim/"
-cp "$src/include/myrio/sim.h" "$dev/include/myrio/"
-cp "$src/qemu/hw/meson.build" "$src/qemu/hw/myri10ge-model.c" "$dev/"
+# Only what changed is copied: a new time on meson.build makes meson reconfigure the whole
+# tree (minutes on a loaded machine), one on a header recompiles what includes it.
+put() { cmp -s "$1" "$2/$(basename "$1")" || cp "$1" "$2/"; }
+put "$obj/myrio-model.o" "$dev"
+for h in model.h host.h endpoint.h; do put "$src/src/sim/$h" "$dev/include/sim"; done
+put "$src/include/myrio/sim.h" "$dev/include/myrio"
+put "$src/qemu/hw/meson.build" "$dev"
+put "$src/qemu/hw/myri10ge-model.c" "$dev"
 nice ninja -C "$qbuild" -j "$(nproc)" qemu-system-x86_64 >"$tree/ninja.log" 2>&1 ||
 	{ tail -n 30 "$tree/ninja.log" >&2; say "build failed: see $tree/ninja.log"; exit 1; }
 mkdir -p "$cache/bin"

@@ -11,7 +11,11 @@
  * when all BYTES went through intact (and, for recv, nothing more came).
  *   tcp_pattern udprecv PORT COUNT        COUNT datagrams (5 s at most), each checked
  *   tcp_pattern udpsend ADDR PORT COUNT   COUNT datagrams of 1000 bytes, datagram i
- *                                         holds the pattern from offset 1000 i */
+ *                                         holds the pattern from offset 1000 i
+ *   tcp_pattern udpecho PORT COUNT        sends back each of COUNT datagrams (10 s idle
+ *                                         at most), to whoever sent it
+ *   tcp_pattern udpask ADDR PORT COUNT    udpsend's datagrams one at a time, each echoed
+ *                                         back whole (1 s, 5 tries) */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -178,6 +182,62 @@ static int do_udp(const char *addr, int port, unsigned count)
 	return good != count;
 }
 
+static int do_udpecho(int port, unsigned count)
+{
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct timeval tv = {.tv_sec = 10};
+	uint8_t buf[65536];
+	if (s < 0 || setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    bind(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		perror("tcp_pattern: udpecho");
+		return 1;
+	}
+	unsigned n = 0;
+	for (; n < count; n++) {
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		ssize_t len = recvfrom(s, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+		if (len < 0 || sendto(s, buf, (size_t)len, 0, (struct sockaddr *)&from, fl) != len)
+			break;
+	}
+	printf("tcp_pattern: udpecho %u of %u datagrams sent back\n", n, count);
+	return n != count;
+}
+
+static int do_udpask(const char *addr, int port, unsigned count)
+{
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct timeval tv = {.tv_sec = 1};
+	uint8_t want[DGRAM], got[DGRAM + 1];
+	if (s < 0 || inet_pton(AF_INET, addr, &a.sin_addr) != 1 ||
+	    setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    connect(s, (struct sockaddr *)&a, sizeof(a)) < 0)
+		return 1;
+	unsigned good = 0, tries = 0;
+	for (unsigned i = 0; i < count; i++) {
+		for (unsigned k = 0; k < DGRAM; k++)
+			want[k] = byte_at((uint64_t)i * DGRAM + k);
+		for (unsigned t = 0; t < 5; t++) {
+			tries++;
+			if (send(s, want, DGRAM, 0) != DGRAM)
+				continue;
+			ssize_t n;
+			/* a late answer to an earlier try of another datagram is skipped */
+			while ((n = recv(s, got, sizeof(got), 0)) == DGRAM && memcmp(got, want, DGRAM))
+				;
+			if (n == DGRAM) {
+				good++;
+				break;
+			}
+		}
+	}
+	printf("tcp_pattern: udpask %u of %u datagrams echoed intact, %u sends\n", good, count,
+	       tries);
+	return good != count;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "-e")) {
@@ -189,6 +249,10 @@ int main(int argc, char **argv)
 		return do_udp(NULL, atoi(argv[2]), (unsigned)atoi(argv[3]));
 	if (argc == 5 && !strcmp(argv[1], "udpsend"))
 		return do_udp(argv[2], atoi(argv[3]), (unsigned)atoi(argv[4]));
+	if (argc == 4 && !strcmp(argv[1], "udpecho"))
+		return do_udpecho(atoi(argv[2]), (unsigned)atoi(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "udpask"))
+		return do_udpask(argv[2], atoi(argv[3]), (unsigned)atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "recv"))
 		return do_recv(atoi(argv[2]), strtoull(argv[3], NULL, 0));
 	if (argc == 5 && !strcmp(argv[1], "send"))

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The VFIO interrupt calls the driver makes before every reset sequence, against a fake
  * device: ioctl is this file's (the executable's definition wins over libc's), answering
- * VFIO_DEVICE_GET_IRQ_INFO and recording every VFIO_DEVICE_SET_IRQS. */
+ * VFIO_DEVICE_GET_IRQ_INFO and recording every VFIO_DEVICE_SET_IRQS. The device fd is a
+ * memfd holding the function's config space, as vfio-pci presents it: virtual, where the
+ * MSI enable bit is the user's to write. */
 #include <errno.h>
 #include <linux/vfio.h>
 #include <setjmp.h>
@@ -12,11 +14,14 @@
 #include <cmocka.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "pci/vfio_dev.h"
+#include "util/pci_cap.h"
 
 #define FAKE_FD 1000
+#define MSI_CAP 0x50
 
 struct set_call {
 	uint32_t flags, index, start, count;
@@ -59,14 +64,38 @@ int ioctl(int fd, unsigned long req, ...)
 	return -1;
 }
 
+/* Config space with one capability, MSI, at MSI_CAP. */
 static void dev_init(struct myrio_vfio_dev *d)
 {
 	memset(d, 0, sizeof(*d));
 	memset(&fake, 0, sizeof(fake));
 	strcpy(d->bus.name, "fake");
+	int mfd = memfd_create("cfg", MFD_CLOEXEC);
+	assert_true(mfd >= 0);
+	uint8_t cfg[256] = {0};
+	cfg[0x06] = 0x10; /* status: capability list */
+	cfg[0x34] = MSI_CAP;
+	cfg[MSI_CAP] = PCI_CAP_ID_MSI;
+	assert_int_equal(pwrite(mfd, cfg, sizeof(cfg), 0), (ssize_t)sizeof(cfg));
+	assert_int_equal(dup2(mfd, FAKE_FD), FAKE_FD);
+	close(mfd);
 	d->device = FAKE_FD;
+	d->cfg_size = sizeof(cfg);
 	d->num_irqs = VFIO_PCI_NUM_IRQS;
 	d->irq_fd = d->intx_fd = -1;
+}
+
+static void dev_fini(void)
+{
+	close(FAKE_FD);
+}
+
+/* What the driver reads back to know its interrupt mode (src/mcp/nic.c's msi_on). */
+static bool msi_enabled_in_config(void)
+{
+	uint16_t flags = 0;
+	assert_int_equal(pread(FAKE_FD, &flags, 2, MSI_CAP + PCI_MSI_FLAGS), 2);
+	return flags & PCI_MSI_FLAGS_ENABLE;
 }
 
 static bool is_off(const struct set_call *c, uint32_t index)
@@ -93,13 +122,17 @@ static void msi_rearmed_with_the_same_eventfd(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(fake.n, 1);
 	assert_true(is_trigger(&fake.calls[0], VFIO_PCI_MSI_IRQ_INDEX, fd));
+	assert_true(msi_enabled_in_config());
 	assert_int_equal(myrio_vfio_irq_setup(&d.bus, true), fd);
 	assert_int_equal(fake.n, 3);
 	assert_true(is_off(&fake.calls[1], VFIO_PCI_MSI_IRQ_INDEX));
 	assert_true(is_trigger(&fake.calls[2], VFIO_PCI_MSI_IRQ_INDEX, fd));
+	assert_true(msi_enabled_in_config());
 	assert_int_equal(myrio_vfio_irq_fd(&d.bus), fd);
 	myrio_vfio_irq_close(&d);
 	assert_true(is_off(&fake.calls[fake.n - 1], VFIO_PCI_MSI_IRQ_INDEX));
+	assert_false(msi_enabled_in_config());
+	dev_fini();
 }
 
 /* A polled port: INTx taken by VFIO and masked there, again after every reset. */
@@ -123,6 +156,8 @@ static void polled_port_masks_intx(void **state)
 	myrio_vfio_irq_close(&d);
 	assert_true(is_off(&fake.calls[fake.n - 1], VFIO_PCI_INTX_IRQ_INDEX));
 	assert_int_equal(d.intx_fd, -1);
+	assert_false(msi_enabled_in_config());
+	dev_fini();
 }
 
 /* A function without MSI: asking for it fails (the driver then runs polled). */
@@ -134,6 +169,7 @@ static void no_msi_no_interrupts(void **state)
 	fake.has_intx = true;
 	assert_int_equal(myrio_vfio_irq_setup(&d.bus, true), -ENOTSUP);
 	assert_int_equal(fake.n, 0);
+	dev_fini();
 }
 
 int main(void)

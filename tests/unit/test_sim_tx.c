@@ -330,11 +330,13 @@ static void tso_ipv6_vlan(void **state)
 
 /* The host unmaps a TSO request's payload while the request waits for the wire: what is
  * left of it is not sent (the model must not read memory no longer registered; in the
- * daemon that memory may be gone, or another client's). */
+ * daemon that memory may be gone, or another client's), and the failed read costs an RDMA
+ * tag, as for a plain frame (the driver's watchdog resets on it). */
 static void tso_payload_unmapped_mid_request(void **state)
 {
 	struct hpair *c = *state;
 	static uint8_t req[8192];
+	uint32_t tags = c->a.nic->rdma_tags;
 	tso_send(c, 5000, 1448, true, req);
 	uint32_t first = 0;
 	for (unsigned i = 0; i < 100000 && !first; i++) {
@@ -350,6 +352,25 @@ static void tso_payload_unmapped_mid_request(void **state)
 	assert_true(more < 3); /* at most the segment already on its way */
 	struct sim_nic_stats st = h_nic_stats(c->a.nic);
 	assert_true(st.dma_faults > 0);
+	assert_int_equal(st.tx_read_faults, 1);
+	assert_int_equal(c->a.nic->rdma_tags, tags - 1);
+	assert_int_equal(sim_nic_dma_map(c->a.nic, c->a.iova, c->a.mem, H_MEM_LEN), 0);
+}
+
+/* A TSO request whose header sits at an unmapped IOVA (a driver's bad address, refused by
+ * the IOMMU): nothing is sent, and the read costs an RDMA tag as for a plain frame. */
+static void tso_header_unmapped(void **state)
+{
+	struct hpair *c = *state;
+	static uint8_t req[8192];
+	uint32_t tags = c->a.nic->rdma_tags;
+	assert_int_equal(sim_nic_dma_unmap(c->a.nic, c->a.iova, H_MEM_LEN), 0);
+	tso_send(c, 5000, 1448, true, req);
+	myrio_sim_step(c->w, 20000);
+	assert_int_equal(h_completion(&c->b, NULL), 0);
+	struct sim_nic_stats st = h_nic_stats(c->a.nic);
+	assert_int_equal(st.tx_read_faults, 1);
+	assert_int_equal(c->a.nic->rdma_tags, tags - 1);
 	assert_int_equal(sim_nic_dma_map(c->a.nic, c->a.iova, c->a.mem, H_MEM_LEN), 0);
 }
 
@@ -374,6 +395,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(tso_ipv6_vlan, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(tso_payload_unmapped_mid_request, setup_slow,
 					    h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(tso_header_unmapped, setup, h_pair_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "myrio/myrio.h"
@@ -31,7 +32,7 @@ struct ctx {
 	uint8_t mac_b[6];
 };
 
-static int open_ports(struct ctx *c, bool irq)
+static int open_ports(struct ctx *c, bool irq, const char *args)
 {
 	struct myrio_sim_conf sc;
 	myrio_sim_conf_init(&sc);
@@ -44,6 +45,7 @@ static int open_ports(struct ctx *c, bool irq)
 	if (myrio_port_open(&c->a, "sim:sim0", &pc) < 0)
 		return -1;
 	pc.irq = irq;
+	pc.driver_args = args;
 	if (myrio_port_open_queues(&c->b, "sim:sim1", &pc, NQ) < 0)
 		return -1;
 	struct myrio_port_info info;
@@ -55,7 +57,7 @@ static int open_ports(struct ctx *c, bool irq)
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
-	if (!c || open_ports(c, false) < 0)
+	if (!c || open_ports(c, false, NULL) < 0)
 		return -1;
 	*state = c;
 	return 0;
@@ -64,7 +66,17 @@ static int setup(void **state)
 static int setup_irq(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
-	if (!c || open_ports(c, true) < 0)
+	if (!c || open_ports(c, true, NULL) < 0)
+		return -1;
+	*state = c;
+	return 0;
+}
+
+/* b without 802.3x pause: a full queue drops rather than holding the link */
+static int setup_no_pause(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	if (!c || open_ports(c, false, "pause=0") < 0)
 		return -1;
 	*state = c;
 	return 0;
@@ -338,6 +350,116 @@ static void each_queue_has_its_interrupt(void **state)
 	}
 }
 
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Sends up to n frames of a flow from a's queue 0 within ms milliseconds; returns how many
+ * the driver took (a paused NIC fills its ring and takes no more). */
+static unsigned send_for(struct ctx *c, uint16_t sport, unsigned n, unsigned ms)
+{
+	unsigned sent = 0;
+	for (uint64_t end = ms_now() + ms; sent < n && ms_now() < end;) {
+		struct myrio_pkt *p;
+		for (; sent < n && (p = myrio_pkt_alloc(c->pool)) != NULL; sent++) {
+			uint8_t *f = myrio_pkt_data(p);
+			memset(f, 0, 80);
+			memcpy(f, c->mac_b, 6);
+			f[6] = 0x02;
+			f[12] = 0x08;
+			f[14] = 0x45;
+			f[14 + 9] = 6;
+			uint32_t s = htonl(src_ip), d = htonl(dst_ip);
+			memcpy(f + 26, &s, 4);
+			memcpy(f + 30, &d, 4);
+			uint16_t sp = htons(sport), dp = htons(80);
+			memcpy(f + 34, &sp, 2);
+			memcpy(f + 36, &dp, 2);
+			p->len = 80;
+			if (myrio_tx_burst(c->a, &p, 1) != 1) {
+				myrio_pkt_free(p);
+				break;
+			}
+		}
+		myrio_tx_burst(c->a, NULL, 0); /* reap */
+		usleep(100);
+	}
+	return sent;
+}
+
+static uint16_t port_on(struct ctx *c, uint16_t q, uint16_t from)
+{
+	uint16_t sport = from;
+	while (flow_queue(c, 6, sport, 80, NULL) != q)
+		sport++;
+	return sport;
+}
+
+/* Fills queue 1's ring (its thread stops polling: descheduled, busy), then sends a flow of
+ * queue 0 for 250 ms: how many of its N frames queue 0 receives within 500 ms, well below
+ * the NIC's 2 s limit on pausing. */
+enum { N_BEHIND = 200 };
+static unsigned behind_a_full_queue(struct ctx *c)
+{
+	struct myrio_port_info ib;
+	myrio_port_info(c->b, &ib);
+	send_for(c, port_on(c, 1, 9000), ib.rx_ring_entries * 3, 500);
+	uint64_t end = ms_now() + 500;
+	unsigned sent = send_for(c, port_on(c, 0, 9100), N_BEHIND, 250), got = 0;
+	while (got < N_BEHIND && ms_now() < end) {
+		struct myrio_pkt *pk[32];
+		uint16_t n = myrio_rx_burst_queue(c->b, 0, pk, 32);
+		got += n;
+		myrio_pkt_free_bulk(pk, n);
+		if (!n)
+			usleep(100);
+	}
+	printf("# queue 0: %u sent, %u received while queue 1 was full\n", sent, got);
+	return got;
+}
+
+/* With pause (the default, as Linux's): one queue's full ring holds the link for all, the
+ * head-of-line blocking that makes queues of descheduled threads stop each other. */
+static void pause_lets_a_full_queue_hold_the_others(void **state)
+{
+	struct ctx *c = *state;
+	assert_true(behind_a_full_queue(c) < N_BEHIND);
+	uint64_t v = 0;
+	assert_int_equal(myrio_port_xstat(c->a, "dropped_pause", &v), 0);
+	assert_true(v > 0);
+}
+
+/* With pause=0: queue 1's frames beyond its ring are dropped and counted, queue 0 goes on,
+ * and queue 1 delivers what its ring held. */
+static void without_pause_a_full_queue_drops_alone(void **state)
+{
+	struct ctx *c = *state;
+	assert_int_equal(behind_a_full_queue(c), N_BEHIND);
+	struct myrio_port_stats st = {0};
+	for (uint64_t end = ms_now() + 1000; !st.rx_missed && ms_now() < end; usleep(1000)) {
+		struct myrio_pkt *pk[32]; /* the NIC's counters come with queue 0's status */
+		myrio_pkt_free_bulk(pk, myrio_rx_burst_queue(c->b, 0, pk, 32));
+		assert_int_equal(myrio_port_stats(c->b, &st), 0);
+	}
+	assert_true(st.rx_missed > 0);
+	uint64_t v = 1;
+	assert_int_equal(myrio_port_xstat(c->a, "dropped_pause", &v), 0);
+	assert_int_equal(v, 0);
+	unsigned q1 = 0;
+	for (uint64_t end = ms_now() + 1000; ms_now() < end;) {
+		struct myrio_pkt *pk[32];
+		uint16_t n = myrio_rx_burst_queue(c->b, 1, pk, 32);
+		q1 += n;
+		myrio_pkt_free_bulk(pk, n);
+		if (!n && q1)
+			break;
+	}
+	assert_true(q1 > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +467,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(one_thread_per_queue, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_queue_sends_from_its_ring, setup, teardown),
 	    cmocka_unit_test_setup_teardown(each_queue_has_its_interrupt, setup_irq, teardown),
+	    cmocka_unit_test_setup_teardown(pause_lets_a_full_queue_hold_the_others, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(without_pause_a_full_queue_drops_alone, setup_no_pause,
+					    teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,13 +96,10 @@ static int teardown(void **state)
 
 static const uint32_t src_ip = 0x0a000001, dst_ip = 0x0a000002; /* host order */
 
-/* A TCP (or UDP) frame of flow f, sequence k in its payload. */
-static void send_flow(struct ctx *c, struct myrio_port *from, uint16_t queue, uint8_t proto,
-		      uint16_t sport, uint16_t dport, uint32_t k)
+/* A TCP (or UDP) frame of flow f, sequence k in its payload, into p. */
+static void flow_frame(struct ctx *c, struct myrio_pkt *p, uint8_t proto, uint16_t sport,
+		       uint16_t dport, uint32_t k)
 {
-	struct myrio_pkt *p;
-	while (!(p = myrio_pkt_alloc(c->pool)))
-		myrio_tx_burst(from, NULL, 0); /* reap */
 	uint8_t *f = myrio_pkt_data(p);
 	memset(f, 0, 80);
 	memcpy(f, c->mac_b, 6);
@@ -118,6 +115,15 @@ static void send_flow(struct ctx *c, struct myrio_port *from, uint16_t queue, ui
 	memcpy(f + 36, &dp, 2);
 	memcpy(f + 60, &k, 4);
 	p->len = 80;
+}
+
+static void send_flow(struct ctx *c, struct myrio_port *from, uint16_t queue, uint8_t proto,
+		      uint16_t sport, uint16_t dport, uint32_t k)
+{
+	struct myrio_pkt *p;
+	while (!(p = myrio_pkt_alloc(c->pool)))
+		myrio_tx_burst(from, NULL, 0); /* reap */
+	flow_frame(c, p, proto, sport, dport, k);
 	while (myrio_tx_burst_queue(from, queue, &p, 1) != 1)
 		;
 }
@@ -365,20 +371,7 @@ static unsigned send_for(struct ctx *c, uint16_t sport, unsigned n, unsigned ms)
 	for (uint64_t end = ms_now() + ms; sent < n && ms_now() < end;) {
 		struct myrio_pkt *p;
 		for (; sent < n && (p = myrio_pkt_alloc(c->pool)) != NULL; sent++) {
-			uint8_t *f = myrio_pkt_data(p);
-			memset(f, 0, 80);
-			memcpy(f, c->mac_b, 6);
-			f[6] = 0x02;
-			f[12] = 0x08;
-			f[14] = 0x45;
-			f[14 + 9] = 6;
-			uint32_t s = htonl(src_ip), d = htonl(dst_ip);
-			memcpy(f + 26, &s, 4);
-			memcpy(f + 30, &d, 4);
-			uint16_t sp = htons(sport), dp = htons(80);
-			memcpy(f + 34, &sp, 2);
-			memcpy(f + 36, &dp, 2);
-			p->len = 80;
+			flow_frame(c, p, 6, sport, 80, sent);
 			if (myrio_tx_burst(c->a, &p, 1) != 1) {
 				myrio_pkt_free(p);
 				break;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "myrio/myrio.h"
+#include "myrio/publish.h"
 
 #define NQ 4
 #define FLOWS 96
@@ -453,6 +454,55 @@ static void without_pause_a_full_queue_drops_alone(void **state)
 	assert_true(q1 > 0);
 }
 
+/* Capture refuses a port of several queues (one pcap writer; no lock between the queues'
+ * threads) and still works on a port of one. */
+static void capture_refuses_several_queues(void **state)
+{
+	struct ctx *c = *state;
+	char path[] = "/tmp/myrio-queues-pcap.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(myrio_port_capture_start(c->b, path), -ENOTSUP);
+	assert_int_equal(myrio_port_capture_start(c->a, path), 0);
+	myrio_port_capture_stop(c->a);
+	unlink(path);
+}
+
+static uint64_t published(const struct myrio_published *pb, const char *group, const char *name)
+{
+	for (unsigned i = 0; i < pb->n; i++)
+		if (!strcmp(pb->counters[i].group, group) && !strcmp(pb->counters[i].name, name))
+			return pb->counters[i].value;
+	return UINT64_MAX;
+}
+
+/* The published counters are the port's: every queue's traffic, in the sums and per queue,
+ * copied by the thread that polls queue 0. */
+static void published_counters_see_every_queue(void **state)
+{
+	struct ctx *c = *state;
+	unsigned got_q[NQ] = {0}, want = 0;
+	for (uint16_t sport = 7100; sport < 7140; sport++, want++)
+		send_flow(c, c->a, 0, 6, sport, 80, 0);
+	receive_checked(c, want, 6, got_q);
+	assert_true(got_q[1] > 0 && got_q[2] > 0);
+	struct myrio_published pb = {0};
+	uint64_t q1 = UINT64_MAX, all = UINT64_MAX;
+	for (uint64_t end = ms_now() + 3000; ms_now() < end && (q1 != got_q[1] || all != want);) {
+		struct myrio_pkt *pk[8];
+		myrio_pkt_free_bulk(pk, myrio_rx_burst(c->b, pk, 8)); /* queue 0's poll copies */
+		usleep(1000);
+		if (myrio_published_read(getpid(), &pb) < 0)
+			continue;
+		q1 = published(&pb, "port sim:sim1", "rx_q1_packets");
+		all = published(&pb, "port sim:sim1", "rx_packets");
+		myrio_published_free(&pb);
+	}
+	assert_int_equal(q1, got_q[1]);
+	assert_int_equal(all, want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -464,6 +514,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(without_pause_a_full_queue_drops_alone, setup_no_pause,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(capture_refuses_several_queues, setup, teardown),
+	    cmocka_unit_test_setup_teardown(published_counters_see_every_queue, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,7 +51,7 @@ for ((n = 1; n <= MAX; n *= 2)); do counts+=("$n"); done
 # ours_raw N: frames/s
 ours_raw() {
 	"$B/myrio-rawbench" rate -T "$1" -s 60 -t "$T" 2>/dev/null |
-		sed -n 's/.*: \([0-9]*\) frames\/s.*/\1/p'
+		sed -n 's/^rate: .*: \([0-9]*\) frames\/s.*/\1/p'
 }
 
 # ours_perf N TEST OPTIONS...: the JSON field of myrio-perf -T N; empty when it failed

@@ -8,12 +8,14 @@
 #   raw   60-byte frames: myrio-rawbench rate -T N (N queues on each model port, a thread
 #         per queue pair, RSS spreading the flows) against N pairs of udp_mmsg (sendmmsg /
 #         recvmmsg, 18-byte datagrams = 60-byte frames) over veth
-#   tcp   TCP_STREAM, 4 connections per thread: the kernel's N iperf3 pairs over veth
-#   rr    TCP_RR, one connection per thread: the kernel's N sockperf ping-pong pairs
+#   tcp   TCP_STREAM, 4 connections per thread: myrio-perf -T N --conns 4 (N queues on each
+#         model port, a stack per queue at each end, a thread per queue pair, every
+#         connection on the queue its hash names, the bytes checked exact) against the
+#         kernel's N iperf3 pairs of 4 streams over veth
+#   rr    TCP_RR, 64 bytes, one connection per thread: myrio-perf -T N -t TCP_RR against the
+#         kernel's N sockperf ping-pong pairs
 # Each row prints the total, the figure per thread (per core) and the scaling efficiency
-# (per-thread figure at N / at 1). libmyrio's TCP rows are not measured yet: myrio-perf
-# takes no thread count (tcp_lite runs a stack per queue, myrio_stack_create_queue, but
-# the tool does not use it); they print "not measured".
+# (per-thread figure at N / at 1).
 #
 # Honesty about the machine: the model's NIC is a thread of the same process, so with N
 # application threads the model competes with them for the cores (on 2 cores, -T 2 runs 3
@@ -35,7 +37,10 @@ while getopts "b:t:m:" o; do
 done
 ((MAX > 16)) && MAX=16
 . bench/lib.sh
-[[ -x $B/myrio-rawbench ]] || { echo "build first: $B/myrio-rawbench" >&2; exit 1; }
+[[ -x $B/myrio-rawbench && -x $B/myrio-perf ]] || {
+	echo "build first: $B/myrio-rawbench, $B/myrio-perf" >&2
+	exit 1
+}
 tmp=$(mktemp -d)
 trap 'netns_down; rm -rf "$tmp"' EXIT
 netns_up 1500
@@ -46,8 +51,22 @@ for ((n = 1; n <= MAX; n *= 2)); do counts+=("$n"); done
 # ours_raw N: frames/s
 ours_raw() {
 	"$B/myrio-rawbench" rate -T "$1" -s 60 -t "$T" 2>/dev/null |
-		sed -n 's/.*: \([0-9]*\) frames\/s.*/\1/p'
+		sed -n 's/^rate: .*: \([0-9]*\) frames\/s.*/\1/p'
 }
+
+# ours_perf N TEST OPTIONS...: the JSON field of myrio-perf -T N; empty when it failed
+ours_perf() {
+	local n=$1 field=$2
+	shift 2
+	"$B/myrio-perf" -q -T "$n" -l "$T" --json "$@" 2>/dev/null |
+		python3 -c "import json,sys; print(json.load(sys.stdin)['$field'])" 2>/dev/null
+}
+ours_tcp() { # Gb/s
+	local m
+	m=$(ours_perf "$1" throughput_mbps -t TCP_STREAM --conns 4) || return 0
+	[[ -n $m ]] && python3 -c "print(f'{$m / 1000:.3f}')"
+}
+ours_rr() { ours_perf "$1" trans_per_s -t TCP_RR -r 64,64; }
 
 # kernel_raw N: datagrams/s received by N udp_mmsg receivers from N senders
 kernel_raw() {
@@ -142,7 +161,7 @@ def f(v):
 o, k, o1, k1 = (f(x) for x in sys.argv[2:])
 def cell(v, v1):
     if v is None:
-        return f"{'not measured':>14} {'':>14} {'':>10}"
+        return f"{'failed':>14} {'':>14} {'':>10}"
     eff = f"{(v / n) / (v1 / 1) * 100:.0f}%" if v1 else "-"
     return f"{v:14.3f} {v / n:14.3f} {eff:>10}"
 ratio = f"{o / k:.2f}" if o is not None and k else "-"
@@ -151,9 +170,8 @@ PY
 	done
 }
 
-not_measured() { echo ""; }
-
 echo "# $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); the model's NIC thread shares them"
 row "raw 60-byte frames received" "frames/s" ours_raw kernel_raw
-row "TCP_STREAM, 4 connections per thread" "Gb/s" not_measured kernel_tcp
-row "TCP_RR, 64 bytes, one connection per thread" "trans/s" not_measured kernel_rr
+row "TCP_STREAM, 4 connections per thread" "Gb/s" ours_tcp kernel_tcp
+row "TCP_RR, 64 bytes, one connection per thread" "trans/s" ours_rr kernel_rr
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -100,20 +100,27 @@ static inline void stop_on_signals(void)
 	signal(SIGTERM, on_signal);
 }
 
-/* Opens the port on dev (sim:NAME, simd:NAME, a PCI address) with the given MTU and
- * interrupts (to sleep when idle; see idle_wait) and, if pcap is not NULL, records every
- * frame it sends and receives into that pcap file. */
-static inline int open_port(struct myrio_port **port, const char *dev, unsigned mtu,
-			    const char *pcap)
+/* Opens the port on dev (sim:NAME, simd:NAME, a PCI address) with the given MTU, queues
+ * (the RSS firmware's slices, one per thread) and interrupts (to sleep when idle; see
+ * idle_wait) and, if pcap is not NULL, records every frame it sends and receives into
+ * that pcap file. */
+static inline int open_port_queues(struct myrio_port **port, const char *dev, unsigned mtu,
+				   const char *pcap, unsigned queues)
 {
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.mtu = mtu;
 	pc.irq = true;
-	int rc = myrio_port_open(port, dev, &pc);
+	int rc = myrio_port_open_queues(port, dev, &pc, (uint16_t)queues);
 	if (rc < 0 || !pcap)
 		return rc;
 	return myrio_port_capture_start(*port, pcap);
+}
+
+static inline int open_port(struct myrio_port **port, const char *dev, unsigned mtu,
+			    const char *pcap)
+{
+	return open_port_queues(port, dev, mtu, pcap, 1);
 }
 
 /* What a stack program does first: stops on signals, opens the port on dev (MTU 1500, no
@@ -148,8 +155,11 @@ static inline int idle_wait_init(struct idle_wait *w, struct myrio_stack *s,
 	w->sleeps = 0;
 	w->epfd = -1;
 	struct myrio_port_info info;
-	if (!busy && myrio_port_info(port, &info) == 0 && !(info.caps & MYRIO_CAP_IRQ)) {
-		fprintf(stderr, "%s: no interrupts on this port: polling busily\n", info.device);
+	if (!busy && myrio_port_info(port, &info) == 0 &&
+	    (!(info.caps & MYRIO_CAP_IRQ) ||
+	     myrio_port_irq_fd_queue(port, myrio_stack_queue(s)) < 0)) {
+		fprintf(stderr, "%s: no interrupts on queue %u: polling busily\n", info.device,
+			myrio_stack_queue(s));
 		busy = true;
 	}
 	if (busy)

@@ -179,7 +179,8 @@ int myrio_port_irq_arm(struct myrio_port *port);
  * NIC spreads received flows over the queues by RSS (myrio_port_rss_*); every packet then
  * carries its hash (MYRIO_PKT_RX_RSS_HASH). Counters: the port's sum every queue, and the
  * extended stats add rx_qN_packets, rx_qN_bytes, tx_qN_packets, tx_qN_bytes per queue.
- * Capture and published counters see queue 0's traffic only. */
+ * Published counters are every queue's, copied by queue 0's poller; capture refuses a port
+ * of several queues (-ENOTSUP: one pcap writer, no lock between the queues' threads). */
 int myrio_port_open_queues(struct myrio_port **out, const char *device,
 			   const struct myrio_port_conf *conf, uint16_t queues);
 int myrio_port_queues(struct myrio_port *port); /* 1 for a port without queues */

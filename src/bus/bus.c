@@ -90,3 +90,20 @@ unsigned myrio_bus_find_cap(struct myrio_bus *bus, unsigned id)
 {
 	return pci_cap_find(bus_cfg_read, bus, id);
 }
+
+int myrio_bus_msix_enable(struct myrio_bus *bus)
+{
+	unsigned msix = myrio_bus_find_cap(bus, PCI_CAP_ID_MSIX);
+	unsigned msi = myrio_bus_find_cap(bus, PCI_CAP_ID_MSI);
+	uint32_t v;
+	if (!msix)
+		return -ENOTSUP;
+	if (msi && bus->ops->cfg_read(bus, msi + PCI_MSI_FLAGS, 2, &v) == 0)
+		bus->ops->cfg_write(bus, msi + PCI_MSI_FLAGS, 2,
+				    v & ~(uint32_t)PCI_MSI_FLAGS_ENABLE);
+	int rc = bus->ops->cfg_read(bus, msix + PCI_MSI_FLAGS, 2, &v);
+	if (rc < 0)
+		return rc;
+	v = (v | PCI_MSIX_FLAGS_ENABLE) & ~(uint32_t)PCI_MSIX_FLAGS_MASKALL;
+	return bus->ops->cfg_write(bus, msix + PCI_MSI_FLAGS, 2, v);
+}

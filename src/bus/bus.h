@@ -89,6 +89,9 @@ void myrio_bus_close(struct myrio_bus *bus);
 
 /* Config-space offset of the first capability with this ID, 0 if none (or unreadable). */
 unsigned myrio_bus_find_cap(struct myrio_bus *bus, unsigned id);
+/* MSI-X on and unmasked, MSI off, in the device's config space, as a host's MSI-X setup
+ * leaves them (-ENOTSUP: no MSI-X capability). */
+int myrio_bus_msix_enable(struct myrio_bus *bus);
 
 /* Work deferred to myrio_bus_close, when the driver has let go of every buffer (a pool
  * destroyed while the device still held some of its buffers is freed then). The hook lives

@@ -26,6 +26,8 @@ struct simd_bus {
 	int sock;
 	int bar0_fd;
 	int irq_fd;
+	int vec_fd[SIMD_MAX_FDS]; /* MSI-X vectors' eventfds, nvec of them (irq_vectors) */
+	unsigned nvec;
 	int wake_fd; /* the model thread's: written when it sleeps and we posted */
 	const _Atomic uint32_t *wake_page;
 	uint32_t seq;
@@ -39,9 +41,11 @@ static struct simd_bus *to_simd(struct myrio_bus *bus)
 	return (struct simd_bus *)bus;
 }
 
-/* One request, one reply. The reply must echo our type and seq; its status is returned. */
-static int rpc_locked(struct simd_bus *sb, struct simd_msg *req, size_t req_len, const int *fds,
-		      unsigned nfds, struct simd_msg *rep)
+/* One request, one reply. The reply must echo our type and seq; its status is returned.
+ * The fds it carries go to rfds (*nrfds of them, at most SIMD_MAX_FDS) when rfds is not
+ * NULL, and are closed otherwise. */
+static int rpc_fds(struct simd_bus *sb, struct simd_msg *req, size_t req_len, const int *fds,
+		   unsigned nfds, struct simd_msg *rep, int *rfds, unsigned *nrfds)
 {
 	uint16_t type = req->h.type;
 	req->h.seq = ++sb->seq;
@@ -56,7 +60,12 @@ static int rpc_locked(struct simd_bus *sb, struct simd_msg *req, size_t req_len,
 	ssize_t n = simd_recv_timeout(sb->sock, rep, sizeof(*rep), junk, SIMD_MAX_FDS, &got_fds,
 				      SIMD_REPLY_TIMEOUT_MS);
 	for (unsigned i = 0; i < got_fds; i++)
-		close(junk[i]);
+		if (rfds)
+			rfds[i] = junk[i];
+		else
+			close(junk[i]);
+	if (nrfds)
+		*nrfds = rfds ? got_fds : 0;
 	if (n <= 0) {
 		rc = n == 0 ? -ENOTCONN : (int)n;
 		log_err("%s: no reply from the model daemon at %s to %s: %s", sb->bus.name,
@@ -71,6 +80,12 @@ static int rpc_locked(struct simd_bus *sb, struct simd_msg *req, size_t req_len,
 		return -EPROTO;
 	}
 	return rep->h.status;
+}
+
+static int rpc_locked(struct simd_bus *sb, struct simd_msg *req, size_t req_len, const int *fds,
+		      unsigned nfds, struct simd_msg *rep)
+{
+	return rpc_fds(sb, req, req_len, fds, nfds, rep, NULL, NULL);
 }
 
 static int rpc(struct simd_bus *sb, struct simd_msg *req, size_t req_len, const int *fds,
@@ -178,6 +193,45 @@ static int simd_irq_setup(struct myrio_bus *bus, bool msi)
 	return msi ? to_simd(bus)->irq_fd : 0;
 }
 
+/* MSI-X with a vector per slice (§6.4): MSI-X on in the daemon's config space, and the
+ * model's eventfd of each vector, asked for once per attach and kept. */
+static int simd_irq_vectors(struct myrio_bus *bus, unsigned n, int *fds)
+{
+	struct simd_bus *sb = to_simd(bus);
+	if (n < 1 || n > SIMD_MAX_FDS)
+		return -ENOTSUP;
+	int rc = myrio_bus_msix_enable(bus);
+	if (rc < 0)
+		return rc;
+	if (sb->nvec < n) {
+		struct simd_msg req, rep;
+		int got[SIMD_MAX_FDS];
+		unsigned ngot = 0;
+		simd_hdr_init(&req.h, SIMD_IRQ_VECTORS, 0);
+		req.u.vectors = (struct simd_vectors_req){.n = n};
+		pthread_mutex_lock(&sb->lock);
+		rc = rpc_fds(sb, &req, sizeof(req.h) + sizeof(req.u.vectors), NULL, 0, &rep, got,
+			     &ngot);
+		pthread_mutex_unlock(&sb->lock);
+		if (rc == 0 && ngot != n)
+			rc = -EPROTO;
+		if (rc < 0) {
+			for (unsigned i = 0; i < ngot; i++)
+				close(got[i]);
+			log_warn("%s: the model daemon gave no interrupt vectors (%s): the queues "
+				 "run polled",
+				 bus->name, strerror(-rc));
+			return rc;
+		}
+		for (unsigned i = 0; i < sb->nvec; i++)
+			close(sb->vec_fd[i]);
+		memcpy(sb->vec_fd, got, n * sizeof(got[0]));
+		sb->nvec = n;
+	}
+	memcpy(fds, sb->vec_fd, n * sizeof(fds[0]));
+	return 0;
+}
+
 static int simd_reset(struct myrio_bus *bus)
 {
 	struct simd_msg req, rep;
@@ -194,6 +248,8 @@ static void simd_close(struct myrio_bus *bus)
 		close(sb->bar0_fd);
 	if (sb->irq_fd >= 0)
 		close(sb->irq_fd);
+	for (unsigned i = 0; i < sb->nvec; i++)
+		close(sb->vec_fd[i]);
 	if (sb->wake_page)
 		munmap((void *)sb->wake_page, 4096);
 	if (sb->wake_fd >= 0)
@@ -218,6 +274,7 @@ static const struct myrio_bus_ops simd_bus_ops = {
     .cfg_write = simd_cfg_write,
     .irq_fd = simd_irq_fd,
     .irq_setup = simd_irq_setup,
+    .irq_vectors = simd_irq_vectors,
     .reset = simd_reset,
     .wake = simd_wake,
     .close = simd_close,

@@ -23,6 +23,8 @@ size_t simd_request_len(uint16_t type)
 	case SIMD_CFG_READ:
 	case SIMD_CFG_WRITE:
 		return sizeof(struct simd_cfg_req);
+	case SIMD_IRQ_VECTORS:
+		return sizeof(struct simd_vectors_req);
 	case SIMD_RESET:
 	case SIMD_STATUS:
 		return 0;
@@ -42,7 +44,7 @@ const char *simd_type_name(uint16_t type)
 	    [SIMD_ATTACH] = "attach",	    [SIMD_DMA_MAP] = "dma-map",
 	    [SIMD_DMA_UNMAP] = "dma-unmap", [SIMD_CFG_READ] = "cfg-read",
 	    [SIMD_CFG_WRITE] = "cfg-write", [SIMD_RESET] = "reset",
-	    [SIMD_STATUS] = "status",
+	    [SIMD_STATUS] = "status",	    [SIMD_IRQ_VECTORS] = "irq-vectors",
 	};
 	if (type == 0 || type >= SIMD_TYPE_END)
 		return "unknown";

@@ -10,7 +10,7 @@
  * File descriptors travel as SCM_RIGHTS: the reply to ATTACH carries the NIC's BAR0 memfd,
  * its interrupt eventfd, the model thread's wake page and the attach's own wake eventfd
  * (model.h: sim_world_sleeping, sim_nic_wake_fd); a DMA_MAP request carries the region's backing fd (mapped
- * from offset 0). Nothing either side receives is trusted: simd_check_request validates
+ * from offset 0); the reply to IRQ_VECTORS carries an eventfd per MSI-X vector. Nothing either side receives is trusted: simd_check_request validates
  * every request before the daemon looks at it, and the client checks every reply.
  */
 #ifndef MYRIO_BUS_SIMD_PROTO_H
@@ -26,7 +26,7 @@
 #define SIMD_MAGIC 0x4453594du		    /* "MYSD" */
 #define SIMD_VERSION 2 /* 2: ATTACH passes the wake page and eventfd */
 #define SIMD_NAME_MAX 32      /* NIC names, NUL included */
-#define SIMD_MAX_FDS 4	      /* most fds any message carries */
+#define SIMD_MAX_FDS 16	      /* most fds any message carries: IRQ_VECTORS' */
 #define SIMD_MAX_REGIONS 64   /* DMA regions per attachment */
 #define SIMD_STATUS_MAX 16384 /* status report text */
 /* IOVAs handed to the daemon stay below 2^48, like a real IOMMU's address width; the
@@ -36,13 +36,14 @@
 #define SIMD_REPLY_TIMEOUT_MS 5000
 
 enum simd_type {
-	SIMD_ATTACH = 1,    /* attach_req -> attach_rep + the four fds above */
-	SIMD_DMA_MAP = 2,   /* dma_req + fd {region} -> status */
-	SIMD_DMA_UNMAP = 3, /* dma_req -> status */
-	SIMD_CFG_READ = 4,  /* cfg_req -> cfg_rep */
-	SIMD_CFG_WRITE = 5, /* cfg_req -> status */
-	SIMD_RESET = 6,	    /* -> status: NIC back to power-on state, DMA regions kept */
-	SIMD_STATUS = 7,    /* -> text (no attachment needed) */
+	SIMD_ATTACH = 1,      /* attach_req -> attach_rep + the four fds above */
+	SIMD_DMA_MAP = 2,     /* dma_req + fd {region} -> status */
+	SIMD_DMA_UNMAP = 3,   /* dma_req -> status */
+	SIMD_CFG_READ = 4,    /* cfg_req -> cfg_rep */
+	SIMD_CFG_WRITE = 5,   /* cfg_req -> status */
+	SIMD_RESET = 6,	      /* -> status: NIC back to power-on state, DMA regions kept */
+	SIMD_STATUS = 7,      /* -> text (no attachment needed) */
+	SIMD_IRQ_VECTORS = 8, /* vectors_req -> status + n eventfds, MSI-X vector i's the i-th */
 	SIMD_TYPE_END
 };
 
@@ -62,6 +63,11 @@ struct simd_attach_rep {
 	uint64_t bar0_len;
 	uint8_t mac[6];
 	uint8_t pad[2];
+};
+
+struct simd_vectors_req {
+	uint32_t n; /* 1..SIMD_MAX_FDS */
+	uint32_t pad;
 };
 
 struct simd_dma_req {
@@ -90,6 +96,7 @@ struct simd_msg {
 		struct simd_dma_req dma;
 		struct simd_cfg_req cfg;
 		struct simd_cfg_rep cfg_rep;
+		struct simd_vectors_req vectors;
 	} u;
 };
 

@@ -355,7 +355,9 @@ static int reset_sequence(struct myri_nic *nic)
 		 (uint32_t)m[0] << 24 | (uint32_t)m[1] << 16 | (uint32_t)m[2] << 8 | m[3],
 		 (uint32_t)m[4] << 8 | m[5], 0, NULL);
 	if (rc == 0)
-		rc = cmd(nic, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL);
+		rc = cmd(nic,
+			 nic->pause ? MCP_CMD_ENABLE_FLOW_CONTROL : MCP_CMD_DISABLE_FLOW_CONTROL, 0,
+			 0, 0, NULL);
 	if (rc == 0)
 		rc = cmd(nic, nic->promisc ? MCP_CMD_ENABLE_PROMISC : MCP_CMD_DISABLE_PROMISC, 0, 0,
 			 0, NULL);

@@ -78,6 +78,7 @@ struct myri_nic {
 	uint32_t rx_entries, tx_entries, intrq_entries;
 	uint32_t intr_coal_us;
 	bool promisc;
+	bool pause; /* 802.3x flow control (§7.4): driver argument pause=, on by default */
 	uint32_t rx_pool_extra;
 	bool up;
 	bool tso_mode0;	    /* SET_TSO_MODE 0 accepted: TSO offered (§5.6) */

@@ -35,6 +35,13 @@ int myrio_port_capture_start(struct myrio_port *port, const char *path)
 {
 	if (port->capture)
 		return -EBUSY;
+	if (port->nb_queues > 1) {
+		/* one file written by one thread: the queues' threads share nothing, no lock */
+		log_err("%s: capture on a port of %u queues is not supported: a pcap file has one "
+			"writer, and each queue has its own thread; capture a port of one queue",
+			port->device, port->nb_queues);
+		return -ENOTSUP;
+	}
 	struct myrio_capture *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;

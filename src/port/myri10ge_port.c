@@ -279,17 +279,20 @@ static const struct myrio_port_ops myri10ge_queues_ops = MYRI10GE_OPS(myri10ge_r
 
 /* The driver arguments (docs/driver.md) override the conf fields of the same names. */
 static int apply_args(struct myrio_bus *bus, const struct myrio_port_conf *in,
-		      struct myrio_port_conf *c, char *fw, size_t fw_len, uint32_t *queues)
+		      struct myrio_port_conf *c, char *fw, size_t fw_len, uint32_t *queues,
+		      bool *pause)
 {
 	*c = *in;
 	fw[0] = '\0';
 	*queues = 1;
+	*pause = true; /* as Linux and FreeBSD */
 	const struct myrio_driver_arg keys[] = {
 	    {.key = "firmware", .str = fw, .str_len = fw_len},
 	    {.key = "adopt_firmware", .flag = &c->adopt_firmware},
 	    {.key = "watchdog_ms", .u32 = &c->watchdog_ms},
 	    {.key = "intr_coal_us", .u32 = &c->intr_coal_us},
 	    {.key = "queues", .u32 = queues},
+	    {.key = "pause", .flag = pause},
 	    {0},
 	};
 	int rc = myrio_driver_args_parse(bus->name, in->driver_args, keys);
@@ -321,7 +324,8 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 	struct myrio_port_conf args_conf, *conf = &args_conf;
 	char fw[PATH_MAX];
 	uint32_t queues;
-	if (apply_args(bus, conf_in, &args_conf, fw, sizeof(fw), &queues) < 0) {
+	bool pause;
+	if (apply_args(bus, conf_in, &args_conf, fw, sizeof(fw), &queues, &pause) < 0) {
 		myrio_bus_close(bus);
 		return -EINVAL;
 	}
@@ -332,6 +336,7 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 	}
 	p->port.ops = queues > 1 ? &myri10ge_queues_ops : &myri10ge_ops;
 	p->nic.nq_wanted = queues;
+	p->nic.pause = pause;
 	p->nic.nq = 1;
 	int rc = queues > 1 ? myri10ge_queues_init(p) : 0;
 	if (rc == 0)

@@ -129,17 +129,9 @@ static int sb_irq_setup(struct myrio_bus *b, bool msi)
 static int sb_irq_vectors(struct myrio_bus *b, unsigned n, int *fds)
 {
 	struct sim_nic *nic = to_sb(b)->nic;
-	unsigned msix = myrio_bus_find_cap(b, PCI_CAP_ID_MSIX);
-	unsigned msi = myrio_bus_find_cap(b, PCI_CAP_ID_MSI);
-	uint32_t v;
-	if (!msix)
-		return -ENOTSUP;
-	if (msi && sim_nic_cfg_read(nic, msi + PCI_MSI_FLAGS, 2, &v) == 0)
-		sim_nic_cfg_write(nic, msi + PCI_MSI_FLAGS, 2, v & ~(uint32_t)PCI_MSI_FLAGS_ENABLE);
-	if (sim_nic_cfg_read(nic, msix + PCI_MSI_FLAGS, 2, &v) < 0)
-		return -EIO;
-	v = (v | PCI_MSIX_FLAGS_ENABLE) & ~(uint32_t)PCI_MSIX_FLAGS_MASKALL;
-	sim_nic_cfg_write(nic, msix + PCI_MSI_FLAGS, 2, v);
+	int rc = myrio_bus_msix_enable(b);
+	if (rc < 0)
+		return rc;
 	for (unsigned i = 0; i < n; i++) {
 		fds[i] = sim_nic_vector_fd(nic, i);
 		if (fds[i] < 0)

@@ -82,7 +82,8 @@ static void icmp_error_input(struct myrio_stack *s, const struct ip_rx *ip)
 	const uint8_t *l4 = q + qihl;
 	switch (q[9]) {
 	case IPPROTO_TCP_:
-		tcp_icmp_error(s, &e, l4);
+		if (!shard_icmp_pass(s, &e, l4))
+			tcp_icmp_error(s, &e, l4);
 		return;
 	case IPPROTO_UDP_:
 		udp_icmp_error(s, &e, l4);

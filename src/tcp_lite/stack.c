@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The stack instance: creation, the poll loop, the transmit batch and the clock. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,6 +361,8 @@ int myrio_stack_poll(struct myrio_stack *s)
 		arp_timers(s);
 	if (s->arp_shared && s->arpq_len)
 		shard_arp_sync(s);
+	if (s->icmp_waiting && atomic_load_explicit(s->icmp_waiting, memory_order_relaxed))
+		shard_icmp_take(s);
 	if (s->pmtu_next_check && s->now_ms >= s->pmtu_next_check)
 		pmtu_timers(s);
 	uint64_t igmp_due = atomic_load_explicit(&s->share->igmp.next_ms, memory_order_relaxed);

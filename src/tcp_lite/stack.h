@@ -289,11 +289,12 @@ struct myrio_udp_sock {
 struct myrio_stack {
 	struct myrio_stack_conf conf;
 	struct myrio_port *port;
-	uint16_t queue;		       /* the port's queue it polls and sends on */
-	uint16_t nq;		       /* the port's queues: > 1, sharded (shard.c) */
-	struct arp_shared *arp_shared; /* ARP knowledge of the stacks sharing the address */
-	uint64_t arp_shared_seen;      /* its generation last looked at */
-	int publish_handle;	       /* its counters in the process's segment (myrio/publish.h) */
+	uint16_t queue;			/* the port's queue it polls and sends on */
+	uint16_t nq;			/* the port's queues: > 1, sharded (shard.c) */
+	struct arp_shared *arp_shared;	/* ARP knowledge of the stacks sharing the address */
+	uint64_t arp_shared_seen;	/* its generation last looked at */
+	_Atomic unsigned *icmp_waiting; /* ICMP errors other stacks passed to this one */
+	int publish_handle; /* its counters in the process's segment (myrio/publish.h) */
 	struct myrio_pool *pool;
 	uint32_t ctl_reserve; /* buffers only the stack itself may take */
 	uint8_t mac[6];
@@ -413,6 +414,11 @@ int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t 
 		    const struct myrio_stack_conf *conf, const struct myrio_stack *sibling);
 /* Whether a connection to rip:rport from lport lands on this stack's queue. */
 bool shard_port_ours(struct myrio_stack *s, uint32_t rip, uint16_t rport, uint16_t lport);
+/* An ICMP error about a TCP flow another stack owns (the NIC hashes ICMP by addresses):
+ * passed to it, true; false when it is this stack's. */
+bool shard_icmp_pass(struct myrio_stack *s, const struct icmp_err *e, const uint8_t *th);
+/* The errors passed to this stack, handled (from its poll). */
+void shard_icmp_take(struct myrio_stack *s);
 
 int arp_init(struct myrio_stack *s);
 /* Resolution learned elsewhere (another stack of the address): frames waiting are sent. */

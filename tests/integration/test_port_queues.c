@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "myrio/myrio.h"
+#include "myrio/publish.h"
 
 #define NQ 4
 #define FLOWS 96
@@ -31,7 +33,7 @@ struct ctx {
 	uint8_t mac_b[6];
 };
 
-static int open_ports(struct ctx *c, bool irq)
+static int open_ports(struct ctx *c, bool irq, const char *args)
 {
 	struct myrio_sim_conf sc;
 	myrio_sim_conf_init(&sc);
@@ -44,6 +46,7 @@ static int open_ports(struct ctx *c, bool irq)
 	if (myrio_port_open(&c->a, "sim:sim0", &pc) < 0)
 		return -1;
 	pc.irq = irq;
+	pc.driver_args = args;
 	if (myrio_port_open_queues(&c->b, "sim:sim1", &pc, NQ) < 0)
 		return -1;
 	struct myrio_port_info info;
@@ -55,7 +58,7 @@ static int open_ports(struct ctx *c, bool irq)
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
-	if (!c || open_ports(c, false) < 0)
+	if (!c || open_ports(c, false, NULL) < 0)
 		return -1;
 	*state = c;
 	return 0;
@@ -64,7 +67,17 @@ static int setup(void **state)
 static int setup_irq(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
-	if (!c || open_ports(c, true) < 0)
+	if (!c || open_ports(c, true, NULL) < 0)
+		return -1;
+	*state = c;
+	return 0;
+}
+
+/* b without 802.3x pause: a full queue drops rather than holding the link */
+static int setup_no_pause(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	if (!c || open_ports(c, false, "pause=0") < 0)
 		return -1;
 	*state = c;
 	return 0;
@@ -84,13 +97,10 @@ static int teardown(void **state)
 
 static const uint32_t src_ip = 0x0a000001, dst_ip = 0x0a000002; /* host order */
 
-/* A TCP (or UDP) frame of flow f, sequence k in its payload. */
-static void send_flow(struct ctx *c, struct myrio_port *from, uint16_t queue, uint8_t proto,
-		      uint16_t sport, uint16_t dport, uint32_t k)
+/* A TCP (or UDP) frame of flow f, sequence k in its payload, into p. */
+static void flow_frame(struct ctx *c, struct myrio_pkt *p, uint8_t proto, uint16_t sport,
+		       uint16_t dport, uint32_t k)
 {
-	struct myrio_pkt *p;
-	while (!(p = myrio_pkt_alloc(c->pool)))
-		myrio_tx_burst(from, NULL, 0); /* reap */
 	uint8_t *f = myrio_pkt_data(p);
 	memset(f, 0, 80);
 	memcpy(f, c->mac_b, 6);
@@ -106,6 +116,15 @@ static void send_flow(struct ctx *c, struct myrio_port *from, uint16_t queue, ui
 	memcpy(f + 36, &dp, 2);
 	memcpy(f + 60, &k, 4);
 	p->len = 80;
+}
+
+static void send_flow(struct ctx *c, struct myrio_port *from, uint16_t queue, uint8_t proto,
+		      uint16_t sport, uint16_t dport, uint32_t k)
+{
+	struct myrio_pkt *p;
+	while (!(p = myrio_pkt_alloc(c->pool)))
+		myrio_tx_burst(from, NULL, 0); /* reap */
+	flow_frame(c, p, proto, sport, dport, k);
 	while (myrio_tx_burst_queue(from, queue, &p, 1) != 1)
 		;
 }
@@ -338,6 +357,152 @@ static void each_queue_has_its_interrupt(void **state)
 	}
 }
 
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Sends up to n frames of a flow from a's queue 0 within ms milliseconds; returns how many
+ * the driver took (a paused NIC fills its ring and takes no more). */
+static unsigned send_for(struct ctx *c, uint16_t sport, unsigned n, unsigned ms)
+{
+	unsigned sent = 0;
+	for (uint64_t end = ms_now() + ms; sent < n && ms_now() < end;) {
+		struct myrio_pkt *p;
+		for (; sent < n && (p = myrio_pkt_alloc(c->pool)) != NULL; sent++) {
+			flow_frame(c, p, 6, sport, 80, sent);
+			if (myrio_tx_burst(c->a, &p, 1) != 1) {
+				myrio_pkt_free(p);
+				break;
+			}
+		}
+		myrio_tx_burst(c->a, NULL, 0); /* reap */
+		usleep(100);
+	}
+	return sent;
+}
+
+static uint16_t port_on(struct ctx *c, uint16_t q, uint16_t from)
+{
+	uint16_t sport = from;
+	while (flow_queue(c, 6, sport, 80, NULL) != q)
+		sport++;
+	return sport;
+}
+
+/* Fills queue 1's ring (its thread stops polling: descheduled, busy), then sends a flow of
+ * queue 0 for 250 ms: how many of its N frames queue 0 receives within 500 ms, well below
+ * the NIC's 2 s limit on pausing. */
+enum { N_BEHIND = 200 };
+static unsigned behind_a_full_queue(struct ctx *c)
+{
+	struct myrio_port_info ib;
+	myrio_port_info(c->b, &ib);
+	send_for(c, port_on(c, 1, 9000), ib.rx_ring_entries * 3, 500);
+	uint64_t end = ms_now() + 500;
+	unsigned sent = send_for(c, port_on(c, 0, 9100), N_BEHIND, 250), got = 0;
+	while (got < N_BEHIND && ms_now() < end) {
+		struct myrio_pkt *pk[32];
+		uint16_t n = myrio_rx_burst_queue(c->b, 0, pk, 32);
+		got += n;
+		myrio_pkt_free_bulk(pk, n);
+		if (!n)
+			usleep(100);
+	}
+	printf("# queue 0: %u sent, %u received while queue 1 was full\n", sent, got);
+	return got;
+}
+
+/* With pause (the default, as Linux's): one queue's full ring holds the link for all, the
+ * head-of-line blocking that makes queues of descheduled threads stop each other. */
+static void pause_lets_a_full_queue_hold_the_others(void **state)
+{
+	struct ctx *c = *state;
+	assert_true(behind_a_full_queue(c) < N_BEHIND);
+	uint64_t v = 0;
+	assert_int_equal(myrio_port_xstat(c->a, "dropped_pause", &v), 0);
+	assert_true(v > 0);
+}
+
+/* With pause=0: queue 1's frames beyond its ring are dropped and counted, queue 0 goes on,
+ * and queue 1 delivers what its ring held. */
+static void without_pause_a_full_queue_drops_alone(void **state)
+{
+	struct ctx *c = *state;
+	assert_int_equal(behind_a_full_queue(c), N_BEHIND);
+	struct myrio_port_stats st = {0};
+	for (uint64_t end = ms_now() + 1000; !st.rx_missed && ms_now() < end; usleep(1000)) {
+		struct myrio_pkt *pk[32]; /* the NIC's counters come with queue 0's status */
+		myrio_pkt_free_bulk(pk, myrio_rx_burst_queue(c->b, 0, pk, 32));
+		assert_int_equal(myrio_port_stats(c->b, &st), 0);
+	}
+	assert_true(st.rx_missed > 0);
+	uint64_t v = 1;
+	assert_int_equal(myrio_port_xstat(c->a, "dropped_pause", &v), 0);
+	assert_int_equal(v, 0);
+	unsigned q1 = 0;
+	for (uint64_t end = ms_now() + 1000; ms_now() < end;) {
+		struct myrio_pkt *pk[32];
+		uint16_t n = myrio_rx_burst_queue(c->b, 1, pk, 32);
+		q1 += n;
+		myrio_pkt_free_bulk(pk, n);
+		if (!n && q1)
+			break;
+	}
+	assert_true(q1 > 0);
+}
+
+/* Capture refuses a port of several queues (one pcap writer; no lock between the queues'
+ * threads) and still works on a port of one. */
+static void capture_refuses_several_queues(void **state)
+{
+	struct ctx *c = *state;
+	char path[] = "/tmp/myrio-queues-pcap.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(myrio_port_capture_start(c->b, path), -ENOTSUP);
+	assert_int_equal(myrio_port_capture_start(c->a, path), 0);
+	myrio_port_capture_stop(c->a);
+	unlink(path);
+}
+
+static uint64_t published(const struct myrio_published *pb, const char *group, const char *name)
+{
+	for (unsigned i = 0; i < pb->n; i++)
+		if (!strcmp(pb->counters[i].group, group) && !strcmp(pb->counters[i].name, name))
+			return pb->counters[i].value;
+	return UINT64_MAX;
+}
+
+/* The published counters are the port's: every queue's traffic, in the sums and per queue,
+ * copied by the thread that polls queue 0. */
+static void published_counters_see_every_queue(void **state)
+{
+	struct ctx *c = *state;
+	unsigned got_q[NQ] = {0}, want = 0;
+	for (uint16_t sport = 7100; sport < 7140; sport++, want++)
+		send_flow(c, c->a, 0, 6, sport, 80, 0);
+	receive_checked(c, want, 6, got_q);
+	assert_true(got_q[1] > 0 && got_q[2] > 0);
+	struct myrio_published pb = {0};
+	uint64_t q1 = UINT64_MAX, all = UINT64_MAX;
+	for (uint64_t end = ms_now() + 3000; ms_now() < end && (q1 != got_q[1] || all != want);) {
+		struct myrio_pkt *pk[8];
+		myrio_pkt_free_bulk(pk, myrio_rx_burst(c->b, pk, 8)); /* queue 0's poll copies */
+		usleep(1000);
+		if (myrio_published_read(getpid(), &pb) < 0)
+			continue;
+		q1 = published(&pb, "port sim:sim1", "rx_q1_packets");
+		all = published(&pb, "port sim:sim1", "rx_packets");
+		myrio_published_free(&pb);
+	}
+	assert_int_equal(q1, got_q[1]);
+	assert_int_equal(all, want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +510,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(one_thread_per_queue, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_queue_sends_from_its_ring, setup, teardown),
 	    cmocka_unit_test_setup_teardown(each_queue_has_its_interrupt, setup_irq, teardown),
+	    cmocka_unit_test_setup_teardown(pause_lets_a_full_queue_hold_the_others, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(without_pause_a_full_queue_drops_alone, setup_no_pause,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(capture_refuses_several_queues, setup, teardown),
+	    cmocka_unit_test_setup_teardown(published_counters_see_every_queue, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

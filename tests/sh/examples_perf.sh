@@ -37,6 +37,12 @@ run -t TCP_STREAM --copy --verify --sim stepped --json >"$tmp/stepcopy.json"
 if "$bin" -q -l 0.1 -t TCP_STREAM --irq --sim stepped >/dev/null 2>&1; then
   echo "a stepped model with --irq was accepted; it raises no interrupts"; exit 1
 fi
+# -T: two queues on each port, two threads, a stack per queue at each end
+run -t TCP_STREAM -T 2 --conns 4 --verify --json >"$tmp/t2stream.json"
+run -t TCP_RR -T 2 -r 64,64 --json >"$tmp/t2rr.json"
+if "$bin" -q -l 0.1 -t UDP_STREAM -T 2 >/dev/null 2>&1; then
+  echo "-T with UDP_STREAM was accepted; it runs TCP only"; exit 1
+fi
 run --sweep=64,512,1472 -l 0.3 --svg "$tmp/sweep.svg" >"$tmp/sweep.txt"
 cat "$tmp/table.txt" "$tmp/sweep.txt"
 
@@ -74,6 +80,17 @@ for name in ("steprr", "stepcopy"):
     assert st["model"].startswith("stepped") and st["cpu_model_s"] < 0  # no model thread
     assert st["transactions"] > 0 or (st["bytes_received"] > 0 and st["verified"] is True
                                       and st["failed_verification"] == 0)
+for name in ("t2stream", "t2rr"):
+    t = json.load(open(f"{d}/{name}.json"))
+    print(name, t)
+    # every connection on the stack its RSS hash names at both ends, nothing failed
+    assert t["threads"] == 2 and t["wrong_stack"] == 0 and t["failed"] == 0
+    assert t["exact"] is True
+t = json.load(open(f"{d}/t2stream.json"))
+assert t["connections"] == 8 and t["throughput_mbps"] > 0 and t["verified"] is True
+assert t["bytes_received"] == t["bytes_sent"] > 0
+t = json.load(open(f"{d}/t2rr.json"))
+assert t["connections"] == 2 and t["transactions"] > 0 and t["trans_per_s"] > 0
 # service demand depends on the coalescing: the table says which
 assert "interrupt coalescing 75 us" in open(f"{d}/irq75.txt").read().splitlines()[0]
 table = open(f"{d}/table.txt").read()

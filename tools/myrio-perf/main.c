@@ -6,6 +6,7 @@
  *   myrio-perf -t TCP_STREAM --irq                      sleep on the NIC's interrupt
  *   myrio-perf --sweep --svg udp.svg                     UDP_STREAM message-size sweep
  *   myrio-perf -t TCP_STREAM simd:nic0 simd:nic1         the model daemon, or two boards
+ *   myrio-perf -t TCP_STREAM -T 2 --conns 4             2 queues, 2 threads, 8 connections
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +27,10 @@ static void usage(FILE *f)
 		"  -m, --msg-size N     stream message size (default: one full segment)\n"
 		"  -r, --rr-size REQ,RESP  RR request and response sizes (default 1,1)\n"
 		"  -b, --burst N        RR: N more transactions in flight\n"
+		"  -T, --threads N      N queues on each port, N threads, a stack per queue\n"
+		"                       (TCP_STREAM, TCP_RR; 1..16)\n"
+		"      --conns N        with -T: connections per thread (default: 4 for\n"
+		"                       TCP_STREAM, 1 for TCP_RR)\n"
 		"      --mtu N          1500 (default) or up to 9000\n"
 		"      --sim SPEC       in-process model options (default 'spin': 10 Gb/s link,\n"
 		"                       model thread never sleeps); e.g. link=unlimited,spin;\n"
@@ -78,6 +83,7 @@ int main(int argc, char **argv)
 			      .tso = true,
 			      .pin = true};
 	const char *sweep = NULL, *svg = NULL;
+	unsigned threads = 0, conns = 0;
 	enum {
 		O_MTU = 256,
 		O_SIM,
@@ -95,13 +101,16 @@ int main(int argc, char **argv)
 		O_NOPIN,
 		O_STATS,
 		O_RELAX,
-		O_COPY
+		O_COPY,
+		O_CONNS
 	};
 	static const struct option opts[] = {{"test", 1, 0, 't'},
 					     {"length", 1, 0, 'l'},
 					     {"msg-size", 1, 0, 'm'},
 					     {"rr-size", 1, 0, 'r'},
 					     {"burst", 1, 0, 'b'},
+					     {"threads", 1, 0, 'T'},
+					     {"conns", 1, 0, O_CONNS},
 					     {"quiet", 0, 0, 'q'},
 					     {"mtu", 1, 0, O_MTU},
 					     {"sim", 1, 0, O_SIM},
@@ -122,7 +131,7 @@ int main(int argc, char **argv)
 					     {"copy", 0, 0, O_COPY},
 					     {"help", 0, 0, 'h'},
 					     {0, 0, 0, 0}};
-	for (int c; (c = getopt_long(argc, argv, "t:l:m:r:b:qh", opts, NULL)) != -1;) {
+	for (int c; (c = getopt_long(argc, argv, "t:l:m:r:b:T:qh", opts, NULL)) != -1;) {
 		switch (c) {
 		case 't':
 			if (parse_test(optarg, &o.test) < 0) {
@@ -145,6 +154,12 @@ int main(int argc, char **argv)
 		}
 		case 'b':
 			o.burst = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'T':
+			threads = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case O_CONNS:
+			conns = (unsigned)strtoul(optarg, NULL, 0);
 			break;
 		case 'q':
 			o.quiet = true;
@@ -232,10 +247,21 @@ int main(int argc, char **argv)
 	}
 	if (sweep)
 		return perf_sweep(&o, sweep, svg) < 0;
+	if (threads > 16 || conns > 64 || (conns && !threads)) {
+		fprintf(stderr, "myrio-perf: -T takes 1..16 threads, --conns 1..64 (with -T)\n");
+		return 2;
+	}
 
 	static struct perf pf;
 	pf.o = o;
 	pf.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (threads) {
+		int rc = perf_threads(&pf, threads, conns ? conns : o.test == TCP_RR ? 1 : 4);
+		if (rc < 0)
+			fprintf(stderr, "myrio-perf: %s -T %u failed: %s\n", perf_test_name(o.test),
+				threads, strerror(-rc));
+		return rc < 0;
+	}
 	int rc = perf_open(&pf);
 	if (rc == 0)
 		rc = o.test == TCP_RR || o.test == UDP_RR ? perf_rr(&pf) : perf_stream(&pf);

@@ -35,7 +35,7 @@ struct perf_opts {
 	uint32_t irq_spin;	   /* idle polls before sleeping */
 	uint32_t coal_us; /* interrupt coalescing, us; PERF_COAL_DEFAULT: 50 with --irq, else 0 */
 	bool timestamps;
-	bool tso; /* TCP segmentation offload where the port offers it */
+	bool tso;    /* TCP segmentation offload where the port offers it */
 	bool verify; /* receiver checks the bytes */
 	bool copy;   /* TCP_STREAM through myrio_tcp_write/myrio_tcp_read on application buffers */
 	bool json, quiet;
@@ -88,6 +88,11 @@ struct perf {
 
 /* setup.c */
 int perf_open(struct perf *pf);
+int perf_open_model(struct perf *pf, const char *extra_spec);
+void perf_port_conf(struct perf *pf, struct myrio_port_conf *pc);
+/* A stack's configuration for this test on a port like info; conns share its send ring. */
+void perf_stack_conf(struct perf *pf, const struct myrio_port_info *info, uint32_t ip,
+		     uint32_t conns, struct myrio_stack_conf *sc);
 void perf_close(struct perf *pf);
 int perf_tcp_connect(struct perf *pf);
 uint64_t perf_now_ns(void);
@@ -106,6 +111,9 @@ const char *perf_test_name(enum perf_test t);
 void perf_print(const struct perf *pf, FILE *f);
 void perf_print_json(const struct perf *pf, FILE *f);
 void perf_print_stacks(const struct perf *pf, FILE *f);
+
+/* threads.c: -T N, a stack per queue and a thread per queue pair */
+int perf_threads(struct perf *pf, unsigned threads, unsigned conns_per_thread);
 
 /* sweep.c */
 int perf_sweep(struct perf_opts *o, const char *sizes, const char *svg_path);

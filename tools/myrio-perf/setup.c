@@ -42,16 +42,52 @@ static uint64_t model_clock(void *sim)
 	return 1000000000ull + myrio_sim_now_ns(sim);
 }
 
+void perf_port_conf(struct perf *pf, struct myrio_port_conf *pc)
+{
+	myrio_port_conf_init(pc);
+	pc->mtu = pf->o.mtu;
+	pc->sim = pf->sim;
+	pc->irq = pf->o.irq;
+	pc->intr_coal_us =
+	    pf->o.coal_us != PERF_COAL_DEFAULT ? pf->o.coal_us : default_coal_us(&pf->o);
+	pf->coal_us = pc->intr_coal_us;
+}
+
+void perf_stack_conf(struct perf *pf, const struct myrio_port_info *info, uint32_t ip,
+		     uint32_t conns, struct myrio_stack_conf *sc)
+{
+	/* Never more packets in flight than the NIC's send ring holds (one descriptor per
+	 * tx_boundary a frame touches, §5.4): a full ring would drop. */
+	uint32_t b = info->tx_boundary; /* 0: no boundary, one descriptor a frame */
+	uint32_t descs = b ? (info->max_frame + b - 1) / b + 1 : 1;
+	uint32_t in_flight = info->tx_ring_entries / descs;
+	/* With coalesced interrupts the NIC reports send completions late, so the ring holds
+	 * frames TCP already saw acknowledged: keep half the ring for them. */
+	if (pf->coal_us)
+		in_flight /= 2;
+	myrio_stack_conf_init(sc);
+	if (pf->o.test == TCP_RR || pf->o.test == UDP_RR)
+		myrio_stack_conf_latency(sc);
+	sc->ip = ip;
+	sc->netmask = 0xffffff00u;
+	sc->timestamps = pf->o.timestamps;
+	sc->tso = pf->o.tso;
+	sc->rcv_buf = 4u << 20;
+	/* the connections of one stack share its queue's send ring */
+	sc->snd_queue_segs = conns > 1 && in_flight / conns ? in_flight / conns : in_flight;
+	sc->tx_pool_size = in_flight < 64 ? 64 : in_flight; /* UDP: an empty pool paces */
+	if (pf->o.test != UDP_STREAM)
+		sc->tx_pool_size += 1024;
+	if (pf->stepped) {
+		sc->clock = model_clock;
+		sc->clock_arg = pf->sim;
+	}
+}
+
 static int open_side(struct perf *pf, struct perf_side *side, const char *dev, uint32_t ip)
 {
 	struct myrio_port_conf pc;
-	myrio_port_conf_init(&pc);
-	pc.mtu = pf->o.mtu;
-	pc.sim = pf->sim;
-	pc.irq = pf->o.irq;
-	pc.intr_coal_us =
-	    pf->o.coal_us != PERF_COAL_DEFAULT ? pf->o.coal_us : default_coal_us(&pf->o);
-	pf->coal_us = pc.intr_coal_us;
+	perf_port_conf(pf, &pc);
 	int rc = myrio_port_open(&side->port, dev, &pc);
 	if (rc < 0)
 		return rc;
@@ -65,34 +101,10 @@ static int open_side(struct perf *pf, struct perf_side *side, const char *dev, u
 			return side->irq_fd;
 		}
 	}
-	/* Never more packets in flight than the NIC's send ring holds (one descriptor per
-	 * tx_boundary a frame touches, §5.4): a full ring would drop. */
-	uint32_t b = side->info.tx_boundary; /* 0: no boundary, one descriptor a frame */
-	uint32_t descs = b ? (side->info.max_frame + b - 1) / b + 1 : 1;
-	uint32_t in_flight = side->info.tx_ring_entries / descs;
-	/* With coalesced interrupts the NIC reports send completions late, so the ring holds
-	 * frames TCP already saw acknowledged: keep half the ring for them. */
-	if (pc.intr_coal_us)
-		in_flight /= 2;
 	struct myrio_stack_conf sc;
-	myrio_stack_conf_init(&sc);
-	if (pf->o.test == TCP_RR || pf->o.test == UDP_RR)
-		myrio_stack_conf_latency(&sc);
-	sc.ip = ip;
-	sc.netmask = 0xffffff00u;
-	sc.timestamps = pf->o.timestamps;
-	sc.tso = pf->o.tso;
-	sc.rcv_buf = 4u << 20;
-	sc.snd_queue_segs = in_flight;
-	sc.tx_pool_size = in_flight < 64 ? 64 : in_flight; /* UDP: an empty pool paces */
-	if (pf->o.test != UDP_STREAM)
-		sc.tx_pool_size += 1024;
+	perf_stack_conf(pf, &side->info, ip, 1, &sc);
 	sc.tcp_event = on_tcp;
 	sc.event_arg = side;
-	if (pf->stepped) {
-		sc.clock = model_clock;
-		sc.clock_arg = pf->sim;
-	}
 	return myrio_stack_create(&side->stack, side->port, &sc);
 }
 
@@ -104,6 +116,25 @@ static void pin(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
+int perf_open_model(struct perf *pf, const char *extra)
+{
+	struct myrio_sim_conf sc;
+	myrio_sim_conf_init(&sc);
+	int rc = myrio_sim_conf_parse(&sc, pf->o.sim_spec);
+	if (rc == 0)
+		rc = myrio_sim_conf_parse(&sc, extra);
+	if (rc < 0) {
+		fprintf(stderr, "myrio-perf: bad model options '%s'\n", pf->o.sim_spec);
+		return rc;
+	}
+	if (sc.stepped && pf->o.irq) {
+		fprintf(stderr, "myrio-perf: a stepped model raises no interrupts\n");
+		return -EINVAL;
+	}
+	pf->stepped = sc.stepped;
+	return myrio_sim_create(&pf->sim, &sc);
+}
+
 int perf_open(struct perf *pf)
 {
 	const char *da = pf->o.dev_a, *db = pf->o.dev_b;
@@ -113,20 +144,9 @@ int perf_open(struct perf *pf)
 	if (pin_cpus)
 		pin(0);
 	if (!da) {
-		struct myrio_sim_conf sc;
-		myrio_sim_conf_init(&sc);
-		int rc = myrio_sim_conf_parse(&sc, pf->o.sim_spec);
-		if (rc < 0) {
-			fprintf(stderr, "myrio-perf: bad model options '%s'\n", pf->o.sim_spec);
+		int rc = perf_open_model(pf, NULL);
+		if (rc < 0)
 			return rc;
-		}
-		if (sc.stepped && pf->o.irq) {
-			fprintf(stderr, "myrio-perf: a stepped model raises no interrupts\n");
-			return -EINVAL;
-		}
-		if ((rc = myrio_sim_create(&pf->sim, &sc)) < 0)
-			return rc;
-		pf->stepped = sc.stepped;
 		da = "sim:sim0";
 		db = "sim:sim1";
 	}

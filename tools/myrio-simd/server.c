@@ -337,6 +337,23 @@ static int do_reset(struct simd_daemon *d, struct simd_client *c, const struct s
 	return 0;
 }
 
+/* MSI-X: the eventfd of each of the first n vectors (a slice each), the model's own, made
+ * once per attach; the client enabled MSI-X in config space itself. */
+static int do_irq_vectors(struct simd_daemon *d, struct simd_client *c, const struct simd_msg *m)
+{
+	uint32_t n = m->u.vectors.n;
+	int fds[SIMD_MAX_FDS];
+	if (n < 1 || n > SIMD_MAX_FDS)
+		return refuse(d, c, &m->h, -EINVAL, "vector count out of range");
+	for (uint32_t i = 0; i < n; i++) {
+		fds[i] = sim_nic_vector_fd(c->nic->nic, i);
+		if (fds[i] < 0)
+			return refuse(d, c, &m->h, fds[i], "the model has no such vector");
+	}
+	reply(c, &m->h, 0, NULL, 0, fds, n);
+	return 0;
+}
+
 static void do_status(struct simd_daemon *d, struct simd_client *c, const struct simd_msg *m)
 {
 	static char text[SIMD_STATUS_MAX];
@@ -396,6 +413,9 @@ static int serve_one(struct simd_daemon *d, struct simd_client *c)
 			break;
 		case SIMD_STATUS:
 			do_status(d, c, &m);
+			break;
+		case SIMD_IRQ_VECTORS:
+			do_irq_vectors(d, c, &m);
 			break;
 		}
 	}

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The README demo's two-process TCP stream: stream_send and stream_recv, each a process of
 # its own attached to nic0 and nic1 of a model daemon (myrio-simd) whose cable between them
 # runs at 10 Gb/s; the receiver checks every byte. For each MTU it prints both programs'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Test-only fault injection: MYRIO_FAULT_TX_IOVA=N in the environment makes the Nth frame
  * sent after the port opens go out on a send descriptor whose address was never mapped
  * for DMA, once. The NIC's read is refused (by the IOMMU on hardware and under QEMU, by

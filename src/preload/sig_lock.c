@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The engine's lock: recursive, and safe for a signal handler to take on the thread it
  * interrupted at any instruction, that thread's lock and unlock included. pthread's
  * recursive mutex records its owner after taking the lock and forgets it before letting

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stacks that share a port (one per queue) and multicast, broadcast and UDP: the NIC steers
  * a datagram by its addresses, not by where its socket lives, and the host's group
  * memberships are one set whatever stack joined. Port A has two queues and two sibling

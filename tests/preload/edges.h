@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the edge-case program's files share: the peer's commands, the check that ends a case,
  * and the ways to reach the peer. */
 #ifndef PRELOAD_EDGES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Calls whose results are the kernel's to define: each case passes both under the preload
  * and on the kernel's own sockets (tests/sh/preload_edges.sh runs them over loopback
  * without the preload too), so the layer is checked against the kernel, not against

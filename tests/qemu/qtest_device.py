@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The QEMU device's life cycle without a guest: QEMU's qtest accelerator plays the host
 (config cycles through 0xcf8/0xcfc, BAR0 stores, guest RAM read back) to check what a guest
 driver cannot see on its own:

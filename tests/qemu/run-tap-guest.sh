@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Run by tests/sh/qemu_myri10ge.sh in a network namespace of its own (unshare -n), so that
 # its TAP and addresses meet nothing else on the machine: the TAP guest (init-myri10ge.sh,
 # myrio_phase=tap, pci=nomsi) with one model NIC whose cable ends at a QEMU tap netdev,

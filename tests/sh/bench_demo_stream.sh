@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/demo_stream.sh (the README demo's two-process stream): it runs end to end for both
 # MTUs and prints, for each, both programs' summaries with every byte accounted for (the
 # receiver's "0 bad, 0 lost"), the three processes' CPU seconds and the load average. A

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The QEMU device without a guest (tests/qemu/qtest_device.py under QEMU's qtest
 # accelerator): a system reset returns the model NIC to power-on, migration is refused, and
 # DMA through an IOMMU crosses pages only where they are adjacent in RAM.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* -T N: N queues on each port (the Myri-10G's slices), N threads, one stack per queue at
  * each end; thread q polls queue q's stack of side A and of side B.
  *

@@ -86,9 +86,12 @@ static void linger_check(void)
 		char sink[512];
 		while (myrio_tcp_read(c, sink, sizeof sink) > 0)
 			; /* after close, data from the peer goes nowhere */
+		/* Delivered once the peer acknowledged the FIN, not just the data: a process that
+		 * exits with its FIN unacknowledged cannot send it again, and a peer waiting for
+		 * the end of the stream (nuttcp's control connection) waits for ever. */
 		enum myrio_tcp_state st = myrio_tcp_state(c);
-		if (myrio_tcp_unacked(c) == 0 || myrio_tcp_error(c) || st == MYRIO_TCP_CLOSED ||
-		    st == MYRIO_TCP_TIME_WAIT) {
+		if (myrio_tcp_error(c) || st == MYRIO_TCP_CLOSED || st == MYRIO_TCP_TIME_WAIT ||
+		    st == MYRIO_TCP_FIN_WAIT_2) {
 			myrio_tcp_close(c);
 			eng.linger[i] = eng.linger[--eng.nlinger];
 		} else {

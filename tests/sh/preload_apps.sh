@@ -98,7 +98,7 @@ elif have curl && have python3; then
 	pids+=($hp)
 	# python starts slowly: the first SYNs may find no listener (refused, retried)
 	run $A curl -sS --retry 10 --retry-delay 1 --retry-connrefused -o "$tmp/got" \
-		http://10.0.0.2:8000/f.bin || fail "curl exit $?"
+		http://10.0.0.2:8000/f.bin || { fail "curl exit $?"; tail -n 20 "$tmp/http.log"; }
 	kill $hp
 	wait $hp 2>/dev/null # one process on a NIC at a time
 	cmp -s "$tmp/file" "$tmp/got" && echo "curl: 3000000 bytes from http.server, byte-exact" ||
@@ -174,7 +174,8 @@ fi
 nuttcp_mb() { sed -n "s/^nuttcp-$1: *\([0-9.]*\) MB in .*/\1/p" "$2" | tail -1; }
 if have nuttcp; then
 	bg "$tmp/nut.srv" $B nuttcp -1 --nofork
-	run $A nuttcp -t -T 5 -w 128 -v 10.0.0.2 >"$tmp/nut.log" 2>&1 || fail "nuttcp exit"
+	run $A nuttcp -t -T 5 -w 128 -v 10.0.0.2 >"$tmp/nut.log" 2>&1 ||
+		{ fail "nuttcp exit"; tail -n 20 "$tmp/nut.log" "$tmp/nut.srv"; }
 	wait $bgpid
 	t=$(nuttcp_mb t "$tmp/nut.log")
 	r=$(nuttcp_mb r "$tmp/nut.log") # the server reports through the control connection

@@ -5,12 +5,18 @@
  * a small transmit pool. Expected behaviour, written per test below: the driver drops
  * what it cannot trust and counts it, buffers are never lost (pools full again at the end),
  * and TCP delivers every byte exactly once and in order. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "model_pair.h"
+#include "sim/model.h"
+#include "stack_pair.h"
+#include "test_pattern.h"
 
 #define PORT 5002
 
@@ -24,14 +30,14 @@ enum noticed {
 /* One bad completion entry on the receiver while data flows. */
 static void bad_completion(uint32_t len, enum noticed noticed)
 {
-	struct model_pair m;
-	assert_int_equal(mp_open(&m, "link=10g", 4, NULL, NULL), 0);
-	struct mp_stream *tx = mp_transfer(&m, PORT, 2u << 20);
-	assert_true(mp_run_until(&m, mp_quarter_received, 500000));
-	struct sim_nic *nic = sim_nic_find(m.w, "sim1");
+	struct stack_pair m;
+	assert_int_equal(sp_open(&m, "sim:link=10g", &(struct sp_opts){.streams = 4}), 0);
+	struct sp_stream *tx = sp_transfer(&m, PORT, 2u << 20);
+	assert_true(sp_run_until(&m, sp_quarter_received, 500000));
+	struct sim_nic *nic = sim_nic_find(m.sim, "sim1");
 	assert_int_equal(sim_nic_inject(nic, SIM_FAULT_BAD_COMPLETION, len), 0);
-	assert_true(mp_run_until(&m, mp_all_received, 2000000));
-	mp_check_intact(&m, tx);
+	assert_true(sp_run_until(&m, sp_all_received, 2000000));
+	sp_check_intact(&m, tx);
 	struct myrio_port_stats ps;
 	assert_int_equal(myrio_port_stats(m.pb, &ps), 0);
 	assert_int_equal(ps.rx_bad_completion, noticed == IMPOSSIBLE);
@@ -40,7 +46,7 @@ static void bad_completion(uint32_t len, enum noticed noticed)
 		assert_true(ps.rx_csum_mismatch >= 1);
 	else
 		assert_int_equal(ps.rx_csum_mismatch, 0);
-	mp_close(&m);
+	sp_close(&m);
 }
 
 /* Longer than any frame the MTU allows: detected, dropped, counted; the driver cannot know
@@ -81,7 +87,7 @@ static void completion_length_other_ring(void **state)
  * drops what it cannot hold so as to keep the pool's last eighth for hole-filling segments
  * and SYNs (tcp_rxmem.c); once the application gives the buffers back, TCP recovers
  * everything. */
-static struct mp_stream *hold_rx;
+static struct sp_stream *hold_rx;
 static struct myrio_pkt *held[4096];
 static unsigned nheld;
 
@@ -93,23 +99,26 @@ static void hold_tweak(struct myrio_stack_conf *c)
 static void rx_pool_exhausted_then_recovers(void **state)
 {
 	(void)state;
-	struct model_pair m;
+	struct stack_pair m;
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.rx_pool_size = 64; /* buffers beyond the ring */
-	assert_int_equal(mp_open(&m, "link=10g,rx_ring=128", 4, hold_tweak, &pc), 0);
-	struct mp_stream *tx = mp_transfer(&m, PORT, 4u << 20);
+	assert_int_equal(
+	    sp_open(&m, "sim:link=10g,rx_ring=128",
+		    &(struct sp_opts){.streams = 4, .tweak = hold_tweak, .port_conf = &pc}),
+	    0);
+	struct sp_stream *tx = sp_transfer(&m, PORT, 4u << 20);
 	/* Run until the receiving connection exists, then stop reading (hold buffers). */
-	for (int i = 0; i < 10000 && !mp_receiver(&m); i++)
-		mp_round(&m);
-	assert_non_null(mp_receiver(&m));
-	hold_rx = mp_receiver(&m);
+	for (int i = 0; i < 10000 && !sp_receiver(&m); i++)
+		sp_round(&m);
+	assert_non_null(sp_receiver(&m));
+	hold_rx = sp_receiver(&m);
 	struct myrio_tcp_conn *rc = hold_rx->c;
 	/* detach the reader: the event handler only reads streams it knows */
 	myrio_tcp_set_user(rc, NULL);
 	nheld = 0;
 	for (int i = 0; i < 20000; i++) {
-		mp_round(&m);
+		sp_round(&m);
 		struct myrio_pkt *p;
 		while (nheld < 4096 && (p = myrio_tcp_recv(rc)) != NULL)
 			held[nheld++] = p;
@@ -129,10 +138,10 @@ static void rx_pool_exhausted_then_recovers(void **state)
 		myrio_tcp_release(rc, held[i]);
 	}
 	myrio_tcp_set_user(rc, (void *)(uintptr_t)2);
-	mp_read(hold_rx);
-	assert_true(mp_run_until(&m, mp_all_received, 3000000));
-	mp_check_intact(&m, tx);
-	mp_close(&m);
+	sp_stream_read(hold_rx);
+	assert_true(sp_run_until(&m, sp_all_received, 3000000));
+	sp_check_intact(&m, tx);
+	sp_close(&m);
 }
 
 /* A transmit pool of 64 buffers for a 4 MiB transfer: writes are refused while it is
@@ -146,12 +155,14 @@ static void small_tx_tweak(struct myrio_stack_conf *c)
 static void tx_pool_exhausted(void **state)
 {
 	(void)state;
-	struct model_pair m;
-	assert_int_equal(mp_open(&m, "link=10g", 4, small_tx_tweak, NULL), 0);
-	struct mp_stream *tx = mp_transfer(&m, PORT, 4u << 20);
-	assert_true(mp_run_until(&m, mp_all_received, 3000000));
-	mp_check_intact(&m, tx);
-	mp_close(&m);
+	struct stack_pair m;
+	assert_int_equal(
+	    sp_open(&m, "sim:link=10g", &(struct sp_opts){.streams = 4, .tweak = small_tx_tweak}),
+	    0);
+	struct sp_stream *tx = sp_transfer(&m, PORT, 4u << 20);
+	assert_true(sp_run_until(&m, sp_all_received, 3000000));
+	sp_check_intact(&m, tx);
+	sp_close(&m);
 }
 
 int main(void)

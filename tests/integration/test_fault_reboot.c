@@ -8,13 +8,18 @@
  * rebooted port counts exactly one recovery (the other none), the recovery happens within
  * about two watchdog periods of model time, and every transmit buffer comes back (no leak:
  * the stacks and ports close cleanly). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <time.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-#include "model_pair.h"
+#include "sim/model.h"
+#include "stack_pair.h"
 #include "tcp_lite/stack.h" /* the stack's transmit pool, for the leak check */
 
 #define PORT 5003
@@ -37,7 +42,7 @@ static uint64_t resets(struct myrio_port *p)
 	return s.watchdog_resets;
 }
 
-static bool recovered(struct model_pair *m)
+static bool recovered(struct stack_pair *m)
 {
 	return resets(m->pa) >= 1;
 }
@@ -52,28 +57,30 @@ static double now_s(void)
 static void reboot_mid_transfer_survives(void **state)
 {
 	(void)state;
-	struct model_pair m;
-	assert_int_equal(mp_open(&m, "link=10g", 8, quick_timeouts, NULL), 0);
-	struct mp_stream *tx = mp_transfer(&m, PORT, 8u << 20);
-	assert_true(mp_run_until(&m, mp_quarter_received, 500000));
+	struct stack_pair m;
+	assert_int_equal(
+	    sp_open(&m, "sim:link=10g", &(struct sp_opts){.streams = 8, .tweak = quick_timeouts}),
+	    0);
+	struct sp_stream *tx = sp_transfer(&m, PORT, 8u << 20);
+	assert_true(sp_run_until(&m, sp_quarter_received, 500000));
 	assert_int_equal(m.errors, 0);
-	struct mp_stream *rx = mp_receiver(&m);
+	struct sp_stream *rx = sp_receiver(&m);
 	assert_int_equal(resets(m.pa), 0);
 
 	/* The sender's NIC reboots; only polling goes on. */
-	assert_int_equal(sim_nic_inject(sim_nic_find(m.w, "sim0"), SIM_FAULT_REBOOT, 0), 0);
+	assert_int_equal(sim_nic_inject(sim_nic_find(m.sim, "sim0"), SIM_FAULT_REBOOT, 0), 0);
 	uint64_t rcvd_at_reboot = rx->rcvd;
-	uint64_t model0 = sim_world_now(m.w);
+	uint64_t model0 = myrio_sim_now_ns(m.sim);
 	double t0 = now_s();
-	assert_true(mp_run_until(&m, recovered, 2000000));
-	assert_true(sim_world_now(m.w) - model0 <= 2100000000ull);
+	assert_true(sp_run_until(&m, recovered, 2000000));
+	assert_true(myrio_sim_now_ns(m.sim) - model0 <= 2100000000ull);
 	assert_int_equal(resets(m.pa), 1);
 
 	/* The connection survives: the transfer completes intact. */
-	assert_true(mp_run_until(&m, mp_all_received, 2000000));
+	assert_true(sp_run_until(&m, sp_all_received, 2000000));
 	assert_true(now_s() - t0 < 120);
 	assert_false(tx->error);
-	mp_check_intact(&m, tx);
+	sp_check_intact(&m, tx);
 	assert_true(rx->rcvd > rcvd_at_reboot);
 	assert_int_equal(resets(m.pa), 1);
 	assert_int_equal(resets(m.pb), 0);
@@ -81,12 +88,12 @@ static void reboot_mid_transfer_survives(void **state)
 	/* Nothing is held by the port any more: both stacks free their pools on destroy. */
 	/* (the last segment's ACK may be a delayed one: 40 ms, 2000 rounds) */
 	for (int i = 0; i < 20000 && myrio_tcp_unacked(tx->c) != 0; i++)
-		mp_round(&m);
+		sp_round(&m);
 	assert_int_equal(myrio_tcp_unacked(tx->c), 0);
 	for (int i = 0; i < 200; i++)
-		mp_round(&m);
+		sp_round(&m);
 	assert_int_equal(myrio_pool_free_count(m.a->pool), m.a->pool->count);
-	mp_close(&m);
+	sp_close(&m);
 }
 
 int main(void)

@@ -8,15 +8,19 @@
  * MYRIO_LOAD_BYTES (per connection, default 4096) set the size. The test prints the
  * connections held, the heap used per connection (stack tables sized for them) and the
  * model time taken. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <time.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-#include "load_env.h"
-#include "model_pair.h"
+#include "stack_pair.h"
 #include "tcp_lite/stack.h" /* sizeof the connection record, for the report */
+#include "test_env.h"
 
 #define PORT 7000
 
@@ -40,7 +44,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static unsigned count(struct model_pair *m, bool (*pred)(const struct mp_stream *))
+static unsigned count(struct stack_pair *m, bool (*pred)(const struct sp_stream *))
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < m->nstreams; i++)
@@ -48,17 +52,17 @@ static unsigned count(struct model_pair *m, bool (*pred)(const struct mp_stream 
 	return n;
 }
 
-static bool is_connected(const struct mp_stream *s)
+static bool is_connected(const struct sp_stream *s)
 {
 	return s->connected && s->c && myrio_tcp_state(s->c) == MYRIO_TCP_ESTABLISHED;
 }
 
-static bool is_done_rx(const struct mp_stream *s)
+static bool is_done_rx(const struct sp_stream *s)
 {
 	return s->to_send == 0 && s->rcvd == bytes_per_conn;
 }
 
-static bool is_eof(const struct mp_stream *s)
+static bool is_eof(const struct sp_stream *s)
 {
 	return s->eof || s->closed;
 }
@@ -70,13 +74,17 @@ static void many_connections_all_verified(void **state)
 	bytes_per_conn = env_u("MYRIO_LOAD_BYTES", 4096);
 	double t0 = now_s();
 	size_t heap0 = heap_used();
-	struct model_pair m;
+	struct stack_pair m;
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.rx_pool_size = 4096;
-	assert_int_equal(mp_open(&m, "link=10g", 2 * nconns + 8, big_tables, &pc), 0);
+	assert_int_equal(sp_open(&m, "sim:link=10g",
+				 &(struct sp_opts){.streams = 2 * nconns + 8,
+						   .tweak = big_tables,
+						   .port_conf = &pc}),
+			 0);
 	size_t heap1 = heap_used();
-	assert_int_equal(mp_static_arp(&m), 0);
+	assert_int_equal(sp_static_arp(&m), 0);
 	struct myrio_tcp_listener *l;
 	assert_int_equal(myrio_tcp_listen(m.b, PORT, 1024, NULL, &l), 0);
 
@@ -86,13 +94,13 @@ static void many_connections_all_verified(void **state)
 		unsigned wave = nconns - opened < 512 ? nconns - opened : 512;
 		for (unsigned i = 0; i < wave; i++) {
 			struct myrio_tcp_conn *c;
-			int rc = myrio_tcp_connect(m.a, MP_IP_B, PORT, NULL, &c);
+			int rc = myrio_tcp_connect(m.a, SP_IP_B, PORT, NULL, &c);
 			assert_int_equal(rc, 0);
-			assert_non_null(mp_stream_new(&m, c));
+			assert_non_null(sp_stream_new(&m, c));
 		}
 		opened += wave;
 		for (int r = 0; r < 20000 && (m.connected < opened || m.accepted < opened); r++)
-			mp_round(&m);
+			sp_round(&m);
 		assert_int_equal(m.errors, 0);
 		assert_int_equal(m.connected, opened);
 		assert_int_equal(m.accepted, opened);
@@ -103,26 +111,26 @@ static void many_connections_all_verified(void **state)
 
 	/* Phase 2: every connection moves its own data, all at once. */
 	for (unsigned i = 0; i < m.nstreams; i++) {
-		struct mp_stream *s = &m.streams[i];
+		struct sp_stream *s = &m.streams[i];
 		/* streams of side a were created by connect (their user was set first) */
 		uint32_t lip;
 		uint16_t lport;
 		uint32_t rip;
 		uint16_t rport;
 		myrio_tcp_addr(s->c, &lip, &lport, &rip, &rport);
-		if (lip == MP_IP_A) {
+		if (lip == SP_IP_A) {
 			s->to_send = bytes_per_conn;
-			mp_write(s);
+			sp_stream_write(s);
 		}
 	}
 	uint64_t rounds = 0;
 	while (count(&m, is_done_rx) < nconns && rounds < 2000000 && !m.errors) {
-		mp_round(&m);
+		sp_round(&m);
 		rounds++;
 		if (rounds % 64 == 0) /* refused writes resume on WRITABLE; poke the rest */
 			for (unsigned i = 0; i < m.nstreams; i++)
 				if (m.streams[i].c && m.streams[i].sent < m.streams[i].to_send)
-					mp_write(&m.streams[i]);
+					sp_stream_write(&m.streams[i]);
 	}
 	assert_int_equal(m.errors, 0);
 	assert_int_equal(count(&m, is_done_rx), nconns);
@@ -146,7 +154,7 @@ static void many_connections_all_verified(void **state)
 				assert_int_equal(rc, -ENOBUFS);
 			}
 		}
-		mp_round(&m);
+		sp_round(&m);
 	}
 	free(shut);
 	if (getenv("V")) {
@@ -158,7 +166,7 @@ static void many_connections_all_verified(void **state)
 		myrio_stack_stats(m.a, &sa);
 		printf("model %.3f s, tx_ring_full %lu tx_pool_empty %lu retx %lu rto %lu "
 		       "copy_nic_busy %lu segs_out %lu tx_frames %lu free %u/%u\n",
-		       sim_world_now(m.w) / 1e9, (unsigned long)sa.tx_ring_full,
+		       myrio_sim_now_ns(m.sim) / 1e9, (unsigned long)sa.tx_ring_full,
 		       (unsigned long)sa.tx_pool_empty, (unsigned long)sa.tcp_retransmits,
 		       (unsigned long)sa.tcp_rto_expired, (unsigned long)sa.tcp_tx_copy_nic_busy,
 		       (unsigned long)sa.tcp_segs_out, (unsigned long)sa.tx_frames,
@@ -199,8 +207,8 @@ static void many_connections_all_verified(void **state)
 	printf("  connection record %zu bytes; transmit/receive buffers come from fixed pools\n",
 	       sizeof(struct myrio_tcp_conn));
 	printf("  model time %.3f s; wall time: open %.2f s, total %.2f s\n",
-	       (double)sim_world_now(m.w) / 1e9, t_open, now_s() - t0);
-	mp_close(&m);
+	       (double)myrio_sim_now_ns(m.sim) / 1e9, t_open, now_s() - t0);
+	sp_close(&m);
 }
 
 int main(void)

@@ -12,16 +12,20 @@
  *
  * MYRIO_SCALE_CONNS (default 100000) sets the count; bench/scale_cost.sh prints the
  * figures. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <time.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-#include "load_env.h"
-#include "model_pair.h"
+#include "stack_pair.h"
 #include "syn_frame.h"
 #include "tcp_lite/stack.h" /* sizeof the connection record, for the report */
+#include "test_env.h"
 
 #define PORT 7100
 #define WAVE 512
@@ -51,14 +55,14 @@ static void tables(struct myrio_stack_conf *c)
 	c->max_listeners = MAX_PORTS;
 }
 
-static bool stream_done(const struct mp_stream *s)
+static bool stream_done(const struct sp_stream *s)
 {
 	return s->c && s->sent == FEW_BYTES && s->rcvd == FEW_BYTES;
 }
 
 /* Opens connections from a to b until `total` are open, in waves no larger than the
  * listener's backlog; each sends FEW_BYTES each way, checked, then keepalive is armed. */
-static void open_until(struct model_pair *m, unsigned total)
+static void open_until(struct stack_pair *m, unsigned total)
 {
 	unsigned open = (unsigned)m->connected;
 	while (open < total) {
@@ -67,22 +71,22 @@ static void open_until(struct model_pair *m, unsigned total)
 		for (unsigned i = 0; i < wave; i++) {
 			struct myrio_tcp_conn *c;
 			uint16_t port = (uint16_t)(PORT + (first + i) / 2 / PER_PORT);
-			assert_int_equal(myrio_tcp_connect(m->a, MP_IP_B, port, NULL, &c), 0);
-			assert_non_null(mp_stream_new(m, c));
+			assert_int_equal(myrio_tcp_connect(m->a, SP_IP_B, port, NULL, &c), 0);
+			assert_non_null(sp_stream_new(m, c));
 		}
 		open += wave;
 		for (int r = 0; r < 20000 && (m->connected < open || m->accepted < open); r++)
-			mp_round(m);
+			sp_round(m);
 		assert_int_equal(m->errors, 0);
 		assert_int_equal(m->connected, open);
 		assert_int_equal(m->accepted, open);
 		for (unsigned i = first; i < m->nstreams; i++) {
 			m->streams[i].to_send = FEW_BYTES;
-			mp_write(&m->streams[i]);
+			sp_stream_write(&m->streams[i]);
 		}
 		unsigned done = 0;
 		for (int r = 0; r < 20000 && done < 2 * wave; r++) {
-			mp_round(m);
+			sp_round(m);
 			done = 0;
 			for (unsigned i = first; i < m->nstreams; i++)
 				done += stream_done(&m->streams[i]);
@@ -92,7 +96,7 @@ static void open_until(struct model_pair *m, unsigned total)
 			assert_int_equal(m->streams[i].bad, 0);
 			uint32_t lip;
 			myrio_tcp_addr(m->streams[i].c, &lip, NULL, NULL, NULL);
-			if (lip == MP_IP_A)
+			if (lip == SP_IP_A)
 				assert_int_equal(
 				    myrio_tcp_keepalive(m->streams[i].c, 7200000, 0, 0), 0);
 		}
@@ -101,13 +105,13 @@ static void open_until(struct model_pair *m, unsigned total)
 
 /* ns per poll of a, the best of five runs of POLLS (the least disturbed by the machine's
  * other work); b is polled too, untimed, so that it answers. */
-static double poll_ns(struct model_pair *m)
+static double poll_ns(struct stack_pair *m)
 {
 	double best = 0;
 	for (int rep = 0; rep < 5; rep++) {
 		uint64_t total = 0;
 		for (int i = 0; i < POLLS; i++) {
-			myrio_sim_step(m->w, 100); /* 100 us of model time */
+			myrio_sim_step(m->sim, 100); /* 100 us of model time */
 			uint64_t t0 = now_ns();
 			myrio_stack_poll(m->a);
 			total += now_ns() - t0;
@@ -128,7 +132,7 @@ struct poll_cost {
 /* ns per myrio_ready_wait of a set holding every connection of a, polled in between (the
  * best of five runs of POLLS); the connections are idle, so nothing is reported, and the
  * set lists none of them after the first wait. */
-static double wait_ns(struct model_pair *m)
+static double wait_ns(struct stack_pair *m)
 {
 	struct myrio_ready_set *set;
 	assert_int_equal(myrio_ready_create(m->a, &set), 0);
@@ -136,7 +140,7 @@ static double wait_ns(struct model_pair *m)
 	for (unsigned i = 0; i < m->nstreams; i++) {
 		uint32_t lip;
 		myrio_tcp_addr(m->streams[i].c, &lip, NULL, NULL, NULL);
-		if (lip != MP_IP_A)
+		if (lip != SP_IP_A)
 			continue;
 		assert_int_equal(myrio_ready_add_tcp(set, m->streams[i].c, MYRIO_READY_IN, NULL),
 				 0);
@@ -152,7 +156,7 @@ static double wait_ns(struct model_pair *m)
 		uint64_t total = 0;
 		int reported = 0;
 		for (int i = 0; i < POLLS; i++) {
-			myrio_sim_step(m->w, 100);
+			myrio_sim_step(m->sim, 100);
 			myrio_stack_poll(m->a);
 			uint64_t t0 = now_ns();
 			for (int k = 0; k < 16; k++) /* more than the clock reads cost */
@@ -170,7 +174,7 @@ static double wait_ns(struct model_pair *m)
 }
 
 /* The first connection is probed every millisecond while the others stay idle. */
-static struct poll_cost measure(struct model_pair *m)
+static struct poll_cost measure(struct stack_pair *m)
 {
 	struct poll_cost pc;
 	uint64_t v0 = m->a->timer_visits;
@@ -194,7 +198,7 @@ static struct poll_cost measure(struct model_pair *m)
 
 /* Spoofed SYNs from a's address (a answers the cookies' SYN-ACKs with RSTs): ns of b's
  * polls per SYN that found the table full. */
-static double full_table_syn_ns(struct model_pair *m)
+static double full_table_syn_ns(struct stack_pair *m)
 {
 	struct myrio_port_info ib;
 	assert_int_equal(myrio_port_info(m->pb, &ib), 0);
@@ -208,13 +212,13 @@ static double full_table_syn_ns(struct model_pair *m)
 		unsigned k = myrio_pkt_alloc_bulk(fp, p, 16) ? 16 : 0;
 		for (unsigned i = 0; i < k; i++) {
 			uint32_t n = r * 16 + i;
-			syn_frame(myrio_pkt_data(p[i]), ib.mac, MP_IP_A, MP_IP_B,
+			syn_frame(myrio_pkt_data(p[i]), ib.mac, SP_IP_A, SP_IP_B,
 				  (uint16_t)(1024 + n % 30000), PORT, n * 2654435761u, (uint16_t)n);
 			p[i]->len = SYN_FRAME_LEN;
 		}
 		uint16_t took = myrio_tx_burst(m->pa, p, (uint16_t)k);
 		myrio_pkt_free_bulk(p + took, k - took);
-		myrio_sim_step(m->w, 20);
+		myrio_sim_step(m->sim, 20);
 		myrio_stack_poll(m->a);
 		uint64_t t0 = now_ns();
 		myrio_stack_poll(m->b);
@@ -226,7 +230,7 @@ static double full_table_syn_ns(struct model_pair *m)
 	       (unsigned long)(s1.tcp_syncookies_sent - s0.tcp_syncookies_sent));
 	assert_true(syns > 1000);
 	for (int i = 0; i < 200; i++)
-		mp_round(m);
+		sp_round(m);
 	myrio_pool_destroy(fp);
 	return (double)total / (double)syns;
 }
@@ -239,13 +243,16 @@ static void idle_connections_cost_nothing_per_poll(void **state)
 		nconns = 2 * SMALL;
 	uint64_t t0 = now_ns();
 	size_t heap0 = heap_used();
-	struct model_pair m;
+	struct stack_pair m;
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.rx_pool_size = 4096;
-	assert_int_equal(mp_open(&m, "link=10g", 2 * nconns, tables, &pc), 0);
+	assert_int_equal(
+	    sp_open(&m, "sim:link=10g",
+		    &(struct sp_opts){.streams = 2 * nconns, .tweak = tables, .port_conf = &pc}),
+	    0);
 	size_t heap1 = heap_used();
-	assert_int_equal(mp_static_arp(&m), 0);
+	assert_int_equal(sp_static_arp(&m), 0);
 	assert_true(nconns <= MAX_PORTS * PER_PORT);
 	for (unsigned k = 0; k * PER_PORT < nconns; k++) {
 		struct myrio_tcp_listener *l;
@@ -293,7 +300,7 @@ static void idle_connections_cost_nothing_per_poll(void **state)
 	assert_true(big.idle_visits <= nconns);
 	assert_int_equal(big.probed_visits, small.probed_visits);
 	assert_int_equal(m.errors, 0);
-	mp_close(&m);
+	sp_close(&m);
 }
 
 int main(void)

@@ -10,16 +10,23 @@
  * MYRIO_SOAK_BAD_COMPLETIONS=0 to leave out completion entries with wrong lengths
  * (impossible ones, and plausible ones of the other ring, which put the driver's rings out
  * of step until myrio_rx_verify notices and the port resets the NIC). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <time.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "mcp/nic.h"
-#include "load_env.h"
-#include "model_pair.h"
+#include "port/port_ops.h"
+#include "sim/model.h"
+#include "sim/nic.h"
+#include "stack_pair.h"
 #include "tcp_lite/stack.h" /* connection table, for the diagnosis of a failure */
+#include "test_env.h"
 
 #define PORT 9000
 
@@ -74,7 +81,7 @@ static uint64_t stream_len(uint16_t client_port)
 
 /* The driver's state of port k (0: a, 1: b): the port back-end's layout
  * (src/port/myri10ge_port.c). */
-static struct myri_nic *driver_nic(struct model_pair *m, int k)
+static struct myri_nic *driver_nic(struct stack_pair *m, int k)
 {
 	struct mirror {
 		struct myrio_port port;
@@ -85,7 +92,7 @@ static struct myri_nic *driver_nic(struct model_pair *m, int k)
 
 /* Both ports up with no reset on its way: a watchdog reset frees the rings' buffers and
  * bookkeeping until the NIC is back, so the heap is compared only between such moments. */
-static bool ports_settled(struct model_pair *m)
+static bool ports_settled(struct stack_pair *m)
 {
 	for (int k = 0; k < 2; k++) {
 		struct myri_nic *dn = driver_nic(m, k);
@@ -95,11 +102,11 @@ static bool ports_settled(struct model_pair *m)
 	return true;
 }
 
-static void open_stream(struct model_pair *m, unsigned slot)
+static void open_stream(struct stack_pair *m, unsigned slot)
 {
 	struct myrio_tcp_conn *c;
-	assert_int_equal(myrio_tcp_connect(m->a, MP_IP_B, PORT, NULL, &c), 0);
-	struct mp_stream *s = &m->streams[slot];
+	assert_int_equal(myrio_tcp_connect(m->a, SP_IP_B, PORT, NULL, &c), 0);
+	struct sp_stream *s = &m->streams[slot];
 	memset(s, 0, sizeof(*s));
 	s->c = c;
 	uint32_t lip, rip;
@@ -118,19 +125,22 @@ static void soak(void **state)
 	rng_state = env_u("MYRIO_SOAK_SEED", 1) * 0x9E3779B97F4A7C15ULL + 1;
 	/* slots [0, nconns) are the clients; accepted streams are appended after them and
 	 * recycled through a free list of their own */
-	struct model_pair m;
-	assert_int_equal(mp_open(&m, "link=10g,seed=5", 64 * nconns + 64, soak_tweak, NULL), 0);
-	assert_int_equal(mp_static_arp(&m), 0);
+	struct stack_pair m;
+	assert_int_equal(
+	    sp_open(&m, "sim:link=10g,seed=5",
+		    &(struct sp_opts){.streams = 64 * nconns + 64, .tweak = soak_tweak}),
+	    0);
+	assert_int_equal(sp_static_arp(&m), 0);
 	struct myrio_tcp_listener *l;
 	assert_int_equal(myrio_tcp_listen(m.b, PORT, 256, NULL, &l), 0);
 	m.nstreams = nconns;
 	for (unsigned i = 0; i < nconns; i++)
 		open_stream(&m, i);
 	for (int i = 0; i < 200; i++)
-		mp_round(&m);
+		sp_round(&m);
 	size_t heap0 = 0; /* mallinfo2 reads 0 under ASan, whose leak checker covers it */
 	bool warm = false;
-	struct sim_nic *nic1 = sim_nic_find(m.w, "sim1"), *nic0 = sim_nic_find(m.w, "sim0");
+	struct sim_nic *nic1 = sim_nic_find(m.sim, "sim1"), *nic0 = sim_nic_find(m.sim, "sim0");
 	struct stats st = {0};
 	double t0 = now_s(), deadline = t0 + secs;
 	uint64_t round = 0;
@@ -141,10 +151,10 @@ static void soak(void **state)
 			heap0 = heap_used(); /* after warm-up */
 			warm = true;
 		}
-		mp_round(&m);
+		sp_round(&m);
 		round++;
 		if (link_down && round >= link_back) {
-			myrio_sim_set_link(m.w, "sim0", true);
+			myrio_sim_set_link(m.sim, "sim0", true);
 			link_down = false;
 		}
 		if (round % 2500 == 0) { /* every 50 ms of model time: change the weather */
@@ -156,11 +166,11 @@ static void soak(void **state)
 				f.duplicate = rnd_unit() * 0.01;
 				f.corrupt = rnd_unit() * 0.01;
 			}
-			myrio_sim_set_faults(m.w, "sim0", &f);
-			myrio_sim_set_faults(m.w, "sim1", &f);
+			myrio_sim_set_faults(m.sim, "sim0", &f);
+			myrio_sim_set_faults(m.sim, "sim1", &f);
 			double r = rnd_unit();
 			if (r < 0.15 && !link_down) {
-				myrio_sim_set_link(m.w, "sim0", false);
+				myrio_sim_set_link(m.sim, "sim0", false);
 				link_down = true;
 				link_back = round + 50 + rnd() % 1500; /* 1..30 ms */
 				st.flaps++;
@@ -176,12 +186,12 @@ static void soak(void **state)
 		/* streams: the client side sends; when the server side has everything and the
 		 * FIN, both close and the client slot starts a new connection */
 		for (unsigned i = 0; i < m.nstreams; i++) {
-			struct mp_stream *s = &m.streams[i];
+			struct sp_stream *s = &m.streams[i];
 			if (s->c && s->sent < s->to_send)
-				mp_write(s);
+				sp_stream_write(s);
 		}
 		for (unsigned i = nconns; i < m.nstreams; i++) {
-			struct mp_stream *srv = &m.streams[i];
+			struct sp_stream *srv = &m.streams[i];
 			if (!srv->c || !srv->eof)
 				continue;
 			uint32_t lip, rip;
@@ -196,7 +206,7 @@ static void soak(void **state)
 			srv->closed = true;
 		}
 		for (unsigned i = 0; i < nconns; i++) {
-			struct mp_stream *s = &m.streams[i];
+			struct sp_stream *s = &m.streams[i];
 			if (s->c && s->sent == s->to_send && myrio_tcp_unacked(s->c) == 0) {
 				/* orderly close once the data is acknowledged */
 				myrio_tcp_close(s->c);
@@ -259,7 +269,8 @@ static void soak(void **state)
 				       k, (unsigned long)dn->wd.resets, dn->wd.last_reset_ns / 1e9,
 				       dn->wd.request ? "yes" : "no", dn->up ? "up" : "down");
 			}
-			fail_msg("a connection failed at %.3f s model time", sim_world_now(m.w) / 1e9);
+			fail_msg("a connection failed at %.3f s model time",
+				 myrio_sim_now_ns(m.sim) / 1e9);
 		}
 	}
 	struct myrio_stack_stats sa;
@@ -270,7 +281,7 @@ static void soak(void **state)
 	printf("  %.0f s wall, %.2f s model: %lu streams done, %.1f MiB verified, %lu weather "
 	       "changes, %lu link flaps, %lu bad completions (impossible %lu, buffers not as "
 	       "described %lu, NIC resets %lu)\n",
-	       now_s() - t0, sim_world_now(m.w) / 1e9, (unsigned long)st.streams_done,
+	       now_s() - t0, myrio_sim_now_ns(m.sim) / 1e9, (unsigned long)st.streams_done,
 	       st.bytes / 1048576.0, (unsigned long)st.fault_changes, (unsigned long)st.flaps,
 	       (unsigned long)st.bad_completions,
 	       (unsigned long)(pa.rx_bad_completion + pb.rx_bad_completion),
@@ -284,16 +295,16 @@ static void soak(void **state)
 	/* calm weather, so every buffer comes home and a reset under way finishes; then the
 	 * heap is where it was after the warm-up: nothing grew with the traffic */
 	struct myrio_sim_faults calm = {0};
-	myrio_sim_set_faults(m.w, "sim0", &calm);
-	myrio_sim_set_faults(m.w, "sim1", &calm);
-	myrio_sim_set_link(m.w, "sim0", true);
+	myrio_sim_set_faults(m.sim, "sim0", &calm);
+	myrio_sim_set_faults(m.sim, "sim1", &calm);
+	myrio_sim_set_link(m.sim, "sim0", true);
 	for (int i = 0; i < 5000 || (!ports_settled(&m) && i < 500000); i++)
-		mp_round(&m);
+		sp_round(&m);
 	assert_true(ports_settled(&m));
 	size_t heap1 = heap_used();
 	printf("  heap %+ld bytes after the warm-up\n", (long)(heap1 - heap0));
 	assert_true(heap1 <= heap0 + 4096);
-	mp_close(&m);
+	sp_close(&m);
 }
 
 int main(void)

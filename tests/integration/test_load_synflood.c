@@ -4,15 +4,19 @@
  * nothing (heap unchanged: every table is preallocated), its half-open connections stay
  * within the listener's backlog, the excess SYNs are dropped and counted, and the
  * legitimate connections are established and deliver every byte intact. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "load_env.h"
-#include "model_pair.h"
+#include "stack_pair.h"
 #include "syn_frame.h"
 #include "tcp_lite/stack.h" /* the connection table, to count half-open connections */
+#include "test_env.h"
 
 #define PORT 8000
 #define BACKLOG 32
@@ -30,7 +34,7 @@ static void tables(struct myrio_stack_conf *c)
 static void flood_frame(uint8_t *f, const uint8_t dst_mac[6], uint32_t n)
 {
 	uint32_t src = (n & 1) ? 0x0a000000u | (3 + n % 250) : 0xc0a80000u | (n & 0xffff);
-	syn_frame(f, dst_mac, src, MP_IP_B, (uint16_t)(1024 + n % 60000), PORT, n * 2654435761u,
+	syn_frame(f, dst_mac, src, SP_IP_B, (uint16_t)(1024 + n % 60000), PORT, n * 2654435761u,
 		  (uint16_t)n);
 }
 
@@ -45,9 +49,11 @@ static unsigned half_open(struct myrio_stack *s)
 /* legit: start legitimate clients during the flood and require them to succeed. */
 static void syn_flood(bool legit)
 {
-	struct model_pair m;
-	assert_int_equal(mp_open(&m, "link=10g", 2 * LEGIT + 8, tables, NULL), 0);
-	assert_int_equal(mp_static_arp(&m), 0);
+	struct stack_pair m;
+	assert_int_equal(sp_open(&m, "sim:link=10g",
+				 &(struct sp_opts){.streams = 2 * LEGIT + 8, .tweak = tables}),
+			 0);
+	assert_int_equal(sp_static_arp(&m), 0);
 	struct myrio_port_info ib;
 	assert_int_equal(myrio_port_info(m.pb, &ib), 0);
 	struct myrio_tcp_listener *l;
@@ -55,7 +61,7 @@ static void syn_flood(bool legit)
 	struct myrio_pool *fp;
 	assert_int_equal(myrio_port_pool_create(m.pa, 512, 2048, &fp), 0);
 	for (int i = 0; i < 100; i++)
-		mp_round(&m);
+		sp_round(&m);
 	size_t heap0 = heap_used();
 
 	uint32_t n = 0;
@@ -71,7 +77,7 @@ static void syn_flood(bool legit)
 		}
 		uint16_t took = myrio_tx_burst(m.pa, p, (uint16_t)k);
 		myrio_pkt_free_bulk(p + took, k - took);
-		mp_round(&m);
+		sp_round(&m);
 		unsigned h = half_open(m.b);
 		if (h > max_half_open)
 			max_half_open = h;
@@ -79,8 +85,9 @@ static void syn_flood(bool legit)
 			legit_started = true;
 			for (unsigned i = 0; i < LEGIT; i++) {
 				struct myrio_tcp_conn *c;
-				assert_int_equal(myrio_tcp_connect(m.a, MP_IP_B, PORT, NULL, &c), 0);
-				mp_stream_new(&m, c)->to_send = 64 * 1024;
+				assert_int_equal(myrio_tcp_connect(m.a, SP_IP_B, PORT, NULL, &c),
+						 0);
+				sp_stream_new(&m, c)->to_send = 64 * 1024;
 			}
 		}
 	}
@@ -99,10 +106,10 @@ static void syn_flood(bool legit)
 	assert_true(heap1 <= heap0); /* nothing allocated on the data path */
 	if (!legit) {
 		for (int i = 0; i < 200; i++)
-			mp_round(&m);
+			sp_round(&m);
 		assert_int_equal(myrio_pool_free_count(fp), 512); /* the NIC sent them all */
 		myrio_pool_destroy(fp);
-		mp_close(&m);
+		sp_close(&m);
 		return;
 	}
 
@@ -113,7 +120,7 @@ static void syn_flood(bool legit)
 			done += m.streams[i].to_send == 0 && m.streams[i].rcvd == 64 * 1024;
 		if (done == LEGIT)
 			break;
-		mp_round(&m);
+		sp_round(&m);
 	}
 	unsigned done = 0;
 	for (unsigned i = 0; i < m.nstreams; i++) {
@@ -130,10 +137,10 @@ static void syn_flood(bool legit)
 	       (unsigned long)sb2.tcp_syncookies_failed);
 	assert_true(sb2.tcp_syncookies_ok > 0); /* got in during the flood, through cookies */
 	for (int i = 0; i < 200; i++) /* the last flood frames may still be in the send ring */
-		mp_round(&m);
+		sp_round(&m);
 	assert_int_equal(myrio_pool_free_count(fp), 512);
 	myrio_pool_destroy(fp); /* before the port: it is mapped on the port's bus */
-	mp_close(&m);
+	sp_close(&m);
 }
 
 static void syn_flood_memory_and_backlog_bounded(void **state)

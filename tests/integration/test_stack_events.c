@@ -7,12 +7,17 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "stack_harness.h"
+#include "stack_pair.h"
 #include "tcp_lite/stack.h" /* the timerfd's deadline */
+#include "test_pattern.h"
 
 #define PORT 7100
 
@@ -113,15 +118,16 @@ static void small_pool(struct myrio_stack_conf *c)
 static void writable_after_dry_pool(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "ev_pool", NULL, NULL, small_pool), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:ev_pool", &(struct sp_opts){.tweak = small_pool}), 0);
 	memset(writers, 0, sizeof(writers));
 	struct myrio_tcp_listener *l;
 	assert_int_equal(myrio_tcp_listen(h.b, PORT, NW, NULL, &l), 0);
 	for (unsigned i = 0; i < NW; i++)
-		assert_int_equal(myrio_tcp_connect(h.a, IP_B, PORT, &writers[i], &writers[i].c), 0);
+		assert_int_equal(myrio_tcp_connect(h.a, SP_IP_B, PORT, &writers[i], &writers[i].c),
+				 0);
 	for (unsigned r = 0; r < 200000; r++) {
-		h_round(&h);
+		sp_round(&h);
 		unsigned done = 0;
 		for (unsigned i = 0; i < NW; i++)
 			done += writers[i].rcvd == MSG;
@@ -142,8 +148,8 @@ static void writable_after_dry_pool(void **state)
 		myrio_tcp_close(writers[i].c);
 		myrio_tcp_close(writers[i].rc);
 	}
-	h_rounds(&h, 10); /* the closes go out */
-	h_close(&h);
+	sp_rounds(&h, 10); /* the closes go out */
+	sp_close(&h);
 }
 
 /* ---- the clock and application timers ---- */
@@ -153,8 +159,8 @@ static void writable_after_dry_pool(void **state)
 static void now_is_the_clock_of_the_last_poll(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "ev_clock", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:ev_clock", NULL), 0);
 	h.now_ns = 5 * 1000 * MS + 123456789; /* 5123.456789 ms */
 	myrio_stack_poll(h.a);
 	assert_int_equal(myrio_stack_now_ns(h.a), h.now_ns);
@@ -162,11 +168,11 @@ static void now_is_the_clock_of_the_last_poll(void **state)
 	h.now_ns += 7 * MS; /* between polls the stack's time stands still */
 	assert_int_equal(myrio_stack_now_ms(h.a), 5123);
 	assert_int_equal(myrio_stack_clock_ns(h.a), h.now_ns);
-	h_close(&h);
+	sp_close(&h);
 }
 
 struct retry {
-	struct harness *h;
+	struct stack_pair *h;
 	uint64_t timeout_ns, started_ns, fired_ns[8];
 	unsigned fired, want;
 };
@@ -182,10 +188,10 @@ static void retry_due(void *arg, struct myrio_stack *s)
 static void retry_timeout_comes_out_at_its_length(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "ev_retry", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:ev_retry", NULL), 0);
 	h.now_ns += 333333; /* not on a millisecond */
-	h_round(&h);
+	sp_round(&h);
 	struct retry r = {.h = &h, .timeout_ns = 100 * MS, .started_ns = h.now_ns, .want = 5};
 	assert_int_equal(myrio_timer_start(h.a, r.timeout_ns, retry_due, &r, NULL), 0);
 	/* A program that sleeps until the next deadline and polls then is woken in time:
@@ -203,7 +209,7 @@ static void retry_timeout_comes_out_at_its_length(void **state)
 	assert_true(wakeups <= 3);
 	r.fired_ns[0] = h.now_ns; /* the poll's clock (retry_due saw the same) */
 	while (r.fired < r.want && h.now_ns < r.started_ns + 2000 * MS)
-		h_round(&h);
+		sp_round(&h);
 	assert_int_equal(r.fired, r.want);
 	uint64_t prev = r.started_ns;
 	for (unsigned i = 0; i < r.want; i++) {
@@ -214,7 +220,7 @@ static void retry_timeout_comes_out_at_its_length(void **state)
 		assert_true(took <= r.timeout_ns + MS + h.tick_ns);
 		prev = r.fired_ns[i];
 	}
-	h_close(&h);
+	sp_close(&h);
 }
 
 static unsigned fired_count;
@@ -232,15 +238,15 @@ static void retry_start_short(void *arg, struct myrio_stack *s)
 static void timers_cancel_and_run_out(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "ev_cancel", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:ev_cancel", NULL), 0);
 	fired_count = 0;
 	uint64_t keep, drop;
 	assert_int_equal(myrio_timer_start(h.a, 5 * MS, count_due, &h, &keep), 0);
 	assert_int_equal(myrio_timer_start(h.a, 5 * MS, count_due, NULL, &drop), 0);
 	assert_int_equal(myrio_timer_cancel(h.a, drop), 0);
 	assert_int_equal(myrio_timer_cancel(h.a, drop), -ENOENT);
-	h_rounds(&h, 10 * MS / h.tick_ns);
+	sp_rounds(&h, 10 * MS / h.tick_ns);
 	assert_int_equal(fired_count, 1);
 	assert_int_equal(myrio_timer_cancel(h.a, keep), -ENOENT); /* it ran */
 	/* A stale id does not cancel the timer that took its record since. */
@@ -248,7 +254,7 @@ static void timers_cancel_and_run_out(void **state)
 	assert_int_equal(myrio_timer_start(h.a, 5 * MS, count_due, &h, &again), 0);
 	assert_int_equal(myrio_timer_cancel(h.a, keep), -ENOENT);
 	assert_int_equal(myrio_timer_cancel(h.a, drop), -ENOENT);
-	h_rounds(&h, 10 * MS / h.tick_ns);
+	sp_rounds(&h, 10 * MS / h.tick_ns);
 	assert_int_equal(fired_count, 2);
 	assert_int_equal(myrio_timer_cancel(h.a, 0), -ENOENT);
 	assert_int_equal(myrio_timer_cancel(h.a, UINT64_MAX), -ENOENT);
@@ -259,9 +265,9 @@ static void timers_cancel_and_run_out(void **state)
 		started++;
 	assert_int_equal(rc, -ENOBUFS);
 	assert_int_equal(started, 64);
-	h_rounds(&h, 3 * MS / h.tick_ns);
+	sp_rounds(&h, 3 * MS / h.tick_ns);
 	assert_int_equal(fired_count, 2 + 64);
-	h_close(&h);
+	sp_close(&h);
 }
 
 /* ---- the waitable fd ---- */
@@ -290,7 +296,7 @@ static bool arm_and_check(struct myrio_stack *s)
 }
 
 /* Sleeps on b's fd and polls until fired_count reaches want; returns the wake-ups. */
-static unsigned sleep_until_fired(struct harness *h, unsigned want)
+static unsigned sleep_until_fired(struct stack_pair *h, unsigned want)
 {
 	unsigned wakeups = 0;
 	while (fired_count < want) {
@@ -307,8 +313,8 @@ static unsigned sleep_until_fired(struct harness *h, unsigned want)
 static void waitable_fd_wakes_for_frames_and_timers(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "ev_fd", NULL, NULL, real_clock), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:ev_fd", &(struct sp_opts){.tweak = real_clock}), 0);
 	int fd = myrio_stack_fd(h.b);
 	assert_true(fd >= 0);
 	assert_int_equal(myrio_stack_fd(h.b), fd);
@@ -317,16 +323,16 @@ static void waitable_fd_wakes_for_frames_and_timers(void **state)
 	assert_int_equal(myrio_udp_open(h.b, 6001, NULL, &ub), 0);
 	struct myrio_port_info ib;
 	assert_int_equal(myrio_port_info(h.pb, &ib), 0);
-	assert_int_equal(myrio_arp_add_static(h.a, IP_B, ib.mac), 0); /* one frame per send */
+	assert_int_equal(myrio_arp_add_static(h.a, SP_IP_B, ib.mac), 0); /* one frame per send */
 	for (int i = 0; i < 10; i++) /* the announcements at create */
-		h_round(&h);
+		sp_round(&h);
 
 	/* Idle: nothing wakes the fd. */
 	assert_false(arm_and_check(h.b));
 	assert_false(readable(fd, 0));
 
 	/* A frame for b wakes it. */
-	assert_int_equal(myrio_udp_sendto_copy(ua, "wake", 4, IP_B, 6001), 0);
+	assert_int_equal(myrio_udp_sendto_copy(ua, "wake", 4, SP_IP_B, 6001), 0);
 	myrio_stack_poll(h.a);
 	assert_true(readable(fd, 10000));
 	myrio_stack_poll(h.b);
@@ -335,7 +341,7 @@ static void waitable_fd_wakes_for_frames_and_timers(void **state)
 	myrio_pkt_free(p);
 
 	/* A frame that came before the arm: the poll after it finds it. */
-	assert_int_equal(myrio_udp_sendto_copy(ua, "early", 5, IP_B, 6001), 0);
+	assert_int_equal(myrio_udp_sendto_copy(ua, "early", 5, SP_IP_B, 6001), 0);
 	myrio_stack_poll(h.a);
 	assert_true(arm_and_check(h.b));
 	p = myrio_udp_recv(ub, NULL, NULL);
@@ -358,7 +364,7 @@ static void waitable_fd_wakes_for_frames_and_timers(void **state)
 
 	myrio_udp_close(ua);
 	myrio_udp_close(ub);
-	h_close(&h);
+	sp_close(&h);
 }
 
 /* The same on the stepped clock, which stands still within a poll: the deadline the poll
@@ -366,11 +372,11 @@ static void waitable_fd_wakes_for_frames_and_timers(void **state)
 static void timer_started_by_poll_moves_deadline(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "ev_rearm", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:ev_rearm", NULL), 0);
 	int fd = myrio_stack_fd(h.b);
 	assert_true(fd >= 0);
-	h_rounds(&h, 10); /* the announcements at create */
+	sp_rounds(&h, 10); /* the announcements at create */
 	fired_count = 0;
 	assert_int_equal(myrio_timer_start(h.b, 10000 * MS, count_due, &h, NULL), 0);
 	assert_int_equal(myrio_stack_arm(h.b), 0);
@@ -390,16 +396,16 @@ static void timer_started_by_poll_moves_deadline(void **state)
 	h.now_ns = due;
 	myrio_stack_poll(h.b);
 	assert_int_equal(fired_count, 1);
-	h_close(&h);
+	sp_close(&h);
 }
 
 static void no_interrupts_no_fd(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "ev_nofd", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:ev_nofd", NULL), 0);
 	assert_int_equal(myrio_stack_arm(h.a), -EBADF);
-	h_close(&h);
+	sp_close(&h);
 }
 
 int main(void)

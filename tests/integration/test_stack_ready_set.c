@@ -8,8 +8,12 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "stack_harness.h"
+#include "stack_pair.h"
 #include "tcp_lite/stack.h" /* ready_listed */
 
 #define PORT 7200
@@ -20,12 +24,13 @@ static int wait_all(struct myrio_ready_set *set, struct myrio_ready_event *ev)
 }
 
 /* b listens in a set, a opens n connections; returns b's accepted connections in order. */
-static void accept_n(struct harness *h, struct myrio_ready_set *set, struct myrio_tcp_listener *l,
-		     struct myrio_tcp_conn **ac, struct myrio_tcp_conn **bc, unsigned n)
+static void accept_n(struct stack_pair *h, struct myrio_ready_set *set,
+		     struct myrio_tcp_listener *l, struct myrio_tcp_conn **ac,
+		     struct myrio_tcp_conn **bc, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
-		assert_int_equal(myrio_tcp_connect(h->a, IP_B, PORT, NULL, &ac[i]), 0);
-	h_rounds(h, 50);
+		assert_int_equal(myrio_tcp_connect(h->a, SP_IP_B, PORT, NULL, &ac[i]), 0);
+	sp_rounds(h, 50);
 	struct myrio_ready_event ev[16];
 	assert_int_equal(wait_all(set, ev), 1);
 	assert_int_equal(ev[0].events, MYRIO_READY_IN);
@@ -42,8 +47,8 @@ static void accept_n(struct harness *h, struct myrio_ready_set *set, struct myri
 static void level_triggered_reports_until_drained(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "rs_lt", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:rs_lt", NULL), 0);
 	struct myrio_ready_set *set;
 	assert_int_equal(myrio_ready_create(h.b, &set), 0);
 	struct myrio_tcp_listener *l;
@@ -62,7 +67,7 @@ static void level_triggered_reports_until_drained(void **state)
 	assert_int_equal(ready_listed(set), 0);
 
 	assert_int_equal(myrio_tcp_write(ac[1], "hello", 5), 5);
-	h_rounds(&h, 20);
+	sp_rounds(&h, 20);
 	for (int k = 0; k < 3; k++) { /* reported while the data stays unread */
 		assert_int_equal(wait_all(set, ev), 1);
 		assert_int_equal(ev[0].events, MYRIO_READY_IN);
@@ -74,14 +79,14 @@ static void level_triggered_reports_until_drained(void **state)
 
 	/* The peer's FIN: IN (end of stream), then HUP once both sides closed. */
 	assert_int_equal(myrio_tcp_shutdown(ac[2]), 0);
-	h_rounds(&h, 20);
+	sp_rounds(&h, 20);
 	assert_int_equal(wait_all(set, ev), 1);
 	assert_ptr_equal(ev[0].user, (void *)3);
 	assert_int_equal(ev[0].events, MYRIO_READY_IN);
 	assert_int_equal(myrio_tcp_read(bc[2], buf, sizeof(buf)), 0);
 	/* A reset: ERR and HUP, whatever the interest. */
 	myrio_tcp_abort(ac[0]);
-	h_rounds(&h, 20);
+	sp_rounds(&h, 20);
 	assert_int_equal(wait_all(set, ev), 2);
 	bool seen_err = false;
 	for (int i = 0; i < 2; i++) {
@@ -105,15 +110,15 @@ static void level_triggered_reports_until_drained(void **state)
 	for (int i = 1; i < 3; i++)
 		myrio_tcp_close(ac[i]);
 	myrio_tcp_listener_close(l);
-	h_rounds(&h, 10); /* the closes go out */
-	h_close(&h);
+	sp_rounds(&h, 10); /* the closes go out */
+	sp_close(&h);
 }
 
 static void edge_triggered_once_per_event(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "rs_et", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:rs_et", NULL), 0);
 	struct myrio_ready_set *set;
 	assert_int_equal(myrio_ready_create(h.b, &set), 0);
 	struct myrio_tcp_listener *l;
@@ -125,11 +130,11 @@ static void edge_triggered_once_per_event(void **state)
 	struct myrio_ready_event ev[16];
 	assert_int_equal(wait_all(set, ev), 0);
 	assert_int_equal(myrio_tcp_write(ac[0], "abc", 3), 3);
-	h_rounds(&h, 20);
+	sp_rounds(&h, 20);
 	assert_int_equal(wait_all(set, ev), 1);
 	assert_int_equal(wait_all(set, ev), 0); /* unread, but no new event */
 	assert_int_equal(myrio_tcp_write(ac[0], "def", 3), 3);
-	h_rounds(&h, 20);
+	sp_rounds(&h, 20);
 	assert_int_equal(wait_all(set, ev), 1);
 	char buf[16];
 	assert_int_equal(myrio_tcp_read(bc[0], buf, sizeof(buf)), 6);
@@ -138,8 +143,8 @@ static void edge_triggered_once_per_event(void **state)
 	myrio_tcp_close(ac[0]);
 	myrio_tcp_close(bc[0]);
 	myrio_tcp_listener_close(l);
-	h_rounds(&h, 10); /* the closes go out */
-	h_close(&h);
+	sp_rounds(&h, 10); /* the closes go out */
+	sp_close(&h);
 }
 
 static void short_send_queue(struct myrio_stack_conf *c)
@@ -153,8 +158,9 @@ static void short_send_queue(struct myrio_stack_conf *c)
 static void out_after_refused_send(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "rs_out", NULL, NULL, short_send_queue), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:rs_out", &(struct sp_opts){.tweak = short_send_queue}),
+			 0);
 	struct myrio_ready_set *set, *bset;
 	assert_int_equal(myrio_ready_create(h.a, &set), 0);
 	assert_int_equal(myrio_ready_create(h.b, &bset), 0);
@@ -175,13 +181,13 @@ static void out_after_refused_send(void **state)
 	uint8_t buf[4096];
 	size_t rd = 0;
 	for (int r = 0; r < 200 && rd < (size_t)took; r++) {
-		h_round(&h);
+		sp_round(&h);
 		ssize_t k;
 		while ((k = myrio_tcp_read(bc[0], buf, sizeof(buf))) > 0)
 			rd += (size_t)k;
 	}
 	assert_int_equal(rd, (size_t)took);
-	h_rounds(&h, 20); /* the last ACKs */
+	sp_rounds(&h, 20); /* the last ACKs */
 	assert_int_equal(wait_all(set, ev), 1);
 	assert_int_equal(ev[0].events, MYRIO_READY_OUT);
 	/* Interest changed: no OUT wanted, nothing to report. */
@@ -192,15 +198,15 @@ static void out_after_refused_send(void **state)
 	myrio_tcp_close(ac[0]);
 	myrio_tcp_close(bc[0]);
 	myrio_tcp_listener_close(l);
-	h_rounds(&h, 10); /* the closes go out */
-	h_close(&h);
+	sp_rounds(&h, 10); /* the closes go out */
+	sp_close(&h);
 }
 
 static void udp_datagram_and_error(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "rs_udp", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:rs_udp", NULL), 0);
 	struct myrio_ready_set *set;
 	assert_int_equal(myrio_ready_create(h.a, &set), 0);
 	struct myrio_udp_sock *ua, *ub;
@@ -209,8 +215,8 @@ static void udp_datagram_and_error(void **state)
 	assert_int_equal(myrio_ready_add_udp(set, ua, MYRIO_READY_IN, ua), 0);
 	struct myrio_ready_event ev[16];
 	assert_int_equal(wait_all(set, ev), 0);
-	assert_int_equal(myrio_udp_sendto_copy(ub, "ping", 4, IP_A, 5000), 0);
-	h_rounds(&h, 10); /* the closes go out */
+	assert_int_equal(myrio_udp_sendto_copy(ub, "ping", 4, SP_IP_A, 5000), 0);
+	sp_rounds(&h, 10); /* the closes go out */
 	assert_int_equal(wait_all(set, ev), 1);
 	assert_ptr_equal(ev[0].user, ua);
 	struct myrio_pkt *p = myrio_udp_recv(ua, NULL, NULL);
@@ -218,9 +224,9 @@ static void udp_datagram_and_error(void **state)
 	myrio_pkt_free(p);
 	assert_int_equal(wait_all(set, ev), 0);
 	/* A connected socket's request to a closed port: the ICMP error makes it ready. */
-	assert_int_equal(myrio_udp_connect(ua, IP_B, 5999), 0);
-	assert_int_equal(myrio_udp_sendto_copy(ua, "ping", 4, IP_B, 5999), 0);
-	h_rounds(&h, 10); /* the closes go out */
+	assert_int_equal(myrio_udp_connect(ua, SP_IP_B, 5999), 0);
+	assert_int_equal(myrio_udp_sendto_copy(ua, "ping", 4, SP_IP_B, 5999), 0);
+	sp_rounds(&h, 10); /* the closes go out */
 	assert_int_equal(wait_all(set, ev), 1);
 	assert_int_equal(myrio_udp_error(ua), -ECONNREFUSED);
 	assert_int_equal(wait_all(set, ev), 0);
@@ -228,7 +234,7 @@ static void udp_datagram_and_error(void **state)
 	assert_int_equal(ready_listed(set), 0);
 	myrio_ready_destroy(set);
 	myrio_udp_close(ub);
-	h_close(&h);
+	sp_close(&h);
 }
 
 /* Listeners and UDP sockets change interest as connections do: reported again under the
@@ -236,8 +242,8 @@ static void udp_datagram_and_error(void **state)
 static void listener_and_udp_interest_modified(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "rs_mod", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:rs_mod", NULL), 0);
 	struct myrio_ready_set *set, *other;
 	assert_int_equal(myrio_ready_create(h.b, &set), 0);
 	assert_int_equal(myrio_ready_create(h.b, &other), 0);
@@ -249,9 +255,9 @@ static void listener_and_udp_interest_modified(void **state)
 	assert_int_equal(myrio_udp_open(h.b, 5001, NULL, &ub), 0);
 	assert_int_equal(myrio_ready_add_udp(set, ub, MYRIO_READY_IN, ub), 0);
 	struct myrio_tcp_conn *ac;
-	assert_int_equal(myrio_tcp_connect(h.a, IP_B, PORT, NULL, &ac), 0);
-	assert_int_equal(myrio_udp_sendto_copy(ua, "ping", 4, IP_B, 5001), 0);
-	h_rounds(&h, 50);
+	assert_int_equal(myrio_tcp_connect(h.a, SP_IP_B, PORT, NULL, &ac), 0);
+	assert_int_equal(myrio_udp_sendto_copy(ua, "ping", 4, SP_IP_B, 5001), 0);
+	sp_rounds(&h, 50);
 	struct myrio_ready_event ev[16];
 	assert_int_equal(wait_all(set, ev), 1); /* the datagram; the listener wants nothing */
 	assert_ptr_equal(ev[0].user, ub);
@@ -281,8 +287,8 @@ static void listener_and_udp_interest_modified(void **state)
 	myrio_tcp_listener_close(l);
 	myrio_udp_close(ua);
 	myrio_udp_close(ub);
-	h_rounds(&h, 10); /* the closes go out */
-	h_close(&h);
+	sp_rounds(&h, 10); /* the closes go out */
+	sp_close(&h);
 }
 
 /* The stack goes first with a listener, a connection and a UDP socket still in its set:
@@ -290,8 +296,8 @@ static void listener_and_udp_interest_modified(void **state)
 static void stack_destroyed_before_its_set(void **state)
 {
 	(void)state;
-	struct harness h;
-	assert_int_equal(h_open(&h, "rs_order", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:rs_order", NULL), 0);
 	struct myrio_ready_set *set, *empty;
 	assert_int_equal(myrio_ready_create(h.b, &set), 0);
 	assert_int_equal(myrio_ready_create(h.b, &empty), 0);
@@ -305,15 +311,15 @@ static void stack_destroyed_before_its_set(void **state)
 	assert_int_equal(myrio_udp_open(h.b, 5000, NULL, &u), 0);
 	assert_int_equal(myrio_udp_open(h.a, 5001, NULL, &ua), 0);
 	assert_int_equal(myrio_ready_add_udp(set, u, MYRIO_READY_IN, u), 0);
-	assert_int_equal(myrio_udp_sendto_copy(ua, "ping", 4, IP_B, 5000), 0);
+	assert_int_equal(myrio_udp_sendto_copy(ua, "ping", 4, SP_IP_B, 5000), 0);
 	assert_int_equal(myrio_tcp_write(ac[0], "data", 4), 4);
-	h_rounds(&h, 10);
+	sp_rounds(&h, 10);
 	struct myrio_ready_event ev[16];
 	assert_int_equal(wait_all(set, ev), 2); /* the datagram and the data, still unread */
 	assert_int_equal(ready_listed(set), 2);
 	myrio_tcp_close(ac[0]);
 	myrio_udp_close(ua);
-	h_close(&h);
+	sp_close(&h);
 	assert_int_equal(ready_listed(set), 0);
 	assert_int_equal(wait_all(set, ev), 0);
 	myrio_ready_destroy(empty);

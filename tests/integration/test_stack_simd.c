@@ -7,6 +7,10 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "stack_xfer.h"
 #include "test_simd_harness.h"
@@ -17,12 +21,12 @@ static void transfer_through_the_daemon(void **state)
 	assert_int_equal(simd_daemon_start(&d, "stack", NULL), 0);
 	char link[160];
 	snprintf(link, sizeof(link), "simd:nic0+nic1@%s", d.sock);
-	struct harness h;
-	assert_int_equal(h_open(&h, link, NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, link, NULL), 0);
 	struct xfer x = {.total = 4u << 20, .zero_copy = true};
-	run_transfer(&h, &x, 50000000);
-	report("through myrio-simd", &h, &x);
-	h_close(&h);
+	xfer_run(&h, &x, 50000000);
+	xfer_report("through myrio-simd", &h, &x);
+	sp_close(&h);
 	assert_int_equal(simd_daemon_stop(&d), 0);
 }
 

@@ -8,6 +8,10 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "stack_xfer.h"
 
@@ -18,20 +22,20 @@ static void no_wscale_conf(struct myrio_stack_conf *c)
 
 /* A relay's receiver: it takes what arrived every 64 rounds and lets go of the buffers one
  * per round (as it forwards them), checking the pattern. */
-static void relay_transfer(struct harness *h, struct xfer *x)
+static void relay_transfer(struct stack_pair *h, struct xfer *x)
 {
 	struct myrio_tcp_listener *l;
 	assert_int_equal(myrio_tcp_listen(h->b, 5001, 8, NULL, &l), 0);
-	assert_int_equal(myrio_tcp_connect(h->a, IP_B, 5001, NULL, &x->cli), 0);
+	assert_int_equal(myrio_tcp_connect(h->a, SP_IP_B, 5001, NULL, &x->cli), 0);
 	struct myrio_pkt *held[4096];
 	unsigned head = 0, tail = 0;
-	double t0 = wall();
+	double t0 = xfer_wall();
 	for (uint64_t r = 0; r < 50000000 && x->rcvd < x->total; r++) {
-		h_round(h);
+		sp_round(h);
 		if (!x->srv)
-			x->srv = accepted_conn(h);
+			x->srv = sp_accepted_conn(h);
 		if (myrio_tcp_state(x->cli) == MYRIO_TCP_ESTABLISHED)
-			pump_send(h, x);
+			xfer_send(h, x);
 		if (!x->srv)
 			continue;
 		struct myrio_pkt *p;
@@ -43,7 +47,7 @@ static void relay_transfer(struct harness *h, struct xfer *x)
 	}
 	while (head != tail)
 		myrio_tcp_release(x->srv, held[head++ % 4096]);
-	x->secs = wall() - t0;
+	x->secs = xfer_wall() - t0;
 	assert_int_equal(x->bad, 0);
 	assert_int_equal(x->rcvd, x->total);
 	myrio_tcp_abort(x->cli);
@@ -56,17 +60,18 @@ static void relay_transfer(struct harness *h, struct xfer *x)
  * duplicate ACKs: ~945 fast retransmits in a 10 MB relay on a clean link (RFC 5681 §4.2). */
 static void no_window_scaling_relay_has_no_fast_retransmits(void **state)
 {
-	struct harness h;
+	struct stack_pair h;
 	/* A 1 Gb/s model link: frames take several rounds, so releases fall between them. */
-	assert_int_equal(h_open(&h, "sim:nows", "link=1g", NULL, no_wscale_conf), 0);
+	assert_int_equal(
+	    sp_open(&h, "sim:link=1g", &(struct sp_opts){.tweak = no_wscale_conf, .steps = 4}), 0);
 	struct xfer x = {.total = 10u << 20};
 	relay_transfer(&h, &x);
 	struct myrio_stack_stats sa;
 	myrio_stack_stats(h.a, &sa);
 	assert_int_equal(sa.tcp_fast_retransmits, 0);
 	assert_int_equal(sa.tcp_rto_expired, 0);
-	report("relay, no window scaling", &h, &x);
-	h_close(&h);
+	xfer_report("relay, no window scaling", &h, &x);
+	sp_close(&h);
 }
 
 int main(void)

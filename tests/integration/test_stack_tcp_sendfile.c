@@ -14,8 +14,12 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "model_pair.h"
+#include "stack_pair.h"
 
 #define BURST 32
 #define FILE_LEN (1u << 20) /* not a multiple of any MSS here: a short segment per MiB */
@@ -113,28 +117,31 @@ static uint64_t transfer(uint32_t mtu, bool tso, bool from_file)
 	cur.tso = tso;
 	cur.accepted = NULL;
 	cur.errors = 0;
-	struct model_pair m;
+	struct stack_pair m;
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.mtu = mtu;
 	/* one descriptor per tx_boundary a frame touches, and one more (§5.4) */
 	cur.in_flight = 1024 / ((mtu + 18 + 2047) / 2048 + 1);
-	assert_int_equal(mp_open(&m, NULL, 2, conf_tweak, &pc), 0);
+	assert_int_equal(
+	    sp_open(&m,
+		    "sim:", &(struct sp_opts){.streams = 2, .tweak = conf_tweak, .port_conf = &pc}),
+	    0);
 	struct myrio_port_info info;
 	assert_int_equal(myrio_port_info(m.pa, &info), 0);
 	uint32_t descs = (info.max_frame + info.tx_boundary - 1) / info.tx_boundary + 1;
 	assert_int_equal(cur.in_flight, info.tx_ring_entries / descs); /* the guess was right */
-	assert_int_equal(mp_static_arp(&m), 0);
+	assert_int_equal(sp_static_arp(&m), 0);
 	struct myrio_tcp_listener *l;
 	assert_int_equal(myrio_tcp_listen(m.b, 5001, 4, NULL, &l), 0);
 	struct sender x = {.s = m.a, .from_file = from_file};
-	assert_int_equal(myrio_tcp_connect(m.a, MP_IP_B, 5001, NULL, &x.c), 0);
+	assert_int_equal(myrio_tcp_connect(m.a, SP_IP_B, 5001, NULL, &x.c), 0);
 	uint64_t rcvd = 0, bad = 0, t0 = 0;
 	for (uint64_t round = 0; round < 10000000 && rcvd < TOTAL; round++) {
-		mp_round(&m);
+		sp_round(&m);
 		if (myrio_tcp_state(x.c) == MYRIO_TCP_ESTABLISHED && x.sent < TOTAL) {
 			if (!t0)
-				t0 = sim_world_now(m.w);
+				t0 = myrio_sim_now_ns(m.sim);
 			send_burst(&x);
 		}
 		struct myrio_pkt *p;
@@ -146,7 +153,7 @@ static uint64_t transfer(uint32_t mtu, bool tso, bool from_file)
 			myrio_tcp_release(cur.accepted, p);
 		}
 	}
-	uint64_t ns = sim_world_now(m.w) - t0;
+	uint64_t ns = myrio_sim_now_ns(m.sim) - t0;
 	struct myrio_stack_stats sa;
 	myrio_stack_stats(m.a, &sa);
 	printf("# MTU %u, TSO %s, %s: %u MiB in %.3f ms of model time (%.3f Gb/s), %llu "
@@ -162,7 +169,7 @@ static uint64_t transfer(uint32_t mtu, bool tso, bool from_file)
 	myrio_tcp_abort(x.c);
 	myrio_tcp_abort(cur.accepted);
 	myrio_tcp_listener_close(l);
-	mp_close(&m);
+	sp_close(&m);
 	return ns;
 }
 

@@ -9,23 +9,29 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "stack_xfer.h"
+#include "test_env.h"
+#include "test_pattern.h"
 
 static void transfer_clean(void **state)
 {
-	struct harness h;
-	assert_int_equal(h_open(&h, "sim:", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "sim:", &(struct sp_opts){.steps = 4}), 0);
 	struct xfer x = {.total = env_bytes("MYRIO_TEST_BYTES", 8u << 20), .zero_copy = true};
-	run_transfer(&h, &x, 500000000);
+	xfer_run(&h, &x, 500000000);
 	struct myrio_stack_stats sa;
 	myrio_stack_stats(h.a, &sa);
 	assert_int_equal(sa.tcp_retransmits, 0);
 	assert_true(sa.tcp_csum_offload > 0);
-	report("model, clean", &h, &x);
+	xfer_report("model, clean", &h, &x);
 	printf("# model virtual time %.3f ms: %.2f Gb/s of payload\n",
 	       (double)(h.now_ns - 1e9) / 1e6, (double)x.total * 8 / ((double)(h.now_ns - 1e9)));
-	h_close(&h);
+	sp_close(&h);
 }
 
 static void lossy_conf(struct myrio_stack_conf *c)
@@ -35,24 +41,25 @@ static void lossy_conf(struct myrio_stack_conf *c)
 
 static void transfer_with_loss_reorder_dup(void **state)
 {
-	struct harness h;
-	assert_int_equal(
-	    h_open(&h, "sim:", "loss=0.01,reorder=0.01,dup=0.01,seed=5", NULL, lossy_conf), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "sim:loss=0.01,reorder=0.01,dup=0.01,seed=5",
+				 &(struct sp_opts){.tweak = lossy_conf, .steps = 4}),
+			 0);
 	struct xfer x = {.total = 4u << 20, .zero_copy = true};
-	run_transfer(&h, &x, 500000000);
+	xfer_run(&h, &x, 500000000);
 	struct myrio_stack_stats sa, sb;
 	myrio_stack_stats(h.a, &sa);
 	myrio_stack_stats(h.b, &sb);
 	assert_true(sa.tcp_retransmits > 0);
 	assert_true(sb.tcp_ooo_segs > 0);
-	report("model, 1% loss+reorder+dup", &h, &x);
-	h_close(&h);
+	xfer_report("model, 1% loss+reorder+dup", &h, &x);
+	sp_close(&h);
 }
 
 static void udp_and_refused_over_the_model(void **state)
 {
-	struct harness h;
-	assert_int_equal(h_open(&h, "sim:", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "sim:", &(struct sp_opts){.steps = 4}), 0);
 	struct myrio_udp_sock *ua, *ub;
 	assert_int_equal(myrio_udp_open(h.a, 4000, NULL, &ua), 0);
 	assert_int_equal(myrio_udp_open(h.b, 4001, NULL, &ub), 0);
@@ -61,8 +68,8 @@ static void udp_and_refused_over_the_model(void **state)
 		for (unsigned i = 0; i < size; i++)
 			myrio_pkt_data(p)[i] = test_pattern(size + i);
 		p->len = size;
-		assert_int_equal(myrio_udp_sendto(ua, p, IP_B, 4001), 0);
-		h_rounds(&h, 200);
+		assert_int_equal(myrio_udp_sendto(ua, p, SP_IP_B, 4001), 0);
+		sp_rounds(&h, 200);
 		struct myrio_pkt *q = myrio_udp_recv(ub, NULL, NULL);
 		assert_non_null(q);
 		assert_int_equal(q->len, size);
@@ -71,13 +78,13 @@ static void udp_and_refused_over_the_model(void **state)
 		myrio_pkt_free(q);
 	}
 	struct myrio_tcp_conn *c;
-	assert_int_equal(myrio_tcp_connect(h.a, IP_B, 9, NULL, &c), 0);
-	h_rounds(&h, 400);
+	assert_int_equal(myrio_tcp_connect(h.a, SP_IP_B, 9, NULL, &c), 0);
+	sp_rounds(&h, 400);
 	assert_int_equal(myrio_tcp_error(c), -ECONNREFUSED);
 	myrio_tcp_close(c);
 	myrio_udp_close(ua);
 	myrio_udp_close(ub);
-	h_close(&h);
+	sp_close(&h);
 }
 
 static void latency_conf(struct myrio_stack_conf *c)
@@ -88,16 +95,16 @@ static void latency_conf(struct myrio_stack_conf *c)
 /* 64-byte request/response over TCP in the latency profile, measured in model time. */
 static void ping_pong_latency(void **state)
 {
-	struct harness h;
-	assert_int_equal(h_open(&h, "sim:", NULL, NULL, latency_conf), 0);
-	h.steps = 1; /* poll both stacks every microsecond of model time */
-	h.tick_ns = 1000;
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "sim:", &(struct sp_opts){.tweak = latency_conf, .steps = 1}),
+			 0);
+	/* .steps = 1: both stacks polled every microsecond of model time */
 	struct myrio_tcp_listener *l;
 	assert_int_equal(myrio_tcp_listen(h.b, 7, 4, NULL, &l), 0);
 	struct myrio_tcp_conn *c, *srv = NULL;
-	assert_int_equal(myrio_tcp_connect(h.a, IP_B, 7, NULL, &c), 0);
+	assert_int_equal(myrio_tcp_connect(h.a, SP_IP_B, 7, NULL, &c), 0);
 	for (int r = 0; r < 10000 && !srv; r++) {
-		h_round(&h);
+		sp_round(&h);
 		for (unsigned i = 0; i < h.nev; i++)
 			if (h.ev[i].accepted)
 				srv = h.ev[i].c;
@@ -112,7 +119,7 @@ static void ping_pong_latency(void **state)
 		assert_int_equal(myrio_tcp_write(c, msg, sizeof(msg)), 64);
 		ssize_t got = 0;
 		while (got < 64) { /* server echoes */
-			h_round(&h);
+			sp_round(&h);
 			ssize_t k = myrio_tcp_read(srv, buf + got, (size_t)(64 - got));
 			if (k > 0)
 				got += k;
@@ -120,7 +127,7 @@ static void ping_pong_latency(void **state)
 		assert_int_equal(myrio_tcp_write(srv, buf, 64), 64);
 		got = 0;
 		while (got < 64) {
-			h_round(&h);
+			sp_round(&h);
 			ssize_t k = myrio_tcp_read(c, buf + got, (size_t)(64 - got));
 			if (k > 0)
 				got += k;
@@ -139,10 +146,10 @@ static void ping_pong_latency(void **state)
 	myrio_stack_stats(h.a, &sa);
 	assert_int_equal(sa.tcp_retransmits, 0);
 	myrio_tcp_abort(c);
-	h_rounds(&h, 100);
+	sp_rounds(&h, 100);
 	myrio_tcp_close(srv);
 	myrio_tcp_listener_close(l);
-	h_close(&h);
+	sp_close(&h);
 }
 
 int main(void)

@@ -12,24 +12,15 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "model_pair.h"
-
-static uint64_t env_size(const char *name, uint64_t dflt)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return dflt;
-	char *end;
-	uint64_t n = strtoull(v, &end, 0);
-	if (*end == 'k' || *end == 'K')
-		n <<= 10;
-	else if (*end == 'm' || *end == 'M')
-		n <<= 20;
-	else if (*end == 'g' || *end == 'G')
-		n <<= 30;
-	return n;
-}
+#include "sim/model.h"
+#include "sim/nic.h"
+#include "stack_pair.h"
+#include "test_env.h"
 
 static bool tso_off;
 
@@ -41,7 +32,7 @@ static void conf_tweak(struct myrio_stack_conf *c)
 }
 
 struct run {
-	const char *what, *spec;
+	const char *what, *link;
 	uint32_t mtu;
 	bool tso;
 	uint64_t bytes;
@@ -51,7 +42,7 @@ struct run {
 	struct myrio_port_stats pa;
 };
 
-static bool all_read(struct model_pair *m)
+static bool all_read(struct stack_pair *m)
 {
 	return m->nstreams == 1 && m->streams[0].eof;
 }
@@ -59,58 +50,61 @@ static bool all_read(struct model_pair *m)
 /* Connect A -> B, write run->bytes of the pattern from A, read and check them at B. */
 static void transfer(struct run *r)
 {
-	struct model_pair m;
+	struct stack_pair m;
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.mtu = r->mtu;
 	tso_off = !r->tso;
-	assert_int_equal(mp_open(&m, r->spec, 2, conf_tweak, &pc), 0);
-	assert_int_equal(mp_static_arp(&m), 0);
+	assert_int_equal(
+	    sp_open(&m, r->link,
+		    &(struct sp_opts){.streams = 2, .tweak = conf_tweak, .port_conf = &pc}),
+	    0);
+	assert_int_equal(sp_static_arp(&m), 0);
 	struct myrio_port_info info;
 	assert_int_equal(myrio_port_info(m.pa, &info), 0);
 	assert_true(info.caps & MYRIO_CAP_TSO); /* the driver offers it on the model */
 	struct myrio_tcp_listener *l;
 	assert_int_equal(myrio_tcp_listen(m.b, 5001, 4, NULL, &l), 0);
 	struct myrio_tcp_conn *c;
-	assert_int_equal(myrio_tcp_connect(m.a, MP_IP_B, 5001, NULL, &c), 0);
+	assert_int_equal(myrio_tcp_connect(m.a, SP_IP_B, 5001, NULL, &c), 0);
 	/* the sender's stream is not the model pair's: its events do not write */
-	struct mp_stream cli = {.c = c, .to_send = r->bytes}, *s = &cli;
+	struct sp_stream cli = {.c = c, .to_send = r->bytes}, *s = &cli;
 	bool shut = false;
 	for (uint64_t round = 0; round < 50000000 && !all_read(&m); round++) {
-		mp_round(&m);
+		sp_round(&m);
 		if (myrio_tcp_state(c) == MYRIO_TCP_ESTABLISHED) {
-			mp_write_chunks(s, 65536); /* full-MSS segments at MTU 9000 too */
+			sp_stream_write_chunks(s, 65536); /* full-MSS segments at MTU 9000 too */
 			if (!shut && s->sent == s->to_send) {
 				assert_int_equal(myrio_tcp_shutdown(c), 0);
 				shut = true;
 			}
 		}
 		if (m.nstreams == 1 && m.streams[0].c)
-			mp_read(&m.streams[0]);
+			sp_stream_read(&m.streams[0]);
 	}
 	assert_int_equal(m.errors, 0);
 	assert_int_equal(m.nstreams, 1);
-	struct mp_stream *rx = &m.streams[0];
+	struct sp_stream *rx = &m.streams[0];
 	assert_true(rx->eof);
 	assert_int_equal(rx->bad, 0);
 	assert_int_equal(rx->rcvd, r->bytes);
 	for (int i = 0; i < 10000 && myrio_tcp_unacked(c) != 0; i++)
-		mp_round(&m); /* the ACK of the FIN on its way back */
+		sp_round(&m); /* the ACK of the FIN on its way back */
 	assert_int_equal(myrio_tcp_unacked(c), 0);
 	myrio_stack_stats(m.a, &r->sa);
 	myrio_stack_stats(m.b, &r->sb);
-	sim_nic_get_stats(sim_world_nic(m.w, 0), &r->na);
-	sim_nic_get_stats(sim_world_nic(m.w, 1), &r->nb);
+	sim_nic_get_stats(sim_world_nic(m.sim, 0), &r->na);
+	sim_nic_get_stats(sim_world_nic(m.sim, 1), &r->nb);
 	assert_int_equal(myrio_port_stats(m.pa, &r->pa), 0);
-	printf("# %s, MTU %u, TSO %s: %llu bytes in %.3f ms of model time; A: %llu segments out in %llu TSO requests "
+	printf("# %s, MTU %u, TSO %s: %llu bytes in %.3f ms of model time; A: %llu segments out in "
+	       "%llu TSO requests "
 	       "(%llu segments), %llu retransmits; NIC: %llu frames, %llu cut from TSO, %llu "
 	       "chains refused\n",
 	       r->what, r->mtu, r->tso ? "on" : "off", (unsigned long long)r->bytes,
-	       (double)sim_world_now(m.w) / 1e6,
-	       (unsigned long long)r->sa.tcp_segs_out, (unsigned long long)r->sa.tcp_tso_requests,
-	       (unsigned long long)r->sa.tcp_tso_segs, (unsigned long long)r->sa.tcp_retransmits,
-	       (unsigned long long)r->na.tx_frames, (unsigned long long)r->na.tx_tso_segments,
-	       (unsigned long long)r->na.tx_invalid);
+	       (double)myrio_sim_now_ns(m.sim) / 1e6, (unsigned long long)r->sa.tcp_segs_out,
+	       (unsigned long long)r->sa.tcp_tso_requests, (unsigned long long)r->sa.tcp_tso_segs,
+	       (unsigned long long)r->sa.tcp_retransmits, (unsigned long long)r->na.tx_frames,
+	       (unsigned long long)r->na.tx_tso_segments, (unsigned long long)r->na.tx_invalid);
 	/* whatever the cable did, the NICs took every chain the drivers wrote */
 	assert_int_equal(r->na.tx_invalid, 0);
 	assert_int_equal(r->nb.tx_invalid, 0);
@@ -119,7 +113,7 @@ static void transfer(struct run *r)
 	assert_int_equal(r->sb.drop_tcp_csum, 0);
 	myrio_tcp_close(c);
 	myrio_tcp_listener_close(l);
-	mp_close(&m);
+	sp_close(&m);
 }
 
 /* TSO was used, its requests held several segments each, and the NIC cut them all. */
@@ -135,8 +129,11 @@ static void assert_tso_used(const struct run *r)
 
 static void clean(uint32_t mtu)
 {
-	struct run r = {.what = "clean", .spec = NULL, .mtu = mtu, .tso = true,
-			.bytes = env_size("MYRIO_TEST_BYTES", 64u << 20)};
+	struct run r = {.what = "clean",
+			.link = "sim:",
+			.mtu = mtu,
+			.tso = true,
+			.bytes = env_bytes("MYRIO_TEST_BYTES", 64u << 20)};
 	transfer(&r);
 	assert_tso_used(&r);
 	assert_int_equal(r.sa.tcp_retransmits, 0);
@@ -159,10 +156,10 @@ static void clean_9000(void **state)
 static void lossy(uint32_t mtu)
 {
 	struct run r = {.what = "1% loss+reorder+dup",
-			.spec = "loss=0.01,reorder=0.01,dup=0.01,seed=11",
+			.link = "sim:loss=0.01,reorder=0.01,dup=0.01,seed=11",
 			.mtu = mtu,
 			.tso = !getenv("MYRIO_TEST_NO_TSO"), /* the same run without, to compare */
-			.bytes = env_size("MYRIO_TEST_BYTES", 64u << 20)};
+			.bytes = env_bytes("MYRIO_TEST_BYTES", 64u << 20)};
 	transfer(&r);
 	if (r.tso)
 		assert_tso_used(&r);
@@ -186,8 +183,8 @@ static void lossy_9000(void **state)
 static void switched_off(void **state)
 {
 	(void)state;
-	struct run r = {.what = "clean", .mtu = 1500, .tso = false,
-			.bytes = env_size("MYRIO_TEST_BYTES", 8u << 20)};
+	struct run r = {.what = "clean", .link = "sim:", .mtu = 1500, .tso = false,
+			.bytes = env_bytes("MYRIO_TEST_BYTES", 8u << 20)};
 	transfer(&r);
 	assert_int_equal(r.sa.tcp_tso_requests, 0);
 	assert_int_equal(r.na.tx_tso_segments, 0);

@@ -8,13 +8,18 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "stack_harness.h"
+#include "stack_pair.h"
+#include "test_pattern.h"
 
-static void datagrams(const char *name, const char *opts)
+static void datagrams(const char *link, const char *opts)
 {
-	struct harness h;
-	assert_int_equal(h_open(&h, name, opts, opts, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, link, &(struct sp_opts){.opts_a = opts, .opts_b = opts}), 0);
 	struct myrio_udp_sock *ua, *ub;
 	assert_int_equal(myrio_udp_open(h.a, 7000, NULL, &ua), 0);
 	assert_int_equal(myrio_udp_open(h.b, 0, NULL, &ub), 0); /* ephemeral */
@@ -30,16 +35,16 @@ static void datagrams(const char *name, const char *opts)
 		for (unsigned i = 0; i < size; i++)
 			d[i] = test_pattern(off + i);
 		p->len = size;
-		assert_int_equal(myrio_udp_sendto(ua, p, IP_B, pb), 0);
+		assert_int_equal(myrio_udp_sendto(ua, p, SP_IP_B, pb), 0);
 		off += size;
 		sent++;
 		if (size % 8 == 0 || size == 1472) {
-			h_rounds(&h, 3);
+			sp_rounds(&h, 3);
 			struct myrio_pkt *q;
 			uint32_t ip;
 			uint16_t port;
 			while ((q = myrio_udp_recv(ub, &ip, &port)) != NULL) {
-				assert_int_equal(ip, IP_A);
+				assert_int_equal(ip, SP_IP_A);
 				assert_int_equal(port, 7000);
 				const uint8_t *b = myrio_pkt_data(q);
 				for (unsigned i = 0; i < q->len; i++)
@@ -55,7 +60,7 @@ static void datagrams(const char *name, const char *opts)
 			}
 		}
 	}
-	h_rounds(&h, 4);
+	sp_rounds(&h, 4);
 	assert_int_equal(got, sent);
 	assert_int_equal(roff, off);
 	unsigned echoed = 0;
@@ -77,40 +82,40 @@ static void datagrams(const char *name, const char *opts)
 	assert_int_equal(sa.drop_udp_csum, 0);
 	myrio_udp_close(ua);
 	myrio_udp_close(ub);
-	h_close(&h);
+	sp_close(&h);
 }
 
 static void datagrams_with_offload(void **state)
 {
-	datagrams("udp1", NULL);
+	datagrams("pair:udp1", NULL);
 }
 
 static void datagrams_without_offload(void **state)
 {
-	datagrams("udp2", "?nocsum");
+	datagrams("pair:udp2", "?nocsum");
 }
 
 static void connected_socket_filters_and_too_big_is_refused(void **state)
 {
-	struct harness h;
-	assert_int_equal(h_open(&h, "udp3", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:udp3", NULL), 0);
 	struct myrio_udp_sock *ua, *ua2, *ub;
 	assert_int_equal(myrio_udp_open(h.a, 1000, NULL, &ua), 0);
 	assert_int_equal(myrio_udp_open(h.a, 1001, NULL, &ua2), 0);
 	assert_int_equal(myrio_udp_open(h.a, 1000, NULL, &ub), -EADDRINUSE);
 	assert_int_equal(myrio_udp_open(h.b, 2000, NULL, &ub), 0);
-	assert_int_equal(myrio_udp_connect(ub, IP_A, 1000), 0);
+	assert_int_equal(myrio_udp_connect(ub, SP_IP_A, 1000), 0);
 	struct myrio_pkt *p = myrio_stack_pkt_alloc(h.a);
 	p->len = 1473;
-	assert_int_equal(myrio_udp_sendto(ua, p, IP_B, 2000), -EMSGSIZE);
+	assert_int_equal(myrio_udp_sendto(ua, p, SP_IP_B, 2000), -EMSGSIZE);
 	p->len = 4;
 	memcpy(myrio_pkt_data(p), "good", 4);
-	assert_int_equal(myrio_udp_sendto(ua, p, IP_B, 2000), 0);
+	assert_int_equal(myrio_udp_sendto(ua, p, SP_IP_B, 2000), 0);
 	p = myrio_stack_pkt_alloc(h.a);
 	p->len = 4;
 	memcpy(myrio_pkt_data(p), "evil", 4);
-	assert_int_equal(myrio_udp_sendto(ua2, p, IP_B, 2000), 0);
-	h_rounds(&h, 4);
+	assert_int_equal(myrio_udp_sendto(ua2, p, SP_IP_B, 2000), 0);
+	sp_rounds(&h, 4);
 	struct myrio_pkt *q = myrio_udp_recv(ub, NULL, NULL);
 	assert_non_null(q);
 	assert_memory_equal(myrio_pkt_data(q), "good", 4);
@@ -122,7 +127,7 @@ static void connected_socket_filters_and_too_big_is_refused(void **state)
 	p->len = 3;
 	memcpy(myrio_pkt_data(p), "ack", 3);
 	assert_int_equal(myrio_udp_send(ub, p), 0);
-	h_rounds(&h, 4);
+	sp_rounds(&h, 4);
 	q = myrio_udp_recv(ua, NULL, NULL);
 	assert_non_null(q);
 	assert_memory_equal(myrio_pkt_data(q), "ack", 3);
@@ -130,7 +135,7 @@ static void connected_socket_filters_and_too_big_is_refused(void **state)
 	myrio_udp_close(ua);
 	myrio_udp_close(ua2);
 	myrio_udp_close(ub);
-	h_close(&h);
+	sp_close(&h);
 }
 
 /* Two sockets on one port (myrio_udp_open_shared, as SO_REUSEADDR; a socket that does not
@@ -138,18 +143,18 @@ static void connected_socket_filters_and_too_big_is_refused(void **state)
  * any other to the unconnected one, whatever the order they were opened in. */
 static void shared_port_goes_to_the_connected_socket(void **state)
 {
-	struct harness h;
-	assert_int_equal(h_open(&h, "udp4", NULL, NULL, NULL), 0);
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "pair:udp4", NULL), 0);
 	struct myrio_udp_sock *open_sock, *conn_sock, *refused, *a1, *a2;
 	assert_int_equal(myrio_udp_open_shared(h.b, 3000, NULL, &open_sock), 0);
 	assert_int_equal(myrio_udp_open(h.b, 3000, NULL, &refused), -EADDRINUSE);
 	assert_int_equal(myrio_udp_open_shared(h.b, 3000, NULL, &conn_sock), 0);
-	assert_int_equal(myrio_udp_connect(conn_sock, IP_A, 1000), 0);
+	assert_int_equal(myrio_udp_connect(conn_sock, SP_IP_A, 1000), 0);
 	assert_int_equal(myrio_udp_open(h.a, 1000, NULL, &a1), 0);
 	assert_int_equal(myrio_udp_open(h.a, 1001, NULL, &a2), 0);
-	assert_int_equal(myrio_udp_sendto_copy(a1, "one", 3, IP_B, 3000), 0);
-	assert_int_equal(myrio_udp_sendto_copy(a2, "two", 3, IP_B, 3000), 0);
-	h_rounds(&h, 4);
+	assert_int_equal(myrio_udp_sendto_copy(a1, "one", 3, SP_IP_B, 3000), 0);
+	assert_int_equal(myrio_udp_sendto_copy(a2, "two", 3, SP_IP_B, 3000), 0);
+	sp_rounds(&h, 4);
 	struct myrio_pkt *q = myrio_udp_recv(conn_sock, NULL, NULL);
 	assert_non_null(q);
 	assert_memory_equal(myrio_pkt_data(q), "one", 3);
@@ -164,7 +169,7 @@ static void shared_port_goes_to_the_connected_socket(void **state)
 	myrio_udp_close(conn_sock);
 	myrio_udp_close(a1);
 	myrio_udp_close(a2);
-	h_close(&h);
+	sp_close(&h);
 }
 
 int main(void)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Two ports joined by a link: what the tests' two-stack harnesses (stack_harness.h,
- * model_pair.h) stand on, the link named by a string:
+/* Two ports joined by a link: what the two-stack harness (stack_pair.h) and the tests of
+ * bare ports stand on, the link named by a string:
  *   "pair:NAME"          the in-process pair link (src/port/pair_port.c); opts_a and
  *                        opts_b are each end's "?key=value&..." options
  *   "sim:SPEC"           two NICs of a stepped model world, cabled; SPEC is the model's

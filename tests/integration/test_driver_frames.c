@@ -2,14 +2,18 @@
 /* Raw frames through the driver and the device model, both ways, byte-exact and in order:
  * all sizes, ring wraps, jumbo frames, runts, checksum offload, counters, link changes,
  * impossible completions. Each case runs on the stepped model and on the threaded one. */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <cmocka.h>
-#include <errno.h>
-#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "driver_env.h"

@@ -3,11 +3,15 @@
  * the model bus's delay_us unit) per round of tx_burst + rx_burst with bursts of 32.
  * Counted in model time, so the result does not depend on the host's load: at least 99%
  * of the line rate for 60-byte (64 with FCS) and 1514-byte (1518) frames. */
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <cmocka.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 #include "driver_env.h"
 

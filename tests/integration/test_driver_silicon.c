@@ -8,9 +8,11 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "driver_env.h"

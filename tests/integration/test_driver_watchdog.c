@@ -4,13 +4,17 @@
  * keeps polling, reloads and reopens the NIC on the same pools and moves frames again. The
  * buffers posted to the dead NIC and the frames pending in its send ring go back to their
  * pools exactly once; receive buffers the application held across the reboot stay valid. */
+#include <poll.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdlib.h>
-#include <poll.h>
-#include <unistd.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "driver_env.h"
 #include "sim/fw_image.h" /* sim_fw_image_build */

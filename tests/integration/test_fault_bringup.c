@@ -18,12 +18,13 @@
 #include "bus/bus.h"
 #include "mcp/cmd.h"
 #include "mcp/mcp_abi.h"
-#include "util/byteorder.h"
 #include "myrio/port.h"
 #include "myrio/sim.h"
 #include "port/port_ops.h"
 #include "sim/model.h"
 #include "sim/nic.h"
+#include "util/byteorder.h"
+#include "wall_clock.h"
 
 /* The fault is armed from inside the bus's delay_us, which the driver calls while it waits
  * for a response: on a stepped model nothing runs until then, so arming "the next command"
@@ -66,13 +67,6 @@ static int count_fds(void)
 	return n;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Opens sim0 on a fresh stepped world; with fault armed at command `at` when at >= 0.
  * Returns the open's result; *cmds gets the commands the model answered. */
 static int open_with_fault(long at, enum sim_fault fault, uint32_t arg, uint64_t *cmds,
@@ -99,9 +93,9 @@ static int open_with_fault(long at, enum sim_fault fault, uint32_t arg, uint64_t
 	myrio_port_conf_init(&pc);
 	pc.sim = w;
 	struct myrio_port *port = NULL;
-	double t0 = now_s();
+	double t0 = wall_s();
 	int rc = myrio_myri10ge_open(bus, &pc, &port);
-	double took = now_s() - t0;
+	double took = wall_s() - t0;
 	assert_true(took < 60.0); /* no hang (generous: valgrind on a loaded machine) */
 	struct sim_nic_stats st;
 	sim_nic_get_stats(inj.nic, &st);

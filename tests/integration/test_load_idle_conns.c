@@ -26,6 +26,7 @@
 #include "syn_frame.h"
 #include "tcp_lite/stack.h" /* sizeof the connection record, for the report */
 #include "test_env.h"
+#include "wall_clock.h"
 
 #define PORT 7100
 #define WAVE 512
@@ -36,13 +37,6 @@
 #define MAX_PORTS 16
 
 static unsigned nconns;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The table holds exactly the connections: full once they are all open. */
 static void tables(struct myrio_stack_conf *c)
@@ -112,9 +106,9 @@ static double poll_ns(struct stack_pair *m)
 		uint64_t total = 0;
 		for (int i = 0; i < POLLS; i++) {
 			myrio_sim_step(m->sim, 100); /* 100 us of model time */
-			uint64_t t0 = now_ns();
+			uint64_t t0 = wall_ns();
 			myrio_stack_poll(m->a);
-			total += now_ns() - t0;
+			total += wall_ns() - t0;
 			myrio_stack_poll(m->b);
 		}
 		double ns = (double)total / POLLS;
@@ -158,10 +152,10 @@ static double wait_ns(struct stack_pair *m)
 		for (int i = 0; i < POLLS; i++) {
 			myrio_sim_step(m->sim, 100);
 			myrio_stack_poll(m->a);
-			uint64_t t0 = now_ns();
+			uint64_t t0 = wall_ns();
 			for (int k = 0; k < 16; k++) /* more than the clock reads cost */
 				reported += myrio_ready_wait(set, ev, 64);
-			total += now_ns() - t0;
+			total += wall_ns() - t0;
 			myrio_stack_poll(m->b);
 		}
 		assert_int_equal(reported, 0);
@@ -220,9 +214,9 @@ static double full_table_syn_ns(struct stack_pair *m)
 		myrio_pkt_free_bulk(p + took, k - took);
 		myrio_sim_step(m->sim, 20);
 		myrio_stack_poll(m->a);
-		uint64_t t0 = now_ns();
+		uint64_t t0 = wall_ns();
 		myrio_stack_poll(m->b);
-		total += now_ns() - t0;
+		total += wall_ns() - t0;
 	}
 	myrio_stack_stats(m->b, &s1);
 	uint64_t syns = s1.drop_tcp_table_full - s0.drop_tcp_table_full;
@@ -241,7 +235,7 @@ static void idle_connections_cost_nothing_per_poll(void **state)
 	nconns = env_u("MYRIO_SCALE_CONNS", 100000);
 	if (nconns < 2 * SMALL)
 		nconns = 2 * SMALL;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = wall_ns();
 	size_t heap0 = heap_used();
 	struct stack_pair m;
 	struct myrio_port_conf pc;
@@ -263,7 +257,7 @@ static void idle_connections_cost_nothing_per_poll(void **state)
 	open_until(&m, SMALL);
 	struct poll_cost small = measure(&m);
 	open_until(&m, nconns);
-	double t_open = (double)(now_ns() - t0) / 1e9;
+	double t_open = (double)(wall_ns() - t0) / 1e9;
 	struct poll_cost big = measure(&m);
 	assert_int_equal(m.nstreams, 2 * nconns);
 	for (unsigned i = 0; i < m.nstreams; i++) {

@@ -27,6 +27,7 @@
 #include "stack_pair.h"
 #include "tcp_lite/stack.h" /* connection table, for the diagnosis of a failure */
 #include "test_env.h"
+#include "wall_clock.h"
 
 #define PORT 9000
 
@@ -45,13 +46,6 @@ static uint64_t rnd(void)
 static double rnd_unit(void)
 {
 	return (double)(rnd() >> 11) / 9007199254740992.0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void soak_tweak(struct myrio_stack_conf *c)
@@ -142,12 +136,12 @@ static void soak(void **state)
 	bool warm = false;
 	struct sim_nic *nic1 = sim_nic_find(m.sim, "sim1"), *nic0 = sim_nic_find(m.sim, "sim0");
 	struct stats st = {0};
-	double t0 = now_s(), deadline = t0 + secs;
+	double t0 = wall_s(), deadline = t0 + secs;
 	uint64_t round = 0;
 	bool link_down = false;
 	uint64_t link_back = 0;
-	while (now_s() < deadline) {
-		if (!warm && now_s() > t0 + secs / 3.0 && ports_settled(&m)) {
+	while (wall_s() < deadline) {
+		if (!warm && wall_s() > t0 + secs / 3.0 && ports_settled(&m)) {
 			heap0 = heap_used(); /* after warm-up */
 			warm = true;
 		}
@@ -281,7 +275,7 @@ static void soak(void **state)
 	printf("  %.0f s wall, %.2f s model: %lu streams done, %.1f MiB verified, %lu weather "
 	       "changes, %lu link flaps, %lu bad completions (impossible %lu, buffers not as "
 	       "described %lu, NIC resets %lu)\n",
-	       now_s() - t0, myrio_sim_now_ns(m.sim) / 1e9, (unsigned long)st.streams_done,
+	       wall_s() - t0, myrio_sim_now_ns(m.sim) / 1e9, (unsigned long)st.streams_done,
 	       st.bytes / 1048576.0, (unsigned long)st.fault_changes, (unsigned long)st.flaps,
 	       (unsigned long)st.bad_completions,
 	       (unsigned long)(pa.rx_bad_completion + pb.rx_bad_completion),

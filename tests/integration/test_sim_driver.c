@@ -12,6 +12,8 @@
 #include <unistd.h>
 /* after the headers it needs */
 #include <cmocka.h>
+#include <sched.h>
+#include <time.h>
 
 #include "driver_env.h"
 #include "myrio/myrio.h"

@@ -14,13 +14,19 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
 
+#include "bus/simd_proto.h"
 #include "myrio/pkt.h"
 #include "myrio/port.h"
 #include "myrio/sim.h"
-#include "bus/simd_proto.h"
 #include "sim/model.h"
-#include "test_simd_harness.h"
+#include "simd_daemon.h"
+#include "wall_clock.h"
 
 static void nap_ms(unsigned ms)
 {
@@ -28,17 +34,10 @@ static void nap_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Waits until the wake page says the model sleeps; false after 10 s. */
 static bool model_asleep(const _Atomic uint32_t *sleeping)
 {
-	for (double end = now_s() + 10; now_s() < end; nap_ms(10))
+	for (double end = wall_s() + 10; wall_s() < end; nap_ms(10))
 		if (atomic_load(sleeping))
 			return true;
 	return false;
@@ -63,7 +62,7 @@ static void send_frames(struct myrio_port *a, struct myrio_pool *pool, unsigned 
 static unsigned receive(struct myrio_port *b, unsigned n, uint8_t tag)
 {
 	unsigned got = 0;
-	for (double end = now_s() + 5; got < n && now_s() < end;) {
+	for (double end = wall_s() + 5; got < n && wall_s() < end;) {
 		struct myrio_pkt *p[32];
 		uint16_t k = myrio_rx_burst(b, p, 32);
 		for (uint16_t i = 0; i < k; i++) {
@@ -84,7 +83,7 @@ static void quiet_then_send(struct myrio_port *a, struct myrio_port *b,
 {
 	struct myrio_pool *pool;
 	assert_int_equal(myrio_port_pool_create(a, 64, 2048, &pool), 0);
-	for (double end = now_s() + 10; myrio_port_link(b) != MYRIO_LINK_UP && now_s() < end;)
+	for (double end = wall_s() + 10; myrio_port_link(b) != MYRIO_LINK_UP && wall_s() < end;)
 		nap_ms(1);
 	for (uint8_t round = 1; round <= 3; round++) {
 		assert_true(model_asleep(sleeping));

@@ -30,7 +30,7 @@
 #include "bus/simd_proto.h"
 #include "mem/dma.h"
 #include "sim/nic.h"
-#include "test_simd_harness.h"
+#include "simd_daemon.h"
 
 struct fixture {
 	struct simd_daemon_proc d;

@@ -33,16 +33,18 @@
 #include <unistd.h>
 
 #include <cmocka.h> /* after the headers it needs */
+#include <time.h>
 
 #include "bus/bus.h"
+#include "bus/simd_proto.h"
 #include "fuse_stall.h"
 #include "mem/dma.h"
 #include "myrio/port.h"
 #include "pci/sysfs.h"
 #include "sim/fw_image.h"
 #include "sim/nic.h"
+#include "simd_daemon.h"
 #include "simd_stream.h"
-#include "test_simd_harness.h"
 #include "tso_request.h"
 #include "util/byteorder.h"
 

@@ -24,9 +24,10 @@
 #include <unistd.h>
 
 #include <cmocka.h> /* after the headers it needs */
+#include <limits.h>
 
 #include "myrio/port.h"
-#include "test_simd_harness.h"
+#include "simd_daemon.h"
 #include "util/byteorder.h"
 #include "util/csum.h"
 

@@ -9,14 +9,19 @@
 
 #include <arpa/inet.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ipv4_frame.h"
 #include "myrio/myrio.h"
-#include "test_simd_harness.h"
+#include "simd_daemon.h"
 
 #define NQ 2
 #define SRC_IP 0x0a000001u

@@ -25,10 +25,14 @@
 #include <unistd.h>
 
 #include <cmocka.h> /* after the headers it needs */
+#include <limits.h>
 
 #include "myrio/port.h"
-#include "test_simd_harness.h"
+#include "simd_daemon.h"
+#include "simd_stream.h"
+#include "test_pattern.h"
 #include "util/byteorder.h"
+#include "wall_clock.h"
 
 #define ETHERTYPE 0x88b5
 #define BURST 32
@@ -51,10 +55,11 @@ static int open_port(const char *sock, const char *nic, struct myrio_port **port
 	return myrio_port_open(port, dev, NULL);
 }
 
-/* Frame k of session s: 60..1514 bytes, every byte a function of (s, k, offset). */
-static uint32_t frame_len(uint64_t k)
+/* Frame k of session s: simd_frame_len(k) bytes, its payload the byte pattern at an offset
+ * of its own (s, k). */
+static uint64_t payload_offset(uint32_t session, uint64_t k)
 {
-	return 60 + (uint32_t)((k * 7919) % (1514 - 60 + 1));
+	return (uint64_t)session << 48 | k << 16;
 }
 
 static void fill(uint8_t *f, uint32_t len, const uint8_t dst[6], const uint8_t src[6],
@@ -66,8 +71,7 @@ static void fill(uint8_t *f, uint32_t len, const uint8_t dst[6], const uint8_t s
 	put_be32(f + 14, session);
 	put_be32(f + 18, (uint32_t)(k >> 32));
 	put_be32(f + 22, (uint32_t)k);
-	for (uint32_t i = 26; i < len; i++)
-		f[i] = (uint8_t)(k * 31 + i * 13 + session);
+	test_pattern_fill(f + 26, len - 26, payload_offset(session, k));
 }
 
 static bool pattern_ok(const uint8_t *f, uint32_t len)
@@ -76,12 +80,8 @@ static bool pattern_ok(const uint8_t *f, uint32_t len)
 		return false;
 	uint32_t session = get_be32(f + 14);
 	uint64_t k = (uint64_t)get_be32(f + 18) << 32 | get_be32(f + 22);
-	if (len != frame_len(k))
-		return false;
-	for (uint32_t i = 26; i < len; i++)
-		if (f[i] != (uint8_t)(k * 31 + i * 13 + session))
-			return false;
-	return true;
+	return len == simd_frame_len(k) &&
+	       test_pattern_check(f + 26, len - 26, payload_offset(session, k), NULL) == 0;
 }
 
 /* nic0: return every frame to its sender, MACs swapped, same buffer (zero copy). */
@@ -156,7 +156,7 @@ static int client_main(struct shared *sh, uint64_t count)
 			struct myrio_pkt *p = myrio_pkt_alloc(pool);
 			if (!p)
 				break;
-			p->len = frame_len(sent + n);
+			p->len = simd_frame_len(sent + n);
 			fill(myrio_pkt_data(p), p->len, echo_mac, info.mac, session, sent + n);
 			pkts[n++] = p;
 		}
@@ -174,10 +174,10 @@ static int client_main(struct shared *sh, uint64_t count)
 				myrio_pkt_free(pkts[i]); /* an echo meant for a predecessor */
 				continue;
 			}
-			fill(want, frame_len(got), info.mac, echo_mac, session, got);
-			if (len != frame_len(got) || memcmp(f, want, len) != 0) {
+			fill(want, simd_frame_len(got), info.mac, echo_mac, session, got);
+			if (len != simd_frame_len(got) || memcmp(f, want, len) != 0) {
 				fprintf(stderr, "echo %llu: %u bytes, not as sent (%u bytes)\n",
-					(unsigned long long)got, len, frame_len(got));
+					(unsigned long long)got, len, simd_frame_len(got));
 				return 12;
 			}
 			myrio_pkt_free(pkts[i]);
@@ -233,10 +233,10 @@ static void million_frames_and_a_killed_client(void **state)
 		usleep(10000);
 	assert_true(atomic_load(&sh->echo_ready));
 
-	uint64_t t0 = now_ns();
+	uint64_t t0 = wall_ns();
 	pid_t client = spawn(client_main, sh, frames);
 	assert_int_equal(exit_code(client), 0);
-	double secs = (double)(now_ns() - t0) / 1e9;
+	double secs = (double)(wall_ns() - t0) / 1e9;
 	printf("%llu frames echoed (%llu frames across the cable) in %.2f s: %.0f frames/s\n",
 	       (unsigned long long)frames, (unsigned long long)frames * 2, secs,
 	       (double)frames * 2 / secs);

@@ -8,12 +8,17 @@
 
 #include <cmocka.h>
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "simd_daemon.h"
 #include "stack_xfer.h"
-#include "test_simd_harness.h"
 
 static void transfer_through_the_daemon(void **state)
 {

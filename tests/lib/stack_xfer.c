@@ -5,17 +5,10 @@
 /* after the headers it needs */
 #include <cmocka.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "stack_xfer.h"
 #include "test_pattern.h"
-
-double xfer_wall(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "wall_clock.h"
 
 void xfer_send(struct stack_pair *sp, struct xfer *x)
 {
@@ -77,7 +70,7 @@ void xfer_recv(struct xfer *x)
 
 void xfer_run(struct stack_pair *sp, struct xfer *x, uint64_t max_rounds)
 {
-	double t0 = xfer_wall();
+	double t0 = wall_s();
 	struct myrio_tcp_listener *l;
 	assert_int_equal(myrio_tcp_listen(sp->b, 5001, 8, NULL, &l), 0);
 	assert_int_equal(myrio_tcp_connect(sp->a, SP_IP_B, 5001, NULL, &x->cli), 0);
@@ -98,7 +91,7 @@ void xfer_run(struct stack_pair *sp, struct xfer *x, uint64_t max_rounds)
 		if (x->srv && myrio_tcp_eof(x->srv))
 			break;
 	}
-	x->secs = xfer_wall() - t0;
+	x->secs = wall_s() - t0;
 	assert_non_null(x->srv);
 	assert_int_equal(x->bad, 0);
 	assert_int_equal(x->rcvd, x->total);

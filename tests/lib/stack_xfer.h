@@ -17,7 +17,6 @@ struct xfer {
 	double secs;
 };
 
-double xfer_wall(void); /* seconds of the monotonic clock */
 /* Sends the pattern on x->cli while the connection takes it, in segments of an MSS. */
 void xfer_send(struct stack_pair *sp, struct xfer *x);
 /* Checks a received buffer against the pattern at x->rcvd, counts it and releases it. */

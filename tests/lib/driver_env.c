@@ -1,29 +1,12 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* Shared set-up for the driver's integration tests: a model world (stepped or threaded),
- * two ports joined by its cable, and frame helpers that check every byte and the order. */
-#ifndef DRIVER_ENV_H
-#define DRIVER_ENV_H
-
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-#include "myrio/myrio.h"
+#include "driver_env.h"
+#include "test_pattern.h"
+#include "wall_clock.h"
 
-struct env {
-	struct myrio_sim *sim;
-	bool stepped;
-	bool irq; /* ports opened with conf.irq (set after env_world) */
-	struct myrio_port *a, *b;
-	struct myrio_pool *pool_a, *pool_b;
-	struct myrio_port_info ia, ib;
-	uint32_t seq_tx[2], seq_rx[2]; /* per direction: 0 = a->b, 1 = b->a */
-};
-
-/* A driver attribute of port p ("fw_version", "serial"...), "" if it has none; the text
- * stays valid for the next three calls. */
-static inline const char *env_attr(struct myrio_port *p, const char *name)
+const char *env_attr(struct myrio_port *p, const char *name)
 {
 	static char out[4][128];
 	static unsigned next;
@@ -37,22 +20,13 @@ static inline const char *env_attr(struct myrio_port *p, const char *name)
 	return o;
 }
 
-/* A driver counter of port p by name; UINT64_MAX if it has none of that name. */
-static inline uint64_t env_xstat(struct myrio_port *p, const char *name)
+uint64_t env_xstat(struct myrio_port *p, const char *name)
 {
 	uint64_t v;
 	return myrio_port_xstat(p, name, &v) == 0 ? v : UINT64_MAX;
 }
 
-static inline double env_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* Lets the model work: a few firmware-loop iterations, or a yield to its thread. */
-static inline void env_pump(struct env *e)
+void env_pump(struct env *e)
 {
 	if (e->stepped)
 		myrio_sim_step(e->sim, 4);
@@ -60,7 +34,7 @@ static inline void env_pump(struct env *e)
 		sched_yield();
 }
 
-static inline int env_world(struct env *e, const char *spec)
+int env_world(struct env *e, const char *spec)
 {
 	memset(e, 0, sizeof(*e));
 	struct myrio_sim_conf sc;
@@ -71,7 +45,7 @@ static inline int env_world(struct env *e, const char *spec)
 	return myrio_sim_create(&e->sim, &sc);
 }
 
-static inline int env_open(struct env *e, uint32_t mtu)
+int env_open(struct env *e, uint32_t mtu)
 {
 	struct myrio_port_conf conf;
 	myrio_port_conf_init(&conf);
@@ -93,12 +67,11 @@ static inline int env_open(struct env *e, uint32_t mtu)
 	return rc;
 }
 
-/* Waits (pumping the model) until the transmit pools are whole again. */
-static inline bool env_drain_tx(struct env *e)
+bool env_drain_tx(struct env *e)
 {
 	struct myrio_pkt *none[1];
-	double until = env_now() + 5;
-	while (env_now() < until) {
+	double until = wall_s() + 5;
+	while (wall_s() < until) {
 		if (myrio_pool_free_count(e->pool_a) == e->pool_a->count &&
 		    myrio_pool_free_count(e->pool_b) == e->pool_b->count)
 			return true;
@@ -109,7 +82,7 @@ static inline bool env_drain_tx(struct env *e)
 	return false;
 }
 
-static inline void env_close_ports(struct env *e)
+void env_close_ports(struct env *e)
 {
 	env_drain_tx(e);
 	myrio_pool_destroy(e->pool_a);
@@ -120,27 +93,25 @@ static inline void env_close_ports(struct env *e)
 	e->a = e->b = NULL;
 }
 
-static inline void env_destroy(struct env *e)
+void env_destroy(struct env *e)
 {
 	if (e->a)
 		env_close_ports(e);
 	myrio_sim_destroy(e->sim);
 }
 
-/* Waits for the link state to become known and returns it. */
-static inline int env_link(struct env *e, struct myrio_port *p, int want)
+int env_link(struct env *e, struct myrio_port *p, int want)
 {
 	int link = myrio_port_link(p);
-	double until = env_now() + 5;
-	while (link != want && env_now() < until) {
+	double until = wall_s() + 5;
+	while (link != want && wall_s() < until) {
 		env_pump(e);
 		link = myrio_port_link(p);
 	}
 	return link;
 }
 
-static inline void env_fill(uint8_t *f, uint32_t len, uint32_t seq, const uint8_t *dst,
-			    const uint8_t *src)
+void env_fill(uint8_t *f, uint32_t len, uint32_t seq, const uint8_t *dst, const uint8_t *src)
 {
 	memcpy(f, dst, 6);
 	memcpy(f + 6, src, 6);
@@ -148,13 +119,12 @@ static inline void env_fill(uint8_t *f, uint32_t len, uint32_t seq, const uint8_
 	f[13] = 0xb5;
 	memcpy(f + 14, &seq, 4);
 	memcpy(f + 18, &len, 4);
-	for (uint32_t i = 22; i < len; i++)
-		f[i] = (uint8_t)(seq * 7 + i);
+	if (len > 22) /* a header-only frame (its length set later) has no payload */
+		test_pattern_fill(f + 22, len - 22, (uint64_t)seq << 16); /* frames < 64 KiB */
 }
 
-/* Checks a received frame against what frame number seq of that size must contain. */
-static inline bool env_check(const struct myrio_pkt *p, uint32_t len, uint32_t seq,
-			     const uint8_t *dst, const uint8_t *src)
+bool env_check(const struct myrio_pkt *p, uint32_t len, uint32_t seq, const uint8_t *dst,
+	       const uint8_t *src)
 {
 	static uint8_t want[9100];
 	if (p->len != len) {
@@ -171,10 +141,7 @@ static inline bool env_check(const struct myrio_pkt *p, uint32_t len, uint32_t s
 	return true;
 }
 
-/* Sends count frames from one port to the other, sizes from len_of(i), receives and checks
- * them all in order. Returns the number received correctly in order (count on success). */
-static inline uint32_t env_transfer(struct env *e, int dir, uint32_t count,
-				    uint32_t (*len_of)(uint32_t i))
+uint32_t env_transfer(struct env *e, int dir, uint32_t count, uint32_t (*len_of)(uint32_t i))
 {
 	struct myrio_port *tx = dir ? e->b : e->a, *rx = dir ? e->a : e->b;
 	struct myrio_pool *pool = dir ? e->pool_b : e->pool_a;
@@ -183,7 +150,7 @@ static inline uint32_t env_transfer(struct env *e, int dir, uint32_t count,
 	unsigned pending = 0;
 	uint32_t sent = 0, ok = 0;
 	uint32_t base_tx = e->seq_tx[dir];
-	double last = env_now();
+	double last = wall_s();
 	while (ok < count) {
 		while (pending < 32 && sent < count) {
 			struct myrio_pkt *p = myrio_pkt_alloc(pool);
@@ -210,8 +177,8 @@ static inline uint32_t env_transfer(struct env *e, int dir, uint32_t count,
 		}
 		myrio_pkt_free_bulk(in, got);
 		if (got)
-			last = env_now();
-		else if (env_now() - last > 5) {
+			last = wall_s();
+		else if (wall_s() - last > 5) {
 			fprintf(stderr, "no frame for 5 s: %u of %u received\n", ok, count);
 			break;
 		}
@@ -220,5 +187,3 @@ static inline uint32_t env_transfer(struct env *e, int dir, uint32_t count,
 	e->seq_tx[dir] += sent;
 	return ok;
 }
-
-#endif

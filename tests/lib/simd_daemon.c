@@ -1,40 +1,20 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* Starting and stopping the model daemon (the real myrio-simd from the build tree) for
- * the tests, on a socket path unique to the test process so that parallel runs never
- * collide. */
-#ifndef MYRIO_TEST_SIMD_HARNESS_H
-#define MYRIO_TEST_SIMD_HARNESS_H
-
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bus/simd_proto.h"
+#include "simd_daemon.h"
+#include "wall_clock.h"
 
-static inline uint64_t now_ns(void)
+bool simd_stalled(struct simd_progress *pr, uint64_t got)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* A window of echoes that stopped moving: true once got has not changed for 5 s (a lost
- * frame would stall the window for good). */
-struct simd_progress {
-	uint64_t got, at;
-};
-static inline bool simd_stalled(struct simd_progress *pr, uint64_t got)
-{
-	uint64_t now = now_ns();
+	uint64_t now = wall_ns();
 	if (!pr->at || got != pr->got) {
 		pr->got = got;
 		pr->at = now;
@@ -43,20 +23,12 @@ static inline bool simd_stalled(struct simd_progress *pr, uint64_t got)
 	return now - pr->at > 5000000000ull;
 }
 
-struct simd_daemon_proc {
-	pid_t pid;
-	char sock[108];
-};
-
-/* In a forked child: a test that dies (assertion, timeout) takes its children along, so
- * no daemon or spinning client outlives it. */
-static inline void simd_die_with_parent(void)
+void simd_die_with_parent(void)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
-/* build/tests/test_x -> build/myrio-simd */
-static inline void simd_daemon_path(char *out, size_t cap)
+void simd_daemon_path(char *out, size_t cap)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -66,7 +38,7 @@ static inline void simd_daemon_path(char *out, size_t cap)
 	snprintf(out, cap, "%s/../myrio-simd", dirname(self));
 }
 
-static inline int simd_wait_socket(const char *path, pid_t pid)
+int simd_wait_socket(const char *path, pid_t pid)
 {
 	for (int i = 0; i < 500; i++) {
 		int s, st;
@@ -81,9 +53,7 @@ static inline int simd_wait_socket(const char *path, pid_t pid)
 	return -ETIMEDOUT;
 }
 
-/* Starts myrio-simd --socket <unique> followed by the NULL-terminated args. */
-static inline int simd_daemon_start(struct simd_daemon_proc *d, const char *tag,
-				    const char *const *args)
+int simd_daemon_start(struct simd_daemon_proc *d, const char *tag, const char *const *args)
 {
 	char exe[PATH_MAX + 32];
 	const char *argv[32];
@@ -113,8 +83,7 @@ static inline int simd_daemon_start(struct simd_daemon_proc *d, const char *tag,
 	return rc;
 }
 
-/* SIGTERM; returns 0 when it exited 0 and removed its socket file. */
-static inline int simd_daemon_stop(struct simd_daemon_proc *d)
+int simd_daemon_stop(struct simd_daemon_proc *d)
 {
 	int st = 0;
 	if (d->pid <= 0)
@@ -129,10 +98,8 @@ static inline int simd_daemon_stop(struct simd_daemon_proc *d)
 	return 0;
 }
 
-static inline int simd_daemon_alive(const struct simd_daemon_proc *d)
+int simd_daemon_alive(const struct simd_daemon_proc *d)
 {
 	int st;
 	return d->pid > 0 && waitpid(d->pid, &st, WNOHANG) == 0;
 }
-
-#endif

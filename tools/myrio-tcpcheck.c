@@ -23,9 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "myrio/sim.h"
 #include "myrio/tcp_lite.h"
-#include "sim/endpoint.h"
-#include "sim/model.h"
 
 #define MAX_IN 8
 
@@ -39,7 +38,7 @@ struct app {
 	struct myrio_stack *s;
 	struct myrio_port *port, *wire;
 	struct myrio_pool *wire_pool;
-	struct sim_endpoint *tap; /* pair mode: bridged here; sim mode: owned by the cable */
+	struct myrio_sim_host *tap; /* pair mode: bridged here; sim mode: the world's */
 	struct myrio_sim *sim;
 	struct myrio_udp_sock *udp;
 	struct inbound in[MAX_IN];
@@ -287,11 +286,11 @@ static unsigned bridge(struct app *a)
 {
 	if (!a->wire)
 		return 0; /* the model's cable does it */
-	unsigned work = a->tap->ops->poll(a->tap, to_stack, a, 32);
+	unsigned work = myrio_sim_host_recv(a->tap, to_stack, a, 32);
 	struct myrio_pkt *pk[32];
 	uint16_t n = myrio_rx_burst(a->wire, pk, 32);
 	for (uint16_t i = 0; i < n; i++)
-		a->tap->ops->deliver(a->tap, myrio_pkt_data(pk[i]), pk[i]->len);
+		myrio_sim_host_send(a->tap, myrio_pkt_data(pk[i]), pk[i]->len);
 	myrio_pkt_free_bulk(pk, n);
 	return work + n;
 }
@@ -487,7 +486,9 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	int rc = sim_endpoint_tap_open(tap, &a.tap);
+	char host[80];
+	snprintf(host, sizeof(host), "tap:%s", tap);
+	int rc = myrio_sim_host_open(&a.tap, host);
 	if (rc < 0)
 		return 1;
 	if (via_pair) {
@@ -508,10 +509,7 @@ int main(int argc, char **argv)
 		myrio_sim_conf_init(&sc);
 		if (sim_spec && myrio_sim_conf_parse(&sc, sim_spec) < 0)
 			return 2;
-		struct sim_nic *nic;
-		if (sim_world_new(&sc, &a.sim) < 0 ||
-		    sim_world_add_nic(a.sim, "sim0", NULL, &nic) < 0 ||
-		    sim_world_cable_endpoint(nic, a.tap) < 0 || sim_world_start(a.sim) < 0)
+		if (myrio_sim_create_cabled(&a.sim, &sc, a.tap) < 0)
 			return 1;
 		struct myrio_port_conf pc;
 		myrio_port_conf_init(&pc);
@@ -546,7 +544,7 @@ int main(int argc, char **argv)
 	}
 	uint64_t start = now_ns(), deadline = start + (uint64_t)timeout * 1000000000ull;
 	bool started = go == NULL;
-	int tapfd = a.wire ? a.tap->ops->fd(a.tap) : -1;
+	int tapfd = a.wire ? myrio_sim_host_fd(a.tap) : -1;
 	unsigned idle = 0;
 	/* Gaps between two passes of this loop after which there was work (frames waiting):
 	 * nothing was read from the TAP or acknowledged meanwhile, so a peer's loss probe (a
@@ -656,9 +654,11 @@ int main(int argc, char **argv)
 			       (unsigned long long)ps.rx_refill_failed,
 			       (unsigned long long)ps.tx_ring_full,
 			       (unsigned long long)ps.rx_missed, (unsigned long long)ps.rx_errors);
+		struct myrio_sim_host_stats ts;
+		myrio_sim_host_stats(a.tap, &ts);
 		printf("tap: to kernel %llu, from kernel %llu, dropped %llu\n",
-		       (unsigned long long)a.tap->tx_frames, (unsigned long long)a.tap->rx_frames,
-		       (unsigned long long)a.tap->drops);
+		       (unsigned long long)ts.to_host, (unsigned long long)ts.from_host,
+		       (unsigned long long)ts.drops);
 	}
 	fflush(stdout);
 	if (l)
@@ -679,7 +679,7 @@ int main(int argc, char **argv)
 		myrio_port_close(a.port);
 		myrio_port_close(a.wire);
 		myrio_pool_destroy(a.wire_pool);
-		a.tap->ops->destroy(a.tap);
+		myrio_sim_host_close(a.tap);
 	} else {
 		myrio_port_close(a.port);
 		myrio_sim_destroy(a.sim); /* and the cable's TAP endpoint with it */

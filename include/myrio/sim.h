@@ -71,6 +71,29 @@ void myrio_sim_step(struct myrio_sim *sim, unsigned n);
  * myrio_sim_step in stepped mode (give it to a stack as its clock), else the host's. */
 uint64_t myrio_sim_now_ns(struct myrio_sim *sim);
 
+/* A host interface as the far end of a model cable, in place of another model NIC:
+ * "tap:IFNAME" (a TAP device, created if it does not exist) or "packet:IFNAME" (an
+ * AF_PACKET socket on an existing interface). Never blocks. */
+struct myrio_sim_host;
+struct myrio_sim_host_stats {
+	uint64_t to_host, from_host; /* frames written to / read from the interface */
+	uint64_t drops;		     /* frames the interface would not take */
+};
+int myrio_sim_host_open(struct myrio_sim_host **out, const char *spec);
+/* A world of one NIC, sim0, whose cable ends at host (conf.nics is ignored). The world
+ * owns host from then on, whatever the result: myrio_sim_destroy closes it. */
+int myrio_sim_create_cabled(struct myrio_sim **out, const struct myrio_sim_conf *conf,
+			    struct myrio_sim_host *host);
+/* Without a model (a program bridging the interface to a port of its own): up to max
+ * frames read from the interface, each given to fn; returns how many. */
+unsigned myrio_sim_host_recv(struct myrio_sim_host *host,
+			     void (*fn)(void *ctx, const uint8_t *frame, uint32_t len), void *ctx,
+			     unsigned max);
+void myrio_sim_host_send(struct myrio_sim_host *host, const uint8_t *frame, uint32_t len);
+int myrio_sim_host_fd(struct myrio_sim_host *host); /* readable when recv has work, or -1 */
+void myrio_sim_host_stats(const struct myrio_sim_host *host, struct myrio_sim_host_stats *st);
+void myrio_sim_host_close(struct myrio_sim_host *host); /* one no world owns */
+
 /* Changes a NIC's cable at run time (tests, fault injection). */
 int myrio_sim_set_faults(struct myrio_sim *sim, const char *nic, const struct myrio_sim_faults *f);
 int myrio_sim_set_link(struct myrio_sim *sim, const char *nic, bool up);

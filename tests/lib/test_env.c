@@ -1,5 +1,8 @@
 #include <malloc.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "test_env.h"
 
@@ -29,4 +32,13 @@ size_t heap_used(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 	return mi.uordblks + mi.hblkhd;
+}
+
+void test_private_netns(void)
+{
+	if (geteuid() != 0 || unshare(CLONE_NEWNET) != 0) {
+		printf("skipped: needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN) for a private network "
+		       "namespace\n");
+		exit(77);
+	}
 }

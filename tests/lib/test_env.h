@@ -11,5 +11,8 @@ unsigned env_u(const char *name, unsigned dflt);
 /* The variable's size in bytes, with an optional K, M or G suffix (powers of 1024). */
 uint64_t env_bytes(const char *name, uint64_t dflt);
 size_t heap_used(void);
+/* Moves this process into a network namespace of its own (nothing it creates leaks or
+ * collides), or exits 77 (skipped) without root. */
+void test_private_netns(void);
 
 #endif

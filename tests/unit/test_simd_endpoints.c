@@ -24,6 +24,7 @@
 #include <cmocka.h> /* after the headers it needs */
 
 #include "sim/endpoint.h"
+#include "test_env.h"
 #include "util/byteorder.h"
 #include "util/csum.h"
 
@@ -252,11 +253,7 @@ static void packet_completes_offloaded_checksums(void **state)
 
 int main(void)
 {
-	if (geteuid() != 0 || unshare(CLONE_NEWNET) != 0) {
-		printf("skipped: needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN) for a private network "
-		       "namespace\n");
-		return 77; /* skipped */
-	}
+	test_private_netns();
 	/* The namespace is this process's own: nothing leaks, nothing collides. */
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(tap_carries_frames_both_ways),

@@ -1,12 +1,3 @@
-/* SPDX-License-Identifier: BSD-3-Clause */
-/* A FUSE file system that stalls: it answers what it takes to open its one file ("dma",
- * 1 MiB, regular) and never answers anything that reads the file or its file system
- * (READ, STATFS, ...), so whoever asks waits until the server dies. Spoken straight to
- * /dev/fuse (no libfuse), served by a child process. Needs root.
- */
-#ifndef FUSE_STALL_H
-#define FUSE_STALL_H
-
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fuse.h>
@@ -20,12 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define FUSE_STALL_FILE_LEN (1u << 20)
-
-struct fuse_stall {
-	char mnt[64];
-	pid_t server;
-};
+#include "fuse_stall.h"
 
 static void fuse_stall_attr(struct fuse_attr *a, uint64_t node)
 {
@@ -114,9 +100,7 @@ static void fuse_stall_serve(int fd)
 	}
 }
 
-/* Mounts the file system on a new directory and starts its server: 0, or -errno when
- * FUSE cannot be used here. */
-static int fuse_stall_start(struct fuse_stall *s)
+int fuse_stall_start(struct fuse_stall *s)
 {
 	snprintf(s->mnt, sizeof(s->mnt), "/tmp/myrio-fuse-stall-%d", (int)getpid());
 	if (mkdir(s->mnt, 0755) != 0 && errno != EEXIST)
@@ -143,8 +127,7 @@ static int fuse_stall_start(struct fuse_stall *s)
 	return s->server > 0 ? 0 : -EAGAIN;
 }
 
-/* Whoever still waits on the file system gets an error: the server is gone. */
-static void fuse_stall_stop(struct fuse_stall *s)
+void fuse_stall_stop(struct fuse_stall *s)
 {
 	if (s->server > 0) {
 		kill(s->server, SIGKILL);
@@ -154,5 +137,3 @@ static void fuse_stall_stop(struct fuse_stall *s)
 	umount2(s->mnt, MNT_DETACH);
 	rmdir(s->mnt);
 }
-
-#endif

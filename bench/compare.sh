@@ -104,9 +104,12 @@ print(json.dumps(r))
 PY
 }
 
-# row NAME UNIT PER_OP LOWER PEER_NAME TARGET OURS_FN PEER_FN: N interleaved pairs
+# row NAME UNIT PER_OP LOWER PEER_NAME TARGET OURS_FN PEER_FN [CPU_FIELD CPU_TARGET]:
+# N interleaved pairs. With CPU_FIELD (cpu_app_s or cpu_proc_s) the same runs make a second
+# row: operations per CPU-second of that field, both sides, against CPU_TARGET.
 row() {
 	local name=$1 unit=$2 per=$3 lower=$4 peer_name=$5 goal=$6 ours_fn=$7 peer_fn=$8 i
+	local cpu_field=${9:-} cpu_goal=${10:-}
 	: >"$tmp/row"
 	for ((i = 0; i < N; i++)); do
 		if ((i % 2)); then
@@ -118,6 +121,19 @@ row() {
 	# pairs are matched by order within each side
 	python3 bench/verdict.py "$tmp/row" "$name" "$unit" "$per" "$lower" "$peer_name" "$goal" |
 		tee -a "$SUMMARY_FILE"
+	[[ -n $cpu_field ]] || return 0
+	python3 - "$tmp/row" "$cpu_field" >"$tmp/row_cpu" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    c = r.get(sys.argv[2])
+    r["value"] = r["ops"] / c if r.get("ok") and r.get("ops") and c and c > 0 else None
+    r["ok"] = r["value"] is not None
+    print(json.dumps(r))
+PY
+	local who=${cpu_field#cpu_}
+	python3 bench/verdict.py "$tmp/row_cpu" "${name% \[*} per ${who%_s} CPU-second" \
+		"$per/CPU-s" "$per" 0 "$peer_name" "$cpu_goal" | tee -a "$SUMMARY_FILE"
 }
 
 # target_row NAME UNIT PER_OP LOWER FRACTION CEILING OURS_FN: ours against a fraction of
@@ -290,8 +306,9 @@ section_udp() {
 	netns_up 1500
 	echo "== UDP datagrams received per second: myrio-perf (unlimited model link) vs" \
 		"udp_mmsg (sendmmsg/recvmmsg, 64 per call) over veth"
-	row "UDP 64-byte datagrams [pkt/s]" pkt/s frame 0 kernel-mmsg 1 udp64 mmsg64
-	row "UDP 1472-byte datagrams [pkt/s]" pkt/s frame 0 kernel-mmsg 1 udp1472 mmsg1472
+	row "UDP 64-byte datagrams [pkt/s]" pkt/s frame 0 kernel-mmsg 1 udp64 mmsg64 cpu_proc_s 1
+	row "UDP 1472-byte datagrams [pkt/s]" pkt/s frame 0 kernel-mmsg 1 udp1472 mmsg1472 \
+		cpu_proc_s 1
 }
 
 # --- TCP streams: iperf3 (copies) and iperf3 -Z (sendfile) over veth, offloads on/off -----
@@ -408,8 +425,9 @@ section_raw() {
 	fi
 	echo "== raw frames: myrio-rawbench (unlimited model link) vs DPDK testpmd flowgen over" \
 		"two memif ports, two worker cores each; frames per CPU-second = 1e6 / CPU-us/frame"
-	row "raw 60-byte frames [frames/s]" frames/s frame 0 testpmd-memif - raw60 pmd60
-	row "raw 1514-byte frames [frames/s]" frames/s frame 0 testpmd-memif - raw1514 pmd1514
+	row "raw 60-byte frames [frames/s]" frames/s frame 0 testpmd-memif - raw60 pmd60 cpu_app_s 1
+	row "raw 1514-byte frames [frames/s]" frames/s frame 0 testpmd-memif - raw1514 pmd1514 \
+		cpu_app_s 1
 }
 
 # --- instructions per operation: deterministic, whatever the load ---------------------------

@@ -187,11 +187,12 @@ static void *rx_run(void *arg)
 
 int main(int argc, char **argv)
 {
-	unsigned mtu = 1500, port_no = 5001;
+	unsigned mtu = 1500, port_no = 5001, coal_us = STREAM_COAL_US;
 	run.threads = 1;
 	const char *ip_str = "10.0.0.2", *pcap = NULL;
 	const struct cli_opt opts[] = {{"udp", 'u', .flag = &run.udp},
 				       {"spin", 0, .flag = &run.spin},
+				       {"coal", 0, .num = &coal_us},
 				       {"mtu", 'm', .num = &mtu},
 				       {"duration", 'd', .num = &run.duration},
 				       {"threads", 'T', .num = &run.threads},
@@ -201,7 +202,7 @@ int main(int argc, char **argv)
 				       {0}};
 	if (cli_parse(argc, argv, opts,
 		      "usage: stream_recv [--udp] [--mtu N] [--duration S] [-T THREADS] [--ip A] "
-		      "[--port N] [--pcap FILE] [--spin] DEVICE\n") < 0)
+		      "[--port N] [--pcap FILE] [--spin] [--coal US] DEVICE\n") < 0)
 		return 2;
 	struct in_addr ip;
 	if (optind + 1 != argc || inet_pton(AF_INET, ip_str, &ip) != 1) {
@@ -218,7 +219,7 @@ int main(int argc, char **argv)
 	pattern_fill(run.pattern);
 
 	struct myrio_port *port;
-	if (open_port_queues(&port, argv[optind], mtu, pcap, nt) < 0)
+	if (open_port_queues(&port, argv[optind], mtu, pcap, nt, coal_us) < 0)
 		return 1;
 	static struct rx rx[16];
 	for (unsigned q = 0; q < nt; q++) {

@@ -239,7 +239,7 @@ static void *tx_run(void *arg)
 
 int main(int argc, char **argv)
 {
-	unsigned threads = 1;
+	unsigned threads = 1, coal_us = STREAM_COAL_US;
 	run.mtu = 1500;
 	run.duration = 10;
 	run.port_no = 5001;
@@ -247,6 +247,7 @@ int main(int argc, char **argv)
 	run.peer_str = "10.0.0.2";
 	const struct cli_opt opts[] = {{"udp", 'u', .flag = &run.udp},
 				       {"spin", 0, .flag = &run.spin},
+				       {"coal", 0, .num = &coal_us},
 				       {"size", 's', .num = &run.size},
 				       {"mtu", 'm', .num = &run.mtu},
 				       {"duration", 'd', .num = &run.duration},
@@ -258,7 +259,7 @@ int main(int argc, char **argv)
 				       {0}};
 	if (cli_parse(argc, argv, opts,
 		      "usage: stream_send [--udp] [-s SIZE] [--mtu N] [--duration S] [-T THREADS] "
-		      "[--ip A] [--peer B] [--port N] [--pcap FILE] [--spin] DEVICE\n") < 0)
+		      "[--ip A] [--peer B] [--port N] [--pcap FILE] [--spin] [--coal US] DEVICE\n") < 0)
 		return 2;
 	struct in_addr ip, peer;
 	if (optind + 1 != argc || inet_pton(AF_INET, ip_str, &ip) != 1 ||
@@ -276,7 +277,7 @@ int main(int argc, char **argv)
 	pattern_fill(run.pattern);
 
 	struct myrio_port *port;
-	if (open_port_queues(&port, run.dev, run.mtu, pcap, threads) < 0)
+	if (open_port_queues(&port, run.dev, run.mtu, pcap, threads, coal_us) < 0)
 		return 1;
 	static struct tx tx[16];
 	for (unsigned q = 0; q < threads; q++) {

@@ -53,7 +53,7 @@ struct myrio_bus {
 	char kind[16];	/* "sim", "simd", "vfio" */
 	char name[64];	/* device name or PCI address */
 	unsigned holds; /* users besides the opener: regions mapped on it (myrio_bus_hold) */
-	/* A device model sleeps after a quiet spell, 1 here while it does (docs/model-daemon.md,
+	/* A device model sleeps when idle, 1 here while it does (docs/model-daemon.md,
 	 * "Idle"); NULL: the device never sleeps (hardware polls its SRAM all the time). */
 	const _Atomic uint32_t *sleeping;
 	bool closing; /* the opener closed it; really closed when the last hold goes */

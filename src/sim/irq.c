@@ -184,8 +184,10 @@ static unsigned slice_poll(struct sim_nic *nic, unsigned s, uint64_t now)
 	/* coalescing (§6.6), then the MSI write's way to the host */
 	uint64_t delay =
 	    (uint64_t)sim_rd32(nic, nic->rings_at + SIM_COAL_OFF) * 1000 + nic->timing->irq_ns;
-	if (delay && now - q->pending_since < delay)
+	if (delay && now - q->pending_since < delay) {
+		sim_world_due(nic->world, q->pending_since + delay);
 		return 0;
+	}
 	if (rx_only)
 		raise_rx_only(nic, s);
 	else

@@ -324,6 +324,7 @@ struct myrio_sim {
 	struct sim_cable *cables[SIM_MAX_NICS];
 	unsigned n_cables;
 	uint64_t now_ns; /* stepped: virtual; threaded: refreshed per iteration */
+	uint64_t due_ns; /* the earliest sim_world_due of the last iteration (UINT64_MAX: none) */
 	uint64_t t0_ns;
 	pthread_t thread;
 	bool thread_running;
@@ -336,11 +337,19 @@ struct myrio_sim {
 	bool step_warned;	   /* myrio_sim_step on a threaded world: said once */
 };
 
+/* Work falls due at t (the world's ns) that no host will post: a frame waiting for the wire,
+ * a coalesced interrupt. The model thread's idle sleep ends by then (world.c). */
+static inline void sim_world_due(struct myrio_sim *w, uint64_t t)
+{
+	if (t < w->due_ns)
+		w->due_ns = t;
+}
+
 /* ---- internal functions, by file ---- */
 /* wake.c: the threaded world's sleep (model.h: sim_world_sleeping) */
 int sim_wake_open(struct myrio_sim *w);
 void sim_wake_close(struct myrio_sim *w);
-void sim_wake_wait(struct myrio_sim *w, long timeout_ns, bool deep);
+void sim_wake_wait(struct myrio_sim *w, long timeout_ns);
 int sim_wake_attach(struct sim_nic *nic);
 void sim_wake_detach(struct sim_nic *nic);
 /* nic.c */

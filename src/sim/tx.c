@@ -187,6 +187,7 @@ static bool wire_slot(struct sim_nic *nic, const struct sim_slice *q, struct sim
 	uint64_t due = end + sim_timing_flight_ps(tm, rx_tm, len);
 	if (due > now_ps) {
 		nic->out->t_queued = due; /* the world stays awake for it (sim_cable_busy) */
+		sim_world_due(nic->world, (due + 999) / 1000);
 		return false;
 	}
 	nic->out->t_free = end;

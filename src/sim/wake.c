@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The model thread's deep sleep and how a host wakes it (model.h, docs/model-daemon.md).
+/* The model thread's idle sleep and how a host wakes it (model.h, docs/model-daemon.md).
  *
  * Firmware polls SRAM; so does the model, which costs a core while nothing happens. After
- * a quiet spell the thread sleeps on an eventfd (and the endpoints' fds) instead. The
+ * a few empty passes the thread sleeps on an eventfd (and the endpoints' fds) instead. The
  * handshake is Dekker's: the model stores 1 in the wake page, then looks at SRAM once
  * more; a host stores its doorbell, then (after a full fence) loads the word. One of the
  * two sees the other's store, so a post is never left asleep.
@@ -151,28 +151,25 @@ static void drain(struct myrio_sim *w, const struct pollfd *fds, struct sim_nic 
 	pthread_mutex_unlock(&w->wake_lock);
 }
 
-/* Sleeps up to timeout_ns, or until a host wakes the world or an endpoint has a frame.
- * With sleep, the wake page says so (and the world looks once more first). */
-void sim_wake_wait(struct myrio_sim *w, long timeout_ns, bool deep)
+/* Sleeps up to timeout_ns, or until a host wakes the world or an endpoint has a frame. The
+ * wake page says so first, and the world looks once more. */
+void sim_wake_wait(struct myrio_sim *w, long timeout_ns)
 {
 	struct pollfd fds[1 + 2 * SIM_MAX_NICS];
 	struct sim_nic *nic_of[1 + 2 * SIM_MAX_NICS];
 	nfds_t n = gather(w, fds, nic_of);
-	if (deep) {
-		atomic_store_explicit(w->sleeping, 1, memory_order_seq_cst);
-		/* StoreLoad: the word must be visible before the last look at SRAM reads the
-		 * hosts' doorbells (a seq_cst store alone does not order later plain loads on
-		 * weakly ordered CPUs). The host's side: myrio_bus_posted. */
-		atomic_thread_fence(memory_order_seq_cst);
-		if (sim_world_run_once(w)) { /* a post that came before the word was visible */
-			atomic_store_explicit(w->sleeping, 0, memory_order_relaxed);
-			return;
-		}
+	atomic_store_explicit(w->sleeping, 1, memory_order_seq_cst);
+	/* StoreLoad: the word must be visible before the last look at SRAM reads the hosts'
+	 * doorbells (a seq_cst store alone does not order later plain loads on weakly ordered
+	 * CPUs). The host's side: myrio_bus_posted. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (sim_world_run_once(w)) { /* a post that came before the word was visible */
+		atomic_store_explicit(w->sleeping, 0, memory_order_relaxed);
+		return;
 	}
 	struct timespec ts = {timeout_ns / 1000000000l, timeout_ns % 1000000000l};
 	int r = ppoll(fds, n, &ts, NULL);
-	if (deep)
-		atomic_store_explicit(w->sleeping, 0, memory_order_relaxed);
+	atomic_store_explicit(w->sleeping, 0, memory_order_relaxed);
 	if (r <= 0)
 		return;
 	drain(w, fds, nic_of, n);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The world: NICs and cables, run by one thread (busy-polling while there is work, short
- * sleeps when idle unless conf.spin) or stepped by the caller (myrio_sim_step: one
- * iteration of every NIC's firmware loop and every cable per step, 1 µs of virtual time
- * each, so the link-rate model is deterministic too). */
+/* The world: NICs and cables, run by one thread (busy-polling while there is work, sleeping
+ * where a host's post wakes it when idle, unless conf.spin) or stepped by the caller
+ * (myrio_sim_step: one iteration of every NIC's firmware loop and every cable per step,
+ * 1 µs of virtual time each, so the link-rate model is deterministic too). */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -16,13 +16,16 @@
 #include "util/log.h"
 
 #define STEP_NS 1000ull
-/* Idle back-off: spin for IDLE_SPINS iterations, then sleep 20 µs per iteration; after
- * IDLE_SHORT of those (50 ms or more of quiet), and with no frame on a wire or waiting for
- * one, sleep until a host wakes the world (wake.c), looking every conf.idle_ms at its own
- * timers (link flaps, boot). */
-#define IDLE_SPINS 2000u
+/* Idle back-off. Empty passes spin for IDLE_SPINS (a few microseconds: about what a sleep
+ * and its wake-up cost), then the thread sleeps where a host's post wakes it (wake.c), until
+ * the next frame or interrupt falls due (sim_world_due) and at most IDLE_SLEEP_NS, so that
+ * what no host posts (its claims, a link flap, a boot) is seen as before. After QUIET_NS
+ * without work, with no frame on a wire or waiting for one, it looks at its own timers every
+ * conf.idle_ms only. A wait shorter than MIN_SLEEP_NS is spun: the sleep would cost more. */
+#define IDLE_SPINS 64u
 #define IDLE_SLEEP_NS 20000l
-#define IDLE_SHORT 2500u
+#define QUIET_NS 50000000ull
+#define MIN_SLEEP_NS 2000l
 
 static uint64_t mono_ns(void)
 {
@@ -137,6 +140,7 @@ unsigned sim_world_run_once(struct myrio_sim *sim)
 	/* odd epoch: inside an iteration (see sim_world_sync) */
 	atomic_fetch_add_explicit(&sim->epoch, 1, memory_order_seq_cst);
 	in_iteration = true;
+	sim->due_ns = UINT64_MAX;
 	if (!sim->conf.stepped) /* a host loop (the thread, a daemon's) runs on wall time */
 		sim->now_ns = mono_ns() - sim->t0_ns;
 	uint64_t now = sim->now_ns;
@@ -158,20 +162,35 @@ static bool wires_busy(const struct myrio_sim *w)
 	return false;
 }
 
+/* How long the idle thread may sleep: until the next due work, within its bound. */
+static long idle_timeout_ns(const struct myrio_sim *w, uint64_t last_work)
+{
+	bool quiet = w->now_ns - last_work >= QUIET_NS && !wires_busy(w);
+	long t = quiet ? w->conf.idle_ms * 1000000l : IDLE_SLEEP_NS;
+	if (w->due_ns != UINT64_MAX) {
+		uint64_t until = w->due_ns > w->now_ns ? w->due_ns - w->now_ns : 0;
+		if (until < (uint64_t)t)
+			t = (long)until;
+	}
+	return t;
+}
+
 static void *world_thread(void *arg)
 {
 	struct myrio_sim *w = arg;
 	prctl(PR_SET_TIMERSLACK, 1000ul);
 	unsigned idle = 0;
+	uint64_t last_work = 0;
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
 		unsigned work = sim_world_run_once(w);
 		if (work) {
 			idle = 0;
+			last_work = w->now_ns;
 		} else if (++idle >= IDLE_SPINS && !w->conf.spin) {
-			bool deep = idle >= IDLE_SPINS + IDLE_SHORT && !wires_busy(w);
-			sim_wake_wait(w, deep ? w->conf.idle_ms * 1000000l : IDLE_SLEEP_NS, deep);
-			if (idle > IDLE_SPINS + IDLE_SHORT)
-				idle = IDLE_SPINS + IDLE_SHORT; /* no overflow */
+			idle = IDLE_SPINS; /* no overflow */
+			long t = idle_timeout_ns(w, last_work);
+			if (t >= MIN_SLEEP_NS)
+				sim_wake_wait(w, t);
 		}
 	}
 	return NULL;

@@ -76,28 +76,60 @@ static unsigned receive(struct myrio_port *b, unsigned n, uint8_t tag)
 	return got;
 }
 
+typedef void rounds_fn(struct myrio_port *a, struct myrio_port *b, struct myrio_pool *pool,
+		       const _Atomic uint32_t *sleeping);
+
 /* A quiet spell (the model asleep, as the wake page says), then frames from a to b: they
  * cross only if the send woke the model. */
-static void quiet_then_send(struct myrio_port *a, struct myrio_port *b,
+static void quiet_then_send(struct myrio_port *a, struct myrio_port *b, struct myrio_pool *pool,
 			    const _Atomic uint32_t *sleeping)
 {
-	struct myrio_pool *pool;
-	assert_int_equal(myrio_port_pool_create(a, 64, 2048, &pool), 0);
-	for (double end = wall_s() + 10; myrio_port_link(b) != MYRIO_LINK_UP && wall_s() < end;)
-		nap_ms(1);
 	for (uint8_t round = 1; round <= 3; round++) {
 		assert_true(model_asleep(sleeping));
 		send_frames(a, pool, 4, round);
 		assert_int_equal(receive(b, 4, round), 4);
 	}
+}
+
+/* Between two bursts the model sleeps where a post wakes it: a few microseconds after its
+ * last work, not only once its timers slow down after 50 ms of quiet (a stream's model
+ * thread sleeps between the hosts' bursts instead of spinning through them). Each round
+ * watches the wake page for 20 ms after a burst arrived, then sends the next; its frames
+ * cross because the post woke the model. A loaded machine may keep the model thread off its
+ * core for many rounds, so one round seeing it asleep is enough: the old model never slept
+ * within 20 ms of a burst. */
+static void bursts_with_short_gaps(struct myrio_port *a, struct myrio_port *b,
+				   struct myrio_pool *pool, const _Atomic uint32_t *sleeping)
+{
+	unsigned asleep = 0;
+	for (uint8_t round = 1; round <= 10; round++) {
+		send_frames(a, pool, 4, round);
+		assert_int_equal(receive(b, 4, round), 4);
+		for (double end = wall_s() + 0.02; wall_s() < end;)
+			if (atomic_load(sleeping)) {
+				asleep++;
+				break;
+			}
+	}
+	assert_true(asleep >= 1);
+}
+
+/* Runs rounds between a and b once b's link is up, then closes both. */
+static void run_rounds(struct myrio_port *a, struct myrio_port *b, const _Atomic uint32_t *sleeping,
+		       rounds_fn *rounds)
+{
+	struct myrio_pool *pool;
+	assert_int_equal(myrio_port_pool_create(a, 64, 2048, &pool), 0);
+	for (double end = wall_s() + 10; myrio_port_link(b) != MYRIO_LINK_UP && wall_s() < end;)
+		nap_ms(1);
+	rounds(a, b, pool, sleeping);
 	myrio_port_close(a); /* the pool outlives the port (bus.h) */
 	myrio_pool_destroy(pool);
 	myrio_port_close(b);
 }
 
-/* The in-process model with conf (idle_ms=60000 and more): frames from sim0 to sim1 after
- * quiet spells. */
-static void in_process(const char *conf)
+/* The in-process model with conf (idle_ms=60000 and more): rounds from sim0 to sim1. */
+static void in_process(const char *conf, rounds_fn *rounds)
 {
 	struct myrio_sim_conf sc;
 	myrio_sim_conf_init(&sc);
@@ -110,23 +142,29 @@ static void in_process(const char *conf)
 	struct myrio_port *a, *b;
 	assert_int_equal(myrio_port_open(&a, "sim:sim0", &pc), 0);
 	assert_int_equal(myrio_port_open(&b, "sim:sim1", &pc), 0);
-	quiet_then_send(a, b, sim_world_sleeping(w));
+	run_rounds(a, b, sim_world_sleeping(w), rounds);
 	myrio_sim_destroy(w);
 }
 
 static void in_process_model(void **state)
 {
 	(void)state;
-	in_process("idle_ms=60000");
+	in_process("idle_ms=60000", quiet_then_send);
 }
 
-/* At 1.5 kb/s each 60-byte frame is 448 ms on the wire, longer than the quiet spell before
- * deep sleep (2500 sleeps of 20 us): a world that slept with frames still queued for the
- * wire would hold them until its next look at its timers, a minute later. */
+static void sleeps_between_bursts(void **state)
+{
+	(void)state;
+	in_process("idle_ms=60000", bursts_with_short_gaps);
+}
+
+/* At 1.5 kb/s each 60-byte frame is 448 ms on the wire, longer than the quiet spell (50 ms)
+ * after which the model looks at its timers only every idle_ms: a world that slept with
+ * frames still queued for the wire would hold them until its next look, a minute later. */
 static void slow_link_keeps_the_model_awake(void **state)
 {
 	(void)state;
-	in_process("idle_ms=60000,link=1.5k");
+	in_process("idle_ms=60000,link=1.5k", quiet_then_send);
 }
 
 /* The daemon's model: the wake page comes with every attach (here a third NIC's, on a
@@ -135,8 +173,9 @@ static void daemon_model(void **state)
 {
 	(void)state;
 	struct simd_daemon_proc d;
-	static const char *const args[] = {"--model", "idle_ms=60000", "--nic", "nic0,cable=nic1",
-					   "--nic", "nic1", "--nic", "nic2", NULL};
+	static const char *const args[] = {"--model",	      "idle_ms=60000", "--nic",
+					   "nic0,cable=nic1", "--nic",	       "nic1",
+					   "--nic",	      "nic2",	       NULL};
 	if (simd_daemon_start(&d, "idle", args) < 0)
 		skip();
 	int s, fds[SIMD_MAX_FDS];
@@ -162,7 +201,7 @@ static void daemon_model(void **state)
 	assert_int_equal(myrio_port_open(&a, dev, NULL), 0);
 	snprintf(dev, sizeof(dev), "simd:nic1@%s", d.sock);
 	assert_int_equal(myrio_port_open(&b, dev, NULL), 0);
-	quiet_then_send(a, b, sleeping);
+	run_rounds(a, b, sleeping, quiet_then_send);
 	munmap((void *)sleeping, 4096);
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
@@ -174,6 +213,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(in_process_model),
+	    cmocka_unit_test(sleeps_between_bursts),
 	    cmocka_unit_test(slow_link_keeps_the_model_awake),
 	    cmocka_unit_test(daemon_model),
 	};

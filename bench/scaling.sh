@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # How the figures grow with queues and threads: 1, 2, 4, ... up to the machine's cores.
 #
-#   bench/scaling.sh [-b BUILD_DIR] [-t SECONDS] [-m MAX_THREADS]
+#   bench/scaling.sh [-b BUILD_DIR] [-t SECONDS] [-m MAX_THREADS] [-o raw,tcp,rr]
 #
 # Rows, each at every thread count N, libmyrio and the kernel in the same run:
 #   raw   60-byte frames: myrio-rawbench rate -T N (N queues on each model port, a thread
-#         per queue pair, RSS spreading the flows) against N pairs of udp_mmsg (sendmmsg /
-#         recvmmsg, 18-byte datagrams = 60-byte frames) over veth
+#         per queue pair, RSS spreading the flows; the same threads for N = 1) against N
+#         pairs of udp_mmsg (sendmmsg / recvmmsg, 18-byte datagrams = 60-byte frames) over
+#         veth
 #   tcp   TCP_STREAM, 4 connections per thread: myrio-perf -T N --conns 4 (N queues on each
 #         model port, a stack per queue at each end, a thread per queue pair, every
 #         connection on the queue its hash names, the bytes checked exact) against the
@@ -27,12 +28,14 @@ cd "$(dirname "$0")/.."
 B=build
 T=2
 MAX=$(nproc)
-while getopts "b:t:m:" o; do
+ROWS=raw,tcp,rr
+while getopts "b:t:m:o:" o; do
 	case $o in
 	b) B=$OPTARG ;;
 	t) T=$OPTARG ;;
 	m) MAX=$OPTARG ;;
-	*) echo "usage: bench/scaling.sh [-b BUILD] [-t SECONDS] [-m MAX_THREADS]" >&2; exit 2 ;;
+	o) ROWS=$OPTARG ;;
+	*) echo "usage: bench/scaling.sh [-b BUILD] [-t SECONDS] [-m MAX_THREADS] [-o raw,tcp,rr]" >&2; exit 2 ;;
 	esac
 done
 ((MAX > 16)) && MAX=16
@@ -171,7 +174,7 @@ PY
 }
 
 echo "# $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); the model's NIC thread shares them"
-row "raw 60-byte frames received" "frames/s" ours_raw kernel_raw
-row "TCP_STREAM, 4 connections per thread" "Gb/s" ours_tcp kernel_tcp
-row "TCP_RR, 64 bytes, one connection per thread" "trans/s" ours_rr kernel_rr
+[[ ,$ROWS, == *,raw,* ]] && row "raw 60-byte frames received" "frames/s" ours_raw kernel_raw
+[[ ,$ROWS, == *,tcp,* ]] && row "TCP_STREAM, 4 connections per thread" "Gb/s" ours_tcp kernel_tcp
+[[ ,$ROWS, == *,rr,* ]] && row "TCP_RR, 64 bytes, one connection per thread" "trans/s" ours_rr kernel_rr
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -9,6 +9,10 @@
 #   TCP_STREAM: per KB of payload, zero-copy (pool buffers sent as they are) and --copy
 #           (myrio_tcp_write from, myrio_tcp_read into application buffers), MTU 1500 and 9000
 #   UDP_STREAM: per 64-byte datagram received (both stacks, both drivers, both sides' work)
+#   mcast:  per 64-byte multicast datagram received on a port of two stacks (eth_input and
+#           share_inbox_run: the receive path, the hand-off to the sibling and its taking it),
+#           the group's datagrams landing on stack 0: "local", one member, on stack 0;
+#           "handed", a member on each stack (one copy kept, one handed over)
 #   model:  the device model's own work (myrio_sim_step: both NICs' firmware loops and the
 #           cable) per frame: myrio-rawbench step, 60- and 1514-byte frames, each sent once
 #           and received once (the benchmark steps the model 64 times per burst of 32, so
@@ -20,7 +24,7 @@
 # sides, and the loop's clock reads; connection set-up and teardown are outside it. The
 # model link is unlimited, so a step moves every frame posted and few polls are empty.
 #
-#   bench/stack_cost.sh [BUILD_DIR] [SECONDS] [driver|tcp|udp|model]...
+#   bench/stack_cost.sh [BUILD_DIR] [SECONDS] [driver|tcp|udp|mcast|model]...
 #   (default build, 1 s, driver, tcp and udp)
 # SECONDS is the measured wall time of each TCP run under callgrind (about 50x slower).
 set -euo pipefail
@@ -90,6 +94,18 @@ fi
 if [[ " $parts " == *" udp "* ]]; then
 	[ -x "$B/myrio-perf" ] || { echo "build first: $B/myrio-perf not found" >&2; exit 1; }
 	perf_cost "UDP_STREAM 64" messages_received 1 datagrams -t UDP_STREAM -m 64
+fi
+
+if [[ " $parts " == *" mcast "* ]]; then
+	[ -x "$B/myrio-mcast-bench" ] || { echo "build first: $B/myrio-mcast-bench not found" >&2; exit 1; }
+	for mode in local handed; do
+		i=$(MYRIO_PUBLISH=0 ir "$tmp/out" eth_input share_inbox_run -- \
+			"$B/myrio-mcast-bench" $mode -n 5000)
+		n=$(sed -n 's/^\([0-9]*\) datagrams sent.*/\1/p' "$tmp/out")
+		awk -v ir="$i" -v n="$n" -v m=$mode 'BEGIN {
+			printf "   multicast, %s: %d instructions for %d datagrams: %.1f per " \
+				"datagram\n", m, ir, n, ir / n }'
+	done
 fi
 
 if [[ " $parts " == *" model "* ]]; then

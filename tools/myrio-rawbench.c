@@ -9,13 +9,15 @@
  *       model bus's delay_us counts it) per round of the benchmark: frames per second of
  *       model time, i.e. whether the driver keeps the link busy, independent of how busy
  *       the host's CPUs are.
- *   myrio-rawbench rate -T N [-s SIZE] [-t SECONDS] [-l LINK]
+ *   myrio-rawbench rate -T N [-w spin|yield|sleep] [-s SIZE] [-t SECONDS] [-l LINK]
  *       N queues on each port (the RSS firmware), a thread per queue pair: thread q
  *       sends on A's queue q IPv4/UDP frames whose flow RSS brings to B's queue q, and
  *       receives them there (the threads share the machine's cores with the model's). The
  *       ports run without pause (a full queue drops, counted, instead of pausing the link
- *       for every queue); a thread with nothing to do yields its core. Per queue: the rate
- *       and the CPU its thread got.
+ *       for every queue); a thread that moved nothing for 8 rounds sleeps 20 µs (-w sleep,
+ *       the default), calls sched_yield (yield) or goes on (spin). Per queue: the rate,
+ *       the CPU its thread got, and the queue's counters (ring full, refill failures,
+ *       status updates).
  *   myrio-rawbench step [-s SIZE] [-n PACKETS]
  *       stepped model, no thread: for counting instructions of myrio_rx_burst and
  *       myrio_tx_burst with callgrind (bench/raw_rate.sh), the model's work falls
@@ -62,6 +64,8 @@ struct bench {
 	uint64_t rx, tx;
 	bool stepped;
 	uint16_t queues;
+	bool lanes; /* -T given: a thread per queue pair, even for one */
+	char idle;  /* what a lane does when nothing moved: 's'leep, 'y'ield, 'p' spin */
 };
 
 static void pin(int cpu)
@@ -77,13 +81,13 @@ static int setup(struct bench *bn, const char *spec)
 	/* App on one core, model thread on the other: the model thread inherits the
 	 * creator's CPU set, so create it from CPU 0, then move this thread to the last CPU. */
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (!bn->stepped && ncpu > 1 && bn->queues == 1)
+	if (!bn->stepped && ncpu > 1 && !bn->lanes)
 		pin(0);
 	struct myrio_sim_conf sc;
 	myrio_sim_conf_init(&sc);
 	if (myrio_sim_conf_parse(&sc, spec) < 0 || myrio_sim_create(&bn->sim, &sc) < 0)
 		return -1;
-	if (!bn->stepped && ncpu > 1 && bn->queues == 1) /* -T: the threads go where they may */
+	if (!bn->stepped && ncpu > 1 && !bn->lanes) /* -T: the threads go where they may */
 		pin(ncpu - 1);
 	struct myrio_port_conf conf;
 	myrio_port_conf_init(&conf);
@@ -91,7 +95,7 @@ static int setup(struct bench *bn, const char *spec)
 	conf.rx_pool_size = 4096;
 	/* Queues of threads that the scheduler may hold up: without 802.3x pause a full queue
 	 * drops (counted) instead of holding the link for every queue (docs/driver.md). */
-	if (bn->queues > 1)
+	if (bn->lanes)
 		conf.driver_args = "pause=0";
 	if (myrio_port_open_queues(&bn->a, "sim:sim0", &conf, bn->queues) < 0 ||
 	    myrio_port_open_queues(&bn->b, "sim:sim1", &conf, bn->queues) < 0)
@@ -146,7 +150,8 @@ struct lane {
 	uint8_t hdr[42]; /* Ethernet, IPv4, the ports: a flow that lands on B's queue q */
 	double seconds;
 	uint64_t rx;
-	double cpu; /* the lane thread's CPU seconds over the measurement */
+	double cpu;	     /* the lane thread's CPU seconds over the measurement */
+	uint64_t idle_waits; /* sleeps or yields after quiet rounds */
 };
 
 static int lane_setup(struct lane *ln)
@@ -187,6 +192,7 @@ static void *lane_run(void *arg)
 	unsigned pending = 0;
 	double warm = now() + 0.2, t_start = 0, t;
 	uint64_t rx = 0, rx0 = 0;
+	unsigned quiet = 0;
 	while ((t = now()) < warm + ln->seconds) {
 		for (int i = 0; i < 64; i++) {
 			while (pending < BURST) {
@@ -205,9 +211,22 @@ static void *lane_run(void *arg)
 			rx += got;
 			myrio_pkt_free_bulk(in, got);
 			/* Nothing moved: the NIC (the model's thread) has work to do first. With
-			 * more busy threads than cores, spinning would keep it off the core. */
-			if (!got && !sent)
-				sched_yield();
+			 * more busy threads than cores, spinning keeps it off the core; and
+			 * sched_yield does not give the core back for long under EEVDF (Linux
+			 * 6.6 on): each call only pushes the thread's own deadline out, so a
+			 * lane that yields often loses its turns to every other thread on a
+			 * loaded machine. A short sleep after a few quiet rounds does. */
+			quiet = got || sent ? 0 : quiet + 1;
+			if (quiet >= 8 && bn->idle != 'p') {
+				if (bn->idle == 'y') {
+					sched_yield();
+				} else {
+					struct timespec ts = {0, 20000};
+					nanosleep(&ts, NULL);
+				}
+				quiet = 0;
+				ln->idle_waits++;
+			}
 		}
 		if (t_start == 0 && t >= warm) {
 			t_start = t;
@@ -254,9 +273,19 @@ static int run_lanes(struct bench *bn, unsigned nq, double seconds, const char *
 	       "queue)\n",
 	       bn->size, link, nq, fps, fps / 1e6, fps / nq);
 	/* where the time went: a queue's thread that got little CPU explains a small share */
-	for (unsigned q = 0; q < nq; q++)
-		printf("queue %u: %.0f frames/s, thread CPU %.3f s over %.2f s\n", q,
-		       ln[q].rx / ln[q].seconds, ln[q].cpu, ln[q].seconds);
+	for (unsigned q = 0; q < nq; q++) {
+		struct myrio_queue_stats sa, sb;
+		myrio_port_queue_stats(bn->a, (uint16_t)q, &sa);
+		myrio_port_queue_stats(bn->b, (uint16_t)q, &sb);
+		printf("queue %u: %.0f frames/s, thread CPU %.3f s over %.2f s, %llu idle waits; "
+		       "sent %llu (ring full %llu), received %llu (refill failed %llu), status "
+		       "updates %llu + %llu\n",
+		       q, ln[q].rx / ln[q].seconds, ln[q].cpu, ln[q].seconds,
+		       (unsigned long long)ln[q].idle_waits, (unsigned long long)sa.tx_packets,
+		       (unsigned long long)sa.tx_ring_full, (unsigned long long)sb.rx_packets,
+		       (unsigned long long)sb.rx_refill_failed, (unsigned long long)sa.irq_updates,
+		       (unsigned long long)sb.irq_updates);
+	}
 	struct myrio_port_stats sb;
 	myrio_port_stats(bn->b, &sb);
 	printf("cpu: process %.3f s (model thread %.3f s) over %.2f s; receiver NIC drops (no "
@@ -292,28 +321,37 @@ int main(int argc, char **argv)
 {
 	if (argc < 2 ||
 	    (strcmp(argv[1], "rate") && strcmp(argv[1], "step") && strcmp(argv[1], "line"))) {
-		fprintf(
-		    stderr,
-		    "usage: myrio-rawbench rate [-T QUEUES] [-s SIZE] [-t SECONDS] [-l LINK] [-q] "
-		    "[-m TIMING]\n"
-		    "       myrio-rawbench line [-s SIZE] [-n MICROSECONDS] [-m TIMING]\n"
-		    "       myrio-rawbench step [-s SIZE] [-n PACKETS] [-m TIMING]\n"
-		    "TIMING: the model NICs' own timing, none (default) or myri10ge\n");
+		fprintf(stderr,
+			"usage: myrio-rawbench rate [-T QUEUES [-w spin|yield|sleep]] [-s SIZE] "
+			"[-t SECONDS] [-l LINK] [-q] "
+			"[-m TIMING]\n"
+			"       myrio-rawbench line [-s SIZE] [-n MICROSECONDS] [-m TIMING]\n"
+			"       myrio-rawbench step [-s SIZE] [-n PACKETS] [-m TIMING]\n"
+			"TIMING: the model NICs' own timing, none (default) or myri10ge\n");
 		return 2;
 	}
 	bool line = strcmp(argv[1], "line") == 0;
 	bool stepped = line || strcmp(argv[1], "step") == 0;
-	struct bench bn = {.size = 60, .stepped = stepped, .queues = 1};
+	struct bench bn = {.size = 60, .stepped = stepped, .queues = 1, .idle = 's'};
 	double seconds = 2;
 	uint64_t packets = 100000;
 	const char *link = "unlimited", *timing = "none";
 	bool spin = true;
 	int c;
 	optind = 2;
-	while ((c = getopt(argc, argv, "s:t:l:n:qT:m:")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:l:n:qT:m:w:")) != -1) {
 		switch (c) {
+		case 'w':
+			bn.idle = !strcmp(optarg, "spin") ? 'p' : optarg[0];
+			if (strcmp(optarg, "spin") && strcmp(optarg, "yield") &&
+			    strcmp(optarg, "sleep")) {
+				fprintf(stderr, "myrio-rawbench: -w spin, yield or sleep\n");
+				return 2;
+			}
+			break;
 		case 'T':
 			bn.queues = (uint16_t)strtoul(optarg, NULL, 0);
+			bn.lanes = true;
 			break;
 		case 'q':
 			spin = false;
@@ -341,7 +379,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "myrio-rawbench: size must be 60..1514\n");
 		return 2;
 	}
-	if (bn.queues < 1 || bn.queues > 16 || (bn.queues > 1 && stepped)) {
+	if (bn.queues < 1 || bn.queues > 16 || (bn.lanes && stepped)) {
 		fprintf(stderr, "myrio-rawbench: -T takes 1..16 queues, with rate only\n");
 		return 2;
 	}
@@ -359,7 +397,7 @@ int main(int argc, char **argv)
 	printf("model timing: %s\n", timing);
 	struct myrio_pkt *out[BURST];
 	unsigned pending = 0;
-	if (bn.queues > 1) {
+	if (bn.lanes) {
 		int rc = run_lanes(&bn, bn.queues, seconds, link);
 		teardown(&bn, out, 0);
 		return rc;

@@ -192,6 +192,20 @@ uint16_t myrio_tx_burst_queue(struct myrio_port *port, uint16_t queue, struct my
  * myrio_port_irq_fd/arm for queue 0; -ENOTSUP when the queues run polled. */
 int myrio_port_irq_fd_queue(struct myrio_port *port, uint16_t queue);
 int myrio_port_irq_arm_queue(struct myrio_port *port, uint16_t queue);
+/* One queue's counters, as its thread's calls made them (the port's stats sum every
+ * queue's). The NIC's own drop counters are the port's (slice 0's status block, §6.1):
+ * a queue's receive drops are the buffers its refill could not find (the NIC then drops
+ * for want of one) and the completions discarded as impossible. irq_updates counts the
+ * queue's status-block updates: the interrupts its vector raised (also when polled). */
+struct myrio_queue_stats {
+	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
+	uint64_t rx_refill_failed, rx_bad_completion;
+	uint64_t tx_ring_full;	 /* packets tx_burst could not take */
+	uint64_t tx_dropped_bad; /* packets refused: too long, too short, bad offload request */
+	uint64_t irq_updates;
+};
+int myrio_port_queue_stats(struct myrio_port *port, uint16_t queue,
+			   struct myrio_queue_stats *stats);
 
 /* RSS: a received flow's hash picks an entry of the table, which names its queue. */
 #define MYRIO_RSS_IPV4 0x1u	/* Toeplitz over the IPv4 source and destination addresses */

@@ -271,8 +271,9 @@ static int m_allmulti(struct myrio_port *port, bool on)
 		.allmulti = m_allmulti, .close = m_close, .queues = myri10ge_queues,               \
 		.rx_burst_queue = myri10ge_rx_burst_queue,                                         \
 		.tx_burst_queue = myri10ge_tx_burst_queue, .irq_fd_queue = myri10ge_irq_fd_queue,  \
-		.irq_arm_queue = myri10ge_irq_arm_queue, .rss_get = myri10ge_rss_get,              \
-		.rss_set = myri10ge_rss_set, .rss_flow_queue = myri10ge_rss_flow_queue,            \
+		.irq_arm_queue = myri10ge_irq_arm_queue, .queue_stats = myri10ge_queue_stats_op,   \
+		.rss_get = myri10ge_rss_get, .rss_set = myri10ge_rss_set,                          \
+		.rss_flow_queue = myri10ge_rss_flow_queue,                                         \
 	}
 static const struct myrio_port_ops myri10ge_ops = MYRI10GE_OPS(myri10ge_rx_burst);
 static const struct myrio_port_ops myri10ge_queues_ops = MYRI10GE_OPS(myri10ge_rx_burst_hashed);

@@ -45,5 +45,7 @@ int myri10ge_rss_flow_queue(struct myrio_port *port, const uint8_t tuple[12], ui
 unsigned myri10ge_queue_xstats_names(struct myri_nic *nic, struct myrio_xstat_name *names,
 				     unsigned n);
 unsigned myri10ge_queue_xstats(struct myri_nic *nic, uint64_t *values, unsigned n);
+void myri10ge_queue_stats(const struct myri_nic *nic, uint16_t q, struct myrio_queue_stats *st);
+int myri10ge_queue_stats_op(struct myrio_port *port, uint16_t q, struct myrio_queue_stats *st);
 
 #endif

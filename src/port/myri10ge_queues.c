@@ -5,6 +5,7 @@
  * from its headers with the key and hash type the NIC was given: by construction the one
  * that chose its queue. A port of one queue uses none of this. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,9 +201,48 @@ int myri10ge_rss_flow_queue(struct myrio_port *port, const uint8_t tuple[12], ui
 	return q < p->nic.nq ? q : 0; /* as the NIC: an entry beyond the slices means 0 */
 }
 
-/* Per-queue counters: each queue's thread writes its own, readers may lag a little. */
-static const char *const queue_counter[] = {"rx_q%u_packets", "rx_q%u_bytes", "tx_q%u_packets",
-					    "tx_q%u_bytes"};
+void myri10ge_queue_stats(const struct myri_nic *nic, uint16_t q, struct myrio_queue_stats *st)
+{
+	const struct myri_rings *r = myri_queue_rings((struct myri_nic *)nic, q);
+	*st = (struct myrio_queue_stats){.rx_packets = r->rx_packets,
+					 .rx_bytes = r->rx_bytes,
+					 .tx_packets = r->tx_packets,
+					 .tx_bytes = r->tx_bytes,
+					 .rx_refill_failed =
+					     r->small.refill_failed + r->big.refill_failed,
+					 .rx_bad_completion = r->rx_bad_completion,
+					 .tx_ring_full = r->tx_ring_full,
+					 .tx_dropped_bad = r->tx_dropped_bad,
+					 .irq_updates = r->irq_updates};
+}
+
+int myri10ge_queue_stats_op(struct myrio_port *port, uint16_t q, struct myrio_queue_stats *st)
+{
+	myri10ge_queue_stats(&mp(port)->nic, q, st);
+	return 0;
+}
+
+/* Per-queue counters: each queue's thread writes its own, readers may lag a little. The
+ * name says the queue's direction, number and counter: DIR_qN_NAME. */
+#define QC(fmt, f)                                                                                 \
+	{                                                                                          \
+		fmt, offsetof(struct myrio_queue_stats, f)                                         \
+	}
+static const struct {
+	const char *fmt;
+	size_t off;
+} queue_counter[] = {
+    QC("rx_q%u_packets", rx_packets),
+    QC("rx_q%u_bytes", rx_bytes),
+    QC("tx_q%u_packets", tx_packets),
+    QC("tx_q%u_bytes", tx_bytes),
+    QC("rx_q%u_refill_failed", rx_refill_failed),
+    QC("rx_q%u_bad_completion", rx_bad_completion),
+    QC("tx_q%u_ring_full", tx_ring_full),
+    QC("tx_q%u_dropped_bad", tx_dropped_bad),
+    QC("irq_q%u_updates", irq_updates),
+};
+#undef QC
 #define N_QUEUE_COUNTERS (sizeof(queue_counter) / sizeof(queue_counter[0]))
 
 unsigned myri10ge_queue_xstats_names(struct myri_nic *nic, struct myrio_xstat_name *names,
@@ -210,19 +250,20 @@ unsigned myri10ge_queue_xstats_names(struct myri_nic *nic, struct myrio_xstat_na
 {
 	unsigned total = nic->nq > 1 ? nic->nq * (unsigned)N_QUEUE_COUNTERS : 0;
 	for (unsigned i = 0; i < total && i < n; i++)
-		snprintf(names[i].name, sizeof(names[i].name), queue_counter[i % N_QUEUE_COUNTERS],
-			 i / (unsigned)N_QUEUE_COUNTERS);
+		snprintf(names[i].name, sizeof(names[i].name),
+			 queue_counter[i % N_QUEUE_COUNTERS].fmt, i / (unsigned)N_QUEUE_COUNTERS);
 	return total;
 }
 
 unsigned myri10ge_queue_xstats(struct myri_nic *nic, uint64_t *values, unsigned n)
 {
 	unsigned total = nic->nq > 1 ? nic->nq * (unsigned)N_QUEUE_COUNTERS : 0;
+	struct myrio_queue_stats st;
 	for (unsigned i = 0; i < total && i < n; i++) {
-		const struct myri_rings *r = myri_queue_rings(nic, i / N_QUEUE_COUNTERS);
-		const uint64_t v[N_QUEUE_COUNTERS] = {r->rx_packets, r->rx_bytes, r->tx_packets,
-						      r->tx_bytes};
-		values[i] = v[i % N_QUEUE_COUNTERS];
+		if (i % N_QUEUE_COUNTERS == 0)
+			myri10ge_queue_stats(nic, (uint16_t)(i / N_QUEUE_COUNTERS), &st);
+		memcpy(&values[i], (const uint8_t *)&st + queue_counter[i % N_QUEUE_COUNTERS].off,
+		       sizeof(values[i]));
 	}
 	return total;
 }

@@ -332,6 +332,26 @@ int myrio_port_irq_arm_queue(struct myrio_port *port, uint16_t queue)
 	return port->ops->irq_arm_queue(port, queue);
 }
 
+int myrio_port_queue_stats(struct myrio_port *port, uint16_t queue, struct myrio_queue_stats *stats)
+{
+	memset(stats, 0, sizeof(*stats));
+	if (queue >= port->nb_queues)
+		return -EINVAL;
+	if (port->ops->queue_stats)
+		return port->ops->queue_stats(port, queue, stats);
+	struct myrio_port_stats st;
+	int rc = myrio_port_stats(port, &st);
+	*stats = (struct myrio_queue_stats){.rx_packets = st.rx_packets,
+					    .rx_bytes = st.rx_bytes,
+					    .tx_packets = st.tx_packets,
+					    .tx_bytes = st.tx_bytes,
+					    .rx_refill_failed = st.rx_refill_failed,
+					    .rx_bad_completion = st.rx_bad_completion,
+					    .tx_ring_full = st.tx_ring_full,
+					    .tx_dropped_bad = st.tx_dropped_bad};
+	return rc;
+}
+
 int myrio_port_rss_get(struct myrio_port *port, struct myrio_rss_conf *conf)
 {
 	return port->ops->rss_get ? port->ops->rss_get(port, conf) : -ENOTSUP;

@@ -38,6 +38,8 @@ struct myrio_port_ops {
 				   uint16_t n);
 	int (*irq_fd_queue)(struct myrio_port *port, uint16_t queue);
 	int (*irq_arm_queue)(struct myrio_port *port, uint16_t queue);
+	/* optional: without it, queue 0's are the port's stats */
+	int (*queue_stats)(struct myrio_port *port, uint16_t queue, struct myrio_queue_stats *st);
 	int (*rss_get)(struct myrio_port *port, struct myrio_rss_conf *conf);
 	int (*rss_set)(struct myrio_port *port, const struct myrio_rss_conf *conf);
 	int (*rss_flow_queue)(struct myrio_port *port, const uint8_t tuple[12], uint8_t proto,

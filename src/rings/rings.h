@@ -81,6 +81,7 @@ struct myri_rings {
 	uint64_t rx_bad_completion, tx_ring_full, tx_dropped_bad, link_changes;
 	uint64_t tx_bad_done;	/* send_done_count values beyond what was posted */
 	uint64_t tx_tso_chains; /* TSO requests queued (§5.6) */
+	uint64_t irq_updates;	/* status-block updates: the interrupts raised, or polled */
 };
 
 uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n);

@@ -31,6 +31,7 @@ uint8_t status_handle(struct myri_rings *r)
 	if (!valid)
 		return 0;
 	dma_rmb(); /* the block was written before valid */
+	r->irq_updates++;
 	uint32_t send_done = be32(s->send_done_count);
 	uint8_t stats_updated = s->stats_updated, link_down = s->link_down;
 	if (stats_updated) {

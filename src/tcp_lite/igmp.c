@@ -9,7 +9,8 @@
  * The state is the host's, one for the stacks sharing the port and address (share.c):
  * whichever stack a query lands on answers for every stack's groups, whichever polls first
  * when a report is due sends it, and one stack's leave does not end another's membership.
- * Every function runs under the share's lock (join and leave: the caller's). */
+ * Every function runs under the share's lock (join and leave: the caller's), but for
+ * igmp_member, which reads the groups the share last published (share.c). */
 #include <errno.h>
 #include <string.h>
 
@@ -58,14 +59,7 @@ static struct igmp_group *find(struct myrio_stack *s, uint32_t group)
 
 bool igmp_member(const struct myrio_stack *s, uint32_t group)
 {
-	if (group == IGMP_ALL_HOSTS)
-		return true;
-	bool joined = false;
-	share_lock(s);
-	for (unsigned i = 0; i < ig(s)->n && !joined; i++)
-		joined = ig(s)->groups[i].addr == group && ig(s)->groups[i].refs;
-	share_unlock(s);
-	return joined;
+	return group == IGMP_ALL_HOSTS || share_host_joined(s, group);
 }
 
 /* One IGMP message to dst: TTL 1 and the Router Alert option (RFC 2236 §2, RFC 3376 §4). */

@@ -80,8 +80,7 @@ uint64_t myrio_stack_clock_ns(const struct myrio_stack *s)
 
 uint64_t myrio_stack_next_deadline(const struct myrio_stack *s)
 {
-	if (s->ntx || s->out_list || s->zombies ||
-	    atomic_load_explicit(&s->inbox_len, memory_order_relaxed))
+	if (s->ntx || s->out_list || s->zombies || share_inbox_due(s))
 		return s->now_ns; /* work left for the next poll */
 	uint64_t tick = tw_next(&s->wheel);
 	if (s->arp_next_check && s->arp_next_check < tick)
@@ -149,7 +148,6 @@ int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t 
 	s->queue = queue;
 	s->nq = 1;
 	s->wait_fd = -1;
-	s->inbox_fd = -1;
 	if (!s->conf.clock)
 		s->conf.clock = default_clock;
 	if (s->conf.rto_min_ms == 0)
@@ -348,10 +346,15 @@ int myrio_stack_poll(struct myrio_stack *s)
 	struct myrio_pkt *pkts[RX_BURST];
 	stack_update_clock(s);
 	uint16_t n = myrio_rx_burst_queue(s->port, s->queue, pkts, RX_BURST);
-	for (uint16_t i = 0; i < n; i++) {
-		if (i + 1 < n)
-			__builtin_prefetch(myrio_pkt_data(pkts[i + 1]));
-		eth_input(s, pkts[i]);
+	if (n) {
+		struct share_rx rx;
+		share_rx_begin(s, &rx);
+		for (uint16_t i = 0; i < n; i++) {
+			if (i + 1 < n)
+				__builtin_prefetch(myrio_pkt_data(pkts[i + 1]));
+			eth_input(s, pkts[i]);
+		}
+		share_rx_end(&rx);
 	}
 	s->st.rx_frames += n;
 	tcp_run_output(s);
@@ -368,8 +371,7 @@ int myrio_stack_poll(struct myrio_stack *s)
 	uint64_t igmp_due = atomic_load_explicit(&s->share->igmp.next_ms, memory_order_relaxed);
 	if (igmp_due && s->now_ms >= igmp_due)
 		igmp_timers(s);
-	if (atomic_load_explicit(&s->inbox_len, memory_order_acquire))
-		share_inbox_run(s);
+	share_inbox_run(s);
 	unsigned before = s->ntx;
 	stack_flush(s);
 	unsigned sent = before - s->ntx;

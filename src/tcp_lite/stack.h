@@ -359,10 +359,8 @@ struct myrio_stack {
 	/* What the port's stacks share off the fast path (share.c): the host's multicast
 	 * groups and IGMP state, and the datagrams siblings handed over to this stack */
 	struct stack_share *share;
-	struct myrio_stack *share_next;		  /* the share's next stack, under its lock */
-	struct share_handoff *inbox, *inbox_tail; /* under the share's lock */
-	_Atomic uint32_t inbox_len;		  /* looked at by every poll without it */
-	int inbox_fd;				  /* an eventfd in wait_fd's set, or -1 */
+	struct myrio_stack *share_next; /* the share's next stack, under its lock */
+	struct share_inbox *inbox;	/* datagrams siblings hand over to this stack */
 
 	struct myrio_stack_stats st;
 };
@@ -474,12 +472,19 @@ void tcp_pmtu_raise(struct myrio_stack *s, uint32_t dst);
 int tcp_soft_error(const struct myrio_tcp_conn *c);
 
 /* share.c: the state of the host (the port's address) that its stacks share. Every stack
- * has one; siblings (shard.c) have the same. The lock is for the slow path only. */
+ * has one; siblings (shard.c) have the same. The lock is for the slow path only: the
+ * receive path reads the view, which every change under the lock replaces
+ * (share_commit). */
+struct share_view;
+struct share_reader;
 struct stack_share {
 	pthread_mutex_t lock;
 	struct myrio_stack *stacks; /* linked by share_next */
 	_Atomic unsigned nstacks;   /* read without the lock: > 1, datagrams may be handed over */
 	struct igmp_state igmp;	    /* the host's groups: every stack's sockets' (igmp.c) */
+	_Atomic(struct share_view *) view; /* what receive bursts read; NULL: nothing */
+	struct share_reader *readers;	   /* one per queue: its stack's bursts */
+	unsigned nreaders;
 };
 /* The addresses a UDP datagram is delivered by. */
 struct udp_addrs {
@@ -492,12 +497,26 @@ int share_attach(struct myrio_stack *s, const struct myrio_stack *sibling);
 void share_detach(struct myrio_stack *s);
 void share_lock(const struct myrio_stack *s);
 void share_unlock(const struct myrio_stack *s);
+/* Instead of share_unlock after a change of sockets, memberships or stacks: publishes the
+ * new view, unlocks, and frees the old view once no receive burst reads it. -ENOMEM when
+ * the view could not be made (none is published then). */
+int share_commit(struct myrio_stack *s);
+/* Around a receive burst, which reads the view: saves what a nested one replaces. */
+struct share_rx {
+	struct share_reader *r, *prev;
+};
+void share_rx_begin(struct myrio_stack *s, struct share_rx *save);
+void share_rx_end(const struct share_rx *save);
+/* Whether the host has a socket in group, from the view (in a receive burst). */
+bool share_host_joined(const struct myrio_stack *s, uint32_t group);
 /* Copies a datagram (payload data, len bytes) to every sibling with a socket that takes
  * it (one for a unicast datagram); returns how many take it, copies that could not be made
- * counted as drop_udp_handoff. */
+ * counted as drop_udp_handoff. In a receive burst. */
 unsigned share_udp_handoff(struct myrio_stack *s, const struct udp_addrs *a, const uint8_t *data,
 			   uint32_t len);
-/* Delivers what siblings handed over (the poll calls it when inbox_len is not 0). */
+/* Whether siblings handed datagrams over that the next poll delivers. */
+bool share_inbox_due(const struct myrio_stack *s);
+/* Delivers them, and gives the inbox's slots back (the poll calls it). */
 void share_inbox_run(struct myrio_stack *s);
 /* An eventfd written on every hand-off to s, for the stack's waitable fd; -1 if none. */
 int share_inbox_fd(struct myrio_stack *s);
@@ -521,11 +540,9 @@ int igmp_filter_update(struct myrio_stack *s);
 int udp_init(struct myrio_stack *s);
 void udp_fini(struct myrio_stack *s);
 void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
-/* Whether a socket of s takes a datagram to a (under share_lock for another stack's). */
-bool udp_wants(const struct myrio_stack *s, const struct udp_addrs *a);
-/* A datagram a sibling handed over: to the sockets that take it. */
-void udp_handoff_input(struct myrio_stack *s, const struct udp_addrs *a, const uint8_t *data,
-		       uint32_t len);
+/* A datagram a sibling handed over, in p (a buffer of s's pool, its payload at the data):
+ * to the sockets that take it. */
+void udp_handoff_input(struct myrio_stack *s, const struct udp_addrs *a, struct myrio_pkt *p);
 /* uh: the quoted UDP header's first 8 bytes. */
 void udp_icmp_error(struct myrio_stack *s, const struct icmp_err *e, const uint8_t *uh);
 

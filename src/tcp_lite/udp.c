@@ -2,7 +2,8 @@
 /* UDP (RFC 768): sockets bound to a port, optionally connected, with a bounded receive
  * queue of zero-copy datagrams. On a port of several stacks, a datagram no socket of the
  * receiving stack takes goes to the sibling whose socket does (share.c): the socket table
- * is written under the share's lock for that, and read without it by its own stack. */
+ * is written under the share's lock, and every change published in the share's view
+ * (share_commit), which siblings read; its own stack reads the table without the lock. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,7 @@ void udp_fini(struct myrio_stack *s)
 	if (had_groups)
 		igmp_filter_update(s);
 	s->udps = NULL;
-	share_unlock(s);
+	share_commit(s); /* siblings hand nothing more over: the buffers can go */
 	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++)
 		if (udps[i].in_use)
 			rxq_drain(&udps[i]);
@@ -142,20 +143,6 @@ static struct udp_addrs addrs_of(const struct ip_rx *ip)
 				  .mcast = ip->mcast};
 }
 
-bool udp_wants(const struct myrio_stack *s, const struct udp_addrs *a)
-{
-	if (!s->udps)
-		return false; /* the stack is going */
-	if (!a->group) {
-		struct myrio_udp_sock *u = udp_demux(s, a->dport, a->src, a->sport);
-		return u && takes(u, a);
-	}
-	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++)
-		if (takes(&s->udps[i], a))
-			return true;
-	return false;
-}
-
 /* A transmit buffer for a copy of len bytes received, beyond the stack's reserve. */
 static struct myrio_pkt *copy_buf(struct myrio_stack *s, uint32_t len)
 {
@@ -214,17 +201,9 @@ static void udp_input_group(struct myrio_stack *s, struct myrio_pkt *p, const st
 		s->st.drop_udp_no_port++;
 }
 
-void udp_handoff_input(struct myrio_stack *s, const struct udp_addrs *a, const uint8_t *data,
-		       uint32_t len)
+void udp_handoff_input(struct myrio_stack *s, const struct udp_addrs *a, struct myrio_pkt *p)
 {
 	s->st.udp_handoff_rx++;
-	struct myrio_pkt *p = copy_buf(s, len);
-	if (!p) {
-		s->st.drop_udp_handoff++;
-		return;
-	}
-	memcpy(myrio_pkt_data(p), data, len);
-	p->len = len;
 	p->user = (uint64_t)a->src << 16 | a->sport;
 	p->next = NULL;
 	if (a->group) {
@@ -364,7 +343,7 @@ static int udp_open(struct myrio_stack *s, uint16_t port, void *user, bool share
 		u->user = user;
 		u->shared = shared;
 		u->mcast_ttl = 1;
-		share_unlock(s);
+		share_commit(s);
 		*out = u;
 		return 0;
 	}
@@ -382,7 +361,7 @@ int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port)
 	u->rport = port;
 	if (!ip)
 		u->error = 0; /* errors are kept for a connected socket only */
-	share_unlock(u->s);
+	share_commit(u->s);
 	return 0;
 }
 
@@ -503,7 +482,7 @@ void myrio_udp_close(struct myrio_udp_sock *u)
 		myrio_udp_leave(u, u->groups[u->ngroups - 1]);
 	share_lock(u->s);
 	u->in_use = false;
-	share_unlock(u->s);
+	share_commit(u->s);
 }
 
 int myrio_udp_join(struct myrio_udp_sock *u, uint32_t group)
@@ -518,8 +497,8 @@ int myrio_udp_join(struct myrio_udp_sock *u, uint32_t group)
 	int rc = igmp_join(u->s, group);
 	if (rc == 0)
 		u->groups[u->ngroups++] = group;
-	share_unlock(u->s);
-	return rc;
+	int pub = share_commit(u->s); /* the group is received from here on */
+	return rc < 0 ? rc : pub;
 }
 
 int myrio_udp_leave(struct myrio_udp_sock *u, uint32_t group)
@@ -529,7 +508,7 @@ int myrio_udp_leave(struct myrio_udp_sock *u, uint32_t group)
 			share_lock(u->s);
 			u->groups[i] = u->groups[--u->ngroups];
 			igmp_leave(u->s, group);
-			share_unlock(u->s);
+			share_commit(u->s); /* no sibling hands the group over after it */
 			return 0;
 		}
 	return -EADDRNOTAVAIL;

@@ -14,9 +14,11 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "mcp/mcp_abi.h"
 #include "myrio/myrio.h"
@@ -488,6 +490,212 @@ static void rss_refused_keeps_the_previous(void **state)
 	assert_memory_equal(&after, &want, sizeof(want));
 }
 
+/* Joins and leaves from every stack's thread while every stack receives: a group joined
+ * throughout loses nothing and delivers each datagram once; a socket that left a group gets
+ * none of its datagrams until it joins again; freed views and inboxes are not read after
+ * (ASan). A threaded model, one thread per stack; B paces its sends so that nothing is
+ * lost for want of room in a ring, and sends to the churned group alongside. */
+#define CH_NQ 4
+#define CH_STEADY 1500u /* datagrams to the group joined throughout */
+#define CH_WINDOW 32u
+#define CH_TOGGLE 40 /* polls between a stack's join and leave of the churned group */
+#define CH_PORT_CHURN 5001
+
+static struct churn_world {
+	struct myrio_port *pa, *pb;
+	struct myrio_pool *pool;
+	uint32_t steady, churned;
+	_Atomic bool stop;
+} cw;
+
+struct churner {
+	struct myrio_stack *s;
+	struct myrio_udp_sock *steady, *churn;
+	_Atomic uint32_t got; /* distinct steady datagrams */
+	uint8_t seen[CH_STEADY];
+	unsigned dups, bad, late, churn_got, leaves;
+	int err;
+};
+
+static void *churn_run(void *arg)
+{
+	struct churner *c = arg;
+	bool joined = true;
+	for (unsigned iter = 1; !atomic_load(&cw.stop); iter++) {
+		int n = myrio_stack_poll(c->s);
+		struct myrio_pkt *p;
+		while ((p = myrio_udp_recv(c->steady, NULL, NULL)) != NULL) {
+			uint32_t seq = p->len >= 4 ? get_be32(myrio_pkt_data(p)) : CH_STEADY;
+			if (seq >= CH_STEADY)
+				c->bad++;
+			else if (c->seen[seq]++)
+				c->dups++;
+			else
+				atomic_fetch_add(&c->got, 1);
+			myrio_pkt_free(p);
+		}
+		while ((p = myrio_udp_recv(c->churn, NULL, NULL)) != NULL) {
+			if (joined)
+				c->churn_got++;
+			else
+				c->late++; /* delivered after the leave returned */
+			myrio_pkt_free(p);
+		}
+		if (iter % CH_TOGGLE == 0) {
+			int rc = joined ? myrio_udp_leave(c->churn, cw.churned)
+					: myrio_udp_join(c->churn, cw.churned);
+			if (rc < 0 && !c->err)
+				c->err = rc;
+			c->leaves += joined;
+			joined = !joined;
+		}
+		if (n == 0)
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void ch_send(uint32_t group, uint16_t dport, uint32_t seq)
+{
+	struct myrio_pkt *p;
+	while ((p = myrio_pkt_alloc(cw.pool)) == NULL) {
+		struct myrio_pkt *in[32];
+		myrio_pkt_free_bulk(in, myrio_rx_burst(cw.pb, in, 32));
+		sched_yield();
+	}
+	uint8_t *d = myrio_pkt_data(p);
+	const uint8_t mc[6] = {
+	    0x01, 0x00, 0x5e, (uint8_t)(group >> 16 & 0x7f), (uint8_t)(group >> 8), (uint8_t)group};
+	memcpy(d, mc, 6);
+	memcpy(d + 6, w.mac_b, 6);
+	put_be16(d + 12, 0x0800);
+	uint8_t *ip = d + 14;
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	put_be16(ip + 2, 20 + 8 + 16);
+	ip[8] = 1;
+	ip[9] = 17;
+	put_be32(ip + 12, IP_B);
+	put_be32(ip + 16, group);
+	put_be16(ip + 10, csum_finish(csum_add(0, ip, 20)));
+	uint8_t *u = ip + 20;
+	memset(u, 0, 8 + 16);
+	put_be16(u, PORT);
+	put_be16(u + 2, dport);
+	put_be16(u + 4, 8 + 16);
+	put_be32(u + 8, seq);
+	p->len = 14 + 20 + 8 + 16;
+	while (myrio_tx_burst(cw.pb, &p, 1) != 1)
+		sched_yield();
+}
+
+static void joins_and_leaves_while_receiving(void **state)
+{
+	(void)state;
+	memset(&cw, 0, sizeof(cw));
+	struct myrio_sim *sim;
+	struct myrio_sim_conf sc;
+	myrio_sim_conf_init(&sc);
+	assert_int_equal(myrio_sim_conf_parse(&sc, "nics=2,eeprom_fw=rss,link=unlimited"), 0);
+	assert_int_equal(myrio_sim_create(&sim, &sc), 0);
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.sim = sim;
+	assert_int_equal(myrio_port_open_queues(&cw.pa, "sim:sim0", &pc, CH_NQ), 0);
+	pc.promisc = true;
+	assert_int_equal(myrio_port_open(&cw.pb, "sim:sim1", &pc), 0);
+	assert_int_equal(myrio_port_pool_create(cw.pb, 256, 2048, &cw.pool), 0);
+	struct myrio_port_info info;
+	myrio_port_info(cw.pb, &info);
+	memcpy(w.mac_b, info.mac, 6);
+	w.pa = cw.pa; /* queue_of, group_on */
+	cw.steady = group_on(0, 0xef0a0000u);
+	cw.churned = group_on(1, 0xef0b0000u);
+	struct myrio_stack_conf c;
+	myrio_stack_conf_init(&c);
+	c.ip = IP_A;
+	c.netmask = 0xffffff00u;
+	static struct churner ch[CH_NQ];
+	memset(ch, 0, sizeof(ch));
+	for (int q = 0; q < CH_NQ; q++) {
+		assert_int_equal(
+		    myrio_stack_create_queue(&ch[q].s, cw.pa, (uint16_t)q, &c, q ? ch[0].s : NULL),
+		    0);
+		assert_int_equal(myrio_udp_open_shared(ch[q].s, PORT, NULL, &ch[q].steady), 0);
+		assert_int_equal(myrio_udp_join(ch[q].steady, cw.steady), 0);
+		assert_int_equal(myrio_udp_open(ch[q].s, CH_PORT_CHURN, NULL, &ch[q].churn), 0);
+		assert_int_equal(myrio_udp_join(ch[q].churn, cw.churned), 0);
+	}
+	for (int q = 0; q < CH_NQ; q++) /* each stack's inbox gets its buffers */
+		myrio_stack_poll(ch[q].s);
+	pthread_t th[CH_NQ];
+	for (int q = 0; q < CH_NQ; q++)
+		assert_int_equal(pthread_create(&th[q], NULL, churn_run, &ch[q]), 0);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	bool timed_out = false;
+	for (uint32_t seq = 0; seq < CH_STEADY && !timed_out;) {
+		uint32_t least = UINT32_MAX;
+		for (int q = 0; q < CH_NQ; q++) {
+			uint32_t g = atomic_load(&ch[q].got);
+			least = g < least ? g : least;
+		}
+		if (seq < least + CH_WINDOW) {
+			ch_send(cw.steady, PORT, seq++);
+			ch_send(cw.churned, CH_PORT_CHURN, seq);
+		} else {
+			struct myrio_pkt *in[32];
+			myrio_pkt_free_bulk(in, myrio_rx_burst(cw.pb, in, 32));
+			sched_yield();
+		}
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		timed_out = t.tv_sec - t0.tv_sec > 120;
+	}
+	for (bool all = false; !all && !timed_out;) {
+		all = true;
+		for (int q = 0; q < CH_NQ; q++)
+			all = all && atomic_load(&ch[q].got) == CH_STEADY;
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		timed_out = t.tv_sec - t0.tv_sec > 120;
+		sched_yield();
+	}
+	atomic_store(&cw.stop, true);
+	for (int q = 0; q < CH_NQ; q++)
+		pthread_join(th[q], NULL);
+	unsigned handed = 0, churn_got = 0;
+	for (int q = 0; q < CH_NQ; q++) {
+		struct myrio_stack_stats st;
+		myrio_stack_stats(ch[q].s, &st);
+		handed += (unsigned)st.udp_handed_off;
+		churn_got += ch[q].churn_got;
+		printf("stack %d: %u/%u of the steady group, %u dups, %u late, %u of the churned "
+		       "group in %u leaves; handed off %llu, dropped in hand-off %llu\n",
+		       q, atomic_load(&ch[q].got), CH_STEADY, ch[q].dups, ch[q].late,
+		       ch[q].churn_got, ch[q].leaves, (unsigned long long)st.udp_handed_off,
+		       (unsigned long long)st.drop_udp_handoff);
+		assert_int_equal(ch[q].err, 0);
+		assert_int_equal(ch[q].bad, 0);
+		assert_int_equal(ch[q].dups, 0);
+		assert_int_equal(ch[q].late, 0);
+		assert_int_equal(atomic_load(&ch[q].got), CH_STEADY);
+		assert_true(ch[q].leaves > 0);
+	}
+	assert_true(handed >= (CH_NQ - 1) * CH_STEADY); /* the other stacks' copies */
+	assert_true(churn_got > 0);
+	for (int q = 0; q < CH_NQ; q++) {
+		myrio_udp_close(ch[q].steady);
+		myrio_udp_close(ch[q].churn);
+	}
+	for (int q = CH_NQ - 1; q >= 0; q--)
+		myrio_stack_destroy(ch[q].s);
+	myrio_pool_destroy(cw.pool);
+	myrio_port_close(cw.pb);
+	myrio_port_close(cw.pa);
+	myrio_sim_destroy(sim);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -499,6 +707,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(sibling_must_know_the_queues, setup, teardown),
 	    cmocka_unit_test_setup_teardown(rss_refused_keeps_the_previous, setup, teardown),
 	    cmocka_unit_test(mc_lists_from_two_threads),
+	    cmocka_unit_test(joins_and_leaves_while_receiving),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -32,20 +33,47 @@ static bool previous(const struct myrio_published *p, const struct myrio_publish
 	return false;
 }
 
+/* The per-queue counters of the group that ends before counter end, as a table. */
+static void group_queues(const struct myrio_published *cur, const struct myrio_published *prev,
+			 double dt, unsigned start, unsigned end)
+{
+	unsigned n = end - start;
+	const char **names = calloc(n ? n : 1, sizeof(*names));
+	uint64_t *v = calloc(n ? n : 1, sizeof(*v)), *before = calloc(n ? n : 1, sizeof(*v));
+	bool have_prev = prev != NULL;
+	for (unsigned i = 0; names && v && before && i < n; i++) {
+		const struct myrio_published_counter *c = &cur->counters[start + i];
+		names[i] = c->name;
+		v[i] = c->value;
+		have_prev = have_prev && previous(prev, c, start + i, &before[i]);
+	}
+	if (names && v && before)
+		stats_print_queues(stdout, n, names, v, have_prev ? before : NULL, dt);
+	free(names);
+	free(v);
+	free(before);
+}
+
 static void print_text(const struct myrio_published *cur, const struct myrio_published *prev,
 		       double dt, double age, bool all, bool first)
 {
 	printf("%s%s (pid %d), counters copied %.1f s ago\n", first ? "" : "\n", cur->program,
 	       cur->pid, age);
 	const char *group = "";
+	unsigned group_start = 0;
 	for (unsigned i = 0; i < cur->n; i++) {
 		const struct myrio_published_counter *c = &cur->counters[i];
 		if (strcmp(c->group, group) != 0) {
+			if (i)
+				group_queues(cur, prev, dt, group_start, i);
 			group = c->group;
+			group_start = i;
 			printf("  %-36s %20s %14s\n", group, "value", "per second");
 		}
 		uint64_t before;
-		if (!c->value && !all)
+		unsigned q;
+		char col[40];
+		if ((!c->value && !all) || stats_queue_counter(c->name, &q, col, sizeof(col)))
 			continue;
 		if (prev && dt > 0 && previous(prev, c, i, &before)) {
 			uint64_t d = c->value - before;
@@ -58,6 +86,8 @@ static void print_text(const struct myrio_published *cur, const struct myrio_pub
 			       "-");
 		}
 	}
+	if (cur->n)
+		group_queues(cur, prev, dt, group_start, cur->n);
 	fflush(stdout);
 }
 

@@ -48,6 +48,9 @@ int stats_device(const char *device, const struct stats_opts *o)
 		myrio_port_close(port);
 		return 1;
 	}
+	const char **nm = calloc(n > 0 ? (size_t)n : 1, sizeof(*nm));
+	for (int k = 0; nm && k < n; k++)
+		nm[k] = names[k].name;
 	double t_prev = stats_now();
 	for (long i = 0; !stats_stop && (count < 0 || i < count); i++) {
 		/* Meanwhile take what arrives, so the driver counts it and the rings never
@@ -75,7 +78,10 @@ int stats_device(const char *device, const struct stats_opts *o)
 		printf("  %-32s %20s %14s\n", "counter", "value", "per second");
 		for (int k = 0; k < n; k++) {
 			uint64_t v = cur[k], d = v - prev[k];
-			if (!v && !all)
+			unsigned q;
+			char col[40];
+			if ((!v && !all) ||
+			    stats_queue_counter(names[k].name, &q, col, sizeof(col)))
 				continue;
 			if (v < prev[k] && prev[k] <= UINT32_MAX)
 				d = (uint32_t)d; /* a NIC counter of 32 bits wrapped */
@@ -86,10 +92,13 @@ int stats_device(const char *device, const struct stats_opts *o)
 				printf("  %-32s %20llu %14s\n", names[k].name,
 				       (unsigned long long)v, "-");
 		}
+		if (nm)
+			stats_print_queues(stdout, (unsigned)n, nm, cur, i ? prev : NULL, dt);
 		fflush(stdout);
 		memcpy(prev, cur, (size_t)n * sizeof(*cur));
 		t_prev = t;
 	}
+	free(nm);
 	free(names);
 	free(prev);
 	free(cur);

@@ -5,6 +5,8 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "myrio/publish.h"
@@ -28,6 +30,14 @@ void stats_sleep_until(double t);
 int stats_device(const char *device, const struct stats_opts *o);
 /* Reports the counters process pid publishes, without touching its ports. */
 int stats_attach(int pid, const struct stats_opts *o);
+
+/* Whether name is a per-queue counter (DIR_qN_NAME): its queue and its column (DIR_NAME). */
+bool stats_queue_counter(const char *name, unsigned *queue, char *column, size_t len);
+/* The per-queue counters among names/values as a table with the totals (and each queue's
+ * packets per second when prev, the values dt seconds before, is given); returns how many
+ * it showed. */
+unsigned stats_print_queues(FILE *f, unsigned n, const char *const *names, const uint64_t *values,
+			    const uint64_t *prev, double dt);
 
 /* One snapshot in JSON (one line) or the Prometheus text format. */
 void stats_print_json(FILE *f, const struct myrio_published *p, double age_s);

@@ -108,7 +108,8 @@ void myri_gates_grace(struct myri_nic *nic, unsigned self)
  * the owner (leftover). The NIC forgot them at RESET; nobody else has them. */
 int myri_rx_ring_repost(struct myri_rx_ring *ring)
 {
-	uint32_t n = ring->posted - ring->done, entries = ring->mask + 1;
+	/* with what an earlier recovery left over, if its owner has not run since */
+	uint32_t n = ring->posted - ring->done + ring->leftover, entries = ring->mask + 1;
 	if (n > entries) /* never: the driver's own indices */
 		n = 0;
 	struct myrio_pkt **held = malloc(sizeof(*held) * (n ? n : 1));
@@ -233,11 +234,10 @@ static uint32_t fw_pause(const struct myri_nic *nic)
 	return be32(nic->rings.status->dropped_pause);
 }
 
-/* Down after a failed recovery (or gone): queue 0 retries once a period. */
-static int look_down(struct myri_nic *nic, unsigned q)
+/* Down after a failed recovery (or gone): every queue's look retries once a period (one
+ * of them recovers). */
+static int look_down(struct myri_nic *nic)
 {
-	if (q != 0)
-		return -1;
 	uint32_t cmdreg;
 	if (nic->wd.gone) {
 		mcp_cmd_lock(&nic->cmd);
@@ -273,7 +273,7 @@ enum myri_wd_reason myri_queue_look(struct myri_nic *nic, unsigned q, bool *hold
 		return WD_NONE;
 	g->next_ns = now + wd->period_ns;
 	if (!nic->up) {
-		int v = look_down(nic, q);
+		int v = look_down(nic);
 		return v < 0 ? WD_NONE : (enum myri_wd_reason)v;
 	}
 	status_poll(r);

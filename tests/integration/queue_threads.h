@@ -158,7 +158,7 @@ static inline void qt_check(struct qt_ctx *c, struct qt_queue *qq, unsigned d,
 	}
 	if (seq != dir->last_seq) {
 		dir->gaps += seq - dir->last_seq;
-		if (atomic_load(&c->strict) && dir->last_seq >= dir->strict_from)
+		if (qq->strict_seen && dir->last_seq >= dir->strict_from)
 			qt_fail(qq, "frames lost after the recovery", seq);
 	}
 	dir->last_seq = seq + 1;

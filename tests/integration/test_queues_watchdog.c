@@ -100,6 +100,10 @@ static void hang_and_recover(enum sim_fault fault, uint32_t arg)
 	assert_int_equal(resets(c->a), 1);
 	assert_int_equal(resets(c->b), 0);
 	uint64_t lost = xstat(c->a, "tx_lost_reset");
+	print_message("frames received %llu, lost at the reset %llu (tx_lost_reset), missing "
+		      "from the hung port %llu\n",
+		      (unsigned long long)qt_received(c), (unsigned long long)lost,
+		      (unsigned long long)gaps_ab);
 	assert_true(lost != UINT64_MAX && lost > 0);
 	assert_true(gaps_ab <= lost);
 	qt_close(c);

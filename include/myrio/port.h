@@ -180,7 +180,10 @@ int myrio_port_irq_arm(struct myrio_port *port);
  * carries its hash (MYRIO_PKT_RX_RSS_HASH). Counters: the port's sum every queue, and the
  * extended stats add rx_qN_packets, rx_qN_bytes, tx_qN_packets, tx_qN_bytes per queue.
  * Published counters are every queue's, copied by queue 0's poller; capture refuses a port
- * of several queues (-ENOTSUP: one pcap writer, no lock between the queues' threads). */
+ * of several queues (-ENOTSUP: one pcap writer, no lock between the queues' threads).
+ * The watchdog looks at every queue's send ring from that queue's calls; when it resets
+ * the NIC, every queue's calls return 0 until it is back, and the frames still in the send
+ * rings are lost (xstat tx_lost_reset). */
 int myrio_port_open_queues(struct myrio_port **out, const char *device,
 			   const struct myrio_port_conf *conf, uint16_t queues);
 int myrio_port_queues(struct myrio_port *port); /* 1 for a port without queues */
@@ -219,8 +222,12 @@ struct myrio_rss_conf {
 	uint8_t key[MYRIO_RSS_KEY_LEN];
 };
 /* Default: IPv4 | TCP_IPV4, a table of 128 entries cycling over the queues, Microsoft's
- * verification key. Set while no thread polls or sends on the port's queues (they read
- * the key's table, rewritten in place) and no stack opens connections on it. A
+ * verification key. May be set while threads poll and send on the queues: the NIC takes a
+ * new table entry by entry (each frame follows the old entry or the new one, always a
+ * queue of the port); a new key, hash type or table size takes effect at its own command,
+ * so frames arriving during the change may land by a mixture of the two configurations.
+ * The hash given to received packets is computed by the driver with the configuration in
+ * force when the burst began; the call returns once no burst uses the previous one. A
  * configuration the NIC refuses returns its error and leaves the previous one in force. */
 int myrio_port_rss_get(struct myrio_port *port, struct myrio_rss_conf *conf);
 int myrio_port_rss_set(struct myrio_port *port, const struct myrio_rss_conf *conf);

@@ -377,6 +377,8 @@ static int rx_ring_setup(struct myri_nic *nic, unsigned s, struct myri_rx_ring *
 	if (rc < 0)
 		return rc;
 	ring->sram = nic->bus->bar0 + off;
+	if (nic->keep_rings) /* the same buffers go to the NIC again (watchdog_queues.c) */
+		return myri_rx_ring_repost(ring);
 	ring->mask = nic->rx_entries - 1;
 	ring->posted = ring->done = 0;
 	ring->pool = pool;
@@ -421,9 +423,13 @@ int myri_nic_rings_setup(struct myri_nic *nic, unsigned s, struct myri_rings *r,
 	r->tx.mask = nic->tx_entries - 1;
 	r->tx.boundary = nic->tx_boundary;
 	r->tx.max_frame = nic->max_frame;
-	r->tx.info = calloc(nic->tx_entries, sizeof(*r->tx.info));
-	if (!r->tx.info)
-		return -ENOMEM;
+	if (nic->keep_rings) {
+		r->restart = true; /* pending sends: the owner's pools */
+	} else {
+		r->tx.info = calloc(nic->tx_entries, sizeof(*r->tx.info));
+		if (!r->tx.info)
+			return -ENOMEM;
+	}
 	r->small_size = nic->small_size;
 	r->max_frame = nic->max_frame;
 	r->link_up = MYRIO_LINK_UNKNOWN;
@@ -446,7 +452,8 @@ int myri_nic_open(struct myri_nic *nic)
 			return rc;
 		}
 	}
-	memset(r, 0, sizeof(*r));
+	if (!nic->keep_rings)
+		memset(r, 0, sizeof(*r));
 	rc = reset_sequence(nic);
 	if (rc < 0)
 		return rc;
@@ -462,13 +469,16 @@ int myri_nic_open(struct myri_nic *nic)
 	if (rc < 0)
 		return rc;
 
-	/* Fill both rings completely before ETHERNET_UP (§8.3 step 5, §10.1 rule 3). */
-	uint32_t small = rx_ring_refill(&r->small), big = rx_ring_refill(&r->big);
-	if (nic->recovering && small && big && (small < nic->rx_entries || big < nic->rx_entries))
+	/* Fill both rings completely before ETHERNET_UP (§8.3 step 5, §10.1 rule 3); with
+	 * keep_rings they hold what they held, and their owner tops them up. */
+	uint32_t small = nic->keep_rings ? r->small.posted : rx_ring_refill(&r->small);
+	uint32_t big = nic->keep_rings ? r->big.posted : rx_ring_refill(&r->big);
+	bool full = small == nic->rx_entries && big == nic->rx_entries;
+	if (!full && nic->recovering && small && big && !nic->keep_rings) {
 		log_warn("%s: the application holds receive buffers: rings start with %u small "
 			 "and %u big buffers of %u",
 			 nic->bus->name, small, big, nic->rx_entries);
-	else if (small != nic->rx_entries || big != nic->rx_entries) {
+	} else if (!full && !nic->keep_rings) {
 		log_err("%s: cannot fill the receive rings", nic->bus->name);
 		return -ENOMEM;
 	}
@@ -546,8 +556,9 @@ static void release_buffers(struct myri_nic *nic)
 static bool tx_drained(struct myri_nic *nic)
 {
 	for (unsigned q = 0; q < nic->nq; q++) {
-		struct myri_tx_ring *tx = &myri_queue_rings(nic, q)->tx;
-		if (tx->pkt_done != tx->pkt_req)
+		struct myri_rings *r = myri_queue_rings(nic, q);
+		/* a ring to restart lost its sends at the reset (watchdog_queues.c) */
+		if (r->tx.pkt_done != r->tx.pkt_req && !r->restart)
 			return false;
 	}
 	return true;

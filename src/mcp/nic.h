@@ -4,6 +4,7 @@
 #ifndef MYRIO_MCP_NIC_H
 #define MYRIO_MCP_NIC_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -58,6 +59,25 @@ struct myri_slice {
 	struct myrio_pool *small_pool, *big_pool;
 };
 
+/* A queue's gate, with several queues (watchdog_queues.c): the owner's bursts run inside it,
+ * so the watchdog's recovery knows when no thread touches the rings. seq is odd while the
+ * owner is inside (written by the owner only); seen is the port's gate state the owner
+ * last went in under. One cache line each: the owners share nothing. The rest is the
+ * owner's watchdog look at its own slice. */
+struct myri_gate {
+	_Atomic uint32_t seq;
+	uint32_t seen;
+	uint64_t next_ns; /* the owner's next look at its slice */
+	uint32_t last_tx_req, last_tx_done, last_pause;
+	uint64_t last_rx_packets, last_bad_completion;
+	bool stall_warned;
+} __attribute__((aligned(64)));
+
+/* The port's gate state: generation << 1 | halted. A recovery raises halted, waits until no
+ * owner is inside its gate, resets the NIC and lowers it with the next generation; each
+ * owner then restarts its rings (the pools are the owner's) at its next burst. */
+#define MYRI_GATE_HALTED 1u
+
 /* RSS (§7.3) as the port asked for it; the NIC's copy is written at every open. */
 struct myri_rss {
 	uint8_t key[40];
@@ -103,6 +123,12 @@ struct myri_nic {
 	struct myri_slice *extra;
 	struct myri_rss rss;
 	int vec_fd[MYRI_MAX_SLICES]; /* MSI-X vector of each slice with several; -1: polled */
+	/* the watchdog with several queues (watchdog_queues.c) */
+	struct myri_gate *gates;     /* one per queue */
+	_Atomic uint32_t gate_state; /* generation << 1 | MYRI_GATE_HALTED */
+	_Atomic uint32_t recoverer;  /* 1 + the queue whose thread recovers, 0: none */
+	_Atomic int wd_asked;	     /* a reason asked for from any thread (rx mismatch) */
+	bool keep_rings;	     /* open after a recovery with several queues: see there */
 };
 
 /* The rings of queue q (< nq). */
@@ -165,8 +191,60 @@ void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms);
 int myri_watchdog_tick(struct myri_nic *nic);
 /* Recovery (§8.5): close if the NIC still runs, reload, reset, open on the same pools. */
 int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why);
+/* Shared by the recoveries of one queue and of several (watchdog.c). */
+#define WD_CALLS 256u /* data-path calls between looks at the clock */
+#define WD_PERIOD_MS_DEFAULT 1000u
+#define WD_RESET_GAP_NS 100000000ull /* resets the data path asks for: at most 10 per second */
+uint64_t myri_wd_now(const struct myri_nic *nic);
+const char *myri_wd_reason_text(enum myri_wd_reason why);
+void myri_wd_log_reason(struct myri_nic *nic, enum myri_wd_reason why);
+/* Config space or BAR0 reads all ones: the NIC is not on the bus. */
+bool myri_wd_nic_gone(struct myrio_bus *bus, uint32_t *cmdreg);
+/* The send ring of r seen stuck is given WD_CONFIRM_NS to move. */
+bool myri_wd_tx_still_stuck(struct myri_nic *nic, struct myri_rings *r);
+/* PCI set-up, firmware, reset and open again on the same memory and pools. */
+int myri_watchdog_reload(struct myri_nic *nic);
+/* The same buffers of a ring posted again from slot 0 after a reset (watchdog_queues.c). */
+int myri_rx_ring_repost(struct myri_rx_ring *ring);
 /* Asks for a reset at the next data-path call (the receive rings are out of step). */
 void myri_watchdog_request(struct myri_nic *nic, enum myri_wd_reason why);
+
+/* The watchdog with several queues (watchdog_queues.c). Every queue's burst runs inside its
+ * gate; a recovery holds them all out, so no lock is taken on the data path. */
+int myri_gates_init(struct myri_nic *nic);
+void myri_gates_fini(struct myri_nic *nic);
+/* The gate's slow way in: the port is halted (returns false: the burst returns 0), or a
+ * recovery happened since the owner's last burst (its rings restart, returns true). */
+bool myri_gate_enter_slow(struct myri_nic *nic, unsigned q, uint32_t state);
+static inline bool myri_gate_enter(struct myri_nic *nic, unsigned q)
+{
+	struct myri_gate *g = &nic->gates[q];
+	/* store then load, both sequentially consistent: either the recovery sees this queue
+	 * inside, or this queue sees the halt (watchdog_queues.c) */
+	uint32_t seq = atomic_load_explicit(&g->seq, memory_order_relaxed);
+	atomic_store_explicit(&g->seq, seq + 1, memory_order_seq_cst);
+	uint32_t st = atomic_load_explicit(&nic->gate_state, memory_order_seq_cst);
+	if (__builtin_expect(st == g->seen, 1))
+		return true;
+	return myri_gate_enter_slow(nic, q, st);
+}
+static inline void myri_gate_leave(struct myri_nic *nic, unsigned q)
+{
+	struct myri_gate *g = &nic->gates[q];
+	uint32_t seq = atomic_load_explicit(&g->seq, memory_order_relaxed);
+	atomic_store_explicit(&g->seq, seq + 1, memory_order_release);
+}
+/* Waits until every queue but `self` (MYRI_MAX_SLICES: none) has been outside its gate
+ * once since the call: whatever they read before is no longer in use. */
+void myri_gates_grace(struct myri_nic *nic, unsigned self);
+/* The queue's slow path inside its gate, when its countdown reaches 0: the look at its
+ * slice once a period. Returns a reason to recover (the caller leaves the gate first and
+ * calls myri_queues_recover), else WD_NONE; *hold: the burst returns 0 (the port is down,
+ * or a reset it asked for waits). */
+enum myri_wd_reason myri_queue_look(struct myri_nic *nic, unsigned q, bool *hold);
+/* Recovery of a port of several queues, from queue q's thread outside its gate. Returns 0
+ * when the port is up, -ENETDOWN otherwise. */
+int myri_queues_recover(struct myri_nic *nic, unsigned q, enum myri_wd_reason why);
 
 /* Firmware loading (fw_load.c) */
 int mcp_fw_load_file(struct myri_nic *nic, const char *path);

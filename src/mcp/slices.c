@@ -82,7 +82,8 @@ static int slice_open(struct myri_nic *nic, unsigned s)
 {
 	struct myri_slice *sl = &nic->extra[s - 1];
 	struct myri_rings *r = &sl->rings;
-	memset(r, 0, sizeof(*r));
+	if (!nic->keep_rings)
+		memset(r, 0, sizeof(*r));
 	int rc = 0;
 	if (!sl->small_pool) /* a recovery keeps them, as slice 0's */
 		rc = myri_nic_rx_pools(nic, &sl->small_pool, &sl->big_pool);
@@ -96,9 +97,10 @@ static int slice_open(struct myri_nic *nic, unsigned s)
 	r->claim0 = nic->bus->bar0 + nic->irq_ack_off + 8 * s;
 	r->claim1 = r->claim0 + 4;
 	r->deassert = (volatile uint8_t *)&r->deassert_sink; /* INTx is slice 0's */
-	r->poll_countdown = UINT32_MAX;
-	if (rx_ring_refill(&r->small) != nic->rx_entries ||
-	    rx_ring_refill(&r->big) != nic->rx_entries) {
+	r->rx_done_idx = 0;
+	r->rx_token = false;
+	if (!nic->keep_rings && (rx_ring_refill(&r->small) != nic->rx_entries ||
+				 rx_ring_refill(&r->big) != nic->rx_entries)) {
 		log_err("%s: cannot fill slice %u's receive rings", nic->bus->name, s);
 		return -ENOMEM;
 	}

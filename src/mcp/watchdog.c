@@ -33,13 +33,10 @@
 #define VS_ADDR 0x18
 #define VS_MODE_READ32 0x03
 #define REBOOT_STATUS_ADDR 0xfffffff0u
-#define WD_CALLS 256u /* data-path calls between looks at the clock */
-#define WD_PERIOD_MS_DEFAULT 1000u
-#define WD_RESET_GAP_NS 100000000ull /* resets the data path asks for: at most 10 per second */
-#define WD_CONFIRM_NS 50000000ull    /* a stuck send ring is given this long to move */
+#define WD_CONFIRM_NS 50000000ull /* a stuck send ring is given this long to move */
 
 /* The bus's clock: a stepped model's virtual time, else the host's. */
-static uint64_t wd_now(const struct myri_nic *nic)
+uint64_t myri_wd_now(const struct myri_nic *nic)
 {
 	return myrio_bus_now_ns(nic->bus);
 }
@@ -64,7 +61,7 @@ void myri_watchdog_init(struct myri_nic *nic, uint32_t period_ms)
 	if (period_ms == UINT32_MAX)
 		return; /* off: period_ns 0 */
 	wd->period_ns = (uint64_t)(period_ms ? period_ms : WD_PERIOD_MS_DEFAULT) * 1000000ull;
-	wd->next_ns = wd_now(nic) + wd->period_ns;
+	wd->next_ns = myri_wd_now(nic) + wd->period_ns;
 	wd_snapshot(nic);
 }
 
@@ -88,7 +85,7 @@ static int reboot_status(struct myrio_bus *bus, uint32_t *status)
 struct kept_counters {
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
 	uint64_t rx_bad_completion, tx_ring_full, tx_dropped_bad, link_changes, tx_bad_done;
-	uint64_t small_refill_failed, big_refill_failed;
+	uint64_t small_refill_failed, big_refill_failed, tx_lost_reset;
 };
 
 static void keep_counters(const struct myri_rings *r, struct kept_counters *k)
@@ -98,7 +95,7 @@ static void keep_counters(const struct myri_rings *r, struct kept_counters *k)
 				    r->rx_bad_completion, r->tx_ring_full,
 				    r->tx_dropped_bad,	  r->link_changes,
 				    r->tx_bad_done,	  r->small.refill_failed,
-				    r->big.refill_failed};
+				    r->big.refill_failed, r->tx_lost_reset};
 }
 
 static void restore_counters(struct myri_rings *r, const struct kept_counters *k)
@@ -114,9 +111,10 @@ static void restore_counters(struct myri_rings *r, const struct kept_counters *k
 	r->tx_bad_done = k->tx_bad_done;
 	r->small.refill_failed = k->small_refill_failed;
 	r->big.refill_failed = k->big_refill_failed;
+	r->tx_lost_reset = k->tx_lost_reset;
 }
 
-static const char *reason_text(enum myri_wd_reason why)
+const char *myri_wd_reason_text(enum myri_wd_reason why)
 {
 	switch (why) {
 	case WD_REBOOTED:
@@ -136,13 +134,9 @@ static const char *reason_text(enum myri_wd_reason why)
 	}
 }
 
-int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why)
+void myri_wd_log_reason(struct myri_nic *nic, enum myri_wd_reason why)
 {
 	struct myrio_bus *bus = nic->bus;
-	struct myri_rings *r = &nic->rings;
-	struct myri_watchdog *wd = &nic->wd;
-	struct kept_counters k;
-	keep_counters(r, &k);
 	uint32_t st = 0;
 	if (why == WD_REBOOTED && nic->up && reboot_status(bus, &st) == 0)
 		log_warn("%s: the NIC rebooted itself (reboot status 0x%08x): reloading and "
@@ -150,15 +144,14 @@ int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why)
 			 bus->name, st);
 	else if (nic->up || why == WD_GONE)
 		log_warn("%s: %s: reloading and reopening the NIC; frames in flight are lost",
-			 bus->name, reason_text(why));
-	/* A NIC that still runs stops first (§8.4); a rebooted one forgot everything. */
-	if (why != WD_REBOOTED && why != WD_GONE)
-		myri_nic_down(nic);
-	nic->up = false;
+			 bus->name, myri_wd_reason_text(why));
+}
+
+int myri_watchdog_reload(struct myri_nic *nic)
+{
 	nic->dummy_rdma_on = false;
-	myri_nic_drop_buffers(nic);
 	uint32_t boundary = nic->tx_boundary;
-	unsigned mrrs = myri_nic_pci_setup(bus);
+	unsigned mrrs = myri_nic_pci_setup(nic->bus);
 	int rc = myri_nic_firmware(nic);
 	if (rc == 0) {
 		mcp_dummy_rdma(nic, true); /* after every load (§2.6) */
@@ -171,12 +164,31 @@ int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why)
 		rc = myri_nic_open(nic);
 		nic->recovering = false;
 	}
+	return rc;
+}
+
+int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why)
+{
+	struct myrio_bus *bus = nic->bus;
+	struct myri_rings *r = &nic->rings;
+	struct myri_watchdog *wd = &nic->wd;
+	struct kept_counters k;
+	keep_counters(r, &k);
+	myri_wd_log_reason(nic, why);
+	/* A NIC that still runs stops first (§8.4); a rebooted one forgot everything. */
+	if (why != WD_REBOOTED && why != WD_GONE)
+		myri_nic_down(nic);
+	nic->up = false;
+	r->tx_lost_reset += r->tx.pkt_req - r->tx.pkt_done;
+	k.tx_lost_reset = r->tx_lost_reset;
+	myri_nic_drop_buffers(nic);
+	int rc = myri_watchdog_reload(nic);
 	restore_counters(r, &k);
 	/* The next period starts now: recovery itself can take seconds (command timeouts). */
 	wd->request = WD_NONE;
 	if (wd->period_ns) {
-		wd->next_ns = wd_now(nic) + wd->period_ns;
-		wd->last_reset_ns = wd_now(nic);
+		wd->next_ns = myri_wd_now(nic) + wd->period_ns;
+		wd->last_reset_ns = myri_wd_now(nic);
 	}
 	if (rc < 0) {
 		/* Possibly a new reboot while recovering: leave the port down, retry later. */
@@ -201,6 +213,12 @@ int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why)
 void myri_watchdog_request(struct myri_nic *nic, enum myri_wd_reason why)
 {
 	struct myri_watchdog *wd = &nic->wd;
+	if (nic->gates) { /* several queues: any thread may ask, each queue's look sees it */
+		int none = WD_NONE;
+		if (wd->period_ns)
+			atomic_compare_exchange_strong(&nic->wd_asked, &none, (int)why);
+		return;
+	}
 	if (!wd->period_ns || !nic->up || wd->request)
 		return;
 	wd->request = why;
@@ -210,7 +228,7 @@ void myri_watchdog_request(struct myri_nic *nic, enum myri_wd_reason why)
 /* The NIC is not on the bus (surprise removal, a dead link): config space reads all ones
  * (or fails), or, since VFIO answers the command register and the IDs from its own copies,
  * BAR0 does: a read nobody completes returns all ones, and the header pointer never is. */
-static bool nic_gone(struct myrio_bus *bus, uint32_t *cmdreg)
+bool myri_wd_nic_gone(struct myrio_bus *bus, uint32_t *cmdreg)
 {
 	return bus->ops->cfg_read(bus, PCI_COMMAND, 2, cmdreg) < 0 || *cmdreg == 0xffff ||
 	       mmio_read32(bus->bar0, MCP_HEADER_PTR_OFFSET) == 0xffffffffu;
@@ -261,12 +279,11 @@ static int tags_lost(struct myri_nic *nic)
 /* A send ring seen stuck at two looks, confirmed before the reset: this thread sleeps a
  * moment, letting the NIC move it. On a loaded host the model's thread (or the daemon, or
  * this whole process) may not have run between the looks; a NIC really stuck stays so. */
-static bool tx_still_stuck(struct myri_nic *nic)
+bool myri_wd_tx_still_stuck(struct myri_nic *nic, struct myri_rings *r)
 {
-	struct myri_rings *r = &nic->rings;
 	uint32_t done = r->tx.pkt_done;
-	uint64_t until = wd_now(nic) + WD_CONFIRM_NS;
-	while (r->tx.pkt_done == done && wd_now(nic) < until) {
+	uint64_t until = myri_wd_now(nic) + WD_CONFIRM_NS;
+	while (r->tx.pkt_done == done && myri_wd_now(nic) < until) {
 		nic->bus->ops->delay_us(nic->bus, 1000);
 		status_poll(r);
 	}
@@ -281,7 +298,7 @@ int myri_watchdog_tick(struct myri_nic *nic)
 	nic->rings.poll_countdown = nic->up ? wd->calls : 1;
 	if (!wd->period_ns)
 		return nic->up ? 0 : -ENETDOWN;
-	uint64_t now = wd_now(nic);
+	uint64_t now = myri_wd_now(nic);
 	if (nic->up && !wd->request && r->rx_bad_completion != wd->last_bad_completion)
 		wd->request = WD_BAD_COMPLETION;
 	if (nic->up && wd->request)
@@ -291,11 +308,11 @@ int myri_watchdog_tick(struct myri_nic *nic)
 	wd->next_ns = now + wd->period_ns;
 	uint32_t cmdreg;
 	if (!nic->up) {
-		if (!wd->gone && nic_gone(bus, &cmdreg))
+		if (!wd->gone && myri_wd_nic_gone(bus, &cmdreg))
 			return mark_gone(nic); /* a failed recovery: gone meanwhile? */
 		if (!wd->gone)
 			return myri_watchdog_recover(nic, WD_REBOOTED); /* retry a failed one */
-		if (nic_gone(bus, &cmdreg))
+		if (myri_wd_nic_gone(bus, &cmdreg))
 			return -ENETDOWN;
 		wd->gone = false;
 		return myri_watchdog_recover(nic, WD_GONE);
@@ -322,11 +339,11 @@ int myri_watchdog_tick(struct myri_nic *nic)
 		return tags_lost(nic);
 	if (!stuck && !idle)
 		return 0;
-	if (nic_gone(bus, &cmdreg))
+	if (myri_wd_nic_gone(bus, &cmdreg))
 		return mark_gone(nic);
 	if (!(cmdreg & PCI_COMMAND_MASTER))
 		return myri_watchdog_recover(nic, WD_REBOOTED);
-	if (!stuck || !tx_still_stuck(nic)) {
+	if (!stuck || !myri_wd_tx_still_stuck(nic, r)) {
 		wd_snapshot(nic); /* it moved: the next look starts from here */
 		return 0;
 	}

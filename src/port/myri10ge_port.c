@@ -56,7 +56,8 @@ static int m_link(struct myrio_port *port)
 	struct myri_rings *r = &nic->rings;
 	if (!nic->up)
 		return MYRIO_LINK_DOWN; /* rebooted, recovery pending */
-	status_poll(r);
+	if (nic->nq == 1)		/* else queue 0's thread handles slice 0's updates */
+		status_poll(r);
 	switch (r->link_up) {
 	case 0:
 		return MYRIO_LINK_DOWN;
@@ -131,7 +132,8 @@ static const struct {
 #undef SNAP
 #define N_SNAP (sizeof(snap_counters) / sizeof(snap_counters[0]))
 /* and the driver's own */
-static const char *const own_counters[] = {"rdma_tags_lost", "mc_groups", "mc_filter_overflow"};
+static const char *const own_counters[] = {"rdma_tags_lost", "mc_groups", "mc_filter_overflow",
+					   "tx_lost_reset"};
 #define N_XSTATS (N_SNAP + sizeof(own_counters) / sizeof(own_counters[0]))
 
 static int m_xstats_names(struct myrio_port *port, struct myrio_xstat_name *names, unsigned n)
@@ -144,9 +146,12 @@ static int m_xstats_names(struct myrio_port *port, struct myrio_xstat_name *name
 							    names ? names + N_XSTATS : NULL, rest));
 }
 
-static uint64_t own_value(const struct myri_nic *nic, unsigned i)
+static uint64_t own_value(struct myri_nic *nic, unsigned i)
 {
-	const uint64_t v[] = {nic->wd.rdma_tags_lost, nic->mc.n, nic->mc.overflow};
+	uint64_t lost = 0; /* frames in the send rings when the NIC was reset, every queue's */
+	for (unsigned q = 0; q < nic->nq; q++)
+		lost += myri_queue_rings(nic, q)->tx_lost_reset;
+	const uint64_t v[] = {nic->wd.rdma_tags_lost, nic->mc.n, nic->mc.overflow, lost};
 	return v[i];
 }
 
@@ -160,7 +165,7 @@ static uint32_t snap_value(const struct mcp_irq_data *d, unsigned i)
 static int m_xstats(struct myrio_port *port, uint64_t *values, unsigned n)
 {
 	struct myri_nic *nic = &mp(port)->nic;
-	if (nic->up)
+	if (nic->up && nic->nq == 1)
 		status_poll(&nic->rings);
 	for (unsigned i = 0; i < N_XSTATS && i < n; i++)
 		values[i] =
@@ -174,7 +179,7 @@ static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
 {
 	struct myri_nic *nic = &mp(port)->nic;
 	struct myri_rings *r = &nic->rings;
-	if (nic->up)
+	if (nic->up && nic->nq == 1)
 		status_poll(r);
 	for (unsigned q = 0; q < (nic->nq > 1 ? nic->nq : 1u); q++) { /* every queue's */
 		const struct myri_rings *k = myri_queue_rings(nic, q);
@@ -224,6 +229,8 @@ static int m_irq_arm(struct myrio_port *port)
 {
 	struct myri_nic *nic = &mp(port)->nic;
 	struct myri_rings *r = &nic->rings;
+	if (nic->nq > 1)
+		return myri10ge_irq_arm_queue(port, 0);
 	if (periodic(port, nic) < 0)
 		return 0;
 	status_poll(r);
@@ -261,11 +268,12 @@ static int m_allmulti(struct myrio_port *port, bool on)
 	return myri_mc_set_allmulti(&mp(port)->nic, on);
 }
 
-/* A port of several queues differs in queue 0's receive only: its packets carry the hash. */
-#define MYRI10GE_OPS(rx)                                                                           \
+/* A port of several queues differs in queue 0's bursts: through its gate, and its packets
+ * carry the hash. */
+#define MYRI10GE_OPS(rx, tx)                                                                       \
 	{                                                                                          \
-		.rx_burst = rx, .tx_burst = m_tx_burst, .pool_create = m_pool_create,              \
-		.link = m_link, .info = m_info, .stats = m_stats, .xstats_names = m_xstats_names,  \
+		.rx_burst = rx, .tx_burst = tx, .pool_create = m_pool_create, .link = m_link,      \
+		.info = m_info, .stats = m_stats, .xstats_names = m_xstats_names,                  \
 		.xstats = m_xstats, .attrs = m_attrs, .irq_fd = m_irq_fd, .irq_arm = m_irq_arm,    \
 		.rx_mismatch = m_rx_mismatch, .mc_addr_list = m_mc_addr_list,                      \
 		.allmulti = m_allmulti, .close = m_close, .queues = myri10ge_queues,               \
@@ -275,8 +283,9 @@ static int m_allmulti(struct myrio_port *port, bool on)
 		.rss_get = myri10ge_rss_get, .rss_set = myri10ge_rss_set,                          \
 		.rss_flow_queue = myri10ge_rss_flow_queue,                                         \
 	}
-static const struct myrio_port_ops myri10ge_ops = MYRI10GE_OPS(myri10ge_rx_burst);
-static const struct myrio_port_ops myri10ge_queues_ops = MYRI10GE_OPS(myri10ge_rx_burst_hashed);
+static const struct myrio_port_ops myri10ge_ops = MYRI10GE_OPS(myri10ge_rx_burst, m_tx_burst);
+static const struct myrio_port_ops myri10ge_queues_ops =
+    MYRI10GE_OPS(myri10ge_rx_burst_q0, myri10ge_tx_burst_q0);
 
 /* The driver arguments (docs/driver.md) override the conf fields of the same names. */
 static int apply_args(struct myrio_bus *bus, const struct myrio_port_conf *in,
@@ -303,11 +312,6 @@ static int apply_args(struct myrio_bus *bus, const struct myrio_port_conf *in,
 		log_err("%s: queues=%u: a Myri-10G runs 1 to %u slices", bus->name, *queues,
 			MYRI_MAX_SLICES);
 		rc = -EINVAL;
-	}
-	if (rc == 0 && *queues > 1 && c->watchdog_ms != UINT32_MAX) {
-		/* its recovery resets every slice, under the other queues' threads */
-		log_info("%s: the watchdog is off on a port of %u queues", bus->name, *queues);
-		c->watchdog_ms = UINT32_MAX;
 	}
 	return rc;
 }
@@ -347,6 +351,8 @@ int myrio_myri10ge_open(struct myrio_bus *bus, const struct myrio_port_conf *con
 	if (rc == 0) {
 		myri_watchdog_init(&p->nic, conf->watchdog_ms); /* on the bus's clock */
 		myri10ge_fault_init(p);
+		if (queues > 1)
+			rc = myri_gates_init(&p->nic);
 	}
 	if (rc < 0) {
 		log_err("%s: bring-up failed (%s)", bus->name, strerror(-rc));

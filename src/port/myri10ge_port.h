@@ -8,11 +8,14 @@
 #include "port/port_ops.h"
 #include "util/toeplitz.h"
 
+struct myri10ge_rss_live;
+
 struct myri10ge_port {
 	struct myrio_port port; /* first: the generic layer casts */
 	struct myri_nic nic;
-	struct toeplitz_table *rss_tt; /* the key's lookup table, with several queues */
-	unsigned long fault_tx_in;     /* myri10ge_fault.c: frames until the bad one, 0 off */
+	/* with several queues: the hash type and key's table the bursts use (queues.c) */
+	_Atomic(struct myri10ge_rss_live *) rss_live;
+	unsigned long fault_tx_in; /* myri10ge_fault.c: frames until the bad one, 0 off */
 };
 
 static inline struct myri10ge_port *mp(struct myrio_port *port)
@@ -29,7 +32,8 @@ uint16_t myri10ge_fault_tx(struct myri10ge_port *p, struct myrio_pkt **pkts, uin
 /* myri10ge_queues.c */
 int myri10ge_queues_init(struct myri10ge_port *p); /* the default RSS conf, before open */
 void myri10ge_queues_fini(struct myri10ge_port *p);
-uint16_t myri10ge_rx_burst_hashed(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n);
+uint16_t myri10ge_rx_burst_q0(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n);
+uint16_t myri10ge_tx_burst_q0(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n);
 int myri10ge_queues(struct myrio_port *port);
 uint16_t myri10ge_rx_burst_queue(struct myrio_port *port, uint16_t q, struct myrio_pkt **pkts,
 				 uint16_t n);

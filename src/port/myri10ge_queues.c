@@ -20,6 +20,23 @@ static uint32_t table_hash(const void *tt, const uint8_t *in, unsigned n)
 	return toeplitz_table_hash(tt, in, n);
 }
 
+/* What the bursts hash with: the hash type and the key's table, replaced whole by
+ * myri10ge_rss_set, never changed in place. */
+struct myri10ge_rss_live {
+	uint32_t hash_type;
+	struct toeplitz_table tt;
+};
+
+static struct myri10ge_rss_live *rss_live_new(const struct myri_rss *rss)
+{
+	struct myri10ge_rss_live *l = malloc(sizeof(*l));
+	if (l) {
+		l->hash_type = rss->hash_type;
+		toeplitz_table_init(&l->tt, rss->key);
+	}
+	return l;
+}
+
 int myri10ge_queues_init(struct myri10ge_port *p)
 {
 	struct myri_nic *nic = &p->nic;
@@ -29,36 +46,61 @@ int myri10ge_queues_init(struct myri10ge_port *p)
 	for (unsigned i = 0; i < rss->table_size; i++)
 		rss->table[i] = (uint8_t)(i % nic->nq_wanted);
 	rss->hash_type = MCP_RSS_HASH_BOTH;
-	p->rss_tt = malloc(sizeof(*p->rss_tt));
-	if (!p->rss_tt)
+	struct myri10ge_rss_live *l = rss_live_new(rss);
+	if (!l)
 		return -ENOMEM;
-	toeplitz_table_init(p->rss_tt, rss->key);
+	atomic_init(&p->rss_live, l);
 	return 0;
 }
 
 void myri10ge_queues_fini(struct myri10ge_port *p)
 {
-	free(p->rss_tt);
-	p->rss_tt = NULL;
+	free(atomic_load(&p->rss_live));
+	atomic_store(&p->rss_live, NULL);
+	myri_gates_fini(&p->nic);
 }
 
+/* Inside the queue's gate: the configuration read here stays until the burst ends. */
 static void hash_burst(struct myri10ge_port *p, struct myrio_pkt **pkts, uint16_t n)
 {
-	unsigned type = p->nic.rss.hash_type;
+	const struct myri10ge_rss_live *l =
+	    atomic_load_explicit(&p->rss_live, memory_order_acquire);
 	for (uint16_t i = 0; i < n; i++) {
 		struct myrio_pkt *m = pkts[i];
 		m->rss_hash =
-		    rss_frame_hash(type, myrio_pkt_data(m), m->len, table_hash, p->rss_tt);
+		    rss_frame_hash(l->hash_type, myrio_pkt_data(m), m->len, table_hash, &l->tt);
 		m->ol_flags |= MYRIO_PKT_RX_RSS_HASH;
 	}
 }
 
-/* Queue 0 of a port with several. */
-uint16_t myri10ge_rx_burst_hashed(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
+/* Every few hundred bursts, inside the gate: the generic periodic work (queue 0's thread
+ * publishes), then the queue's watchdog look. Returns true when the burst goes on inside
+ * the gate, false when it returns 0 (the gate left: the port is down, a reset waits, or
+ * this thread just recovered the NIC). */
+static __attribute__((noinline)) bool queue_periodic(struct myrio_port *port, unsigned q)
 {
-	uint16_t got = myri10ge_rx_burst(port, pkts, n);
-	hash_burst(mp(port), pkts, got);
-	return got;
+	struct myri_nic *nic = &mp(port)->nic;
+	if (q == 0)
+		myrio_port_periodic(port);
+	bool hold;
+	enum myri_wd_reason why = myri_queue_look(nic, q, &hold);
+	if (why == WD_NONE && !hold)
+		return true;
+	myri_gate_leave(nic, q);
+	if (why != WD_NONE)
+		myri_queues_recover(nic, q, why);
+	return false;
+}
+
+/* Into queue q's gate for a burst; false: the burst returns 0, outside the gate. */
+static inline bool queue_in(struct myrio_port *port, unsigned q)
+{
+	struct myri_nic *nic = &mp(port)->nic;
+	if (__builtin_expect(!myri_gate_enter(nic, q), 0))
+		return false;
+	if (__builtin_expect(--myri_queue_rings(nic, q)->poll_countdown != 0, 1))
+		return true;
+	return queue_periodic(port, q);
 }
 
 int myri10ge_queues(struct myrio_port *port)
@@ -70,10 +112,11 @@ uint16_t myri10ge_rx_burst_queue(struct myrio_port *port, uint16_t q, struct myr
 				 uint16_t n)
 {
 	struct myri_nic *nic = &mp(port)->nic;
-	if (__builtin_expect(!nic->up, 0))
+	if (!queue_in(port, q))
 		return 0;
 	uint16_t got = rings_rx_burst(myri_queue_rings(nic, q), pkts, n);
 	hash_burst(mp(port), pkts, got);
+	myri_gate_leave(nic, q);
 	return got;
 }
 
@@ -81,9 +124,22 @@ uint16_t myri10ge_tx_burst_queue(struct myrio_port *port, uint16_t q, struct myr
 				 uint16_t n)
 {
 	struct myri_nic *nic = &mp(port)->nic;
-	if (__builtin_expect(!nic->up, 0))
+	if (!queue_in(port, q))
 		return 0;
-	return rings_tx_burst(myri_queue_rings(nic, q), pkts, n);
+	uint16_t sent = rings_tx_burst(myri_queue_rings(nic, q), pkts, n);
+	myri_gate_leave(nic, q);
+	return sent;
+}
+
+/* Queue 0 of a port with several, through the same gate as the others. */
+uint16_t myri10ge_rx_burst_q0(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
+{
+	return myri10ge_rx_burst_queue(port, 0, pkts, n);
+}
+
+uint16_t myri10ge_tx_burst_q0(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)
+{
+	return myri10ge_tx_burst_queue(port, 0, pkts, n);
 }
 
 int myri10ge_irq_fd_queue(struct myrio_port *port, uint16_t q)
@@ -103,20 +159,24 @@ int myri10ge_irq_fd_queue(struct myrio_port *port, uint16_t q)
 int myri10ge_irq_arm_queue(struct myrio_port *port, uint16_t q)
 {
 	struct myri_nic *nic = &mp(port)->nic;
-	if (!nic->up)
+	/* the watchdog's look too: a rebooted NIC never interrupts (see m_irq_arm) */
+	if (!myri_gate_enter(nic, q) || !queue_periodic(port, q))
 		return 0;
 	struct myri_rings *r = myri_queue_rings(nic, q);
 	status_poll(r);
 	uint32_t e = *(volatile uint32_t *)&r->rx_done[r->rx_done_idx & r->rx_done_mask];
 	if (r->rx_token && e == 0)
 		status_return_rx_token(r);
+	myri_gate_leave(nic, q);
 	return 0;
 }
 
 int myri10ge_rss_get(struct myrio_port *port, struct myrio_rss_conf *conf)
 {
-	const struct myri_rss *rss = &mp(port)->nic.rss;
+	struct myri_nic *nic = &mp(port)->nic;
+	const struct myri_rss *rss = &nic->rss;
 	memset(conf, 0, sizeof(*conf));
+	mcp_cmd_lock(&nic->cmd); /* the writer's lock (myri10ge_rss_set) */
 	switch (rss->hash_type) {
 	case MCP_RSS_HASH_IPV4:
 		conf->hash = MYRIO_RSS_IPV4;
@@ -133,6 +193,7 @@ int myri10ge_rss_get(struct myrio_port *port, struct myrio_rss_conf *conf)
 	conf->table_size = (uint16_t)rss->table_size;
 	memcpy(conf->table, rss->table, rss->table_size);
 	memcpy(conf->key, rss->key, sizeof(conf->key));
+	mcp_cmd_unlock(&nic->cmd);
 	return 0;
 }
 
@@ -152,6 +213,12 @@ static int hash_type(uint32_t hash)
 	}
 }
 
+/* The NIC's table is a byte per entry in SRAM, read by the firmware for every frame
+ * (§7.3), so a new table takes effect entry by entry: each frame follows the old entry or
+ * the new one, always a queue of the port (checked by myrio_port_rss_set). The key and the
+ * hash type change at RSS_KEY_UPDATED and SET_RSS_ENABLE. The driver's copy (the hash it
+ * gives each packet) is replaced whole: the bursts read it inside their gates, so the old
+ * one is freed once every queue has been outside its gate (myri_gates_grace). */
 int myri10ge_rss_set(struct myrio_port *port, const struct myrio_rss_conf *conf)
 {
 	struct myri10ge_port *p = mp(port);
@@ -173,16 +240,22 @@ int myri10ge_rss_set(struct myrio_port *port, const struct myrio_rss_conf *conf)
 	rss->table_size = conf->table_size;
 	memcpy(rss->table, conf->table, conf->table_size);
 	memcpy(rss->key, conf->key, sizeof(rss->key));
-	int rc = myri_slices_write_rss(nic);
+	struct myri10ge_rss_live *l = rss_live_new(rss), *gone = NULL;
+	int rc = l ? myri_slices_write_rss(nic) : -ENOMEM;
 	if (rc < 0) {
 		*rss = old;
-		if (myri_slices_write_rss(nic) < 0)
+		if (l && myri_slices_write_rss(nic) < 0)
 			log_err("%s: the previous RSS configuration could not be restored either",
 				nic->bus->name);
-	} else if (memcmp(old.key, rss->key, sizeof(rss->key))) {
-		toeplitz_table_init(p->rss_tt, rss->key);
+		free(l);
+	} else {
+		gone = atomic_exchange(&p->rss_live, l);
 	}
 	mcp_cmd_unlock(&nic->cmd);
+	if (gone) {
+		myri_gates_grace(nic, MYRI_MAX_SLICES);
+		free(gone);
+	}
 	return rc;
 }
 
@@ -190,15 +263,19 @@ int myri10ge_rss_flow_queue(struct myrio_port *port, const uint8_t tuple[12], ui
 			    uint32_t *hash)
 {
 	struct myri10ge_port *p = mp(port);
-	const struct myri_rss *rss = &p->nic.rss;
-	if (p->nic.nq < 2)
+	struct myri_nic *nic = &p->nic;
+	const struct myri_rss *rss = &nic->rss;
+	if (nic->nq < 2)
 		return -ENOTSUP;
 	int ports = proto == 6 || proto == 17;
-	uint32_t h = rss_tuple_hash(rss->hash_type, tuple, proto, ports, table_hash, p->rss_tt);
+	mcp_cmd_lock(&nic->cmd); /* the writer's lock: table and live copy agree under it */
+	const struct myri10ge_rss_live *l = atomic_load(&p->rss_live);
+	uint32_t h = rss_tuple_hash(l->hash_type, tuple, proto, ports, table_hash, &l->tt);
+	uint8_t q = rss->table[h % rss->table_size];
+	mcp_cmd_unlock(&nic->cmd);
 	if (hash)
 		*hash = h;
-	uint8_t q = rss->table[h % rss->table_size];
-	return q < p->nic.nq ? q : 0; /* as the NIC: an entry beyond the slices means 0 */
+	return q < nic->nq ? q : 0; /* as the NIC: an entry beyond the slices means 0 */
 }
 
 void myri10ge_queue_stats(const struct myri_nic *nic, uint16_t q, struct myrio_queue_stats *st)

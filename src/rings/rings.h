@@ -35,6 +35,9 @@ struct myri_rx_ring {
 	uint32_t posted; /* descriptors written, free-running */
 	uint32_t done;	 /* buffers consumed, free-running */
 	uint64_t refill_failed;
+	/* buffers a recovery could not post again (not a group of 8): kept in info[] after
+	 * posted until the owner gives them back to the pool (watchdog_queues.c) */
+	uint32_t leftover;
 	/* posted address = pkt->iova + MYRIO_PKT_HEADROOM; the NIC writes at +2 (§4.4) */
 };
 
@@ -82,6 +85,10 @@ struct myri_rings {
 	uint64_t tx_bad_done;	/* send_done_count values beyond what was posted */
 	uint64_t tx_tso_chains; /* TSO requests queued (§5.6) */
 	uint64_t irq_updates;	/* status-block updates: the interrupts raised, or polled */
+	uint64_t tx_lost_reset; /* frames still in the send ring when the NIC was reset */
+	/* a recovery of a port of several queues reset the NIC under these rings: the owner
+	 * frees what needs its pools at its next burst (watchdog_queues.c) */
+	bool restart;
 };
 
 uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n);
@@ -93,6 +100,8 @@ void rx_ring_post_group(struct myri_rx_ring *ring, struct myrio_pkt *const *pkts
 uint32_t rx_ring_refill(struct myri_rx_ring *ring);
 /* Hands every posted buffer back to its pool (after ETHERNET_DOWN). */
 void rx_ring_release(struct myri_rx_ring *ring);
+/* Hands the buffers a recovery left over (leftover) back to the pool. */
+void rx_ring_release_leftover(struct myri_rx_ring *ring);
 
 /* Send ring */
 /* Encodes one frame into descs (at most MCP_TX_MAX_DESC); returns the count, or 0 when the

@@ -56,6 +56,16 @@ static inline void rx_buf_put(struct myrio_pkt *p)
 	pool->free_stack[pool->free_top++] = p;
 }
 
+void rx_ring_release_leftover(struct myri_rx_ring *ring)
+{
+	for (uint32_t i = 0; i < ring->leftover; i++) {
+		uint32_t slot = (ring->posted + i) & ring->mask;
+		rx_buf_put(ring->info[slot]);
+		ring->info[slot] = NULL;
+	}
+	ring->leftover = 0;
+}
+
 /* Buffers come straight off the pool's free stack, 8 at a time: as many groups as the ring
  * has room for and the pool can give. */
 uint32_t rx_ring_refill(struct myri_rx_ring *ring)
@@ -89,6 +99,7 @@ void rx_ring_release(struct myri_rx_ring *ring)
 {
 	if (!ring->info)
 		return;
+	rx_ring_release_leftover(ring);
 	while (ring->done != ring->posted) {
 		uint32_t slot = ring->done++ & ring->mask;
 		if (ring->info[slot])

@@ -91,7 +91,8 @@ enum sim_fault {
 	SIM_FAULT_CMD_ERROR,       /* next command: result = arg */
 	SIM_FAULT_BAD_COMPLETION,  /* next completion entry carries length arg */
 	SIM_FAULT_UNALIGNED,       /* arg != 0: UNALIGNED_TEST fails with ERROR_UNALIGNED (§2.1) */
-	SIM_FAULT_TX_HANG,         /* the send engine stops, bus master stays on, until CMD_RESET */
+	SIM_FAULT_TX_HANG,         /* the send engine stops, bus master stays on, until CMD_RESET;
+				    * arg s + 1: only slice s's send ring (multi-TX), else all */
 	SIM_FAULT_TX_READ,         /* the next arg send-buffer reads fail (an IOMMU fault): each
 				    * loses an RDMA tag until CMD_RESET; with none left the send
 				    * engine stops */
@@ -101,6 +102,9 @@ enum sim_fault {
 				    * as at power-on */
 	SIM_FAULT_HDR_PTR,         /* the next attach finds the running firmware's header
 				    * pointer (SRAM 0x3C, §1.5) reading arg: corrupted SRAM */
+	SIM_FAULT_FW_HANG,         /* the firmware hangs: no command answered, nothing sent or
+				    * received, no status update, bus master on, the header in
+				    * place; until power-on (FLR, reboot) */
 };
 int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg);
 

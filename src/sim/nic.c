@@ -157,7 +157,7 @@ static unsigned send_go_stop(struct sim_nic *nic)
 		}
 		if (go) {
 			sim_wr32_raw(nic, go_off, SIM_POISON);
-			nic->sl[s].tx_active = true;
+			nic->sl[s].tx_active = !nic->sl[s].tx_hung;
 			work++;
 		}
 	}
@@ -354,8 +354,24 @@ int sim_nic_inject(struct sim_nic *nic, enum sim_fault fault, uint32_t arg)
 		nic->fault_tx_read_fail = arg;
 		break;
 	case SIM_FAULT_TX_HANG:
-		log_info("%s: injected fault: send engine hangs", nic->name);
-		nic->fault_tx_hang = true;
+		if (arg > SIM_MAX_SLICES) {
+			rc = -EINVAL;
+		} else if (arg) { /* one slice's send ring (multi-TX, §5.9) */
+			log_info("%s: injected fault: slice %u's send ring hangs", nic->name,
+				 arg - 1);
+			nic->sl[arg - 1].tx_hung = true;
+			nic->sl[arg - 1].tx_active = false;
+		} else {
+			log_info("%s: injected fault: send engine hangs", nic->name);
+			nic->fault_tx_hang = true;
+		}
+		break;
+	case SIM_FAULT_FW_HANG:
+		/* The firmware loop stops: a boot that never ends runs nothing (sim_nic_poll)
+		 * while the header stays; power-on (FLR, reboot) ends it. */
+		log_info("%s: injected fault: the firmware hangs", nic->name);
+		nic->running = false;
+		nic->booted_at = UINT64_MAX;
 		break;
 	case SIM_FAULT_REMOVED:
 		log_info("%s: injected fault: %s the bus", nic->name, arg ? "off" : "back on");

@@ -186,6 +186,7 @@ struct sim_slice {
 	uint32_t tx_off; /* its send ring in BAR0 */
 	uint32_t tx_cons, send_done;
 	bool tx_active;	     /* multi-TX: between SEND_GO and SEND_STOP (§5.9) */
+	bool tx_hung;	     /* SIM_FAULT_TX_HANG of this slice: stopped until CMD_RESET */
 	uint64_t tx_idle_at; /* ns: its send ring was last seen empty (tx.c pacing) */
 	bool intrq_dma_set;
 	uint64_t intrq_iova;

@@ -27,6 +27,7 @@ void sim_slices_reset(struct sim_nic *nic)
 		q->big = (struct sim_rxring){base + big, nic->rx_entries - 1, 0};
 		q->tx_cons = q->send_done = 0;
 		q->tx_active = false;
+		q->tx_hung = false;
 		q->intrq_dma_set = false;
 		q->intrq_iova = 0;
 		q->intrq_idx = 0;

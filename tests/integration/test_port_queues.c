@@ -21,6 +21,7 @@
 
 #include "myrio/myrio.h"
 #include "myrio/publish.h"
+#include "queue_threads.h"
 
 #define NQ 4
 #define FLOWS 96
@@ -102,18 +103,9 @@ static void flow_frame(struct ctx *c, struct myrio_pkt *p, uint8_t proto, uint16
 		       uint16_t dport, uint32_t k)
 {
 	uint8_t *f = myrio_pkt_data(p);
-	memset(f, 0, 80);
-	memcpy(f, c->mac_b, 6);
-	f[6] = 0x02;
-	f[12] = 0x08;
-	f[14] = 0x45;
-	f[14 + 9] = proto;
-	uint32_t s = htonl(src_ip), d = htonl(dst_ip);
-	memcpy(f + 26, &s, 4);
-	memcpy(f + 30, &d, 4);
-	uint16_t sp = htons(sport), dp = htons(dport);
-	memcpy(f + 34, &sp, 2);
-	memcpy(f + 36, &dp, 2);
+	static const uint8_t mac_a[6] = {0x02};
+	qt_headers(f, c->mac_b, mac_a, proto, src_ip, dst_ip, sport, dport);
+	memset(f + QT_HDR, 0, 80 - QT_HDR);
 	memcpy(f + 60, &k, 4);
 	p->len = 80;
 }

@@ -337,6 +337,7 @@ struct myrio_stack {
 	uint64_t timer_visits, alloc_visits;
 	struct myrio_tcp_listener *listeners;
 	struct myrio_udp_sock *udps;
+	unsigned udp_connected; /* of udps, under the share's lock (its udp_connected) */
 	struct myrio_ready_set *ready_sets; /* alive ones, detached when the stack goes */
 	struct ip_reass *reass;		    /* conf.reass_slots datagrams being reassembled */
 	struct myrio_pool *reass_pool;
@@ -480,6 +481,9 @@ struct stack_share {
 	struct myrio_stack *stacks; /* linked by share_next */
 	_Atomic unsigned nstacks;   /* read without the lock: > 1, datagrams may be handed over */
 	struct igmp_state igmp;	    /* the host's groups: every stack's sockets' (igmp.c) */
+	/* Connected UDP sockets of every stack, read without the lock: while a sibling has
+	 * one, a datagram for a local unconnected socket may be the sibling's (udp.c). */
+	_Atomic unsigned udp_connected;
 };
 /* The addresses a UDP datagram is delivered by. */
 struct udp_addrs {
@@ -487,6 +491,7 @@ struct udp_addrs {
 	uint16_t sport, dport;
 	bool group; /* broadcast or multicast: every socket that takes it gets a copy */
 	bool mcast; /* to a multicast group: sockets that joined it */
+	bool connected_only; /* unicast: only a socket connected to the source takes it */
 };
 int share_attach(struct myrio_stack *s, const struct myrio_stack *sibling);
 void share_detach(struct myrio_stack *s);

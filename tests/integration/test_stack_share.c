@@ -387,6 +387,59 @@ static void udp_socket_on_one_stack(void **state)
 	assert_int_equal(stats(lands).drop_udp_no_port, 5);
 }
 
+/* One host across the stacks: a socket connected to another peer on the receiving stack
+ * does not hide a sibling's unconnected socket on the same port. */
+static void connected_socket_hides_no_siblings_open_one(void **state)
+{
+	(void)state;
+	uint16_t dport = 7100;
+	int lands = queue_of(17, IP_B, IP_A, 40000, dport);
+	struct myrio_udp_sock *c, *o;
+	assert_int_equal(myrio_udp_open_shared(w.a[lands], dport, NULL, &c), 0);
+	assert_int_equal(myrio_udp_connect(c, IP_B, 40001), 0); /* another peer */
+	assert_int_equal(myrio_udp_open_shared(w.a[1 - lands], dport, NULL, &o), 0);
+	b_udp(IP_A, 40000, dport, 10); /* from B:40000, which only o takes */
+	unsigned got_o = drain(o), got_c = drain(c);
+	print_message("# sibling's open socket got %u of 10, connected one %u; receiving stack "
+		      "drop_udp_no_port=%llu handed_off=%llu\n",
+		      got_o, got_c, (unsigned long long)stats(lands).drop_udp_no_port,
+		      (unsigned long long)stats(lands).udp_handed_off);
+	assert_int_equal(got_o, 10);
+	assert_int_equal(got_c, 0);
+	assert_int_equal(stats(lands).drop_udp_no_port, 0);
+	myrio_udp_close(c);
+	myrio_udp_close(o);
+}
+
+/* The mirror: a datagram from the connected peer goes to the sibling's socket connected to
+ * it, not to the receiving stack's unconnected one; from anyone else, to the unconnected. */
+static void connected_peer_reaches_siblings_connected_socket(void **state)
+{
+	(void)state;
+	uint16_t dport = 7200;
+	int lands = queue_of(17, IP_B, IP_A, 40000, dport);
+	struct myrio_udp_sock *c, *o;
+	assert_int_equal(myrio_udp_open_shared(w.a[lands], dport, NULL, &o), 0);
+	assert_int_equal(myrio_udp_open_shared(w.a[1 - lands], dport, NULL, &c), 0);
+	assert_int_equal(myrio_udp_connect(c, IP_B, 40000), 0);
+	b_udp(IP_A, 40000, dport, 10);
+	unsigned got_c = drain(c), got_o = drain(o);
+	print_message("# sibling's connected socket got %u of 10, open one %u\n", got_c, got_o);
+	assert_int_equal(got_c, 10);
+	assert_int_equal(got_o, 0);
+	/* another peer's datagrams, on whichever queue they land: the open socket */
+	for (uint16_t sport = 41000; sport < 41008; sport++)
+		b_udp(IP_A, sport, dport, 1);
+	assert_int_equal(drain(o), 8);
+	assert_int_equal(drain(c), 0);
+	/* disconnected, it no longer draws its former peer's datagrams */
+	assert_int_equal(myrio_udp_connect(c, 0, 0), 0);
+	b_udp(IP_A, 40000, dport, 4);
+	assert_int_equal(drain(o), 4);
+	myrio_udp_close(c);
+	myrio_udp_close(o);
+}
+
 /* A stack from myrio_stack_create does not know the port's queues: no sibling. */
 static void sibling_must_know_the_queues(void **state)
 {
@@ -496,6 +549,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(query_answered_for_every_stack, setup, teardown),
 	    cmocka_unit_test_setup_teardown(host_leaves_with_its_last_member, setup, teardown),
 	    cmocka_unit_test_setup_teardown(udp_socket_on_one_stack, setup, teardown),
+	    cmocka_unit_test_setup_teardown(connected_socket_hides_no_siblings_open_one, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(connected_peer_reaches_siblings_connected_socket, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(sibling_must_know_the_queues, setup, teardown),
 	    cmocka_unit_test_setup_teardown(rss_refused_keeps_the_previous, setup, teardown),
 	    cmocka_unit_test(mc_lists_from_two_threads),

@@ -517,8 +517,8 @@ bool igmp_member(const struct myrio_stack *s, uint32_t group);
  * port's filter to the group; the last one leaves. */
 int igmp_join(struct myrio_stack *s, uint32_t group);
 void igmp_leave(struct myrio_stack *s, uint32_t group);
-/* A socket of a stack that goes, under share_lock: its membership ends without a report
- * (call igmp_filter_update once after). */
+/* A socket of a stack that goes, under share_lock: its membership ends; the host's last
+ * one sends the Leave (call igmp_filter_update once after). */
 void igmp_drop(struct myrio_stack *s, uint32_t group);
 int igmp_filter_update(struct myrio_stack *s);
 

@@ -7,7 +7,6 @@
  * and sends no further update until the host writes the deassert word, as the firmware
  * does (Linux's and iPXE's INTx handlers). */
 #include <string.h>
-#include <unistd.h>
 
 #include "sim/nic.h"
 #include "util/byteorder.h"
@@ -46,12 +45,8 @@ static void signal(struct sim_nic *nic, unsigned s)
 	int fd = nic->irq_fd;
 	if (s && nic->vec_per_slice && sim_cfg_msix_enabled(nic))
 		fd = nic->sl[s].irq_fd;
-	if (fd < 0)
-		return;
-	uint64_t one = 1;
-	/* EAGAIN only when the counter saturates: the host is behind anyway */
-	ssize_t r = write(fd, &one, sizeof(one));
-	(void)r;
+	if (fd >= 0)
+		sim_irq_kick(nic->world, fd);
 }
 
 /* Where the status block's byte 63 (`valid`) lands in host memory, and the block. */

@@ -27,6 +27,9 @@ int sim_world_add_nic(struct myrio_sim *sim, const char *name, const uint8_t mac
 int sim_world_cable(struct sim_nic *a, struct sim_nic *b);            /* NIC to NIC */
 int sim_world_cable_endpoint(struct sim_nic *nic, struct sim_endpoint *ep); /* NIC to TAP... */
 int sim_world_start(struct myrio_sim *sim); /* the model thread, unless conf.stepped */
+/* The NICs' interrupt eventfds go to other processes (the model daemon): signalled so that
+ * nothing their holders do with them can block the model (irq_kick.c). Before the start. */
+int sim_world_shared_irqs(struct myrio_sim *sim);
 /* One iteration of every NIC's firmware loop and every cable; returns the work done
  * (0 when idle), so a host loop can decide to sleep. */
 unsigned sim_world_run_once(struct myrio_sim *sim);
@@ -69,7 +72,7 @@ int sim_nic_dma_unmap(struct sim_nic *nic, uint64_t iova, size_t len);
 int sim_nic_cfg_read(struct sim_nic *nic, unsigned off, unsigned size, uint32_t *val);
 int sim_nic_cfg_write(struct sim_nic *nic, unsigned off, unsigned size, uint32_t val);
 
-/* Interrupts are delivered by writing 1 to this eventfd (§6.4, MSI). */
+/* Interrupts are delivered by adding 1 to this eventfd (§6.4, MSI). */
 int sim_nic_irq_fd(const struct sim_nic *nic);
 /* MSI-X (§6.4): with a vector per slice (ENABLE_RSS_QUEUES bit 0) and MSI-X enabled in
  * config space, slice s signals vector s's eventfd; vector 0 is the irq_fd above. */

@@ -134,9 +134,7 @@ void sim_nic_power_on(struct sim_nic *nic)
 	nic->dummy_rdma_on = false;
 	nic->fault_cmd_timeout = nic->fault_cmd_error = nic->fault_bad_completion = false;
 	sim_nic_logical_reset(nic);
-	uint64_t v;
-	while (read(nic->irq_fd, &v, sizeof(v)) == sizeof(v))
-		;
+	sim_irq_drain(nic->irq_fd);
 }
 
 /* Multiple TX queues (§5.9): the host starts and stops each slice's send ring. STOP is

@@ -336,6 +336,7 @@ struct myrio_sim {
 	pthread_mutex_t wake_lock;  /* the NICs' wake_fd against the model thread's sleep */
 	pthread_mutex_t step_lock; /* stepped: one stepping caller at a time */
 	bool step_warned;	   /* myrio_sim_step on a threaded world: said once */
+	struct sim_irq_kick *kick; /* hosts in other processes: irq_kick.c, else NULL */
 };
 
 /* Work falls due at t (the world's ns) that no host will post: a frame waiting for the wire,
@@ -443,6 +444,10 @@ bool sim_rx_has_room(struct sim_nic *nic, uint32_t len, uint32_t frames);
 /* tx.c */
 unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now);
 
+/* irq_kick.c: signalling and emptying an interrupt eventfd, never blocking */
+void sim_irq_kick(struct myrio_sim *w, int fd);
+void sim_irq_kick_close(struct myrio_sim *w);
+void sim_irq_drain(int fd);
 /* irq.c */
 unsigned sim_irq_poll(struct sim_nic *nic, uint64_t now);
 void sim_irq_event(struct sim_nic *nic, uint64_t now);

@@ -326,6 +326,7 @@ void myrio_sim_destroy(struct myrio_sim *sim)
 		sim->thread_running = false;
 	}
 	sim_wake_close(sim);
+	sim_irq_kick_close(sim);
 	for (unsigned i = 0; i < sim->n_cables; i++)
 		sim_cable_free(sim->cables[i]);
 	for (unsigned i = 0; i < sim->n_nics; i++)

@@ -170,11 +170,35 @@ int igmp_filter_update(struct myrio_stack *s)
 	return myrio_port_mc_addr_list(s->port, (const uint8_t(*)[6])macs, n);
 }
 
+/* The host's last member of g is gone: its Leave (v2) or TO_IN({}) (v3) now, repeated
+ * (v3, RFC 3376 §5.1) by whichever stack runs the timers when repeat, else sent once. */
+static void host_leaves(struct myrio_stack *s, struct igmp_group *g, bool repeat)
+{
+	stack_update_clock(s);
+	if (g->addr == IGMP_ALL_HOSTS) {
+		group_free(s, g);
+		return;
+	}
+	g->leaving = true;
+	send_group(s, g);
+	/* v3 repeats its state change; v1/v2 leave once */
+	g->retrans = repeat && mode(s) == 3 ? (uint8_t)(robustness(s) - 1) : 0;
+	if (g->retrans)
+		g->report_ms = random_delay(s, IGMP_V3_UNSOLICITED_MS);
+	else
+		group_free(s, g);
+	next_timer(s);
+	stack_flush(s);
+}
+
 void igmp_drop(struct myrio_stack *s, uint32_t group)
 {
 	struct igmp_group *g = find(s, group);
-	if (g && g->refs && !--g->refs)
-		group_free(s, g);
+	if (!g || !g->refs || --g->refs)
+		return;
+	/* RFC 2236 §6 / RFC 3376 §5.1: the router learns now, not at its membership timeout;
+	 * the repeats are left to the siblings, this stack's timers stop with it */
+	host_leaves(s, g, atomic_load_explicit(&s->share->nstacks, memory_order_relaxed) > 1);
 }
 
 int igmp_join(struct myrio_stack *s, uint32_t group)
@@ -185,6 +209,7 @@ int igmp_join(struct myrio_stack *s, uint32_t group)
 	struct igmp_group *g = find(s, group);
 	if (g && g->refs++)
 		return 0;
+	bool was_leaving = g != NULL; /* its Leave still repeating */
 	if (!g) {
 		if (ig(s)->n == IGMP_MAX_GROUPS) {
 			log_err("tcp_lite: %u multicast groups joined already", IGMP_MAX_GROUPS);
@@ -197,7 +222,10 @@ int igmp_join(struct myrio_stack *s, uint32_t group)
 	}
 	int rc = igmp_filter_update(s);
 	if (rc < 0) {
-		group_free(s, g);
+		if (was_leaving)
+			g->refs = 0; /* left as it was: its pending Leave goes on */
+		else
+			group_free(s, g);
 		if (ig(s)->n) /* the others as they were */
 			igmp_filter_update(s);
 		return rc;
@@ -223,22 +251,8 @@ void igmp_leave(struct myrio_stack *s, uint32_t group)
 	struct igmp_group *g = find(s, group);
 	if (!g || !g->refs || --g->refs)
 		return;
-	stack_update_clock(s);
 	igmp_filter_update(s);
-	if (group == IGMP_ALL_HOSTS) {
-		group_free(s, g);
-		return;
-	}
-	g->leaving = true;
-	send_group(s, g);
-	/* v3 repeats its state change (RFC 3376 §5.1); v1/v2 leave once */
-	g->retrans = mode(s) == 3 ? (uint8_t)(robustness(s) - 1) : 0;
-	if (g->retrans)
-		g->report_ms = random_delay(s, IGMP_V3_UNSOLICITED_MS);
-	else
-		group_free(s, g);
-	next_timer(s);
-	stack_flush(s);
+	host_leaves(s, g, true);
 }
 
 static void general_report(struct myrio_stack *s)

@@ -288,7 +288,7 @@ int share_inbox_fd(struct myrio_stack *s)
 static bool sub_takes(const struct share_sub *b, const struct udp_addrs *a)
 {
 	return b->lport == a->dport && b->group == (a->mcast ? a->dst : 0) &&
-	       (!b->rport || (b->rport == a->sport && b->rip == a->src));
+	       (!b->rport ? !a->connected_only : b->rport == a->sport && b->rip == a->src);
 }
 
 /* One copy into a sibling's inbox, and the sibling woken if it sleeps on its fd; false

@@ -337,6 +337,7 @@ struct myrio_stack {
 	uint64_t timer_visits, alloc_visits;
 	struct myrio_tcp_listener *listeners;
 	struct myrio_udp_sock *udps;
+	unsigned udp_connected; /* of udps, under the share's lock (its udp_connected) */
 	struct myrio_ready_set *ready_sets; /* alive ones, detached when the stack goes */
 	struct ip_reass *reass;		    /* conf.reass_slots datagrams being reassembled */
 	struct myrio_pool *reass_pool;
@@ -485,6 +486,9 @@ struct stack_share {
 	_Atomic(struct share_view *) view; /* what receive bursts read; NULL: nothing */
 	struct share_reader *readers;	   /* one per queue: its stack's bursts */
 	unsigned nreaders;
+	/* Connected UDP sockets of every stack, read without the lock: while a sibling has
+	 * one, a datagram for a local unconnected socket may be the sibling's (udp.c). */
+	_Atomic unsigned udp_connected;
 };
 /* The addresses a UDP datagram is delivered by. */
 struct udp_addrs {
@@ -492,6 +496,7 @@ struct udp_addrs {
 	uint16_t sport, dport;
 	bool group; /* broadcast or multicast: every socket that takes it gets a copy */
 	bool mcast; /* to a multicast group: sockets that joined it */
+	bool connected_only; /* unicast: only a socket connected to the source takes it */
 };
 int share_attach(struct myrio_stack *s, const struct myrio_stack *sibling);
 void share_detach(struct myrio_stack *s);
@@ -531,8 +536,8 @@ bool igmp_member(const struct myrio_stack *s, uint32_t group);
  * port's filter to the group; the last one leaves. */
 int igmp_join(struct myrio_stack *s, uint32_t group);
 void igmp_leave(struct myrio_stack *s, uint32_t group);
-/* A socket of a stack that goes, under share_lock: its membership ends without a report
- * (call igmp_filter_update once after). */
+/* A socket of a stack that goes, under share_lock: its membership ends; the host's last
+ * one sends the Leave (call igmp_filter_update once after). */
 void igmp_drop(struct myrio_stack *s, uint32_t group);
 int igmp_filter_update(struct myrio_stack *s);
 

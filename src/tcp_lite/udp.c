@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* UDP (RFC 768): sockets bound to a port, optionally connected, with a bounded receive
- * queue of zero-copy datagrams. On a port of several stacks, a datagram no socket of the
- * receiving stack takes goes to the sibling whose socket does (share.c): the socket table
- * is written under the share's lock, and every change published in the share's view
- * (share_commit), which siblings read; its own stack reads the table without the lock. */
+ * queue of zero-copy datagrams. On a port of several stacks, the stacks demultiplex as
+ * one host: a datagram goes to the socket connected to its source on any stack, else to
+ * an unconnected one, the receiving stack's first; one that lands elsewhere is handed to
+ * the sibling (share.c). The socket table is written under the share's lock, and every
+ * change published in the share's view (share_commit), which siblings read; its own stack
+ * reads the table without the lock. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,8 @@ void udp_fini(struct myrio_stack *s)
 		}
 	if (had_groups)
 		igmp_filter_update(s);
+	atomic_fetch_sub_explicit(&s->share->udp_connected, s->udp_connected, memory_order_relaxed);
+	s->udp_connected = 0;
 	s->udps = NULL;
 	share_commit(s); /* siblings hand nothing more over: the buffers can go */
 	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++)
@@ -68,24 +72,49 @@ static struct myrio_udp_sock *udp_find(struct myrio_stack *s, uint16_t port)
 	return NULL;
 }
 
-/* Several sockets may share a port (myrio_udp_open_shared): a datagram goes to the one
- * connected to its source, else to an unconnected one (as Linux's UDP lookup scores). */
-static struct myrio_udp_sock *udp_demux(const struct myrio_stack *s, uint16_t port, uint32_t src,
-					uint16_t sport)
+/* Several sockets may share a port (myrio_udp_open_shared): a unicast datagram goes to the
+ * one connected to its source, else (unless a->connected_only) to an unconnected one, as
+ * Linux's UDP lookup scores; one connected to another peer takes nothing. *bound: some
+ * socket holds the port. */
+static struct myrio_udp_sock *udp_demux(const struct myrio_stack *s, const struct udp_addrs *a,
+					bool *bound)
 {
-	struct myrio_udp_sock *open = NULL, *other = NULL;
+	struct myrio_udp_sock *open = NULL;
+	*bound = false;
 	for (uint32_t i = 0; i < s->conf.max_udp_socks; i++) {
 		struct myrio_udp_sock *u = &s->udps[i];
-		if (!u->in_use || u->lport != port)
+		if (!u->in_use || u->lport != a->dport)
 			continue;
+		*bound = true;
 		if (!u->rport)
 			open = open ? open : u;
-		else if (u->rport == sport && u->rip == src)
+		else if (u->rport == a->sport && u->rip == a->src)
 			return u;
-		else
-			other = other ? other : u;
 	}
-	return open ? open : other;
+	return a->connected_only ? NULL : open;
+}
+
+/* Whether a sibling stack may hold a connected UDP socket (a read without the lock: a
+ * connect racing with the datagram may miss it, as it would on one stack). */
+static bool siblings_connected(const struct myrio_stack *s)
+{
+	return atomic_load_explicit(&s->share->udp_connected, memory_order_relaxed) >
+	       s->udp_connected;
+}
+
+/* A unicast datagram to the sibling with the most specific socket: connected to its
+ * source, else unconnected. Returns whether one took it. */
+static bool handoff_unicast(struct myrio_stack *s, struct udp_addrs *a, const uint8_t *data,
+			    uint32_t len)
+{
+	if (siblings_connected(s)) {
+		a->connected_only = true;
+		bool taken = share_udp_handoff(s, a, data, len) != 0;
+		a->connected_only = false;
+		if (taken)
+			return true;
+	}
+	return share_udp_handoff(s, a, data, len) != 0;
 }
 
 /* To the payload; the source kept in user for recv. */
@@ -211,8 +240,11 @@ void udp_handoff_input(struct myrio_stack *s, const struct udp_addrs *a, struct 
 			s->st.drop_udp_no_port++; /* the socket closed meanwhile */
 		return;
 	}
-	struct myrio_udp_sock *u = udp_demux(s, a->dport, a->src, a->sport);
-	if (u && takes(u, a)) {
+	struct udp_addrs any = *a; /* its connected socket closed meanwhile: the best left */
+	any.connected_only = false;
+	bool bound;
+	struct myrio_udp_sock *u = udp_demux(s, &any, &bound);
+	if (u) {
 		enqueue(s, u, p);
 		return;
 	}
@@ -243,22 +275,24 @@ void udp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 			goto drop;
 		}
 	}
-	uint16_t dport = get_be16(uh + 2), sport = get_be16(uh);
 	if (ip->bcast) {
 		udp_input_group(s, p, ip, ulen);
 		return;
 	}
-	struct myrio_udp_sock *u = udp_demux(s, dport, ip->src, sport);
-	if (!u) {
-		struct udp_addrs a = addrs_of(ip);
+	struct udp_addrs a = addrs_of(ip);
+	bool bound;
+	struct myrio_udp_sock *u = udp_demux(s, &a, &bound);
+	if (u && !u->rport && siblings_connected(s)) {
+		a.connected_only = true; /* a sibling's socket connected to the source wins */
 		if (share_udp_handoff(s, &a, uh + UDP_HLEN, ulen - UDP_HLEN))
+			goto drop;
+	}
+	if (!u) {
+		if (handoff_unicast(s, &a, uh + UDP_HLEN, ulen - UDP_HLEN))
 			goto drop; /* a sibling's socket has it */
 		s->st.drop_udp_no_port++;
-		icmp_send_port_unreach(s, p, ip);
-		goto drop;
-	}
-	if (u->rport && (u->rport != sport || u->rip != ip->src)) {
-		s->st.drop_udp_no_port++;
+		if (!bound) /* a socket connected to another peer holds the port: no error */
+			icmp_send_port_unreach(s, p, ip);
 		goto drop;
 	}
 	trim(p, ip, ulen);
@@ -352,11 +386,24 @@ static int udp_open(struct myrio_stack *s, uint16_t port, void *user, bool share
 	return -ENOBUFS;
 }
 
+/* Under the share's lock: u becomes connected or not. */
+static void count_connected(struct myrio_udp_sock *u, bool connected)
+{
+	if (connected == (u->rport != 0))
+		return;
+	u->s->udp_connected += connected ? 1u : -1u;
+	if (connected)
+		atomic_fetch_add_explicit(&u->s->share->udp_connected, 1, memory_order_relaxed);
+	else
+		atomic_fetch_sub_explicit(&u->s->share->udp_connected, 1, memory_order_relaxed);
+}
+
 int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port)
 {
 	if (!ip != !port)
 		return -EINVAL;
 	share_lock(u->s);
+	count_connected(u, ip != 0);
 	u->rip = ip;
 	u->rport = port;
 	if (!ip)
@@ -481,6 +528,7 @@ void myrio_udp_close(struct myrio_udp_sock *u)
 	while (u->ngroups)
 		myrio_udp_leave(u, u->groups[u->ngroups - 1]);
 	share_lock(u->s);
+	count_connected(u, false);
 	u->in_use = false;
 	share_commit(u->s);
 }

@@ -38,6 +38,7 @@
 #include "bus/bus.h"
 #include "bus/simd_proto.h"
 #include "fuse_stall.h"
+#include "ipv4_frame.h"
 #include "mem/dma.h"
 #include "myrio/port.h"
 #include "pci/sysfs.h"
@@ -64,6 +65,7 @@ struct shared {
 	/* 1: a TSO request is held and its memory unregistered; 2: the victim's is registered */
 	atomic_int tso_phase;
 	atomic_size_t tso_region_len;
+	atomic_int irq_poisoned; /* the interrupt eventfd attacker: 1 ready, > 1 failed */
 };
 
 struct fixture {
@@ -420,10 +422,228 @@ static int raw_dma_map(int s, uint64_t iova, uint64_t len, int fd)
 	return n < (ssize_t)sizeof(rep.h) ? -EIO : rep.h.status;
 }
 
+/* ---- the interrupt eventfds: shared with the model, made blocking or filled ---- */
+
+/* A daemon of its own (the RSS firmware, for a port of several queues): nic0 -> nic1 for
+ * the attacker's interrupts, nic2 -> nic3 for an honest client's frames afterwards. */
+static const char *const irq_daemon_args[] = {
+    "--model", "eeprom_fw=rss", "--nic", "nic0,cable=nic1",
+    "--nic",   "nic1",		"--nic", "nic2,cable=nic3",
+    "--nic",   "nic3",		NULL};
+static const uint8_t irq_nic1_mac[6] = {0x02, 0x60, 0xdd, 0x00, 0x00, 0x02};
+static const uint8_t irq_nic3_mac[6] = {0x02, 0x60, 0xdd, 0x00, 0x00, 0x04};
+
+enum irq_then { IRQ_HOLD, IRQ_RESET, IRQ_HANG_UP };
+struct irq_attack {
+	uint16_t queues, target; /* a port of `queues` on nic1; the fd of queue `target` */
+	bool fill;		 /* counter to 2^64 - 2 (a write of 1 then waits) */
+	enum irq_then then;	 /* hold on, ask for a function-level reset, or hang up */
+};
+static struct irq_attack irq_attack; /* set before the attacker's fork */
+static char irq_sock[108];
+
+/* The attacker's interrupt eventfd emptied (and filled) with O_NONBLOCK cleared: shared
+ * with the model, a write or read of the daemon's then blocks. */
+static int poison(int fd, bool fill)
+{
+	uint64_t v, big = 0xfffffffffffffffeull;
+	for (;;) {
+		while (read(fd, &v, sizeof(v)) == sizeof(v))
+			;
+		if (!fill || write(fd, &big, sizeof(big)) == sizeof(big))
+			break;
+	}
+	return fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+}
+
+/* A port with interrupts armed (the model signals at the next frame), or the bare bus
+ * for a reset or a hang-up (the daemon's control thread empties the MSI eventfd then). */
+static int hostile_irq(struct shared *sh)
+{
+	const struct irq_attack *a = &irq_attack;
+	if (a->then != IRQ_HOLD) {
+		struct myrio_bus *bus;
+		if (myrio_simd_bus_open("nic1", irq_sock, &bus) < 0)
+			return 20;
+		int fd = bus->ops->irq_setup(bus, true);
+		if (fd < 0 || poison(fd, a->fill) < 0)
+			return 21;
+		atomic_store(&sh->irq_poisoned, 1);
+		if (a->then == IRQ_RESET)
+			bus->ops->reset(bus);
+		bus->ops->close(bus);
+		return 0;
+	}
+	char dev[160];
+	snprintf(dev, sizeof(dev), "simd:nic1@%s", irq_sock);
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.irq = true;
+	struct myrio_port *port;
+	if (myrio_port_open_queues(&port, dev, &pc, a->queues) < 0)
+		return 22;
+	int fd = myrio_port_irq_fd_queue(port, a->target);
+	if (fd < 0 || poison(fd, a->fill) < 0)
+		return 23;
+	for (uint16_t q = 0; q < a->queues; q++)
+		myrio_port_irq_arm_queue(port, q);
+	atomic_store(&sh->irq_poisoned, 1);
+	for (;;)
+		pause(); /* killed by the test */
+}
+
+/* Frames nic0 -> nic1 over 16 flows, which RSS spreads over every queue. */
+static void irq_frames_to_attacker(struct myrio_port *tx, struct myrio_pool *pool)
+{
+	struct myrio_port_info info;
+	myrio_port_info(tx, &info);
+	for (uint16_t sport = 7000; sport < 7016; sport++) {
+		struct myrio_pkt *p = myrio_pkt_alloc(pool);
+		assert_non_null(p);
+		uint8_t *f = myrio_pkt_data(p);
+		memset(f, 0, 80);
+		uint8_t *l4 = ipv4_frame(f, irq_nic1_mac, info.mac, 6, 80 - 14, 0x0a000001u,
+					 0x0a000002u, sport);
+		put_be16(l4, sport);
+		put_be16(l4 + 2, 80);
+		p->len = 80;
+		assert_int_equal(myrio_tx_burst(tx, &p, 1), 1);
+	}
+}
+
+/* An honest client after the attack: attaching answers (the control thread), and 64
+ * frames nic2 -> nic3 arrive byte-exact (the model thread). The count that arrived. */
+static unsigned irq_honest_frames(void)
+{
+	char dev_tx[160], dev_rx[160];
+	snprintf(dev_tx, sizeof(dev_tx), "simd:nic2@%s", irq_sock);
+	snprintf(dev_rx, sizeof(dev_rx), "simd:nic3@%s", irq_sock);
+	struct myrio_port *tx, *rx;
+	if (myrio_port_open(&tx, dev_tx, NULL) < 0)
+		return 0;
+	unsigned got = 0;
+	struct myrio_pool *pool;
+	struct myrio_port_info info;
+	myrio_port_info(tx, &info);
+	if (myrio_port_open(&rx, dev_rx, NULL) == 0 &&
+	    myrio_port_pool_create(tx, 128, 2048, &pool) == 0) {
+		uint8_t want[1514];
+		for (uint64_t k = 0; k < 64; k++) {
+			struct myrio_pkt *p = myrio_pkt_alloc(pool);
+			if (!p)
+				break;
+			p->len = simd_frame_len(k);
+			simd_frame_fill(myrio_pkt_data(p), p->len, irq_nic3_mac, info.mac, k);
+			myrio_tx_burst(tx, &p, 1);
+		}
+		for (int i = 0; i < 5000 && got < 64; i++) {
+			struct myrio_pkt *p;
+			if (myrio_rx_burst(rx, &p, 1) == 0) {
+				usleep(1000);
+				continue;
+			}
+			simd_frame_fill(want, simd_frame_len(got), irq_nic3_mac, info.mac, got);
+			got += p->len == simd_frame_len(got) &&
+			       !memcmp(myrio_pkt_data(p), want, p->len);
+			myrio_pkt_free(p);
+		}
+		myrio_port_close(rx);
+		myrio_pool_destroy(pool);
+	}
+	myrio_port_close(tx);
+	return got;
+}
+
+/* SIGTERM, then up to 5 s for the exit: its status, or -1 (killed) if it did not stop. */
+static int stop_within_5s(struct simd_daemon_proc *d)
+{
+	kill(d->pid, SIGTERM);
+	int st = 0;
+	for (int i = 0; i < 5000; i++) {
+		if (waitpid(d->pid, &st, WNOHANG) == d->pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(1000);
+	}
+	kill(d->pid, SIGKILL);
+	waitpid(d->pid, &st, 0);
+	unlink(d->sock);
+	return -1;
+}
+
+static void irq_attack_run(struct fixture *f, struct irq_attack a)
+{
+	struct simd_daemon_proc d;
+	assert_int_equal(simd_daemon_start(&d, "hostile-irq", irq_daemon_args), 0);
+	irq_attack = a;
+	snprintf(irq_sock, sizeof(irq_sock), "%s", d.sock);
+	atomic_store(&f->sh->irq_poisoned, 0);
+	pid_t attacker = spawn(hostile_irq, f->sh);
+	for (int i = 0; i < 10000 && !atomic_load(&f->sh->irq_poisoned); i++)
+		usleep(1000);
+	int poisoned = atomic_load(&f->sh->irq_poisoned);
+	if (a.then == IRQ_HOLD && poisoned == 1) {
+		char dev[160];
+		snprintf(dev, sizeof(dev), "simd:nic0@%s", irq_sock);
+		struct myrio_port *tx;
+		struct myrio_pool *pool;
+		assert_int_equal(myrio_port_open(&tx, dev, NULL), 0);
+		assert_int_equal(myrio_port_pool_create(tx, 64, 2048, &pool), 0);
+		irq_frames_to_attacker(tx, pool);
+		usleep(100000); /* the model signals the attacker's queues */
+		myrio_port_close(tx);
+		myrio_pool_destroy(pool);
+	} else if (a.then == IRQ_HANG_UP) {
+		exit_code(attacker);
+		attacker = 0;
+	} else {
+		usleep(200000); /* the reset request reaches the daemon */
+	}
+	unsigned got = irq_honest_frames();
+	int stopped = stop_within_5s(&d);
+	if (attacker > 0) {
+		kill(attacker, SIGKILL);
+		exit_code(attacker);
+	}
+	print_message("# attacker ready %d; honest frames %u of 64; daemon's exit %d\n", poisoned,
+		      got, stopped);
+	assert_int_equal(poisoned, 1);
+	assert_int_equal(got, 64);
+	assert_int_equal(stopped, 0);
+	honest_still_flowing(f, 1000);
+}
+
+/* The MSI eventfd at 2^64 - 2 and blocking: the model's next interrupt for it, a plain
+ * write, would wait for ever, and every NIC of the daemon with it. */
+static void msi_eventfd_filled_stops_nothing(void **state)
+{
+	irq_attack_run(*state, (struct irq_attack){.queues = 1, .fill = true, .then = IRQ_HOLD});
+}
+
+/* The same on queue 1's vector (MSI-X, IRQ_VECTORS). */
+static void queue_eventfd_filled_stops_nothing(void **state)
+{
+	irq_attack_run(
+	    *state, (struct irq_attack){.queues = 2, .target = 1, .fill = true, .then = IRQ_HOLD});
+}
+
+/* The MSI eventfd emptied and blocking, then a function-level reset: the reset empties it
+ * on the control thread, whose plain read would wait for ever (no request served, no
+ * SIGTERM). */
+static void msi_eventfd_blocking_then_reset_stops_nothing(void **state)
+{
+	irq_attack_run(*state, (struct irq_attack){.queues = 1, .then = IRQ_RESET});
+}
+
+/* The same, then the client hangs up: the detach empties it. */
+static void msi_eventfd_blocking_then_hang_up_stops_nothing(void **state)
+{
+	irq_attack_run(*state, (struct irq_attack){.queues = 1, .then = IRQ_HANG_UP});
+}
+
 /* ---- finding 2: a TSO request outlives the memory it reads ---- */
 
 #define TSO_MSS 1448u
-#define TSO_SEGS 40u /* one packet (and segment) per MSS of payload */
+#define TSO_SEGS 40u  /* one packet (and segment) per MSS of payload */
 #define TSO_BYTE 0x11 /* the attacker's payload */
 #define VICTIM_BYTE 0xC3
 #define RX_HELD_MAX 8192u
@@ -996,6 +1216,10 @@ int main(void)
 	    cmocka_unit_test(handoff_header_pointer_cannot_wrap),
 	    cmocka_unit_test(former_owner_reaches_nothing),
 	    cmocka_unit_test(wake_eventfd_reader_stops_nothing),
+	    cmocka_unit_test(msi_eventfd_filled_stops_nothing),
+	    cmocka_unit_test(queue_eventfd_filled_stops_nothing),
+	    cmocka_unit_test(msi_eventfd_blocking_then_reset_stops_nothing),
+	    cmocka_unit_test(msi_eventfd_blocking_then_hang_up_stops_nothing),
 	    cmocka_unit_test(tso_request_reads_no_unregistered_memory),
 	    cmocka_unit_test(hugetlbfs_region_in_whole_pages),
 	    cmocka_unit_test(only_memory_files_are_dma_memory),

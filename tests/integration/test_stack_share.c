@@ -95,12 +95,14 @@ static void capture(const uint8_t *f, uint32_t len)
 	}
 }
 
-/* n rounds of step_us model time: both stacks poll, B's frames are read. */
+/* n rounds of step_us model time: both stacks (those not destroyed) poll, B's frames are
+ * read. */
 static void rounds(unsigned n, unsigned step_us)
 {
 	while (n--) {
-		myrio_stack_poll(w.a[0]);
-		myrio_stack_poll(w.a[1]);
+		for (int k = 0; k < 2; k++)
+			if (w.a[k])
+				myrio_stack_poll(w.a[k]);
 		struct myrio_pkt *in[32];
 		uint16_t k = myrio_rx_burst(w.pb, in, 32);
 		for (uint16_t i = 0; i < k; i++)
@@ -387,6 +389,103 @@ static void udp_socket_on_one_stack(void **state)
 	myrio_udp_close(u);
 	b_udp(IP_A, 40000, dport, 2);
 	assert_int_equal(stats(lands).drop_udp_no_port, 5);
+}
+
+/* One host across the stacks: a socket connected to another peer on the receiving stack
+ * does not hide a sibling's unconnected socket on the same port. */
+static void connected_socket_hides_no_siblings_open_one(void **state)
+{
+	(void)state;
+	uint16_t dport = 7100;
+	int lands = queue_of(17, IP_B, IP_A, 40000, dport);
+	struct myrio_udp_sock *c, *o;
+	assert_int_equal(myrio_udp_open_shared(w.a[lands], dport, NULL, &c), 0);
+	assert_int_equal(myrio_udp_connect(c, IP_B, 40001), 0); /* another peer */
+	assert_int_equal(myrio_udp_open_shared(w.a[1 - lands], dport, NULL, &o), 0);
+	b_udp(IP_A, 40000, dport, 10); /* from B:40000, which only o takes */
+	unsigned got_o = drain(o), got_c = drain(c);
+	print_message("# sibling's open socket got %u of 10, connected one %u; receiving stack "
+		      "drop_udp_no_port=%llu handed_off=%llu\n",
+		      got_o, got_c, (unsigned long long)stats(lands).drop_udp_no_port,
+		      (unsigned long long)stats(lands).udp_handed_off);
+	assert_int_equal(got_o, 10);
+	assert_int_equal(got_c, 0);
+	assert_int_equal(stats(lands).drop_udp_no_port, 0);
+	myrio_udp_close(c);
+	myrio_udp_close(o);
+}
+
+/* The mirror: a datagram from the connected peer goes to the sibling's socket connected to
+ * it, not to the receiving stack's unconnected one; from anyone else, to the unconnected. */
+static void connected_peer_reaches_siblings_connected_socket(void **state)
+{
+	(void)state;
+	uint16_t dport = 7200;
+	int lands = queue_of(17, IP_B, IP_A, 40000, dport);
+	struct myrio_udp_sock *c, *o;
+	assert_int_equal(myrio_udp_open_shared(w.a[lands], dport, NULL, &o), 0);
+	assert_int_equal(myrio_udp_open_shared(w.a[1 - lands], dport, NULL, &c), 0);
+	assert_int_equal(myrio_udp_connect(c, IP_B, 40000), 0);
+	b_udp(IP_A, 40000, dport, 10);
+	unsigned got_c = drain(c), got_o = drain(o);
+	print_message("# sibling's connected socket got %u of 10, open one %u\n", got_c, got_o);
+	assert_int_equal(got_c, 10);
+	assert_int_equal(got_o, 0);
+	/* another peer's datagrams, on whichever queue they land: the open socket */
+	for (uint16_t sport = 41000; sport < 41008; sport++)
+		b_udp(IP_A, sport, dport, 1);
+	assert_int_equal(drain(o), 8);
+	assert_int_equal(drain(c), 0);
+	/* disconnected, it no longer draws its former peer's datagrams */
+	assert_int_equal(myrio_udp_connect(c, 0, 0), 0);
+	b_udp(IP_A, 40000, dport, 4);
+	assert_int_equal(drain(o), 4);
+	myrio_udp_close(c);
+	myrio_udp_close(o);
+}
+
+/* A stack destroyed with its sockets still in a group: the host leaves with its last
+ * member (RFC 3376 §5.1: TO_IN({}); RFC 2236 §6), not at the router's timeout. */
+static void destroyed_stack_leaves_with_the_host(void **state)
+{
+	(void)state;
+	uint32_t g = group_on(0, 0xef050000u);
+	member(0, g);
+	member(1, g); /* neither closed */
+	rounds(2400, 1000);
+	memset(&w.seen, 0, sizeof(w.seen));
+	myrio_stack_destroy(w.a[1]);
+	w.a[1] = NULL;
+	rounds(2400, 1000);
+	assert_int_equal(w.seen.n_to_in + w.seen.v2_leaves, 0); /* stack 0 is still a member */
+	myrio_stack_destroy(w.a[0]);
+	w.a[0] = NULL;
+	rounds(100, 1000);
+	print_message("# TO_IN records after the last stack went: %u\n", w.seen.n_to_in);
+	assert_true(has(w.seen.to_in, w.seen.n_to_in, g));
+}
+
+/* A join that fails (the NIC refuses the filter) while the group's Leave is still being
+ * repeated leaves the group leaving: the repeat is sent. */
+static void failed_rejoin_keeps_the_pending_leave(void **state)
+{
+	(void)state;
+	uint32_t g = group_on(0, 0xef060000u);
+	struct myrio_udp_sock *u = member(0, g);
+	rounds(2400, 1000);
+	memset(&w.seen, 0, sizeof(w.seen));
+	assert_int_equal(myrio_udp_leave(u, g), 0);
+	rounds(100, 4);
+	assert_int_equal(w.seen.n_to_in, 1); /* the first; one repeat within 1 s */
+	assert_int_equal(
+	    sim_nic_inject(sim_world_nic(w.sim, 0), SIM_FAULT_CMD_ERROR, MCP_ERR_RANGE), 0);
+	int rc = myrio_udp_join(u, g);
+	print_message("# join with the NIC refusing its command: %d\n", rc);
+	assert_true(rc < 0);
+	rounds(2400, 1000);
+	assert_int_equal(w.seen.n_to_in, 2);
+	assert_int_equal(w.seen.n_to_ex, 0);
+	myrio_udp_close(u);
 }
 
 /* A stack from myrio_stack_create does not know the port's queues: no sibling. */
@@ -704,6 +803,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(query_answered_for_every_stack, setup, teardown),
 	    cmocka_unit_test_setup_teardown(host_leaves_with_its_last_member, setup, teardown),
 	    cmocka_unit_test_setup_teardown(udp_socket_on_one_stack, setup, teardown),
+	    cmocka_unit_test_setup_teardown(connected_socket_hides_no_siblings_open_one, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(connected_peer_reaches_siblings_connected_socket, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(destroyed_stack_leaves_with_the_host, setup, teardown),
+	    cmocka_unit_test_setup_teardown(failed_rejoin_keeps_the_pending_leave, setup, teardown),
 	    cmocka_unit_test_setup_teardown(sibling_must_know_the_queues, setup, teardown),
 	    cmocka_unit_test_setup_teardown(rss_refused_keeps_the_previous, setup, teardown),
 	    cmocka_unit_test(mc_lists_from_two_threads),

@@ -95,6 +95,9 @@ int simd_world_build(struct simd_daemon *d)
 		log_err("cannot create the device model: %s", strerror(-rc));
 		return rc;
 	}
+	rc = sim_world_shared_irqs(d->sim); /* the clients hold the interrupt eventfds */
+	if (rc < 0)
+		return rc;
 	for (unsigned i = 0; i < d->conf.nnics; i++) {
 		struct simd_nic *n = &d->nics[i];
 		n->conf = &d->conf.nics[i];

@@ -45,6 +45,8 @@ int dial(char cmd);
 int udp_bound(int port);
 /* One byte from fd within 3 s; 0 when none came. */
 char recv_byte(int fd);
+/* A one-byte exchange with the peer's echo on a new connection; 1 when it worked. */
+int echo_once(void);
 
 /* edges_calls.c: the calls compared with the kernel's (run without the preload too) */
 void udp_connect_unspec(void);
@@ -54,5 +56,8 @@ void tcp_bind_in_use(void);
 void pollrdhup_with_data_queued(void);
 void select_past_fd_setsize(void);
 void signal_close_races_sleep(void);
+void tcp_connect_unspec(void);
+void tcp_peek_waitall(void);
+void calls_race_close(void);
 
 #endif

@@ -456,7 +456,7 @@ static void close_while_blocked(void)
 	printf("ok close_while_blocked\n");
 }
 
-static int echo_once(void)
+int echo_once(void)
 {
 	int fd = dial(CMD_ECHO);
 	char b = 0;
@@ -735,6 +735,9 @@ static const struct {
     CASE(pollrdhup_with_data_queued, true),
     CASE(select_past_fd_setsize, true),
     CASE(signal_close_races_sleep, true),
+    CASE(tcp_connect_unspec, true),
+    CASE(tcp_peek_waitall, true),
+    CASE(calls_race_close, true),
 };
 
 /* "cases" runs them all, "kernel" those that hold for the kernel's sockets too; a name

@@ -18,8 +18,9 @@
 
 #include "preload.h"
 
-#define OWN_FD_MAX 32	 /* the port's and stack's own fds that close_range spares */
-#define OWN_FD_SCAN 1024 /* they are found among the fds below this */
+#define EXIT_RESET_ANSWER_MS 500 /* a reset at exit: the peer's challenge ACK answered */
+#define OWN_FD_MAX 32		 /* the port's and stack's own fds that close_range spares */
+#define OWN_FD_SCAN 1024	 /* they are found among the fds below this */
 
 /* The lock is recursive: the library's own calls (close, poll on its fds) come back
  * through the interposed symbols while the stack is created or polled, and signal
@@ -284,7 +285,15 @@ static void engine_exit(void)
 	eng.stopping = true;
 	fdtab_close_all(); /* connections still open end as the kernel ends them */
 	linger_exit_begin(engine_now_ms());
-	for (engine_progress(); linger_count(); engine_progress()) {
+	uint64_t answered = 0; /* until then, after the last reset */
+	for (engine_progress();; engine_progress()) {
+		uint64_t now = engine_now_ms();
+		if (!linger_count()) {
+			if (!answered)
+				answered = now + (linger_exit_reset() ? EXIT_RESET_ANSWER_MS : 0);
+			if (now >= answered)
+				break;
+		}
 		engine_unlock();
 		if (eng.stack_fd >= 0) {
 			struct pollfd p = {.fd = eng.stack_fd, .events = POLLIN};

@@ -12,7 +12,10 @@
  *   acknowledge it, as the kernel's orphan in FIN_WAIT_2 does (else that peer's FIN goes
  *   unanswered and it waits as above);
  * - beyond its bound a connection is reset, so its peer learns that the stream ended short
- *   instead of waiting for an end that will never come. */
+ *   instead of waiting for an end that will never come. The reset carries the sequence
+ *   number after what was sent, which a peer that did not get it all answers with a
+ *   challenge ACK (RFC 5961 §3.2); the stack answers that with the reset the peer takes, so
+ *   the process keeps answering a moment (engine_exit). */
 #include "preload.h"
 
 #define LINGER_MAX 1024
@@ -25,6 +28,7 @@ static struct lingering {
 } lingering[LINGER_MAX];
 static unsigned nlinger;
 static uint64_t exit_ms; /* when the exit's wait began; 0 while the program runs */
+static bool exit_reset;	 /* a connection was reset at exit */
 
 void linger_add(struct myrio_tcp_conn *c, bool shutdown)
 {
@@ -80,6 +84,7 @@ bool linger_check(uint64_t now_ms, uint32_t exit_linger_ms)
 				    "reset",
 				    (unsigned long long)(now_ms - exit_ms));
 			myrio_tcp_abort(l->c);
+			exit_reset = true;
 		} else
 			myrio_tcp_close(l->c);
 		*l = lingering[--nlinger];
@@ -90,6 +95,11 @@ bool linger_check(uint64_t now_ms, uint32_t exit_linger_ms)
 void linger_exit_begin(uint64_t now_ms)
 {
 	exit_ms = now_ms ? now_ms : 1;
+}
+
+bool linger_exit_reset(void)
+{
+	return exit_reset;
 }
 
 /* How many connections are still delivering (engine_progress asks on every poll). */

@@ -119,6 +119,7 @@ struct psock {
 	unsigned aq_head, aq_len, aq_cap;
 	/* TCP: the connection's end was reported once (as the kernel's sk_err) */
 	bool error_reported, shut_rd, shut_wr;
+	bool connect_pending; /* a non-blocking connect() said EINPROGRESS, none said since */
 	bool keepalive, reuseaddr;
 	/* TCP: bound_port is held in the port table (tcp_port_claim); exclusively when the
 	 * socket had no SO_REUSEADDR or listens */
@@ -212,6 +213,8 @@ void linger_add(struct myrio_tcp_conn *c, bool shutdown);
 bool linger_check(uint64_t now_ms, uint32_t exit_linger_ms);
 /* The process exits: from now on, linger_check follows the exit's bounds. */
 void linger_exit_begin(uint64_t now_ms);
+/* A connection was reset at exit (past its bound). */
+bool linger_exit_reset(void);
 unsigned linger_count(void);
 bool engine_is_accel_local(uint32_t ip);  /* bind: ours or any */
 bool engine_is_accel_remote(uint32_t ip); /* connect/sendto: reached through our port */

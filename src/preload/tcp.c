@@ -81,11 +81,15 @@ int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
 	if (ps->state == PS_TCP_CONN) {
 		if (myrio_tcp_state(ps->c) == MYRIO_TCP_SYN_SENT)
 			return (int)neg_errno(-EALREADY);
+		/* as Linux: the first call after a non-blocking connect completed says how it
+		 * ended (0 or the error), the next ones EISCONN */
 		int err = conn_error(ps);
-		return (int)neg_errno(err ? err : -EISCONN);
+		bool first = ps->connect_pending;
+		ps->connect_pending = false;
+		return (int)neg_errno(err ? err : first ? 0 : -EISCONN);
 	}
 	if (ps->state != PS_PENDING)
-		return (int)neg_errno(-EINVAL);
+		return (int)neg_errno(-EISCONN); /* a listener */
 	struct myrio_stack *s = engine_stack();
 	if (!s)
 		return -1;
@@ -102,6 +106,7 @@ int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
 		myrio_tcp_keepalive(ps->c, ps->keep_idle_s * 1000, ps->keep_intvl_s * 1000,
 				    ps->keep_cnt);
 	engine_leave();
+	ps->connect_pending = ps->nonblock;
 	if (ps->nonblock)
 		return (int)neg_errno(-EINPROGRESS);
 	if (psock_wait(ps, POLLOUT, -1, false) < 0)
@@ -259,8 +264,8 @@ static bool rcv_shut(struct psock *ps, enum myrio_tcp_state st)
 static bool peek_wait_more(struct psock *ps, size_t have, size_t want, uint64_t deadline)
 {
 	for (;;) {
-		if (have >= want || ps->closed || myrio_tcp_error(ps->c) ||
-		    rcv_shut(ps, myrio_tcp_state(ps->c)))
+		if (have >= want || ps->closed || ps->state != PS_TCP_CONN ||
+		    myrio_tcp_error(ps->c) || rcv_shut(ps, myrio_tcp_state(ps->c)))
 			return false;
 		int left = -1;
 		if (deadline) {
@@ -271,7 +276,7 @@ static bool peek_wait_more(struct psock *ps, size_t have, size_t want, uint64_t 
 		}
 		if (engine_block(NULL, 0, left, NULL) < 0)
 			return false; /* a signal: what is there */
-		if (myrio_tcp_rx_queued(ps->c) > have)
+		if (ps->state == PS_TCP_CONN && myrio_tcp_rx_queued(ps->c) > have)
 			return true;
 	}
 }
@@ -299,6 +304,8 @@ static ssize_t tcp_peekv(struct psock *ps, const struct iovec *iov, int n, size_
 		if (!waitall || !peek_wait_more(ps, queued, want, deadline))
 			break;
 	}
+	if (ps->state != PS_TCP_CONN) /* disconnected by another thread meanwhile */
+		return neg_errno(-ECONNRESET);
 	size_t total = 0;
 	for (int i = 0; i < n && total < want; i++) {
 		ssize_t r = myrio_tcp_peek(ps->c, total, iov[i].iov_base, iov[i].iov_len);
@@ -361,10 +368,12 @@ ssize_t tcp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags)
 
 int tcp_shutdown(struct psock *ps, int how)
 {
-	if (ps->state != PS_TCP_CONN)
-		return (int)neg_errno(-ENOTCONN);
 	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
 		return (int)neg_errno(-EINVAL);
+	if (ps->state == PS_TCP_LISTEN) /* as Linux: reading shut down stops listening, and */
+		return how == SHUT_WR ? 0 : tcp_disconnect(ps); /* accept() ends (EINVAL) */
+	if (ps->state != PS_TCP_CONN)
+		return (int)neg_errno(-ENOTCONN);
 	if (how != SHUT_WR)
 		ps->shut_rd = true;
 	if (how != SHUT_RD && !ps->shut_wr) {
@@ -425,6 +434,7 @@ int tcp_disconnect(struct psock *ps)
 	if (ps->bound_port) /* a listener keeps its port, no longer exclusively */
 		tcp_port_claim(ps);
 	ps->reset_err = err;
+	engine_wake(); /* calls asleep on it end (psock_wait) */
 	return 0;
 }
 

@@ -30,6 +30,7 @@
 #define REUSE_PORT 7121
 #define HIGH_FD 2000
 #define RACE_PORT 7113
+#define SHUTDOWN_PORT 7114
 #define RACE_ROUNDS 1000
 
 /* Asks the peer for a datagram from a socket of its own to port. */
@@ -484,4 +485,39 @@ void calls_race_close(void)
 		close(shared[i]);
 	CHECK(echo_once(), "the stack after the race");
 	printf("ok calls_race_close (%u sockets replaced)\n", replaced);
+}
+
+struct blocked_accept {
+	int fd, rc, err;
+};
+
+static void *accept_blocking(void *arg)
+{
+	struct blocked_accept *b = arg;
+	b->rc = accept(b->fd, NULL, NULL);
+	b->err = errno;
+	return NULL;
+}
+
+/* shutdown(SHUT_RDWR) of a listener stops it, as Linux does, and an accept() asleep on it
+ * in another thread ends with EINVAL (servers stop their accept threads this way). */
+void shutdown_listener_ends_accept(void)
+{
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(SHUTDOWN_PORT)};
+	CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 4) == 0, "listen");
+	struct sockaddr_in p = peer_addr(PEER_PORT);
+	CHECK(connect(l, (struct sockaddr *)&p, sizeof p) < 0 && errno == EISCONN,
+	      "connect of a listener");
+	CHECK(shutdown(l, SHUT_WR) == 0, "SHUT_WR on a listener");
+	struct blocked_accept b = {.fd = l};
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, accept_blocking, &b) == 0, "thread");
+	usleep(200000);
+	CHECK(shutdown(l, SHUT_RDWR) == 0, "shutdown of the listener");
+	CHECK(joined_within(t, 3), "accept still asleep 3 s after the shutdown");
+	CHECK(b.rc < 0 && b.err == EINVAL, "accept gave %d (%s)", b.rc, strerror(b.err));
+	CHECK(listen(l, 4) == 0, "listen again");
+	close(l);
+	printf("ok shutdown_listener_ends_accept\n");
 }

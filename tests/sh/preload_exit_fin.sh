@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A preloaded program that writes and exits at once still ends its stream: at exit the
 # preload waits until the peer acknowledged the data and the FIN (docs/preload.md).
-# - Over the model with 5% loss, socat sends a file and exits, 40 times; the receiving
-#   socat (also preloaded) must see the end of the stream and the file whole each time.
+# - Over the model with 5% loss (LOSS), socat sends a file and exits, 40 times (ROUNDS);
+#   the receiving socat (also preloaded) must see the end of the stream and the file whole
+#   each time. Chance decides whether a lost FIN shows here; the rows below make sure.
 # - With root, against the Linux kernel through a TAP cable, the kernel drops every FIN from
 #   us for 6 s (nftables): the sender must stay past that and deliver its FIN; and with
 #   MYRIO_EXIT_LINGER_MS=1500 and the FINs dropped for good, the sender must reset the
@@ -19,7 +20,7 @@ if grep -q "MYRIO_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
 	[[ -f $rt ]] || { echo "skip: no ASan runtime to preload"; exit 77; }
 	asan_env="env LD_PRELOAD=$rt ASAN_OPTIONS=detect_leaks=0"
 fi
-simd_start --model loss=0.05,seed=7
+simd_start --model "loss=${LOSS:-0.05},seed=7"
 A="$asan_env $build/myrio-run --device simd:nic0@$sock --ip 10.0.0.1/24 --"
 B="$asan_env $build/myrio-run --device simd:nic1@$sock --ip 10.0.0.2/24 --"
 head -c 20000 /dev/urandom >"$tmp/file"

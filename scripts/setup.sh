@@ -8,7 +8,7 @@ PACKAGES=(build-essential cmake ninja-build pkg-config clang
   iproute2 tcpdump socat netcat-openbsd iperf3 sockperf nuttcp curl python3 valgrind
   qemu-system-x86 busybox-static cpio kmod zlib1g-dev tshark groff-base man-db
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-  meson libglib2.0-dev libpixman-1-dev libfdt-dev dpkg-dev ethtool)
+  meson libglib2.0-dev libpixman-1-dev libfdt-dev dpkg-dev ethtool nftables)
 
 # QEMU's source package (tests/qemu/build-qemu.sh builds the Myri-10G model device into it)
 # needs a deb-src line beside Debian's deb lines.

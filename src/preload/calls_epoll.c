@@ -80,15 +80,18 @@ void epoll_drained(struct psock *ps, uint32_t events)
 EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	kernel_calls_resolve();
-	struct psock *ps = fdtab_get(fd);
+	struct psock *ps = psock_lock(fd);
 	if (!ps)
 		return kern.epoll_ctl(epfd, op, fd, ev);
-	if (ps->state == PS_DEAD)
-		return (int)neg_errno(-EBADF);
-	if (op != EPOLL_CTL_DEL && !ev)
-		return (int)neg_errno(-EFAULT);
 	int rc = 0;
-	engine_lock();
+	if (ps->state == PS_DEAD)
+		rc = -EBADF;
+	else if (op != EPOLL_CTL_DEL && !ev)
+		rc = -EFAULT;
+	if (rc) {
+		engine_unlock();
+		return (int)neg_errno(rc);
+	}
 	struct ep_entry **e = find(epfd, fd);
 	switch (op) {
 	case EPOLL_CTL_ADD:

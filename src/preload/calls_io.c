@@ -14,11 +14,6 @@
 
 #define SENDFILE_CHUNK 65536
 
-static bool accelerated(struct psock *ps)
-{
-	return ps && ps->state != PS_PENDING;
-}
-
 static void after_send(ssize_t rc)
 {
 	if (preload_raise_sigpipe) {
@@ -30,23 +25,60 @@ static void after_send(ssize_t rc)
 	(void)rc;
 }
 
-/* Takes the lock and enters a call on the socket fd names, when that is still ps (the
- * caller looked it up without the lock: a signal handler of this thread, or another
- * thread, may have closed fd and freed ps since). False with EBADF, the lock released,
- * otherwise or for a fork's dead socket. */
-static bool lock_enter(int fd, struct psock *ps, struct psock **outer)
+/* A pending UDP socket given a destination the interface reaches is accelerated here. */
+static bool udp_goes_accel(struct psock *ps, const struct sockaddr *to, socklen_t tolen)
 {
-	engine_lock();
-	if (fdtab_get(fd) != ps || ps->state == PS_DEAD) {
-		engine_unlock();
-		errno = EBADF;
+	struct sockaddr_in sin;
+	if (ps->type != SOCK_DGRAM || !to || tolen < sizeof sin || to->sa_family != AF_INET)
 		return false;
-	}
-	*outer = psock_enter(ps);
-	return true;
+	memcpy(&sin, to, sizeof sin);
+	return engine_is_accel_remote(ntohl(sin.sin_addr.s_addr)) && engine_available();
 }
 
-static ssize_t send_path(int fd, struct psock *ps, const struct iovec *iov, int n, int flags,
+/* Takes the lock and enters a call on the accelerated socket fd names. NULL when fd is not
+ * one (the kernel's call then), with the lock released; a pending socket qualifies when it
+ * is to send to a destination the interface reaches (to). A fork's dead socket, and one
+ * connect(AF_UNSPEC) reset, give -1 with *rc set: EBADF, ECONNRESET once. */
+static struct psock *enter(int fd, const struct sockaddr *to, socklen_t tolen, struct psock **outer,
+			   ssize_t *rc)
+{
+	struct psock *ps = psock_lock(fd);
+	if (!ps)
+		return NULL;
+	if (ps->state == PS_PENDING && ps->reset_err) {
+		*rc = neg_errno(-ps->reset_err);
+		ps->reset_err = 0;
+		engine_unlock();
+		return NULL;
+	}
+	if (ps->state == PS_DEAD) {
+		engine_unlock();
+		*rc = neg_errno(-EBADF);
+		return NULL;
+	}
+	if (ps->state == PS_PENDING && !udp_goes_accel(ps, to, tolen)) {
+		engine_unlock();
+		return NULL;
+	}
+	*outer = psock_enter(ps);
+	return ps;
+}
+
+/* Whether calls on fd (sending to `to`) are this layer's, at the time of asking. */
+static bool is_ours(int fd, const struct sockaddr *to, socklen_t tolen)
+{
+	struct psock *ps = psock_lock(fd);
+	if (!ps)
+		return false;
+	bool ours = ps->state != PS_PENDING || ps->reset_err || udp_goes_accel(ps, to, tolen);
+	engine_unlock();
+	return ours;
+}
+
+/* The kernel's call, unless enter() answered (*rc) or took fd (send/recv_path). */
+#define NOT_OURS 0x7ffffffffff0 /* a result no call gives */
+
+static ssize_t send_path(int fd, const struct iovec *iov, int n, int flags,
 			 const struct sockaddr *to, socklen_t tolen)
 {
 	uint32_t ip = 0;
@@ -56,9 +88,10 @@ static ssize_t send_path(int fd, struct psock *ps, const struct iovec *iov, int 
 	if (to && !bad_to)
 		memcpy(&sin, to, sizeof sin);
 	struct psock *outer;
-	if (!lock_enter(fd, ps, &outer))
-		return -1;
-	ssize_t rc;
+	ssize_t rc = NOT_OURS;
+	struct psock *ps = enter(fd, to, tolen, &outer, &rc);
+	if (!ps)
+		return rc;
 	if (ps->type == SOCK_STREAM) {
 		rc = tcp_sendv(ps, iov, n, flags);
 	} else if (bad_to) {
@@ -82,13 +115,16 @@ static ssize_t send_path(int fd, struct psock *ps, const struct iovec *iov, int 
 	return rc;
 }
 
-static ssize_t recv_path(int fd, struct psock *ps, const struct iovec *iov, int n, int flags,
-			 struct sockaddr *from, socklen_t *fromlen, int *msg_flags)
+static ssize_t recv_path(int fd, const struct iovec *iov, int n, int flags, struct sockaddr *from,
+			 socklen_t *fromlen, int *msg_flags, bool *stream)
 {
 	struct psock *outer;
-	if (!lock_enter(fd, ps, &outer))
-		return -1;
-	ssize_t rc;
+	ssize_t rc = NOT_OURS;
+	struct psock *ps = enter(fd, NULL, 0, &outer, &rc);
+	if (!ps)
+		return rc;
+	if (stream)
+		*stream = ps->type == SOCK_STREAM;
 	if (ps->type == SOCK_STREAM) {
 		rc = tcp_recvv(ps, iov, n, flags);
 		from = NULL;
@@ -109,26 +145,12 @@ static ssize_t recv_path(int fd, struct psock *ps, const struct iovec *iov, int 
 	return rc;
 }
 
-/* A pending UDP socket given a destination the interface reaches is accelerated here. */
-static bool udp_goes_accel(struct psock *ps, const struct sockaddr *to, socklen_t tolen)
-{
-	struct sockaddr_in sin;
-	if (!ps || ps->state != PS_PENDING || ps->type != SOCK_DGRAM || !to || tolen < sizeof sin ||
-	    to->sa_family != AF_INET)
-		return false;
-	memcpy(&sin, to, sizeof sin);
-	return engine_is_accel_remote(ntohl(sin.sin_addr.s_addr)) && engine_available();
-}
-
 EXPORT ssize_t read(int fd, void *buf, size_t len)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!accelerated(ps)) {
-		kernel_calls_resolve();
-		return kern.read(fd, buf, len);
-	}
+	kernel_calls_resolve();
 	struct iovec v = {buf, len};
-	return recv_path(fd, ps, &v, 1, 0, NULL, NULL, NULL);
+	ssize_t rc = fdtab_get(fd) ? recv_path(fd, &v, 1, 0, NULL, NULL, NULL, NULL) : NOT_OURS;
+	return rc != NOT_OURS ? rc : kern.read(fd, buf, len);
 }
 
 EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
@@ -140,43 +162,36 @@ EXPORT ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 
 EXPORT ssize_t write(int fd, const void *buf, size_t len)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!accelerated(ps)) {
-		kernel_calls_resolve();
-		return kern.write(fd, buf, len);
-	}
+	kernel_calls_resolve();
 	struct iovec v = {(void *)buf, len};
-	return send_path(fd, ps, &v, 1, 0, NULL, 0);
+	ssize_t rc = fdtab_get(fd) ? send_path(fd, &v, 1, 0, NULL, 0) : NOT_OURS;
+	return rc != NOT_OURS ? rc : kern.write(fd, buf, len);
 }
 
 EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!accelerated(ps))
-		return kern.readv(fd, iov, n);
-	if (n < 0 || n > IOV_MAX)
-		return neg_errno(-EINVAL);
-	return recv_path(fd, ps, iov, n, 0, NULL, NULL, NULL);
+	ssize_t rc = NOT_OURS;
+	if (fdtab_get(fd))
+		rc = n < 0 || n > IOV_MAX ? neg_errno(-EINVAL)
+					  : recv_path(fd, iov, n, 0, NULL, NULL, NULL, NULL);
+	return rc != NOT_OURS ? rc : kern.readv(fd, iov, n);
 }
 
 EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!accelerated(ps))
-		return kern.writev(fd, iov, n);
-	if (n < 0 || n > IOV_MAX)
-		return neg_errno(-EINVAL);
-	return send_path(fd, ps, iov, n, 0, NULL, 0);
+	ssize_t rc = NOT_OURS;
+	if (fdtab_get(fd))
+		rc = n < 0 || n > IOV_MAX ? neg_errno(-EINVAL) : send_path(fd, iov, n, 0, NULL, 0);
+	return rc != NOT_OURS ? rc : kern.writev(fd, iov, n);
 }
 
 EXPORT ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
 			socklen_t *fromlen)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!accelerated(ps))
-		return kern.recvfrom(fd, buf, len, flags, from, fromlen);
 	struct iovec v = {buf, len};
-	return recv_path(fd, ps, &v, 1, flags, from, fromlen, NULL);
+	ssize_t rc =
+	    fdtab_get(fd) ? recv_path(fd, &v, 1, flags, from, fromlen, NULL, NULL) : NOT_OURS;
+	return rc != NOT_OURS ? rc : kern.recvfrom(fd, buf, len, flags, from, fromlen);
 }
 
 EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags)
@@ -202,11 +217,9 @@ EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen, int 
 EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to,
 		      socklen_t tolen)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!accelerated(ps) && !udp_goes_accel(ps, to, tolen))
-		return kern.sendto(fd, buf, len, flags, to, tolen);
 	struct iovec v = {(void *)buf, len};
-	return send_path(fd, ps, &v, 1, flags, to, tolen);
+	ssize_t rc = fdtab_get(fd) ? send_path(fd, &v, 1, flags, to, tolen) : NOT_OURS;
+	return rc != NOT_OURS ? rc : kern.sendto(fd, buf, len, flags, to, tolen);
 }
 
 EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
@@ -216,15 +229,17 @@ EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 
 EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!accelerated(ps))
+	if (!fdtab_get(fd))
 		return kern.recvmsg(fd, msg, flags);
 	if (msg->msg_iovlen > IOV_MAX)
 		return neg_errno(-EMSGSIZE);
-	msg->msg_flags = 0;
-	bool stream = ps->type == SOCK_STREAM; /* ps may be gone after the call (a close) */
-	ssize_t rc = recv_path(fd, ps, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
-			       msg->msg_name ? &msg->msg_namelen : NULL, &msg->msg_flags);
+	int msg_flags = 0;
+	bool stream = false;
+	ssize_t rc = recv_path(fd, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
+			       msg->msg_name ? &msg->msg_namelen : NULL, &msg_flags, &stream);
+	if (rc == NOT_OURS)
+		return kern.recvmsg(fd, msg, flags);
+	msg->msg_flags = msg_flags;
 	if (rc >= 0) {
 		if (stream)
 			msg->msg_namelen = 0;
@@ -235,25 +250,24 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!accelerated(ps) && !udp_goes_accel(ps, msg->msg_name, msg->msg_namelen))
+	if (!fdtab_get(fd))
 		return kern.sendmsg(fd, msg, flags);
 	if (msg->msg_iovlen > IOV_MAX)
 		return neg_errno(-EMSGSIZE);
-	if (msg->msg_controllen) {
+	if (msg->msg_controllen && is_ours(fd, msg->msg_name, msg->msg_namelen)) {
 		preload_log_once("sendmsg() ancillary data on an accelerated socket (EINVAL)");
 		return neg_errno(-EINVAL);
 	}
-	return send_path(fd, ps, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
-			 msg->msg_namelen);
+	ssize_t rc = send_path(fd, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
+			       msg->msg_namelen);
+	return rc != NOT_OURS ? rc : kern.sendmsg(fd, msg, flags);
 }
 
 /* File -> accelerated socket: pread into a buffer and send, as many chunks as count asks
  * (partial when the socket stops taking, as the kernel's). */
 EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
 {
-	struct psock *ps = fdtab_get(out_fd);
-	if (!accelerated(ps))
+	if (!is_ours(out_fd, NULL, 0))
 		return kern.sendfile(out_fd, in_fd, offset, count);
 	off_t pos = offset ? *offset : lseek(in_fd, 0, SEEK_CUR);
 	if (pos < 0)
@@ -269,7 +283,9 @@ EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *offset, size_t count)
 			break;
 		}
 		struct iovec v = {buf, (size_t)got};
-		ssize_t sent = send_path(out_fd, ps, &v, 1, 0, NULL, 0);
+		ssize_t sent = send_path(out_fd, &v, 1, 0, NULL, 0);
+		if (sent == NOT_OURS) /* it went to the kernel meanwhile (another thread) */
+			sent = neg_errno(-EBADF);
 		if (sent <= 0) {
 			if (!done)
 				return sent;
@@ -294,9 +310,7 @@ EXPORT ssize_t sendfile64(int out_fd, int in_fd, off_t *offset, size_t count)
 /* As the kernel's: the datagrams one at a time; the count sent, or the first error. */
 EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned n, int flags)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!accelerated(ps) &&
-	    !(n && udp_goes_accel(ps, vec[0].msg_hdr.msg_name, vec[0].msg_hdr.msg_namelen))) {
+	if (!is_ours(fd, n ? vec[0].msg_hdr.msg_name : NULL, n ? vec[0].msg_hdr.msg_namelen : 0)) {
 		kernel_calls_resolve();
 		return kern.sendmmsg(fd, vec, n, flags);
 	}
@@ -314,8 +328,7 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned n, int flags)
  * they are there when MSG_WAITFORONE; the timeout argument is not honoured (one line). */
 EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned n, int flags, struct timespec *tmo)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!accelerated(ps)) {
+	if (!is_ours(fd, NULL, 0)) {
 		kernel_calls_resolve();
 		return kern.recvmmsg(fd, vec, n, flags, tmo);
 	}

@@ -10,12 +10,6 @@
 
 #include "preload.h"
 
-static bool is_accel(int fd)
-{
-	struct psock *ps = fdtab_get(fd);
-	return ps && ps->state != PS_PENDING;
-}
-
 static int ms_left(uint64_t deadline, int timeout_ms)
 {
 	if (timeout_ms < 0)
@@ -24,11 +18,25 @@ static int ms_left(uint64_t deadline, int timeout_ms)
 	return now >= deadline ? 0 : (int)(deadline - now);
 }
 
+/* Lock held. */
+static bool is_accel(int fd)
+{
+	struct psock *ps = fdtab_get(fd);
+	return ps && ps->state != PS_PENDING;
+}
+
 int poll_any(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *sigmask)
 {
-	nfds_t nacc = 0;
+	nfds_t nacc = 0, ours = 0;
 	for (nfds_t i = 0; i < n; i++)
-		nacc += is_accel(fds[i].fd);
+		ours += fdtab_get(fds[i].fd) != NULL;
+	if (ours) { /* the sockets' states are read under the lock, held from here */
+		engine_lock();
+		for (nfds_t i = 0; i < n; i++)
+			nacc += is_accel(fds[i].fd);
+		if (!nacc)
+			engine_unlock();
+	}
 	if (!nacc) {
 		struct timespec ts, *tsp = NULL;
 		if (timeout_ms >= 0) {
@@ -43,6 +51,7 @@ int poll_any(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *sigma
 	nfds_t *from = n > nacc ? calloc(n - nacc, sizeof *from) : NULL;
 	nfds_t nk = 0;
 	if (n > nacc && (!kfds || !from)) {
+		engine_unlock();
 		free(kfds);
 		free(from);
 		return (int)neg_errno(-ENOMEM);
@@ -54,7 +63,6 @@ int poll_any(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *sigma
 		}
 	uint64_t deadline = timeout_ms >= 0 ? engine_now_ms() + (uint64_t)timeout_ms : 0;
 	int ready, rc = 0;
-	engine_lock();
 	engine_progress();
 	for (;;) {
 		ready = 0;

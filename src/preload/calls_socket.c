@@ -71,37 +71,58 @@ EXPORT int socket(int domain, int type, int protocol)
 	return fd;
 }
 
+/* Lock held: unlocks and returns the errno of rc. */
+static int unlock_with(long rc)
+{
+	engine_unlock();
+	return (int)neg_errno(rc);
+}
+
+/* Lock held on a socket that is not pending: NULL, the lock let go, for a pending one (the
+ * kernel's call then). */
+static struct psock *not_pending(struct psock *ps)
+{
+	if (ps && ps->state == PS_PENDING) {
+		engine_unlock();
+		return NULL;
+	}
+	return ps;
+}
+
 EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	struct psock *ps = fdtab_get(fd);
 	uint32_t ip;
 	uint16_t port;
+	struct psock *ps = psock_lock(fd);
 	if (!ps)
 		return kern.bind(fd, addr, len);
 	if (ps->state != PS_PENDING || ps->bound_port)
-		return (int)neg_errno(ps->state == PS_DEAD ? -EBADF : -EINVAL);
+		return unlock_with(ps->state == PS_DEAD ? -EBADF : -EINVAL);
 	if (!sin_of(addr, len, &ip, &port) || !engine_is_accel_local(ip) || !engine_available()) {
 		to_kernel(fd, ps);
+		engine_unlock();
 		return kern.bind(fd, addr, len);
 	}
 	ps->bound_ip = ip;
 	ps->bound_port = port;
 	if (ps->type != SOCK_DGRAM && !port)
-		return 0; /* the port comes at listen() */
-	engine_lock();
+		return unlock_with(0); /* the port comes at listen() */
 	int rc = ps->type == SOCK_DGRAM ? udp_bind(ps) : tcp_port_claim(ps);
-	engine_unlock();
 	if (rc < 0) /* unbound, as the kernel leaves a socket whose bind failed */
 		ps->bound_ip = ps->bound_port = 0;
+	engine_unlock();
 	return rc;
 }
 
 EXPORT int listen(int fd, int backlog)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!ps || ps->type != SOCK_STREAM)
+	struct psock *ps = psock_lock(fd);
+	if (ps && ps->type != SOCK_STREAM) {
+		engine_unlock();
+		ps = NULL;
+	}
+	if (!ps)
 		return kern.listen(fd, backlog);
-	engine_lock();
 	int rc = tcp_listen(ps, backlog);
 	engine_unlock();
 	return rc;
@@ -109,14 +130,9 @@ EXPORT int listen(int fd, int backlog)
 
 EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!ps || ps->state == PS_PENDING)
+	struct psock *ps = not_pending(psock_lock(fd));
+	if (!ps)
 		return kern.accept4(fd, addr, len, flags);
-	engine_lock();
-	if (fdtab_get(fd) != ps) { /* closed since the look-up (a signal handler's close) */
-		engine_unlock();
-		return (int)neg_errno(-EBADF);
-	}
 	struct psock *outer = psock_enter(ps);
 	int rc = tcp_accept(ps, addr, len, flags);
 	psock_exit(ps, outer);
@@ -131,51 +147,45 @@ EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 
 /* connect(AF_UNSPEC): a UDP socket forgets its peer (its port stays bound), a socket not
  * yet connected has nothing to dissolve, as with the kernel. */
+/* connect(AF_UNSPEC), lock held: a UDP socket forgets its peer (its port stays bound), a
+ * TCP socket is disconnected as the kernel's tcp_disconnect does (tcp_unspec), a socket not
+ * yet connected has nothing to dissolve. */
 static int connect_unspec(struct psock *ps)
 {
 	if (ps->state == PS_PENDING)
 		return 0;
-	if (ps->state != PS_UDP) {
-		preload_log_once("connect(AF_UNSPEC) does not dissolve an accelerated TCP "
-				 "connection (EOPNOTSUPP)");
-		return (int)neg_errno(-EOPNOTSUPP);
-	}
-	engine_lock();
+	if (ps->state != PS_UDP)
+		return tcp_disconnect(ps);
 	myrio_udp_connect(ps->u, 0, 0);
 	ps->peer_ip = 0;
 	ps->peer_port = 0;
 	ps->udp_error = 0;
-	engine_unlock();
 	return 0;
 }
 
 EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	struct psock *ps = fdtab_get(fd);
 	uint32_t ip;
 	uint16_t port;
+	struct psock *ps = psock_lock(fd);
 	if (!ps)
 		return kern.connect(fd, addr, len);
 	if (ps->state == PS_DEAD)
-		return (int)neg_errno(-EBADF);
+		return unlock_with(-EBADF);
 	if (addr && len >= sizeof addr->sa_family && addr->sa_family == AF_UNSPEC)
-		return connect_unspec(ps);
+		return unlock_with(connect_unspec(ps));
 	/* a fork's child has no stack: its pending sockets stay the kernel's */
 	bool accel =
 	    sin_of(addr, len, &ip, &port) && engine_is_accel_remote(ip) && engine_available();
 	if (ps->state == PS_PENDING && !accel && !ps->bound_port) {
 		to_kernel(fd, ps);
+		engine_unlock();
 		return kern.connect(fd, addr, len);
 	}
 	if (!accel) {
 		preload_log_once("connect() of an accelerated socket to an address the "
 				 "interface does not reach (ENETUNREACH)");
-		return (int)neg_errno(-ENETUNREACH);
-	}
-	engine_lock();
-	if (fdtab_get(fd) != ps) { /* closed since the look-up (a signal handler's close) */
-		engine_unlock();
-		return (int)neg_errno(-EBADF);
+		return unlock_with(-ENETUNREACH);
 	}
 	struct psock *outer = psock_enter(ps);
 	int rc =
@@ -187,14 +197,13 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 EXPORT int shutdown(int fd, int how)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!ps || ps->state == PS_PENDING)
+	struct psock *ps = not_pending(psock_lock(fd));
+	if (!ps)
 		return kern.shutdown(fd, how);
 	if (ps->state == PS_DEAD)
-		return (int)neg_errno(-EBADF);
+		return unlock_with(-EBADF);
 	if (ps->state == PS_UDP)
-		return (int)neg_errno(ps->peer_ip ? 0 : -ENOTCONN);
-	engine_lock();
+		return unlock_with(ps->peer_ip ? 0 : -ENOTCONN);
 	int rc = tcp_shutdown(ps, how);
 	engine_unlock();
 	return rc;
@@ -261,13 +270,14 @@ EXPORT pid_t vfork(void)
 	return fork();
 }
 
-/* After the kernel made newfd a copy of oldfd's file: the table follows. */
-static int dup_follow(int oldfd, int newfd, struct psock *old_target)
+/* After the kernel made newfd a copy of oldfd's file: the table follows (the socket that
+ * newfd named before, dup2 over it, is released). */
+static int dup_follow(int oldfd, int newfd)
 {
-	if (newfd < 0)
+	if (newfd < 0 || newfd == oldfd)
 		return newfd;
-	struct psock *ps = fdtab_get(oldfd);
 	engine_lock();
+	struct psock *ps = fdtab_get(oldfd), *old_target = fdtab_get(newfd);
 	if (old_target) {
 		fdtab_clear(newfd);
 		if (old_target->refs == 1)
@@ -278,8 +288,9 @@ static int dup_follow(int oldfd, int newfd, struct psock *old_target)
 		ps->refs++;
 		fdtab_set(newfd, ps);
 	}
+	bool follow = ps && ps->state != PS_PENDING && ps->state != PS_DEAD;
 	engine_unlock();
-	if (ps && ps->state != PS_PENDING && ps->state != PS_DEAD)
+	if (follow)
 		stdio_follow(newfd);
 	return newfd;
 }
@@ -287,40 +298,37 @@ static int dup_follow(int oldfd, int newfd, struct psock *old_target)
 EXPORT int dup(int fd)
 {
 	kernel_calls_resolve();
-	return dup_follow(fd, kern.dup(fd), NULL);
+	return dup_follow(fd, kern.dup(fd));
 }
 
 EXPORT int dup2(int oldfd, int newfd)
 {
 	kernel_calls_resolve();
-	if (oldfd == newfd)
-		return kern.dup2(oldfd, newfd);
-	struct psock *target = fdtab_get(newfd);
-	return dup_follow(oldfd, kern.dup2(oldfd, newfd), target);
+	return dup_follow(oldfd, kern.dup2(oldfd, newfd));
 }
 
 EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	kernel_calls_resolve();
-	struct psock *target = oldfd == newfd ? NULL : fdtab_get(newfd);
-	return dup_follow(oldfd, kern.dup3(oldfd, newfd, flags), target);
+	return dup_follow(oldfd, kern.dup3(oldfd, newfd, flags));
 }
 
 static int fcntl_common(int fd, int cmd, long arg)
 {
 	kernel_calls_resolve();
-	struct psock *ps = fdtab_get(fd);
-	if (ps && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
-		return dup_follow(fd, kern.fcntl(fd, cmd, arg), NULL);
-	if (ps && ps->state != PS_PENDING && ps->state != PS_DEAD) {
-		if (cmd == F_GETFL) {
-			int fl = kern.fcntl(fd, F_GETFL);
-			return fl < 0 ? fl : (fl & ~O_NONBLOCK) | (ps->nonblock ? O_NONBLOCK : 0);
-		}
-		if (cmd == F_SETFL)
-			ps->nonblock = (arg & O_NONBLOCK) != 0;
-	} else if (ps && cmd == F_SETFL) {
-		ps->nonblock = (arg & O_NONBLOCK) != 0; /* pending: the kernel's flag too */
+	if (fdtab_get(fd) && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+		return dup_follow(fd, kern.fcntl(fd, cmd, arg));
+	struct psock *ps = psock_lock(fd);
+	if (!ps)
+		return kern.fcntl(fd, cmd, arg);
+	int nonblock = ps->nonblock;
+	bool accel = ps->state != PS_PENDING && ps->state != PS_DEAD;
+	if (cmd == F_SETFL) /* a pending socket's: the kernel's flag too */
+		ps->nonblock = (arg & O_NONBLOCK) != 0;
+	engine_unlock();
+	if (accel && cmd == F_GETFL) {
+		int fl = kern.fcntl(fd, F_GETFL);
+		return fl < 0 ? fl : (fl & ~O_NONBLOCK) | (nonblock ? O_NONBLOCK : 0);
 	}
 	return kern.fcntl(fd, cmd, arg);
 }
@@ -350,51 +358,49 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	void *arg = va_arg(ap, void *);
 	va_end(ap);
 	kernel_calls_resolve();
-	struct psock *ps = fdtab_get(fd);
-	if (!ps || ps->state == PS_PENDING) {
-		if (ps && req == FIONBIO && arg)
+	struct psock *ps = psock_lock(fd);
+	if (ps && ps->state == PS_PENDING) {
+		if (req == FIONBIO && arg)
 			ps->nonblock = *(int *)arg != 0;
-		return kern.ioctl(fd, req, arg);
+		engine_unlock();
+		ps = NULL;
 	}
+	if (!ps)
+		return kern.ioctl(fd, req, arg);
 	if (ps->state == PS_DEAD)
-		return (int)neg_errno(-EBADF);
+		return unlock_with(-EBADF);
+	if ((req == FIONBIO || req == FIONREAD) && !arg)
+		return unlock_with(-EFAULT);
 	if (req == FIONBIO) {
-		if (!arg)
-			return (int)neg_errno(-EFAULT);
 		ps->nonblock = *(int *)arg != 0;
-		return 0;
+		return unlock_with(0);
 	}
 	if (req == FIONREAD) {
-		if (!arg)
-			return (int)neg_errno(-EFAULT);
-		engine_lock();
 		engine_progress();
 		int n = 0;
 		if (ps->state == PS_TCP_CONN)
 			n = (int)myrio_tcp_rx_queued(ps->c);
 		else if (ps->state == PS_UDP && (psock_revents(ps, POLLIN) & POLLIN) && ps->held)
 			n = (int)ps->held->len;
-		engine_unlock();
 		*(int *)arg = n;
-		return 0;
+		return unlock_with(0);
 	}
 	preload_log_once("ioctl: a request this layer does not have on an accelerated socket "
 			 "(ENOTTY)");
-	return (int)neg_errno(-ENOTTY);
+	return unlock_with(-ENOTTY);
 }
 
 EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!ps || ps->state == PS_PENDING)
+	struct psock *ps = not_pending(psock_lock(fd));
+	if (!ps)
 		return kern.getsockname(fd, addr, len);
 	if (ps->state == PS_DEAD)
-		return (int)neg_errno(-EBADF);
+		return unlock_with(-EBADF);
 	if (!addr || !len)
-		return (int)neg_errno(-EFAULT);
+		return unlock_with(-EFAULT);
 	uint32_t ip = ps->bound_ip, rip;
 	uint16_t port = ps->bound_port, rport;
-	engine_lock();
 	if (ps->state == PS_TCP_CONN)
 		myrio_tcp_addr(ps->c, &ip, &port, &rip, &rport);
 	else if (ps->state == PS_UDP && ps->peer_ip)
@@ -406,16 +412,15 @@ EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 
 EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!ps || ps->state == PS_PENDING)
+	struct psock *ps = not_pending(psock_lock(fd));
+	if (!ps)
 		return kern.getpeername(fd, addr, len);
 	if (ps->state == PS_DEAD)
-		return (int)neg_errno(-EBADF);
+		return unlock_with(-EBADF);
 	if (!addr || !len)
-		return (int)neg_errno(-EFAULT);
+		return unlock_with(-EFAULT);
 	uint32_t ip = ps->peer_ip, lip;
 	uint16_t port = ps->peer_port, lport;
-	engine_lock();
 	bool conn = ps->state == PS_UDP ? ps->peer_ip != 0
 					: ps->state == PS_TCP_CONN &&
 					      myrio_tcp_state(ps->c) >= MYRIO_TCP_ESTABLISHED;
@@ -430,12 +435,22 @@ EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 
 EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
-	struct psock *ps = fdtab_get(fd);
-	if (!ps || ps->state == PS_PENDING)
+	struct psock *ps = psock_lock(fd);
+	if (ps && ps->state == PS_PENDING && ps->reset_err && level == SOL_SOCKET &&
+	    name == SO_ERROR) {
+		int err = ps->reset_err; /* connect(AF_UNSPEC) reset the connection */
+		ps->reset_err = 0;
+		engine_unlock();
+		if (!val || !len || *len < sizeof err)
+			return (int)neg_errno(-EINVAL);
+		memcpy(val, &err, sizeof err);
+		*len = sizeof err;
+		return 0;
+	}
+	if (!(ps = not_pending(ps)))
 		return kern.getsockopt(fd, level, name, val, len);
 	if (ps->state == PS_DEAD)
-		return (int)neg_errno(-EBADF);
-	engine_lock();
+		return unlock_with(-EBADF);
 	int rc = psock_getsockopt(ps, level, name, val, len);
 	engine_unlock();
 	return rc;
@@ -443,30 +458,29 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 
 EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
-	struct psock *ps = fdtab_get(fd);
+	struct psock *ps = psock_lock(fd);
 	if (!ps)
 		return kern.setsockopt(fd, level, name, val, len);
 	if (ps->state == PS_DEAD)
-		return (int)neg_errno(-EBADF);
+		return unlock_with(-EBADF);
 	if (ps->state == PS_PENDING) {
 		/* the kernel's socket takes it too, in case it stays the kernel's */
 		int rc = kern.setsockopt(fd, level, name, val, len);
-		if (rc < 0)
-			return rc;
+		if (rc < 0) {
+			int err = errno;
+			return unlock_with(-err);
+		}
 		if (level == IPPROTO_IP && name == IP_ADD_MEMBERSHIP) {
 			preload_log_once("IP_ADD_MEMBERSHIP before bind(): the socket stays the "
 					 "kernel's (join after bind to accelerate it)");
 			to_kernel(fd, ps);
-			return 0;
+			return unlock_with(0);
 		}
-		engine_lock();
 		int saved = errno;
 		if (psock_setsockopt(fd, ps, level, name, val, len) < 0)
 			errno = saved; /* an option only the kernel has: refused if it moves */
-		engine_unlock();
-		return 0;
+		return unlock_with(0);
 	}
-	engine_lock();
 	int rc = psock_setsockopt(fd, ps, level, name, val, len);
 	engine_unlock();
 	return rc;

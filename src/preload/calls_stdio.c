@@ -35,8 +35,7 @@ static FILE *socket_file(int fd, const char *mode)
 EXPORT FILE *fdopen(int fd, const char *mode)
 {
 	static FILE *(*kernel_fdopen)(int, const char *);
-	struct psock *ps = fdtab_get(fd);
-	if (ps && ps->state != PS_PENDING)
+	if (psock_accelerated(fd))
 		return socket_file(fd, mode);
 	if (!kernel_fdopen)
 		*(void **)&kernel_fdopen = dlsym(RTLD_NEXT, "fdopen");

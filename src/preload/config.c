@@ -48,11 +48,14 @@ static int apply(struct preload_conf *conf, const char *key, const char *val)
 		conf->spin = strcmp(val, "0") != 0;
 	else if (!strcmp(key, "MYRIO_SPIN_US"))
 		conf->spin_us = (uint32_t)strtoul(val, NULL, 10);
+	else if (!strcmp(key, "MYRIO_EXIT_LINGER_MS"))
+		conf->exit_linger_ms = (uint32_t)strtoul(val, NULL, 10);
 	return 0;
 }
 
-static const char *const keys[] = {"MYRIO_DEVICE", "MYRIO_IP",	 "MYRIO_GW",
-				   "MYRIO_MTU",	   "MYRIO_SPIN", "MYRIO_SPIN_US"};
+static const char *const keys[] = {"MYRIO_DEVICE",	  "MYRIO_IP",	"MYRIO_GW",
+				   "MYRIO_MTU",		  "MYRIO_SPIN", "MYRIO_SPIN_US",
+				   "MYRIO_EXIT_LINGER_MS"};
 
 static void load_file(struct preload_conf *conf)
 {
@@ -81,6 +84,7 @@ int preload_conf_load(struct preload_conf *conf)
 	memset(conf, 0, sizeof *conf);
 	conf->spin_us =
 	    sysconf(_SC_NPROCESSORS_ONLN) >= PRELOAD_SPIN_MIN_CPUS ? PRELOAD_SPIN_US : 0;
+	conf->exit_linger_ms = PRELOAD_EXIT_LINGER_MS;
 	load_file(conf);
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		const char *v = getenv(keys[i]);

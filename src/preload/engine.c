@@ -18,10 +18,9 @@
 
 #include "preload.h"
 
-#define LINGER_MAX 1024
-#define EXIT_LINGER_MS 5000 /* how long exit waits for closed connections to deliver */
-#define OWN_FD_MAX 32	    /* the port's and stack's own fds that close_range spares */
-#define OWN_FD_SCAN 1024    /* they are found among the fds below this */
+#define EXIT_RESET_ANSWER_MS 500 /* a reset at exit: the peer's challenge ACK answered */
+#define OWN_FD_MAX 32		 /* the port's and stack's own fds that close_range spares */
+#define OWN_FD_SCAN 1024	 /* they are found among the fds below this */
 
 /* The lock is recursive: the library's own calls (close, poll on its fds) come back
  * through the interposed symbols while the stack is created or polled, and signal
@@ -38,8 +37,6 @@ static struct {
 	uint64_t armed_deadline;
 	pthread_t progress_thread;
 	bool stopping;
-	struct myrio_tcp_conn *linger[LINGER_MAX];
-	unsigned nlinger;
 	int own[OWN_FD_MAX]; /* fds the port and stack opened, ascending */
 	unsigned nown;
 } eng = {.stack_fd = -1, .wake_fd = -1};
@@ -79,38 +76,6 @@ bool engine_nested(void)
 	return eng.lock.nested > 0;
 }
 
-static void linger_check(void)
-{
-	for (unsigned i = 0; i < eng.nlinger;) {
-		struct myrio_tcp_conn *c = eng.linger[i];
-		char sink[512];
-		while (myrio_tcp_read(c, sink, sizeof sink) > 0)
-			; /* after close, data from the peer goes nowhere */
-		/* Delivered once the peer acknowledged the FIN, not just the data: a process that
-		 * exits with its FIN unacknowledged cannot send it again, and a peer waiting for
-		 * the end of the stream (nuttcp's control connection) waits for ever. */
-		enum myrio_tcp_state st = myrio_tcp_state(c);
-		if (myrio_tcp_error(c) || st == MYRIO_TCP_CLOSED || st == MYRIO_TCP_TIME_WAIT ||
-		    st == MYRIO_TCP_FIN_WAIT_2) {
-			myrio_tcp_close(c);
-			eng.linger[i] = eng.linger[--eng.nlinger];
-		} else {
-			i++;
-		}
-	}
-}
-
-void engine_linger(struct myrio_tcp_conn *c, bool shutdown)
-{
-	if (shutdown)
-		myrio_tcp_shutdown(c);
-	if (eng.nlinger == LINGER_MAX) {
-		myrio_tcp_close(c); /* the stack still finishes it while the process runs */
-		return;
-	}
-	eng.linger[eng.nlinger++] = c;
-}
-
 static void wake_sleepers(void)
 {
 	uint64_t one = 1;
@@ -128,8 +93,8 @@ int engine_progress(void)
 			break;
 		work += n;
 	}
-	if (eng.nlinger)
-		linger_check();
+	if (linger_count())
+		linger_check(engine_now_ms(), eng.conf.exit_linger_ms);
 	if (work && eng.sleepers)
 		wake_sleepers();
 	return work;
@@ -319,9 +284,16 @@ static void engine_exit(void)
 	engine_lock();
 	eng.stopping = true;
 	fdtab_close_all(); /* connections still open end as the kernel ends them */
-	uint64_t until = myrio_stack_clock_ns(eng.stack) + EXIT_LINGER_MS * 1000000ull;
-	while (eng.nlinger && myrio_stack_clock_ns(eng.stack) < until) {
-		engine_progress();
+	linger_exit_begin(engine_now_ms());
+	uint64_t answered = 0; /* until then, after the last reset */
+	for (engine_progress();; engine_progress()) {
+		uint64_t now = engine_now_ms();
+		if (!linger_count()) {
+			if (!answered)
+				answered = now + (linger_exit_reset() ? EXIT_RESET_ANSWER_MS : 0);
+			if (now >= answered)
+				break;
+		}
 		engine_unlock();
 		if (eng.stack_fd >= 0) {
 			struct pollfd p = {.fd = eng.stack_fd, .events = POLLIN};

@@ -23,6 +23,27 @@ struct psock *fdtab_get(int fd)
 	return __atomic_load_n(&t[fd], __ATOMIC_ACQUIRE);
 }
 
+struct psock *psock_lock(int fd)
+{
+	if (!fdtab_get(fd))
+		return NULL; /* a kernel fd: no lock */
+	engine_lock();
+	struct psock *ps = fdtab_get(fd);
+	if (!ps)
+		engine_unlock();
+	return ps;
+}
+
+bool psock_accelerated(int fd)
+{
+	struct psock *ps = psock_lock(fd);
+	if (!ps)
+		return false;
+	bool accel = ps->state != PS_PENDING;
+	engine_unlock();
+	return accel;
+}
+
 int fdtab_set(int fd, struct psock *ps)
 {
 	if (fd < 0 || fd >= FDTAB_SIZE) {

@@ -73,12 +73,18 @@ void preload_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * sockperf median worse, docs/preload.md). MYRIO_SPIN_US sets it either way. */
 #define PRELOAD_SPIN_US 50
 #define PRELOAD_SPIN_MIN_CPUS 4
+/* How long exit waits for a closed connection's data and FIN to be acknowledged before it
+ * resets the connection (MYRIO_EXIT_LINGER_MS). The kernel keeps such an orphan
+ * retransmitting after the process is gone for about as long (eight orphan retries from a
+ * 200 ms RTO take 51 s); a process that exits cannot. linger.c, docs/preload.md. */
+#define PRELOAD_EXIT_LINGER_MS 60000
 struct preload_conf {
 	char device[256];
 	uint32_t ip, netmask, gateway; /* host byte order */
 	uint32_t mtu;		       /* 0 = the port's default */
 	bool spin;		       /* busy-poll in blocking calls instead of sleeping */
 	uint32_t spin_us; /* poll this long before sleeping (MYRIO_SPIN_US, PRELOAD_SPIN_US) */
+	uint32_t exit_linger_ms; /* MYRIO_EXIT_LINGER_MS, PRELOAD_EXIT_LINGER_MS */
 };
 /* 0, or -1 with a message when nothing says which device and address to use. */
 int preload_conf_load(struct preload_conf *conf);
@@ -113,6 +119,7 @@ struct psock {
 	unsigned aq_head, aq_len, aq_cap;
 	/* TCP: the connection's end was reported once (as the kernel's sk_err) */
 	bool error_reported, shut_rd, shut_wr;
+	bool connect_pending; /* a non-blocking connect() said EINPROGRESS, none said since */
 	bool keepalive, reuseaddr;
 	/* TCP: bound_port is held in the port table (tcp_port_claim); exclusively when the
 	 * socket had no SO_REUSEADDR or listens */
@@ -128,13 +135,22 @@ struct psock {
 	uint32_t peer_ip; /* connected UDP peer; 0 = none */
 	uint16_t peer_port;
 	int udp_error; /* pending (negative errno) */
+	/* TCP disconnected by connect(AF_UNSPEC) (pending again): ECONNRESET for the next
+	 * read, write or SO_ERROR, as the kernel's sk_err */
+	int reset_err;
 };
 
 #define FDTAB_SIZE 65536 /* fds past it stay the kernel's */
 
-/* The table fd -> psock. Lookups need no lock (a socket closed by one thread while another
- * uses it is the program's race, as with the kernel). */
+/* The table fd -> psock. A lookup needs no lock, but the socket it returns may be closed
+ * and freed by another thread (or a signal handler) at any time: only its address may be
+ * compared without the lock. */
 struct psock *fdtab_get(int fd);
+/* The socket fd names, with the engine lock held (its fields may be read); NULL, the lock
+ * not held, when fd is not one of this layer's. */
+struct psock *psock_lock(int fd);
+/* fd names a socket this layer holds (not pending), at the time of asking. */
+bool psock_accelerated(int fd);
 int fdtab_set(int fd, struct psock *ps); /* -1 EMFILE when fd is past the table */
 void fdtab_clear(int fd);
 /* At exit: every fd closed, as the kernel closes them (lock held) */
@@ -188,8 +204,18 @@ void engine_leave(void);
 /* Lock held: the threads sleeping in engine_block, and one about to, wake and look again
  * (async-signal-safe: a write to an eventfd). */
 void engine_wake(void);
-/* A closed connection with data still to deliver: kept until the peer has it all. */
-void engine_linger(struct myrio_tcp_conn *c, bool shutdown);
+/* ---- Closed connections still delivering (linger.c; lock held) ---- */
+/* A closed connection with data or its FIN still to deliver: kept until the peer has it
+ * all (FIN after the data when shutdown). */
+void linger_add(struct myrio_tcp_conn *c, bool shutdown);
+/* Lets go of the connections delivered, and at exit resets those past their bound; true
+ * while some remain. */
+bool linger_check(uint64_t now_ms, uint32_t exit_linger_ms);
+/* The process exits: from now on, linger_check follows the exit's bounds. */
+void linger_exit_begin(uint64_t now_ms);
+/* A connection was reset at exit (past its bound). */
+bool linger_exit_reset(void);
+unsigned linger_count(void);
 bool engine_is_accel_local(uint32_t ip);  /* bind: ours or any */
 bool engine_is_accel_remote(uint32_t ip); /* connect/sendto: reached through our port */
 uint32_t engine_local_ip(void);
@@ -221,6 +247,7 @@ int tcp_accept(struct psock *ps, struct sockaddr *addr, socklen_t *len, int flag
 ssize_t tcp_sendv(struct psock *ps, const struct iovec *iov, int n, int flags);
 ssize_t tcp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags);
 int tcp_shutdown(struct psock *ps, int how);
+int tcp_disconnect(struct psock *ps);
 void tcp_close(struct psock *ps);
 void tcp_on_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev);
 int udp_bind(struct psock *ps);

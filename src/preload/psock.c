@@ -33,10 +33,15 @@ short psock_revents(struct psock *ps, short events)
 int psock_wait(struct psock *ps, short events, int64_t timeout_ms, bool nonblock)
 {
 	uint64_t deadline = timeout_ms >= 0 ? engine_now_ms() + (uint64_t)timeout_ms : 0;
+	enum psock_state was = ps->state;
 	engine_progress();
 	for (;;) {
 		if (ps->closed)
 			return (int)neg_errno(-EBADF); /* another thread closed its last fd */
+		if (ps->state != was) { /* another thread disconnected it (tcp_disconnect) */
+			ps->reset_err = 0;
+			return (int)neg_errno(was == PS_TCP_LISTEN ? -EINVAL : -ECONNRESET);
+		}
 		if (psock_revents(ps, events))
 			return 0;
 		epoll_drained(ps, (uint16_t)events);

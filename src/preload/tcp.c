@@ -81,14 +81,19 @@ int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
 	if (ps->state == PS_TCP_CONN) {
 		if (myrio_tcp_state(ps->c) == MYRIO_TCP_SYN_SENT)
 			return (int)neg_errno(-EALREADY);
+		/* as Linux: the first call after a non-blocking connect completed says how it
+		 * ended (0 or the error), the next ones EISCONN */
 		int err = conn_error(ps);
-		return (int)neg_errno(err ? err : -EISCONN);
+		bool first = ps->connect_pending;
+		ps->connect_pending = false;
+		return (int)neg_errno(err ? err : first ? 0 : -EISCONN);
 	}
 	if (ps->state != PS_PENDING)
-		return (int)neg_errno(-EINVAL);
+		return (int)neg_errno(-EISCONN); /* a listener */
 	struct myrio_stack *s = engine_stack();
 	if (!s)
 		return -1;
+	ps->reset_err = 0;
 	if (ps->bound_port) {
 		preload_log_once("bind() before connect(): tcp_lite picks the local port itself");
 		tcp_port_release(ps);
@@ -101,6 +106,7 @@ int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
 		myrio_tcp_keepalive(ps->c, ps->keep_idle_s * 1000, ps->keep_intvl_s * 1000,
 				    ps->keep_cnt);
 	engine_leave();
+	ps->connect_pending = ps->nonblock;
 	if (ps->nonblock)
 		return (int)neg_errno(-EINPROGRESS);
 	if (psock_wait(ps, POLLOUT, -1, false) < 0)
@@ -244,11 +250,43 @@ out:
 	return (ssize_t)total;
 }
 
-/* MSG_PEEK: waits as a read does, then copies what is queued (up to want) and leaves it.
- * With MSG_WAITALL it returns what is there, where Linux would wait for want bytes. */
-static ssize_t tcp_peekv(struct psock *ps, const struct iovec *iov, int n, size_t want,
-			 int64_t timeout, bool nonblock)
+/* As the kernel's RCV_SHUTDOWN: the peer's FIN arrived (data may still be queued) or the
+ * program shut reading down. */
+static bool rcv_shut(struct psock *ps, enum myrio_tcp_state st)
 {
+	return ps->shut_rd || myrio_tcp_eof(ps->c) || st == MYRIO_TCP_CLOSE_WAIT ||
+	       st == MYRIO_TCP_LAST_ACK || st == MYRIO_TCP_CLOSING || st == MYRIO_TCP_TIME_WAIT;
+}
+
+/* MSG_PEEK|MSG_WAITALL: whether to wait for more than the have bytes queued, as Linux's
+ * tcp_recvmsg does (until want, the end of the stream, an error, the timeout or a signal;
+ * what is queued is returned then). Lock held; deadline 0 for none. */
+static bool peek_wait_more(struct psock *ps, size_t have, size_t want, uint64_t deadline)
+{
+	for (;;) {
+		if (have >= want || ps->closed || ps->state != PS_TCP_CONN ||
+		    myrio_tcp_error(ps->c) || rcv_shut(ps, myrio_tcp_state(ps->c)))
+			return false;
+		int left = -1;
+		if (deadline) {
+			uint64_t now = engine_now_ms();
+			if (now >= deadline)
+				return false;
+			left = (int)(deadline - now);
+		}
+		if (engine_block(NULL, 0, left, NULL) < 0)
+			return false; /* a signal: what is there */
+		if (ps->state == PS_TCP_CONN && myrio_tcp_rx_queued(ps->c) > have)
+			return true;
+	}
+}
+
+/* MSG_PEEK: waits as a read does, then copies what is queued (up to want) and leaves it;
+ * with MSG_WAITALL, until want bytes are queued (peek_wait_more). */
+static ssize_t tcp_peekv(struct psock *ps, const struct iovec *iov, int n, size_t want,
+			 int64_t timeout, bool nonblock, bool waitall)
+{
+	uint64_t deadline = timeout >= 0 ? engine_now_ms() + (uint64_t)timeout : 0;
 	for (;;) {
 		if (ps->shut_rd || !want)
 			return 0;
@@ -260,10 +298,14 @@ static ssize_t tcp_peekv(struct psock *ps, const struct iovec *iov, int n, size_
 		}
 		if (r < 0)
 			return neg_errno(conn_error(ps));
-		if (myrio_tcp_rx_queued(ps->c) == 0)
+		uint32_t queued = myrio_tcp_rx_queued(ps->c);
+		if (queued == 0)
 			return 0; /* end of stream */
-		break;
+		if (!waitall || !peek_wait_more(ps, queued, want, deadline))
+			break;
 	}
+	if (ps->state != PS_TCP_CONN) /* disconnected by another thread meanwhile */
+		return neg_errno(-ECONNRESET);
 	size_t total = 0;
 	for (int i = 0; i < n && total < want; i++) {
 		ssize_t r = myrio_tcp_peek(ps->c, total, iov[i].iov_base, iov[i].iov_len);
@@ -287,7 +329,7 @@ ssize_t tcp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags)
 	for (int i = 0; i < n; i++)
 		want += iov[i].iov_len;
 	if (flags & MSG_PEEK)
-		return tcp_peekv(ps, iov, n, want, timeout, nonblock);
+		return tcp_peekv(ps, iov, n, want, timeout, nonblock, waitall);
 	int i = 0;
 	size_t off = 0;
 	while (total < want && !ps->shut_rd) {
@@ -326,10 +368,12 @@ ssize_t tcp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags)
 
 int tcp_shutdown(struct psock *ps, int how)
 {
-	if (ps->state != PS_TCP_CONN)
-		return (int)neg_errno(-ENOTCONN);
 	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
 		return (int)neg_errno(-EINVAL);
+	if (ps->state == PS_TCP_LISTEN) /* as Linux: reading shut down stops listening, and */
+		return how == SHUT_WR ? 0 : tcp_disconnect(ps); /* accept() ends (EINVAL) */
+	if (ps->state != PS_TCP_CONN)
+		return (int)neg_errno(-ENOTCONN);
 	if (how != SHUT_WR)
 		ps->shut_rd = true;
 	if (how != SHUT_RD && !ps->shut_wr) {
@@ -356,10 +400,42 @@ void tcp_close(struct psock *ps)
 		myrio_tcp_abort(c);
 	else if (!myrio_tcp_error(c) && !myrio_tcp_rx_queued(c) && st != MYRIO_TCP_SYN_SENT &&
 		 st != MYRIO_TCP_CLOSED && st != MYRIO_TCP_TIME_WAIT)
-		engine_linger(c, !ps->shut_wr); /* FIN after the data; kept until delivered */
+		linger_add(c, !ps->shut_wr); /* FIN after the data; kept until delivered */
 	else
 		myrio_tcp_close(c); /* unread data: a reset, as the kernel's */
 	engine_leave();
+}
+
+/* connect(AF_UNSPEC) of a TCP socket, as the kernel's tcp_disconnect: a listener stops
+ * listening (its queued connections reset); a connection is aborted, with a reset to a
+ * synchronised peer, and reports ECONNRESET once; either way the socket is left unconnected,
+ * to connect or listen again. 0 or a negative errno. */
+int tcp_disconnect(struct psock *ps)
+{
+	int err = 0;
+	if (ps->state == PS_TCP_CONN) {
+		enum myrio_tcp_state st = myrio_tcp_state(ps->c);
+		if (!myrio_tcp_error(ps->c) && st != MYRIO_TCP_CLOSED && st != MYRIO_TCP_TIME_WAIT)
+			err = ECONNRESET;
+		myrio_tcp_set_user(ps->c, NULL);
+		myrio_tcp_abort(ps->c);
+		engine_leave();
+	} else {
+		tcp_close(ps);
+		free(ps->aq);
+		ps->aq = NULL;
+		ps->aq_head = ps->aq_len = ps->aq_cap = 0;
+	}
+	tcp_port_release(ps);
+	ps->c = NULL;
+	ps->l = NULL;
+	ps->state = PS_PENDING;
+	ps->error_reported = ps->shut_rd = ps->shut_wr = false;
+	if (ps->bound_port) /* a listener keeps its port, no longer exclusively */
+		tcp_port_claim(ps);
+	ps->reset_err = err;
+	engine_wake(); /* calls asleep on it end (psock_wait) */
+	return 0;
 }
 
 /* poll(2) readiness of a TCP socket. */
@@ -379,18 +455,14 @@ short tcp_revents(struct psock *ps)
 	}
 	if (st == MYRIO_TCP_SYN_SENT || st == MYRIO_TCP_SYN_RCVD)
 		return 0;
-	/* As the kernel's RCV_SHUTDOWN: the peer's FIN arrived (data may still be queued) or
-	 * the program shut reading down. */
-	bool rcv_shut = ps->shut_rd || myrio_tcp_eof(c) || st == MYRIO_TCP_CLOSE_WAIT ||
-			st == MYRIO_TCP_LAST_ACK || st == MYRIO_TCP_CLOSING ||
-			st == MYRIO_TCP_TIME_WAIT;
-	if (rcv_shut)
+	bool shut = rcv_shut(ps, st);
+	if (shut)
 		r |= POLLIN | POLLRDHUP;
 	else if (myrio_tcp_rx_queued(c))
 		r |= POLLIN;
 	if (ps->shut_wr || myrio_tcp_send_space(c) > 0)
 		r |= POLLOUT;
-	if ((rcv_shut && ps->shut_wr) || st == MYRIO_TCP_CLOSED)
+	if ((shut && ps->shut_wr) || st == MYRIO_TCP_CLOSED)
 		r |= POLLHUP;
 	return r;
 }

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +46,10 @@ int dial(char cmd);
 int udp_bound(int port);
 /* One byte from fd within 3 s; 0 when none came. */
 char recv_byte(int fd);
+/* Joins t within seconds (1), else cancels it and joins (0). */
+int joined_within(pthread_t t, int seconds);
+/* A one-byte exchange with the peer's echo on a new connection; 1 when it worked. */
+int echo_once(void);
 
 /* edges_calls.c: the calls compared with the kernel's (run without the preload too) */
 void udp_connect_unspec(void);
@@ -54,5 +59,9 @@ void tcp_bind_in_use(void);
 void pollrdhup_with_data_queued(void);
 void select_past_fd_setsize(void);
 void signal_close_races_sleep(void);
+void tcp_connect_unspec(void);
+void tcp_peek_waitall(void);
+void calls_race_close(void);
+void shutdown_listener_ends_accept(void);
 
 #endif

@@ -4,11 +4,13 @@
  * without the preload too), so the layer is checked against the kernel, not against
  * itself. */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -28,6 +30,7 @@
 #define REUSE_PORT 7121
 #define HIGH_FD 2000
 #define RACE_PORT 7113
+#define SHUTDOWN_PORT 7114
 #define RACE_ROUNDS 1000
 
 /* Asks the peer for a datagram from a socket of its own to port. */
@@ -288,4 +291,233 @@ void signal_close_races_sleep(void)
 	sigaction(SIGALRM, &old, NULL);
 	CHECK(!unbound && !other, "%d binds failed, %d recv calls ended otherwise", unbound, other);
 	printf("ok signal_close_races_sleep\n");
+}
+
+/* connect(AF_UNSPEC) on a TCP connection aborts it, as the kernel's tcp_disconnect: the
+ * peer sees a reset, the socket reports ECONNRESET once and is unconnected, and it can
+ * connect again. On a listener it stops listening; the socket may listen again. */
+void tcp_connect_unspec(void)
+{
+	struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+	int fd = dial(CMD_ECHO);
+	CHECK(fd >= 0, "dial");
+	char b[8];
+	CHECK(write(fd, "a", 1) == 1 && recv_byte(fd) == 'a', "echo");
+	CHECK(connect(fd, &unspec, sizeof unspec) == 0, "connect(AF_UNSPEC)");
+	int err = -1;
+	socklen_t el = sizeof err;
+	CHECK(getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == ECONNRESET,
+	      "SO_ERROR %d after the disconnect", err);
+	CHECK(read(fd, b, sizeof b) < 0 && errno == ENOTCONN, "read once the error was taken");
+	CHECK(send(fd, "x", 1, MSG_NOSIGNAL) < 0 && errno == EPIPE, "send while unconnected");
+	struct sockaddr_in got;
+	socklen_t gl = sizeof got;
+	CHECK(getpeername(fd, (struct sockaddr *)&got, &gl) < 0 && errno == ENOTCONN,
+	      "getpeername");
+	struct sockaddr_in p = peer_addr(PEER_PORT);
+	CHECK(connect(fd, (struct sockaddr *)&p, sizeof p) == 0, "connect again");
+	char cmd = CMD_ECHO;
+	CHECK(write(fd, &cmd, 1) == 1 && write(fd, "z", 1) == 1 && recv_byte(fd) == 'z',
+	      "an echo on the new connection");
+	CHECK(connect(fd, &unspec, sizeof unspec) == 0, "connect(AF_UNSPEC) again");
+	CHECK(read(fd, b, sizeof b) < 0 && errno == ECONNRESET, "read reports the reset first");
+	CHECK(connect(fd, &unspec, 1) < 0 && errno == EINVAL, "a sockaddr shorter than a family");
+	close(fd);
+
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(UNSPEC_PORT)};
+	CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 4) == 0, "listen");
+	CHECK(connect(l, &unspec, sizeof unspec) == 0, "connect(AF_UNSPEC) on a listener");
+	CHECK(accept(l, NULL, NULL) < 0 && errno == EINVAL, "accept once it stopped listening");
+	CHECK(listen(l, 4) == 0, "listen again");
+	gl = sizeof got;
+	CHECK(getsockname(l, (struct sockaddr *)&got, &gl) == 0 &&
+		  ntohs(got.sin_port) == UNSPEC_PORT,
+	      "the bound port stays: %u", ntohs(got.sin_port));
+	close(l);
+	printf("ok tcp_connect_unspec\n");
+}
+
+struct late_write {
+	int fd;
+	const char *s;
+};
+
+static void *write_later(void *arg)
+{
+	struct late_write *w = arg;
+	usleep(200000);
+	if (write(w->fd, w->s, strlen(w->s)) < 0)
+		perror("write_later");
+	return NULL;
+}
+
+/* recv(MSG_PEEK|MSG_WAITALL) on TCP waits for the whole length, as the kernel's, but for
+ * the timeout, MSG_DONTWAIT or the end of the stream, which return what is queued. */
+void tcp_peek_waitall(void)
+{
+	int fd = dial(CMD_ECHO);
+	CHECK(fd >= 0, "dial");
+	char b[8];
+	CHECK(write(fd, "ab", 2) == 2, "write");
+	CHECK(recv(fd, b, 2, MSG_PEEK | MSG_WAITALL) == 2, "the echo");
+	struct timeval tv = {.tv_usec = 300000};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	double t0 = now_s();
+	ssize_t r = recv(fd, b, 4, MSG_PEEK | MSG_WAITALL);
+	double waited = now_s() - t0;
+	CHECK(r == 2 && waited >= 0.25, "%zd bytes after %.3f s: the timeout ends the wait", r,
+	      waited);
+	t0 = now_s();
+	r = recv(fd, b, 4, MSG_PEEK | MSG_WAITALL | MSG_DONTWAIT);
+	CHECK(r == 2 && now_s() - t0 < 0.2, "MSG_DONTWAIT: %zd at once", r);
+	tv.tv_sec = 5;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	struct late_write w = {fd, "cd"};
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, write_later, &w) == 0, "thread");
+	r = recv(fd, b, 4, MSG_PEEK | MSG_WAITALL);
+	pthread_join(t, NULL);
+	CHECK(r == 4 && !memcmp(b, "abcd", 4), "peeked %zd bytes, not the 4 asked", r);
+	CHECK(recv(fd, b, 4, MSG_WAITALL) == 4 && !memcmp(b, "abcd", 4), "read them");
+	CHECK(write(fd, "e", 1) == 1 && shutdown(fd, SHUT_WR) == 0, "write and shut down");
+	r = recv(fd, b, sizeof b, MSG_PEEK | MSG_WAITALL);
+	CHECK(r == 1 && b[0] == 'e', "the end of the stream ends the wait: %zd", r);
+	close(fd);
+	printf("ok tcp_peek_waitall\n");
+}
+
+#define SHARED_FDS 6
+#define HAMMER_THREADS 3
+#define HAMMER_MS 1500
+static int shared[SHARED_FDS];
+static volatile int hammering;
+
+/* Any call on any of the shared fds, its result ignored: the layer must not touch a socket
+ * another thread closed and freed meanwhile. */
+static void *hammer(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+	char b[16];
+	while (hammering) {
+		int fd = shared[rand_r(&seed) % SHARED_FDS], v = 0;
+		socklen_t l = sizeof v;
+		struct sockaddr_in a;
+		socklen_t al = sizeof a;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		switch (rand_r(&seed) % 12) {
+		case 0:
+			close(accept4(fd, NULL, NULL, SOCK_NONBLOCK));
+			break;
+		case 1:
+			connect(fd, &unspec, sizeof unspec);
+			break;
+		case 2:
+			recv(fd, b, sizeof b, MSG_DONTWAIT);
+			break;
+		case 3:
+			getsockopt(fd, SOL_SOCKET, SO_ERROR, &v, &l);
+			break;
+		case 4:
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+			break;
+		case 5:
+			ioctl(fd, FIONREAD, &v);
+			break;
+		case 6:
+			getsockname(fd, (struct sockaddr *)&a, &al);
+			break;
+		case 7:
+			getpeername(fd, (struct sockaddr *)&a, &al);
+			break;
+		case 8:
+			poll(&p, 1, 0);
+			break;
+		case 9:
+			v = 1;
+			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &v, sizeof v);
+			break;
+		case 10:
+			send(fd, "x", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+			break;
+		default:
+			shutdown(fd, SHUT_RD);
+		}
+	}
+	return NULL;
+}
+
+/* A socket for a shared slot: a listener, a bound UDP socket, or one not yet bound. */
+static int shared_socket(int kind)
+{
+	struct sockaddr_in any = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, (kind == 1 ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK, 0);
+	if (kind == 0)
+		(void)!(bind(fd, (struct sockaddr *)&any, sizeof any) || listen(fd, 4));
+	else if (kind == 1)
+		(void)!bind(fd, (struct sockaddr *)&any, sizeof any);
+	return fd;
+}
+
+/* Threads calling accept4, connect, recv, getsockopt, fcntl, ioctl, getsockname, poll...
+ * on shared sockets while another closes and replaces them: no call may read a socket
+ * freed under it (the sanitizer build reports one), and the process ends well. */
+void calls_race_close(void)
+{
+	for (int i = 0; i < SHARED_FDS; i++)
+		shared[i] = shared_socket(i % 3);
+	hammering = 1;
+	pthread_t t[HAMMER_THREADS];
+	for (int i = 0; i < HAMMER_THREADS; i++)
+		CHECK(pthread_create(&t[i], NULL, hammer, (void *)(uintptr_t)(i + 1)) == 0,
+		      "thread");
+	unsigned replaced = 0;
+	for (double end = now_s() + HAMMER_MS / 1000.0; now_s() < end; replaced++) {
+		int i = (int)(replaced % SHARED_FDS);
+		close(shared[i]);
+		shared[i] = shared_socket((int)(replaced % 3));
+	}
+	hammering = 0;
+	for (int i = 0; i < HAMMER_THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < SHARED_FDS; i++)
+		close(shared[i]);
+	CHECK(echo_once(), "the stack after the race");
+	printf("ok calls_race_close (%u sockets replaced)\n", replaced);
+}
+
+struct blocked_accept {
+	int fd, rc, err;
+};
+
+static void *accept_blocking(void *arg)
+{
+	struct blocked_accept *b = arg;
+	b->rc = accept(b->fd, NULL, NULL);
+	b->err = errno;
+	return NULL;
+}
+
+/* shutdown(SHUT_RDWR) of a listener stops it, as Linux does, and an accept() asleep on it
+ * in another thread ends with EINVAL (servers stop their accept threads this way). */
+void shutdown_listener_ends_accept(void)
+{
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(SHUTDOWN_PORT)};
+	CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 4) == 0, "listen");
+	struct sockaddr_in p = peer_addr(PEER_PORT);
+	CHECK(connect(l, (struct sockaddr *)&p, sizeof p) < 0 && errno == EISCONN,
+	      "connect of a listener");
+	CHECK(shutdown(l, SHUT_WR) == 0, "SHUT_WR on a listener");
+	struct blocked_accept b = {.fd = l};
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, accept_blocking, &b) == 0, "thread");
+	usleep(200000);
+	CHECK(shutdown(l, SHUT_RDWR) == 0, "shutdown of the listener");
+	CHECK(joined_within(t, 3), "accept still asleep 3 s after the shutdown");
+	CHECK(b.rc < 0 && b.err == EINVAL, "accept gave %d (%s)", b.rc, strerror(b.err));
+	CHECK(listen(l, 4) == 0, "listen again");
+	close(l);
+	printf("ok shutdown_listener_ends_accept\n");
 }

@@ -168,6 +168,9 @@ static void nonblocking_connect_poll(void)
 	socklen_t len = sizeof err;
 	CHECK(getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0, "SO_ERROR %d",
 	      err);
+	CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connect once connected: 0");
+	CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) < 0 && errno == EISCONN,
+	      "connect again: EISCONN");
 	char cmd = CMD_ECHO, back = 0;
 	CHECK(write(fd, &cmd, 1) == 1 && write(fd, "z", 1) == 1, "write");
 	p.events = POLLIN;
@@ -440,15 +443,7 @@ static void close_while_blocked(void)
 	CHECK(pthread_create(&t, NULL, recv_blocking, &b) == 0, "thread");
 	usleep(200000);
 	CHECK(close(b.fd) == 0, "close");
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 5;
-	int j = pthread_timedjoin_np(t, NULL, &until);
-	if (j) {
-		pthread_cancel(t);
-		pthread_join(t, NULL);
-	}
-	CHECK(j == 0, "the blocked recv still sleeps 5 s after the close");
+	CHECK(joined_within(t, 5), "the blocked recv still sleeps 5 s after the close");
 	CHECK(b.rc < 0 && b.err == EBADF, "recv gave %zd (%s)", b.rc, strerror(b.err));
 	int s = udp_bound(7100);
 	CHECK(s >= 0, "the port is free again");
@@ -456,7 +451,19 @@ static void close_while_blocked(void)
 	printf("ok close_while_blocked\n");
 }
 
-static int echo_once(void)
+int joined_within(pthread_t t, int seconds)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += seconds;
+	if (pthread_timedjoin_np(t, NULL, &until) == 0)
+		return 1;
+	pthread_cancel(t);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+int echo_once(void)
 {
 	int fd = dial(CMD_ECHO);
 	char b = 0;
@@ -735,6 +742,10 @@ static const struct {
     CASE(pollrdhup_with_data_queued, true),
     CASE(select_past_fd_setsize, true),
     CASE(signal_close_races_sleep, true),
+    CASE(tcp_connect_unspec, true),
+    CASE(tcp_peek_waitall, true),
+    CASE(calls_race_close, true),
+    CASE(shutdown_listener_ends_accept, true),
 };
 
 /* "cases" runs them all, "kernel" those that hold for the kernel's sockets too; a name

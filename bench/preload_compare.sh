@@ -2,19 +2,46 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Unmodified programs through libmyrio-preload.so against the same programs on the kernel
 # (veth between two namespaces) and against libmyrio's own tools on the same link, in one
-# run: iperf3 and nuttcp throughput, sockperf UDP round trip (median, p99, p99.9).
-#   preload rows: two processes on the two cabled NICs of one myrio-simd daemon
-#   own tools:    myrio-perf --copy (TCP_STREAM copying, as socket programs do) and
-#                 latency_loopback on the same daemon's NICs
-#   kernel rows:  the same programs over veth (offloads on)
+# run: iperf3 and nuttcp throughput, sockperf UDP 32-byte round trips.
+#   preload:   two processes on the two cabled NICs of one myrio-simd daemon
+#   own tools: myrio-perf --copy (TCP_STREAM copying, as socket programs do) and
+#              latency_loopback, on the same daemon's NICs
+#   kernel:    the same programs over veth (offloads on)
+#
+#   bench/preload_compare.sh [-b BUILD_DIR] [-t SECONDS] [-n ROUNDS] [-v] [MEASUREMENT...]
+#   -v: each run's JSON line on stderr as it ends, with its wall time
+#   MEASUREMENT: run only these (names below), no rows
+#
+# Every measurement runs once per round, the rounds interleaved (the order reversed every
+# other round), default 3 rounds of 3 s. Each row prints both sides' median [min-max], the
+# CPU per operation (GB or round trip) of the application (both processes) and of the NIC
+# model (the daemon's CPU over the run; none for the kernel, whose network work is in the
+# processes' system time), and bench/verdict.py's verdict: MET or NOT MET only when every
+# round is on the same side of the target, else INCONCLUSIVE.
 # Targets (docs/preload.md): preload throughput >= 90% of myrio-perf's; preload sockperf
-# median within 2x of latency_loopback's. Usage: bench/preload_compare.sh   (B=build dir,
-# T=seconds per run)
+# median within 2x of latency_loopback's; both ahead of the kernel's. Needs root.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+N=3
+verbose=
+only=()
+while (($#)); do
+	case $1 in
+	-b) B=$2; shift 2 ;;
+	-t) T=$2; shift 2 ;;
+	-n) N=$2; shift 2 ;;
+	-v) verbose=1; shift ;;
+	-*) echo "usage: bench/preload_compare.sh [-b BUILD] [-t SECONDS] [-n ROUNDS] [-v]" \
+		"[MEASUREMENT...]" >&2
+	    exit 2 ;;
+	*) only+=("$1"); shift ;;
+	esac
+done
+T=${T:-3}
 source bench/lib.sh
+NS1=myrio-pl-a$$ NS2=myrio-pl-b$$ # its own: another benchmark at the same time uses lib.sh's
 [[ $(id -u) -eq 0 ]] || { echo "needs root (namespaces)"; exit 1; }
-for p in iperf3 sockperf python3; do need $p; done
+for p in iperf3 nuttcp sockperf python3; do need $p; done
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
@@ -28,83 +55,168 @@ secs=${T%.*}
 ((secs >= 1)) || secs=1
 
 "$B/myrio-simd" --socket "$tmp/s" >"$tmp/simd.log" 2>&1 &
-pids+=($!)
+simd=$!
+pids+=($simd)
 for _ in $(seq 100); do [[ -S $tmp/s ]] && break; sleep 0.1; done
 A="$B/myrio-run --device simd:nic0@$tmp/s --ip 10.0.0.1/24 --"
 Z="$B/myrio-run --device simd:nic1@$tmp/s --ip 10.0.0.2/24 --"
 netns_up 1500
-K1=(ip netns exec $NS1)
-K2=(ip netns exec $NS2)
+K1="ip netns exec $NS1"
+K2="ip netns exec $NS2"
 
-iperf_gbps() { # CLIENT_PREFIX SERVER_PREFIX IP: iperf3 TCP, Gb/s received
-	local c=$1 s=$2 ip=$3
-	$s iperf3 -s -1 -B "$ip" >/dev/null 2>&1 &
-	local sp=$!
+timed() { /usr/bin/time -f "%U %S" -o "$1" "${@:2}"; } # timed FILE CMD...: CPU to FILE
+cpu_file() { tail -1 "$1" 2>/dev/null | awk 'NF == 2 { print $1 + $2; ok = 1 } END { if (!ok) print 0 }'; }
+# stop PID: ends a server started under timed (the program is the child of time)
+stop() {
+	local c
+	for c in $(pgrep -P "$1"); do kill "$c" 2>/dev/null; done
+	wait "$1" 2>/dev/null
+}
+# emit VALUE OPS APP_CPU NIC_CPU: one run as JSON ("-": a failed run, or not measured)
+emit() {
+	awk -v v="$1" -v ops="$2" -v app="$3" -v nic="$4" 'BEGIN {
+		ok = v != "-" && v != "" && ops + 0 > 0
+		printf "{\"ok\": %s, \"value\": %s, \"ops\": %s, \"cpu_app_s\": %.3f, ", \
+			ok ? "true" : "false", ok ? v + 0 : "null", ok ? ops + 0 : 0, app
+		printf "\"cpu_proc_s\": %.3f, \"cpu_nic_s\": %s}\n", app,
+			nic == "-" ? "null" : sprintf("%.3f", nic) }'
+}
+nic_cpu() { [[ $1 == kernel ]] && echo - || cpu_of $simd; }
+nic_delta() { [[ $1 == - ]] && echo - || echo "$2 - $1" | bc; }
+
+# iperf3 WHERE(preload|kernel): Gb/s received; ops = GB
+iperf() {
+	local c=$A s=$Z ip=10.0.0.2 n0 sp
+	[[ $1 == kernel ]] && c=$K1 s=$K2 ip=$IP2
+	timed "$tmp/ts" timeout $((secs + 30)) $s iperf3 -s -1 -B "$ip" >/dev/null 2>&1 &
+	sp=$!
 	sleep 1
-	$c iperf3 -c "$ip" -t "$secs" -J >"$tmp/i.json" 2>/dev/null
+	n0=$(nic_cpu "$1")
+	timed "$tmp/tc" $c iperf3 -c "$ip" -t "$secs" -J >"$tmp/i.json" 2>/dev/null
+	local n1; n1=$(nic_cpu "$1")
 	wait $sp
-	json "$tmp/i.json" 'round(d["end"]["sum_received"]["bits_per_second"]/1e9, 3)' 2>/dev/null || echo -
+	read -r v ops < <(json "$tmp/i.json" \
+		'"%s %s" % (d["end"]["sum_received"]["bits_per_second"]/1e9, d["end"]["sum_received"]["bytes"]/1e9)' \
+		2>/dev/null || echo "- 0")
+	emit "$v" "$ops" "$(echo "$(cpu_file "$tmp/tc") + $(cpu_file "$tmp/ts")" | bc)" \
+		"$(nic_delta "$n0" "$n1")"
 }
-nuttcp_gbps() { # CLIENT_PREFIX SERVER_PREFIX IP
-	command -v nuttcp >/dev/null || { echo -; return; }
-	$2 nuttcp -1 --nofork >/dev/null 2>&1 &
+# nuttcp WHERE: the seed's command against nuttcp -1 --nofork; Gb/s, ops = GB
+nuttcp_run() {
+	local c=$A s=$Z ip=10.0.0.2 n0 n1 sp
+	[[ $1 == kernel ]] && c=$K1 s=$K2 ip=$IP2
+	timed "$tmp/ts" timeout $((secs + 30)) $s nuttcp -1 --nofork >/dev/null 2>&1 &
+	sp=$!
 	sleep 1
-	$1 nuttcp -t -T "$secs" -w 128 -v "$3" >"$tmp/n.txt" 2>&1
-	awk '/^nuttcp-t:.*Mbps/ { for (i = 1; i <= NF; i++) if ($i == "Mbps") v = $(i-1) } END {
-		if (v) printf "%.3f\n", v / 1000; else print "-" }' "$tmp/n.txt"
+	n0=$(nic_cpu "$1")
+	timed "$tmp/tc" $c nuttcp -t -T "$secs" -w 128 -v "$ip" >"$tmp/n.txt" 2>&1
+	n1=$(nic_cpu "$1")
+	wait $sp
+	read -r v ops < <(awk '/^nuttcp-t:.*Mbps/ { for (i = 1; i <= NF; i++) { if ($i == "Mbps") v = $(i-1); if ($i == "MB") mb = $(i-1) } }
+		END { if (v) print v / 1000, mb / 1000; else print "- 0" }' "$tmp/n.txt")
+	emit "$v" "$ops" "$(echo "$(cpu_file "$tmp/tc") + $(cpu_file "$tmp/ts")" | bc)" \
+		"$(nic_delta "$n0" "$n1")"
 }
-sockperf_lat() { # CLIENT_PREFIX SERVER_PREFIX IP: "median p99 p99.9" in us
-	local c=$1 s=$2 ip=$3
-	$s sockperf server -i "$ip" -p 11111 >/dev/null 2>&1 &
-	local sp=$!
-	sleep 1
-	$c sockperf ping-pong -i "$ip" -p 11111 -t "$secs" -m 32 >"$tmp/p.txt" 2>&1
-	kill $sp 2>/dev/null
-	wait $sp 2>/dev/null
-	python3 - "$tmp/p.txt" <<'PY'
-import re, sys
-t = open(sys.argv[1]).read()
-v = [re.search(r"percentile %s =\s*([\d.]+)" % p, t) for p in ("50.000", "99.000", "99.900")]
-print(" ".join(m.group(1) if m else "-" for m in v))
-PY
-}
-perf_gbps() {
+# myrio-perf --copy TCP_STREAM on the daemon's two NICs (one process, both ends)
+perf_copy() {
+	local n0 n1
+	n0=$(cpu_of $simd)
 	"$B/myrio-perf" -q -l "$secs" --json --copy -t TCP_STREAM "simd:nic0@$tmp/s" \
 		"simd:nic1@$tmp/s" >"$tmp/o.json" 2>/dev/null
-	json "$tmp/o.json" 'round(d["throughput_mbps"]/1e3, 3)' 2>/dev/null || echo -
+	n1=$(cpu_of $simd)
+	read -r v ops app < <(json "$tmp/o.json" '"%s %s %s" % (d["throughput_mbps"]/1e3,
+		d["bytes_received"]/1e9, d["cpu_local_s"] + d["cpu_remote_s"])' 2>/dev/null || echo "- 0 0")
+	emit "$v" "$ops" "$app" "$(nic_delta "$n0" "$n1")"
 }
-loopback_lat() {
-	"$B/latency_loopback" -n 100000 -s 32 "simd:nic0@$tmp/s" "simd:nic1@$tmp/s" >"$tmp/l.txt" 2>&1
-	python3 - "$tmp/l.txt" <<'PY'
-import re, sys
-t = open(sys.argv[1]).read().split("TCP ")[0]
-m = re.search(r"median ([\d.]+) us .*p99 ([\d.]+) us.*p99.9 ([\d.]+) us", t) or \
-    re.search(r"median ([\d.]+) us .*p99.9 ([\d.]+) us", t)
-print(" ".join(m.groups()) if m else "-")
-PY
+# sockperf WHERE [ENV...]: UDP 32 B ping-pong median [us]; ops = round trips
+sockperf_run() {
+	local where=$1 c=$A s=$Z ip=10.0.0.2 n0 n1 sp
+	shift
+	[[ $where == kernel ]] && c=$K1 s=$K2 ip=$IP2
+	env "$@" /usr/bin/time -f "%U %S" -o "$tmp/ts" $s sockperf server -i "$ip" -p 11111 \
+		>/dev/null 2>&1 &
+	sp=$!
+	sleep 1
+	n0=$(nic_cpu "$where")
+	env "$@" /usr/bin/time -f "%U %S" -o "$tmp/tc" $c sockperf ping-pong -i "$ip" -p 11111 \
+		-t "$secs" -m 32 >"$tmp/p.txt" 2>&1
+	n1=$(nic_cpu "$where")
+	stop $sp
+	local v ops
+	v=$(grep -o "percentile 50.000 = *[0-9.]*" "$tmp/p.txt" | awk '{ print $NF }')
+	ops=$(grep -o "Valid Duration.*ReceivedMessages=[0-9]*" "$tmp/p.txt" | sed 's/.*=//')
+	emit "$v" "$ops" "$(echo "$(cpu_file "$tmp/tc") + $(cpu_file "$tmp/ts")" | bc)" \
+		"$(nic_delta "$n0" "$n1")"
 }
-ratio() { python3 -c 'import sys
-try: print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))
-except Exception: print("-")' "$1" "$2"; }
+# latency_loopback on the same daemon's NICs (one process polling both stacks)
+loopback() {
+	local n0 n1 rt=20000
+	n0=$(cpu_of $simd)
+	timed "$tmp/tc" "$B/latency_loopback" -n $rt -s 32 "simd:nic0@$tmp/s" "simd:nic1@$tmp/s" \
+		>"$tmp/l.txt" 2>&1
+	n1=$(cpu_of $simd)
+	local v
+	v=$(sed '/^TCP /,$d' "$tmp/l.txt" | grep -o "median [0-9.]* us" | awk '{ print $2 }')
+	emit "$v" $rt "$(cpu_file "$tmp/tc")" "$(nic_delta "$n0" "$n1")"
+}
 
-read -r load _ </proc/loadavg
-echo "== preload vs kernel vs libmyrio's own tools, ${secs} s per run, load $load"
-pi=$(iperf_gbps "$A" "$Z" 10.0.0.2)
-mp=$(perf_gbps)
-ki=$(iperf_gbps "${K1[*]}" "${K2[*]}" $IP2)
-kn=$(nuttcp_gbps "${K1[*]}" "${K2[*]}" $IP2)
-pn=$(nuttcp_gbps "$A" "$Z" 10.0.0.2)
-printf "%-44s %10s %10s %10s\n" "TCP throughput [Gb/s]" preload myrio-perf kernel
-printf "%-44s %10s %10s %10s   preload/myrio-perf %s, preload/kernel %s\n" "iperf3 -c (preload) | myrio-perf --copy" \
-	"$pi" "$mp" "$ki" "$(ratio "$pi" "$mp")" "$(ratio "$pi" "$ki")"
-printf "%-44s %10s %10s %10s   preload/myrio-perf %s, preload/kernel %s\n" "nuttcp -t -w 128 | myrio-perf --copy" \
-	"$pn" "$mp" "$kn" "$(ratio "$pn" "$mp")" "$(ratio "$pn" "$kn")"
-pl=$(sockperf_lat "$A" "$Z" 10.0.0.2)
-ll=$(loopback_lat)
-kl=$(sockperf_lat "${K1[*]}" "${K2[*]}" $IP2)
-spl=$(MYRIO_SPIN=1 sockperf_lat "$A" "$Z" 10.0.0.2)
-printf "%-44s %s\n" "UDP 32 B round trip [us] median p99 p99.9" ""
-printf "  %-42s %s\n" "sockperf (preload, sleeping)" "$pl" "sockperf (preload, MYRIO_SPIN=1)" "$spl" \
-	"latency_loopback (same daemon)" "$ll" "sockperf (kernel veth)" "$kl"
-echo "  median ratios: preload/latency_loopback $(ratio "${pl%% *}" "${ll%% *}")," \
-	"spin/latency_loopback $(ratio "${spl%% *}" "${ll%% *}"), preload/kernel $(ratio "${pl%% *}" "${kl%% *}")"
+# The measurements, by name: each run appends one JSON line (with the load and the steal %
+# over the run) to $tmp/m.NAME.
+declare -A measure=(
+	[iperf_preload]="iperf preload" [iperf_kernel]="iperf kernel" [perf_copy]=perf_copy
+	[nuttcp_preload]="nuttcp_run preload" [nuttcp_kernel]="nuttcp_run kernel"
+	[sp_preload]="sockperf_run preload" [sp_preload_spin50]="sockperf_run preload MYRIO_SPIN_US=50"
+	[sp_preload_busy]="sockperf_run preload MYRIO_SPIN=1" [sp_kernel]="sockperf_run kernel"
+	[loopback]=loopback
+)
+order=(iperf_preload perf_copy iperf_kernel nuttcp_preload nuttcp_kernel sp_preload loopback
+	sp_kernel sp_preload_spin50 sp_preload_busy)
+run_one() {
+	local s0 s1 out w0=$SECONDS
+	s0=$(steal_ticks)
+	out=$(${measure[$1]} 2>/dev/null) || true
+	s1=$(steal_ticks)
+	[[ -n $verbose ]] && echo "$1 ($((SECONDS - w0)) s): $out" >&2
+	[[ $out == "{"* ]] || out='{"ok": false}'
+	out=${out%\}}
+	echo "$out, \"load\": $(cut -d' ' -f1 /proc/loadavg), \"steal_pct\": $(
+		printf '%s\n' "$s0" "$s1" | awk 'NR == 1 { a = $1; t = $2 } NR == 2 {
+			d = $2 - t; printf "%.1f", (d > 0 ? 100 * ($1 - a) / d : 0) }')}" >>"$tmp/m.$1"
+}
+# row NAME UNIT PER_OP LOWER OURS PEER PEER_NAME TARGET: the two measurements' rounds paired
+row() {
+	python3 -c 'import json, sys
+for side, f in (("ours", sys.argv[1]), ("peer", sys.argv[2])):
+    for l in open(f):
+        r = json.loads(l); r["side"] = side; print(json.dumps(r))' "$tmp/m.$5" "$tmp/m.$6" >"$tmp/row"
+	python3 bench/verdict.py "$tmp/row" "$1" "$2" "$3" "$4" "$7" "$8"
+}
+
+((${#only[@]})) && order=("${only[@]}")
+echo "bench: $(date -u +%FT%TZ), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)," \
+	"${secs} s per run, $N interleaved rounds"
+for ((i = 0; i < N; i++)); do
+	if ((i % 2)); then
+		for ((k = ${#order[@]} - 1; k >= 0; k--)); do run_one "${order[k]}"; done
+	else
+		for m in "${order[@]}"; do run_one "$m"; done
+	fi
+done
+echo "load after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+((${#only[@]})) && exit 0
+echo "== TCP throughput (the preload's \"libmyrio\" line is iperf3 or nuttcp through it)"
+row "iperf3 preload vs myrio-perf --copy [Gb/s]" Gb/s GB 0 iperf_preload perf_copy myrio-perf 0.9
+row "nuttcp -w 128 preload vs myrio-perf --copy [Gb/s]" Gb/s GB 0 nuttcp_preload perf_copy \
+	myrio-perf 0.9
+row "iperf3 preload vs kernel veth [Gb/s]" Gb/s GB 0 iperf_preload iperf_kernel kernel 1
+row "nuttcp -w 128 preload vs kernel veth [Gb/s]" Gb/s GB 0 nuttcp_preload nuttcp_kernel kernel 1
+echo "== UDP 32 B round trip, median (target: within 2x of latency_loopback, i.e. ratio >= 0.5)"
+row "sockperf preload sleeping vs latency_loopback [us]" us trans 1 sp_preload loopback \
+	loopback 0.5
+row "sockperf preload MYRIO_SPIN_US=50 vs latency_loopback [us]" us trans 1 \
+	sp_preload_spin50 loopback loopback 0.5
+row "sockperf preload MYRIO_SPIN=1 vs latency_loopback [us]" us trans 1 sp_preload_busy \
+	loopback loopback 0.5
+row "sockperf preload sleeping vs kernel veth [us]" us trans 1 sp_preload sp_kernel kernel 1
+row "sockperf preload MYRIO_SPIN_US=50 vs kernel veth [us]" us trans 1 sp_preload_spin50 \
+	sp_kernel kernel 1

@@ -34,6 +34,7 @@ static struct {
 	struct myrio_stack *stack;
 	int stack_fd, wake_fd;
 	unsigned sleepers, inside;
+	bool woken; /* the wake fd was written since it was last drained */
 	uint64_t armed_deadline;
 	pthread_t progress_thread;
 	bool stopping;
@@ -50,7 +51,9 @@ static __thread bool sleeping;
 static void sleep_end(void)
 {
 	sleeping = false;
-	if (--eng.sleepers == 0) {
+	/* drained only when written: most sleeps end on the stack's fd, and the read would be
+	 * a system call per sleep for nothing */
+	if (--eng.sleepers == 0 && __atomic_exchange_n(&eng.woken, false, __ATOMIC_ACQ_REL)) {
 		uint64_t v;
 		(void)!kern.read(eng.wake_fd, &v, sizeof v);
 	}
@@ -80,6 +83,9 @@ static void wake_sleepers(void)
 {
 	uint64_t one = 1;
 	(void)!kern.write(eng.wake_fd, &one, sizeof one);
+	/* after the write: a drain between the two leaves the fd readable and the flag set
+	 * (one early wake-up), never the fd readable with no drain to come */
+	__atomic_store_n(&eng.woken, true, __ATOMIC_RELEASE);
 }
 
 int engine_progress(void)
@@ -89,9 +95,13 @@ int engine_progress(void)
 		return 0; /* a fork's child: its sockets are dead */
 	for (int i = 0; i < 64; i++) {
 		int n = myrio_stack_poll(eng.stack);
-		if (n <= 0)
+		if (n > 0)
+			work += n;
+		/* A poll that handled one frame found no second one behind it: polling again at
+		 * once would find nothing, at the cost of a whole poll (a round trip's frames come
+		 * one at a time). */
+		if (n <= 1)
 			break;
-		work += n;
 	}
 	if (linger_count())
 		linger_check(engine_now_ms(), eng.conf.exit_linger_ms);
@@ -138,15 +148,13 @@ void engine_wake(void)
 
 #define SPIN_KERNEL_EVERY 16 /* polls of the stack per look at the kernel's fds */
 
-/* Lock held: polls the stack (and now and then the kernel's fds) for up to spin_us (or the
- * timeout), letting the lock go between polls. >0 extra ready, -2 news from the stack,
- * 0 nothing came. */
-static int spin(struct pollfd *extra, nfds_t n, int timeout_ms)
+/* Lock held: polls the stack (and now and then the kernel's fds) for up to budget_ns (or
+ * the timeout). >0 extra ready, -2 news from the stack, 0 nothing came. */
+static int spin(struct pollfd *extra, nfds_t n, int timeout_ms, uint64_t budget_ns)
 {
-	uint64_t budget = (uint64_t)eng.conf.spin_us * 1000;
-	if (timeout_ms > 0 && (uint64_t)timeout_ms * 1000000 < budget)
-		budget = (uint64_t)timeout_ms * 1000000;
-	uint64_t until = engine_now_ns() + budget;
+	if (timeout_ms > 0 && (uint64_t)timeout_ms * 1000000 < budget_ns)
+		budget_ns = (uint64_t)timeout_ms * 1000000;
+	uint64_t until = engine_now_ns() + budget_ns;
 	for (unsigned i = 1;; i++) {
 		if (engine_progress() > 0)
 			return -2;
@@ -161,6 +169,32 @@ static int spin(struct pollfd *extra, nfds_t n, int timeout_ms)
 		engine_unlock(); /* other threads of the program get their turn */
 		engine_lock();
 	}
+}
+
+/* The spin adapts to what it catches: one that ends with news gives the next the whole
+ * spin_us, one that runs out halves it, down to none below spin_us / SPIN_SHRINK_MIN; then
+ * every SPIN_RETRY_EVERY-th sleep tries the whole spin again. A socket whose answers come
+ * slowly (a server between requests, a receiver behind a slow sender) soon sleeps at once
+ * and stops costing CPU. Lock held. */
+#define SPIN_SHRINK_MIN 16
+#define SPIN_RETRY_EVERY 64
+static uint64_t spin_budget_ns;
+static unsigned spin_sleeps_without;
+
+static void spin_learn(bool caught)
+{
+	uint64_t full = (uint64_t)eng.conf.spin_us * 1000;
+	if (caught)
+		spin_budget_ns = full;
+	else if ((spin_budget_ns /= 2) < full / SPIN_SHRINK_MIN)
+		spin_budget_ns = 0;
+}
+
+static uint64_t spin_budget(void)
+{
+	if (!spin_budget_ns && eng.conf.spin_us && ++spin_sleeps_without % SPIN_RETRY_EVERY == 0)
+		spin_budget_ns = (uint64_t)eng.conf.spin_us * 1000;
+	return spin_budget_ns;
 }
 
 int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t *sigmask)
@@ -178,8 +212,10 @@ int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t 
 		engine_progress();
 		return rc;
 	}
-	if (timeout_ms != 0 && eng.conf.spin_us) {
-		int rc = spin(extra, n, timeout_ms);
+	uint64_t budget = timeout_ms != 0 ? spin_budget() : 0;
+	if (budget) {
+		int rc = spin(extra, n, timeout_ms, budget);
+		spin_learn(rc != 0);
 		if (rc != 0)
 			return rc > 0 ? rc : 0; /* ready, or news from the stack */
 	}
@@ -384,6 +420,7 @@ static int engine_start(void)
 		}
 	}
 	own_fds_record(before);
+	spin_budget_ns = (uint64_t)eng.conf.spin_us * 1000;
 	eng.armed_deadline = 0;
 	eng.pid = getpid();
 	pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);

@@ -48,6 +48,7 @@ int myrio_stack_fd(struct myrio_stack *s)
 	}
 	s->irq_fd = irq;
 	s->timer_fd = tfd;
+	s->timer_deadline = UINT64_MAX; /* disarmed */
 	s->wait_fd = ep;
 	return ep;
 }
@@ -72,12 +73,17 @@ int myrio_stack_arm(struct myrio_stack *s)
 		return -EBADF;
 	uint64_t v;
 	(void)!read(s->irq_fd, &v, sizeof(v)); /* what woke us is being handled */
-	(void)!read(s->timer_fd, &v, sizeof(v));
+	bool fired = read(s->timer_fd, &v, sizeof(v)) == sizeof(v);
 	int rc = myrio_port_irq_arm_queue(s->port, s->queue);
 	if (rc < 0)
 		return rc;
 	s->poll_tail |= POLL_TAIL_ARMED;
-	return set_timer(s, myrio_stack_next_deadline(s));
+	/* A sleep that ends before the timer is due (a frame) leaves it pending for the same
+	 * deadline, most often a far one: setting it again is a system call per sleep. */
+	uint64_t deadline = myrio_stack_next_deadline(s);
+	if (!fired && deadline == s->timer_deadline)
+		return 0;
+	return set_timer(s, deadline);
 }
 
 void stack_fd_rearm(struct myrio_stack *s)

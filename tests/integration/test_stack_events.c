@@ -367,17 +367,22 @@ static void waitable_fd_wakes_for_frames_and_timers(void **state)
 	sp_close(&h);
 }
 
+/* Two stacks on the stepped clock, b with its waitable fd, past the announcements. */
+static void open_stepped_with_fd(struct stack_pair *h, const char *link)
+{
+	assert_int_equal(sp_open(h, link, NULL), 0);
+	assert_true(myrio_stack_fd(h->b) >= 0);
+	sp_rounds(h, 10); /* the announcements at create */
+	fired_count = 0;
+}
+
 /* The same on the stepped clock, which stands still within a poll: the deadline the poll
  * moves earlier is that of the timer it started, and so is the timerfd's. */
 static void timer_started_by_poll_moves_deadline(void **state)
 {
 	(void)state;
 	struct stack_pair h;
-	assert_int_equal(sp_open(&h, "pair:ev_rearm", NULL), 0);
-	int fd = myrio_stack_fd(h.b);
-	assert_true(fd >= 0);
-	sp_rounds(&h, 10); /* the announcements at create */
-	fired_count = 0;
+	open_stepped_with_fd(&h, "pair:ev_rearm");
 	assert_int_equal(myrio_timer_start(h.b, 10000 * MS, count_due, &h, NULL), 0);
 	assert_int_equal(myrio_stack_arm(h.b), 0);
 	uint64_t far = h.b->timer_deadline;
@@ -393,6 +398,32 @@ static void timer_started_by_poll_moves_deadline(void **state)
 	assert_int_equal(left.it_value.tv_sec, 0);
 	assert_true(left.it_value.tv_nsec <= (long)(due - h.now_ns)); /* real time: only less */
 	/* The stepped clock at it: the short timer runs, the long one waits. */
+	h.now_ns = due;
+	myrio_stack_poll(h.b);
+	assert_int_equal(fired_count, 1);
+	sp_close(&h);
+}
+
+/* A sleep ends before the timer is due (a frame): the next arm leaves the pending timer
+ * alone, and it still fires. A timer that fired but did not run yet (the stepped
+ * clock stands before it) is set again by the next arm, or the sleeper would miss it. */
+static void arm_keeps_a_pending_timer_and_sets_a_fired_one_again(void **state)
+{
+	(void)state;
+	struct stack_pair h;
+	open_stepped_with_fd(&h, "pair:ev_keep");
+	assert_int_equal(myrio_timer_start(h.b, 20 * MS, count_due, &h, NULL), 0);
+	assert_false(arm_and_check(h.b));
+	uint64_t due = h.b->timer_deadline;
+	assert_true(due != UINT64_MAX);
+	assert_false(arm_and_check(h.b)); /* the same deadline, still pending */
+	assert_int_equal(h.b->timer_deadline, due);
+	/* the timerfd itself: the model's own interrupts may wake the stack's fd too */
+	assert_true(readable(h.b->timer_fd, 10000)); /* real time reached it */
+	myrio_stack_poll(h.b);			     /* the stepped clock did not: nothing runs */
+	assert_int_equal(fired_count, 0);
+	assert_false(arm_and_check(h.b)); /* takes the expiry: must set the timer again */
+	assert_true(readable(h.b->timer_fd, 10000));
 	h.now_ns = due;
 	myrio_stack_poll(h.b);
 	assert_int_equal(fired_count, 1);
@@ -417,6 +448,7 @@ int main(void)
 	    cmocka_unit_test(timers_cancel_and_run_out),
 	    cmocka_unit_test(waitable_fd_wakes_for_frames_and_timers),
 	    cmocka_unit_test(timer_started_by_poll_moves_deadline),
+	    cmocka_unit_test(arm_keeps_a_pending_timer_and_sets_a_fired_one_again),
 	    cmocka_unit_test(no_interrupts_no_fd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

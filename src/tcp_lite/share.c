@@ -197,6 +197,8 @@ static void grace_period(struct stack_share *sh, unsigned nreaders)
 				      memory_order_relaxed);
 	for (unsigned i = 0; i < nreaders; i++) {
 		struct share_reader *r = &sh->readers[i];
+		if (r == reading)
+			continue; /* odd till the burst calling back ends: after this returns */
 		uint64_t seq = atomic_load_explicit(&r->seq, memory_order_acquire);
 		while ((seq & 1) && atomic_load_explicit(&r->seq, memory_order_acquire) == seq)
 			sched_yield();

@@ -48,6 +48,9 @@ static struct world {
 	struct myrio_pool *pool;
 	uint8_t mac_a[6], mac_b[6];
 	struct igmp_seen seen;
+	struct myrio_stack *open_on; /* the UDP event opens a socket on open_port there, once */
+	uint16_t open_port;
+	struct myrio_udp_sock *opened;
 } w;
 
 static uint64_t sim_clock(void *arg)
@@ -219,6 +222,15 @@ static struct myrio_udp_sock *member(int k, uint32_t g)
 	return u;
 }
 
+/* An application that opens a socket from its receive event, inside the stack's burst. */
+static void on_udp_event(void *arg, struct myrio_udp_sock *u)
+{
+	(void)arg;
+	(void)u;
+	if (w.open_on && !w.opened)
+		assert_int_equal(myrio_udp_open(w.open_on, w.open_port, NULL, &w.opened), 0);
+}
+
 static struct myrio_stack_conf a_conf(void)
 {
 	struct myrio_stack_conf c;
@@ -227,6 +239,7 @@ static struct myrio_stack_conf a_conf(void)
 	c.netmask = 0xffffff00u;
 	c.clock = sim_clock;
 	c.clock_arg = w.sim;
+	c.udp_event = on_udp_event;
 	return c;
 }
 
@@ -389,6 +402,24 @@ static void udp_socket_on_one_stack(void **state)
 	myrio_udp_close(u);
 	b_udp(IP_A, 40000, dport, 2);
 	assert_int_equal(stats(lands).drop_udp_no_port, 5);
+}
+
+/* A socket opened from the receive event, in the middle of a burst: the view it replaces
+ * waits for no burst of the calling thread's own (which holds none across the call). */
+static void socket_opened_from_the_receive_event(void **state)
+{
+	(void)state;
+	uint16_t dport = 7050;
+	int lands = queue_of(17, IP_B, IP_A, 40000, dport);
+	struct myrio_udp_sock *u;
+	assert_int_equal(myrio_udp_open(w.a[lands], dport, NULL, &u), 0);
+	w.open_on = w.a[lands];
+	w.open_port = 7051;
+	b_udp(IP_A, 40000, dport, 3);
+	assert_int_equal(drain(u), 3);
+	assert_non_null(w.opened);
+	b_udp(IP_A, 40000, 7051, 2);
+	assert_int_equal(drain(w.opened), 2);
 }
 
 /* One host across the stacks: a socket connected to another peer on the receiving stack
@@ -803,6 +834,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(query_answered_for_every_stack, setup, teardown),
 	    cmocka_unit_test_setup_teardown(host_leaves_with_its_last_member, setup, teardown),
 	    cmocka_unit_test_setup_teardown(udp_socket_on_one_stack, setup, teardown),
+	    cmocka_unit_test_setup_teardown(socket_opened_from_the_receive_event, setup, teardown),
 	    cmocka_unit_test_setup_teardown(connected_socket_hides_no_siblings_open_one, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(connected_peer_reaches_siblings_connected_socket, setup,

@@ -67,8 +67,17 @@ struct share_inbox {
 	struct inbox_slot slot[];
 };
 
-/* The reader slot of the stack this thread is running a receive burst of, if any. */
-static _Thread_local struct share_reader *reading;
+/* The receive bursts this thread is running, innermost first: a burst's callback may poll
+ * a sibling stack, and a signal handler the same stack. */
+static _Thread_local const struct share_rx *reading;
+
+static bool held_here(const struct share_reader *r)
+{
+	for (const struct share_rx *b = reading; b; b = b->prev)
+		if (b->r == r)
+			return true;
+	return false;
+}
 
 void share_lock(const struct myrio_stack *s)
 {
@@ -191,14 +200,15 @@ static struct share_view *view_build(struct stack_share *sh, bool *empty)
 static void grace_period(struct stack_share *sh, unsigned nreaders)
 {
 	atomic_thread_fence(memory_order_seq_cst);
-	if (reading)
-		atomic_store_explicit(&reading->seq,
-				      atomic_load_explicit(&reading->seq, memory_order_relaxed) + 2,
-				      memory_order_relaxed);
+	for (const struct share_rx *b = reading; b; b = b->prev)
+		if (!b->nested) /* moved on, for the grace periods of other threads */
+			atomic_store_explicit(
+			    &b->r->seq, atomic_load_explicit(&b->r->seq, memory_order_relaxed) + 2,
+			    memory_order_relaxed);
 	for (unsigned i = 0; i < nreaders; i++) {
 		struct share_reader *r = &sh->readers[i];
-		if (r == reading)
-			continue; /* odd till the burst calling back ends: after this returns */
+		if (held_here(r))
+			continue; /* odd till this thread's burst ends: after this returns */
 		uint64_t seq = atomic_load_explicit(&r->seq, memory_order_acquire);
 		while ((seq & 1) && atomic_load_explicit(&r->seq, memory_order_acquire) == seq)
 			sched_yield();
@@ -246,9 +256,12 @@ void share_detach(struct myrio_stack *s)
 void share_rx_begin(struct myrio_stack *s, struct share_rx *save)
 {
 	struct share_reader *r = &s->share->readers[s->queue];
-	save->prev = reading;
 	save->r = r;
-	reading = r;
+	save->prev = reading;
+	save->nested = held_here(r);
+	reading = save;
+	if (save->nested)
+		return; /* the outer burst keeps the slot odd until it ends */
 	atomic_store_explicit(&r->seq, atomic_load_explicit(&r->seq, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst); /* seen odd before any view is read */
@@ -256,10 +269,12 @@ void share_rx_begin(struct myrio_stack *s, struct share_rx *save)
 
 void share_rx_end(const struct share_rx *save)
 {
+	reading = save->prev;
+	if (save->nested)
+		return;
 	struct share_reader *r = save->r;
 	atomic_store_explicit(&r->seq, atomic_load_explicit(&r->seq, memory_order_relaxed) + 1,
 			      memory_order_release);
-	reading = save->prev;
 }
 
 static const struct share_view *view(const struct myrio_stack *s)

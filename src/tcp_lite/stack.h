@@ -508,7 +508,9 @@ void share_unlock(const struct myrio_stack *s);
 int share_commit(struct myrio_stack *s);
 /* Around a receive burst, which reads the view: saves what a nested one replaces. */
 struct share_rx {
-	struct share_reader *r, *prev;
+	struct share_reader *r;
+	const struct share_rx *prev; /* the burst this one runs inside, on this thread */
+	bool nested;		     /* r is already held by an outer burst of this thread */
 };
 void share_rx_begin(struct myrio_stack *s, struct share_rx *save);
 void share_rx_end(const struct share_rx *save);

@@ -51,6 +51,7 @@ static struct world {
 	struct myrio_stack *open_on; /* the UDP event opens a socket on open_port there, once */
 	uint16_t open_port;
 	struct myrio_udp_sock *opened;
+	struct myrio_stack *poll_inner; /* the UDP event polls this stack, once */
 } w;
 
 static uint64_t sim_clock(void *arg)
@@ -227,6 +228,12 @@ static void on_udp_event(void *arg, struct myrio_udp_sock *u)
 {
 	(void)arg;
 	(void)u;
+	if (w.poll_inner) {
+		struct myrio_stack *inner = w.poll_inner;
+		w.poll_inner = NULL;
+		myrio_stack_poll(inner);
+		return;
+	}
 	if (w.open_on && !w.opened)
 		assert_int_equal(myrio_udp_open(w.open_on, w.open_port, NULL, &w.opened), 0);
 }
@@ -420,6 +427,37 @@ static void socket_opened_from_the_receive_event(void **state)
 	assert_non_null(w.opened);
 	b_udp(IP_A, 40000, 7051, 2);
 	assert_int_equal(drain(w.opened), 2);
+}
+
+/* A receive event that polls the sibling stack, whose own receive event opens a socket:
+ * the view that replaces waits for no burst of the calling thread, the outer one either. */
+static void socket_opened_from_a_nested_siblings_burst(void **state)
+{
+	(void)state;
+	int outer = queue_of(17, IP_B, IP_A, PORT, 7060), inner = 1 - outer;
+	uint32_t g = group_on(inner, 0xef070000u); /* unicast from B lands on one queue only */
+	struct myrio_udp_sock *uo, *ui = member(inner, g);
+	assert_int_equal(myrio_udp_open(w.a[outer], 7060, NULL, &uo), 0);
+	rounds(2400, 1000); /* the join's reports are over */
+	uint8_t u[12] = {0};
+	put_be16(u, PORT);
+	put_be16(u + 4, sizeof(u));
+	put_be16(u + 2, 7060);
+	b_send(IP_A, 17, u, sizeof(u));
+	put_be16(u + 2, PORT);
+	b_send(g, 17, u, sizeof(u));
+	for (int i = 0; i < 300; i++) /* both on their queues' rings, no stack polled yet */
+		myrio_sim_step(w.sim, 4);
+	w.poll_inner = w.a[inner];
+	w.open_on = w.a[inner];
+	w.open_port = 7059;
+	myrio_stack_poll(w.a[outer]);
+	assert_null(w.poll_inner);
+	assert_non_null(w.opened);
+	assert_int_equal(drain(uo), 1);
+	assert_int_equal(drain(ui), 1);
+	myrio_udp_close(uo);
+	myrio_udp_close(ui);
 }
 
 /* One host across the stacks: a socket connected to another peer on the receiving stack
@@ -835,6 +873,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(host_leaves_with_its_last_member, setup, teardown),
 	    cmocka_unit_test_setup_teardown(udp_socket_on_one_stack, setup, teardown),
 	    cmocka_unit_test_setup_teardown(socket_opened_from_the_receive_event, setup, teardown),
+	    cmocka_unit_test_setup_teardown(socket_opened_from_a_nested_siblings_burst, setup,
+					    teardown),
 	    cmocka_unit_test_setup_teardown(connected_socket_hides_no_siblings_open_one, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(connected_peer_reaches_siblings_connected_socket, setup,

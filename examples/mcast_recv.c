@@ -141,9 +141,19 @@ int main(int argc, char **argv)
 		if (m[i].got < count || m[i].bad)
 			rc = 1;
 	}
-	printf(" igmp_tx %llu igmp_queries_rx %llu igmp_reports_suppressed %llu\n",
+	printf(" igmp_tx %llu igmp_queries_rx %llu igmp_reports_suppressed %llu",
 	       (unsigned long long)st.igmp_tx, (unsigned long long)st.igmp_queries_rx,
 	       (unsigned long long)st.igmp_reports_suppressed);
+	/* where datagrams were lost, if any were: the NIC out of buffers, a socket's queue full */
+	struct myrio_port_stats ps;
+	if (myrio_port_stats(port, &ps) == 0)
+		printf(" nic_rx_missed %llu", (unsigned long long)ps.rx_missed);
+	printf(" udp_queue_full %llu", (unsigned long long)st.drop_udp_queue_full);
+	/* what the NIC's own filter kept out (groups nobody here joined), where it has one */
+	uint64_t filtered;
+	if (myrio_port_xstat(port, "dropped_multicast_filtered", &filtered) == 0)
+		printf(" nic_dropped_multicast_filtered %llu", (unsigned long long)filtered);
+	printf("\n");
 	idle_wait_fini(&iw);
 	for (unsigned i = 0; i < nsock; i++)
 		myrio_udp_close(m[i].u);

@@ -7,6 +7,7 @@
 
 #include "bus/bus.h"
 #include "bus/mmio.h"
+#include "mcp/wait.h"
 #include "util/byteorder.h"
 #include "util/log.h"
 
@@ -130,7 +131,8 @@ static int cmd_locked(struct mcp_cmd_chan *c, uint32_t op, uint32_t d0, uint32_t
 
 	/* Poll: a short spin in 10 µs steps (most commands answer in microseconds), then
 	 * 1 ms steps up to the timeout. */
-	unsigned waited = 0;
+	struct mcp_wait wait;
+	mcp_wait_start(&wait, c->bus, c->timeout_us);
 	for (;;) {
 		uint32_t result = be32(c->resp->result);
 		if (result != MCP_RESULT_PENDING) {
@@ -139,11 +141,9 @@ static int cmd_locked(struct mcp_cmd_chan *c, uint32_t op, uint32_t d0, uint32_t
 				*out = be32(c->resp->data);
 			return result_to_errno(op, result);
 		}
-		if (waited >= c->timeout_us)
+		if (mcp_wait_over(&wait))
 			break;
-		unsigned step = waited < 1000 ? 10 : 1000;
-		c->bus->ops->delay_us(c->bus, step);
-		waited += step;
+		c->bus->ops->delay_us(c->bus, mcp_wait_elapsed_us(&wait) < 1000 ? 10 : 1000);
 	}
 	log_err("the NIC did not answer command %u (%s) within %u ms: the firmware is hung or "
 		"the device was reset; reload the firmware or reset the device",

@@ -9,6 +9,7 @@
 #include "bus/bus.h"
 #include "bus/mmio.h"
 #include "mcp/nic.h"
+#include "mcp/wait.h"
 #include "util/byteorder.h"
 #include "util/log.h"
 
@@ -40,13 +41,17 @@ static bool header_ptr_ok(uint32_t ptr)
 static uint32_t booted_header_ptr(struct myrio_bus *bus)
 {
 	uint32_t ptr = mmio_read32(bus->bar0, MCP_HEADER_PTR_OFFSET);
-	unsigned waited = 0;
-	for (; !header_ptr_ok(ptr) && ptr != 0xffffffffu && waited < BOOT_WAIT_MS; waited++) {
+	struct mcp_wait w;
+	mcp_wait_start(&w, bus, BOOT_WAIT_MS * 1000u);
+	bool waited = false;
+	while (!header_ptr_ok(ptr) && ptr != 0xffffffffu && !mcp_wait_over(&w)) {
 		bus->ops->delay_us(bus, 1000);
+		waited = true;
 		ptr = mmio_read32(bus->bar0, MCP_HEADER_PTR_OFFSET);
 	}
 	if (waited && header_ptr_ok(ptr))
-		log_info("%s: the firmware booted after %u ms", bus->name, waited);
+		log_info("%s: the firmware booted after %u ms", bus->name,
+			 (unsigned)(mcp_wait_elapsed_us(&w) / 1000));
 	return ptr;
 }
 
@@ -153,10 +158,12 @@ static void write_block(struct myrio_bus *bus, uint32_t off, const uint32_t w[16
 static bool wait_confirm(struct myri_nic *nic, unsigned timeout_ms)
 {
 	volatile uint32_t *confirm = (volatile uint32_t *)nic->cmd.resp;
-	for (unsigned waited = 0;; waited++) {
+	struct mcp_wait w;
+	mcp_wait_start(&w, nic->bus, timeout_ms * 1000ull);
+	for (;;) {
 		if (*confirm == MCP_BLOCK_CONFIRM_VALUE)
 			return true;
-		if (waited >= timeout_ms)
+		if (mcp_wait_over(&w))
 			return false;
 		nic->bus->ops->delay_us(nic->bus, 1000);
 	}

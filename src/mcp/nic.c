@@ -8,6 +8,7 @@
 
 #include "bus/bus.h"
 #include "bus/mmio.h"
+#include "mcp/wait.h"
 #include "util/log.h"
 #include "util/pci_cap.h"
 
@@ -569,15 +570,14 @@ static bool tx_drained(struct myri_nic *nic)
  * down wait, for a NIC that holds them (link down with pause, a hang the watchdog saw). */
 static void tx_drain(struct myri_nic *nic)
 {
-	unsigned waited = 0;
-	while (!tx_drained(nic) && !nic->wd.request && !nic->wd.gone && waited < TX_DRAIN_WAIT_US) {
+	struct mcp_wait w;
+	mcp_wait_start(&w, nic->bus, TX_DRAIN_WAIT_US);
+	while (!tx_drained(nic) && !nic->wd.request && !nic->wd.gone && !mcp_wait_over(&w)) {
 		unsigned handled = 0;
 		for (unsigned q = 0; q < nic->nq; q++)
 			handled += status_handle(myri_queue_rings(nic, q)) != 0;
-		if (!handled) {
+		if (!handled)
 			nic->bus->ops->delay_us(nic->bus, 100);
-			waited += 100;
-		}
 	}
 	if (!tx_drained(nic))
 		log_warn("%s: frames still in the send ring at close were not sent",
@@ -592,12 +592,11 @@ int myri_nic_down(struct myri_nic *nic)
 	uint32_t downs = r->link_down_events;
 	int rc = cmd(nic, MCP_CMD_ETHERNET_DOWN, 0, 0, 0, NULL);
 	/* Wait for the "down" status update (§6.3), handling updates meanwhile. */
-	unsigned waited = 0;
-	while (rc == 0 && r->link_down_events == downs && waited < DOWN_WAIT_US) {
-		if (!status_handle(r)) {
+	struct mcp_wait w;
+	mcp_wait_start(&w, nic->bus, DOWN_WAIT_US);
+	while (rc == 0 && r->link_down_events == downs && !mcp_wait_over(&w)) {
+		if (!status_handle(r))
 			nic->bus->ops->delay_us(nic->bus, 100);
-			waited += 100;
-		}
 	}
 	if (rc == 0 && r->link_down_events == downs) {
 		log_warn("%s: no down status update within 1 s after ETHERNET_DOWN",

@@ -13,6 +13,10 @@
 
 #define DMA_TEST_TRANSFERS 256u
 #define DMA_TEST_MBPS 2000u /* modelled PCIe DMA bandwidth for the benchmark's ticks */
+/* [I] how long ETHERNET_DOWN may spend finishing posted sends (a peer's PAUSE can hold them
+ * for seconds): inside the 15 ms Linux gives a command (§3.1) */
+#define DOWN_FLUSH_MAX_NS 10000000ull
+#define ANSWER_LATER UINT32_MAX /* a handler's result: the command is answered later */
 
 struct cmd {
 	uint32_t op, d0, d1, d2;
@@ -228,17 +232,36 @@ static uint32_t op_ethernet_up(struct sim_nic *nic, const struct cmd *c, uint32_
 	return SIM_OK;
 }
 
+/* Stops the NIC; a "down" status update follows the answer (§6.3). */
+static void ethernet_down(struct sim_nic *nic, uint64_t now)
+{
+	nic->running = false;
+	if (nic->link_down_events < 255)
+		nic->link_down_events++;
+	nic->stats_pending = true;
+	sim_irq_event(nic, now);
+}
+
+/* Whether the send engine can take what is posted: not once it hung or lost every tag. */
+static bool tx_can_finish(const struct sim_nic *nic)
+{
+	return !nic->fault_tx_hang && nic->rdma_tags && sim_tx_in_hand(nic);
+}
+
+/* ETHERNET_DOWN finishes the work in hand before it answers (§10): frames the host posted
+ * before it still leave, at the link's pace. Nothing else is buffered inside the model. */
 static uint32_t op_ethernet_down(struct sim_nic *nic, const struct cmd *c, uint32_t *data,
 				 uint64_t now)
 {
-	if (nic->running) {
-		nic->running = false;
-		/* nothing is buffered inside the model: the flush is immediate */
-		if (nic->link_down_events < 255)
-			nic->link_down_events++;
-		nic->stats_pending = true;
-		sim_irq_event(nic, now);
+	if (!nic->running)
+		return SIM_OK;
+	if (tx_can_finish(nic)) {
+		nic->down_pending = true;
+		nic->down_resp = c->resp;
+		nic->down_until = now + DOWN_FLUSH_MAX_NS;
+		return ANSWER_LATER;
 	}
+	ethernet_down(nic, now);
 	return SIM_OK;
 }
 
@@ -641,11 +664,24 @@ unsigned sim_cmd_poll(struct sim_nic *nic, uint64_t now)
 	} else {
 		result = execute(nic, &c, &data, now);
 	}
+	if (result == ANSWER_LATER)
+		return 1;
 	if (result != SIM_OK) {
 		nic->st.cmd_errors++;
 		log_debug("%s: command %u (0x%x 0x%x 0x%x) -> result %u", nic->name, c.op, c.d0,
 			  c.d1, c.d2, result);
 	}
 	respond(nic, c.resp, data, result);
+	return 1;
+}
+
+unsigned sim_cmd_down_poll(struct sim_nic *nic, uint64_t now)
+{
+	/* while the frames go out the loop keeps running: they are bounded by the limit */
+	if (tx_can_finish(nic) && now < nic->down_until)
+		return 1;
+	nic->down_pending = false;
+	ethernet_down(nic, now);
+	respond(nic, nic->down_resp, 0, SIM_OK);
 	return 1;
 }

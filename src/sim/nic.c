@@ -90,6 +90,7 @@ void sim_nic_logical_reset(struct sim_nic *nic)
 {
 	const struct myrio_sim_conf *conf = &nic->world->conf;
 	nic->running = false;
+	nic->down_pending = false;
 	nic->rx_entries = conf->rx_ring_entries;
 	nic->tx_entries = conf->tx_ring_entries;
 	nic->intrq_bytes = nic->intrq_mask = 0;
@@ -200,7 +201,7 @@ unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
 	/* The control blocks' trigger words, looked at here in three loads: they are seldom
 	 * written, and the firmware loop runs millions of times a second. */
 	unsigned work = 0;
-	if (__builtin_expect(sim_block_written(nic, SIM_CMD_OFF), 0))
+	if (__builtin_expect(sim_block_written(nic, SIM_CMD_OFF), 0) && !nic->down_pending)
 		work += sim_cmd_poll(nic, now);
 	if (__builtin_expect(sim_block_written(nic, SIM_HANDOFF_OFF) ||
 				 sim_block_written(nic, SIM_DUMMY_RDMA_OFF),
@@ -210,6 +211,8 @@ unsigned sim_nic_poll(struct sim_nic *nic, uint64_t now)
 		work += send_go_stop(nic);
 	if (nic->running && !nic->fault_tx_hang && nic->rdma_tags)
 		work += sim_tx_poll(nic, now);
+	if (__builtin_expect(nic->down_pending, 0))
+		work += sim_cmd_down_poll(nic, now);
 	work += sim_irq_poll(nic, now);
 	if (__builtin_expect(nic->dummy_rdma_on, 0) && now >= nic->dummy_rdma_next) {
 		/* §2.6: read-only, every millisecond; an unmapped target is logged and counted */

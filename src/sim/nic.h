@@ -232,6 +232,10 @@ struct sim_nic {
 
 	/* ---- state CMD_RESET forgets (§2.5) ---- */
 	bool running; /* ETHERNET_UP in force */
+	/* ETHERNET_DOWN came while sends were posted: it is answered once they are out (cmd.c),
+	 * at down_resp; no other command is taken meanwhile */
+	bool down_pending;
+	uint64_t down_resp, down_until;
 	uint32_t rx_entries, tx_entries;
 	uint32_t intrq_bytes, intrq_mask; /* entries - 1 */
 	bool intrq_size_set;
@@ -407,6 +411,8 @@ void sim_fw_adopt_eeprom(struct sim_nic *nic);
 
 /* cmd.c */
 unsigned sim_cmd_poll(struct sim_nic *nic, uint64_t now);
+/* An ETHERNET_DOWN waiting for the posted sends: stops the NIC and answers once they are out. */
+unsigned sim_cmd_down_poll(struct sim_nic *nic, uint64_t now);
 
 /* dma_table.c */
 int sim_dma_init(struct sim_dma *d);
@@ -443,6 +449,8 @@ bool sim_rx_has_room(struct sim_nic *nic, uint32_t len, uint32_t frames);
 
 /* tx.c */
 unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now);
+/* Whether a send ring the engine serves holds a posted chain, or a TSO request is under way. */
+bool sim_tx_in_hand(const struct sim_nic *nic);
 
 /* irq_kick.c: signalling and emptying an interrupt eventfd, never blocking */
 void sim_irq_kick(struct myrio_sim *w, int fd);

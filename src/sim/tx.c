@@ -333,3 +333,16 @@ unsigned sim_tx_poll(struct sim_nic *nic, uint64_t now)
 	}
 	return tx_poll_slice(nic, q, 0, now);
 }
+
+bool sim_tx_in_hand(const struct sim_nic *nic)
+{
+	if (nic->tso.active)
+		return true;
+	unsigned rings = nic->multi_tx ? nic->slices : 1;
+	for (unsigned s = 0; s < rings; s++) {
+		const struct sim_slice *q = &nic->sl[s];
+		if ((!nic->multi_tx || q->tx_active) && flags_at(nic, q, q->tx_cons))
+			return true;
+	}
+	return false;
+}

@@ -2,7 +2,8 @@
 /* Frames sent right before myrio_port_close reach the peer: the close lets what was posted
  * leave before it stops the NIC, as an application that sends its last datagram (or an
  * IGMP Leave) and then closes expects. On the in-process pair link, the stepped model and
- * the model daemon; no polling of the sender between its last send and its close. */
+ * the model daemon; no polling of the sender between its last send and its close. And the
+ * NIC's part: ETHERNET_DOWN right behind the sends still lets them leave (§10). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "link_pair.h"
+#include "port/myri10ge_port.h" /* the driver's ETHERNET_DOWN, without the close's wait */
 #include "simd_daemon.h"
 #include "wall_clock.h"
 
@@ -52,8 +54,10 @@ static int frame_seq(const struct myrio_pkt *p)
 	return seq < FRAMES ? (int)seq : -1;
 }
 
-/* a sends FRAMES frames to b and closes at once; b must get every one of them. */
-static void send_then_close(struct link_pair *l)
+/* a sends FRAMES frames to b and closes at once (or, with down_only, stops its NIC at once
+ * with ETHERNET_DOWN: the driver's own wait for the send ring left out, which the NIC's
+ * firmware must then make up for); b must get every one of them. */
+static void send_then_stop(struct link_pair *l, bool down_only)
 {
 	struct myrio_port_info bi;
 	assert_int_equal(myrio_port_info(l->b, &bi), 0);
@@ -66,6 +70,8 @@ static void send_then_close(struct link_pair *l)
 	}
 	assert_int_equal(myrio_tx_burst(l->a, out, FRAMES), FRAMES);
 	myrio_pool_destroy(pool); /* as a stack does: the port keeps what is still out */
+	if (down_only)
+		assert_int_equal(myri_nic_down(&((struct myri10ge_port *)l->a)->nic), 0);
 	myrio_port_close(l->a);
 	l->a = NULL;
 
@@ -90,6 +96,11 @@ static void send_then_close(struct link_pair *l)
 	assert_int_equal(got, FRAMES);
 }
 
+static void send_then_close(struct link_pair *l)
+{
+	send_then_stop(l, false);
+}
+
 static void over_the_pair_link(void **state)
 {
 	struct link_pair l;
@@ -103,6 +114,14 @@ static void over_the_stepped_model(void **state)
 	struct link_pair l;
 	assert_int_equal(link_pair_open(&l, "sim:", NULL, NULL, NULL), 0);
 	send_then_close(&l);
+	link_pair_close(&l);
+}
+
+static void down_at_once_over_the_stepped_model(void **state)
+{
+	struct link_pair l;
+	assert_int_equal(link_pair_open(&l, "sim:", NULL, NULL, NULL), 0);
+	send_then_stop(&l, true);
 	link_pair_close(&l);
 }
 
@@ -124,6 +143,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(over_the_pair_link),
 	    cmocka_unit_test(over_the_stepped_model),
+	    cmocka_unit_test(down_at_once_over_the_stepped_model),
 	    cmocka_unit_test(over_the_model_daemon),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,11 +7,7 @@
 # fetched), else fail.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
-rc=0
-qemu=$(bash "$src/tests/qemu/build-qemu.sh" "$src" | tail -n 1) || rc=$?
-if ((rc == 77)); then
-	echo "qemu_device_qtest: SKIP: QEMU's source package cannot be fetched"
-	exit 77
-fi
-((rc == 0)) || { echo "qemu_device_qtest: building QEMU with the model device failed"; exit 1; }
+# shellcheck source=../qemu/model-qemu.sh
+. "$src/tests/qemu/model-qemu.sh"
+model_qemu qemu_device_qtest "$src"
 exec python3 "$src/tests/qemu/qtest_device.py" "$qemu" /usr/share/seabios "$src/src/mcp/mcp_abi.h"

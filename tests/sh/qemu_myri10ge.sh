@@ -25,13 +25,9 @@ tap_bytes=${MYRIO_MYRI10GE_TAP_BYTES:-5000000}
 start=$SECONDS
 mkdir -p "$out"
 
-rc=0
-qemu=$(bash "$src/tests/qemu/build-qemu.sh" "$src" | tail -n 1) || rc=$?
-if ((rc == 77)); then
-	echo "qemu_myri10ge: SKIP: QEMU's source package cannot be fetched"
-	exit 77
-fi
-((rc == 0)) || { echo "qemu_myri10ge: building QEMU with the model device failed"; exit 1; }
+# shellcheck source=../qemu/model-qemu.sh
+. "$src/tests/qemu/model-qemu.sh"
+model_qemu qemu_myri10ge "$src"
 echo "qemu_myri10ge: QEMU with the model device ready after $((SECONDS - start)) s"
 
 rc=0

@@ -41,8 +41,13 @@ struct fake_nic {
 	uint32_t handoff_words[16];
 	uint64_t delay_total_us;
 	unsigned delay_calls;
+	/* the bus's clock: each sleep advances it by what was asked times stretch (0: 1), as a
+	 * loaded host's sleeps last longer than asked */
+	uint64_t clock_ns;
+	unsigned stretch;
 	/* how to answer */
 	bool mute;                 /* never answer (timeout) */
+	bool down_silent;          /* ETHERNET_DOWN answered, its status update never sent */
 	uint32_t fail_op, fail_result;
 	uint32_t send_off; /* GET_SEND_OFFSET's answer; 0: FAKE_SEND_OFF */
 	uint64_t stats_addr;
@@ -116,7 +121,7 @@ static inline uint32_t fake_answer(struct fake_nic *f, uint32_t op, uint32_t d0,
 				      fake_ring_full(f, FAKE_BIG_OFF);
 		return 0;
 	case MCP_CMD_ETHERNET_DOWN:
-		if (f->stats_addr) {
+		if (f->stats_addr && !f->down_silent) {
 			struct mcp_irq_data *s = (void *)(uintptr_t)f->stats_addr;
 			s->link_down = 1;
 			s->stats_updated = 1;
@@ -219,7 +224,12 @@ static inline void fake_delay(struct myrio_bus *bus, unsigned us)
 	struct fake_nic *f = fake_of(bus);
 	f->delay_total_us += us;
 	f->delay_calls++;
+	f->clock_ns += (uint64_t)us * 1000u * (f->stretch ? f->stretch : 1);
 	fake_run(f);
+}
+static inline uint64_t fake_now_ns(struct myrio_bus *bus)
+{
+	return fake_of(bus)->clock_ns;
 }
 static inline int fake_cfg_read(struct myrio_bus *bus, unsigned off, unsigned size, uint32_t *v)
 {
@@ -245,6 +255,7 @@ static const struct myrio_bus_ops fake_bus_ops = {
 	.dma_map = fake_dma_map,
 	.dma_unmap = fake_dma_unmap,
 	.delay_us = fake_delay,
+	.now_ns = fake_now_ns,
 	.cfg_read = fake_cfg_read,
 	.cfg_write = fake_cfg_write,
 	.irq_fd = fake_irq_fd,

@@ -260,6 +260,37 @@ static void ring_offsets_bounded_by_bar0(void **state)
 	}
 }
 
+/* The bounded waits of the boot and the close end on the bus's clock: with every sleep
+ * lasting ten times what it asked for (a loaded host), a 2 s boot wait and a 1 s wait for
+ * the "down" update last 2 s and 1 s, not 20 s and 10 s. */
+static void waits_end_on_the_clock_not_the_sleeps(void **state)
+{
+	(void)state;
+	struct fake_nic *f = fake_nic_new();
+	f->stretch = 10;
+	struct myrio_port_conf conf;
+	conf_defaults(&conf);
+	struct myrio_port *port;
+	/* a firmware that never finishes booting: its header pointer stays 0 */
+	put_be32((uint8_t *)f->bus.bar0 + MCP_HEADER_PTR_OFFSET, 0);
+	uint64_t t0 = f->clock_ns;
+	assert_int_equal(myrio_myri10ge_open(&f->bus, &conf, &port), -EINVAL);
+	uint64_t took = f->clock_ns - t0;
+	assert_true(took >= 2000000000u);
+	assert_true(took <= 2000000000u + 100000000u);
+
+	/* a NIC that answers ETHERNET_DOWN but never sends its status update */
+	put_be32((uint8_t *)f->bus.bar0 + MCP_HEADER_PTR_OFFSET, FAKE_HDR_OFF);
+	assert_int_equal(myrio_myri10ge_open(&f->bus, &conf, &port), 0);
+	f->down_silent = true;
+	t0 = f->clock_ns;
+	port->ops->close(port);
+	took = f->clock_ns - t0;
+	assert_true(took >= 1000000000u);
+	assert_true(took <= 1000000000u + 100000000u);
+	fake_nic_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +301,7 @@ int main(void)
 		cmocka_unit_test(silent_nic_fails_cleanly),
 		cmocka_unit_test(impossible_ring_sizes_refused),
 		cmocka_unit_test(ring_offsets_bounded_by_bar0),
+		cmocka_unit_test(waits_end_on_the_clock_not_the_sleeps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -105,6 +105,22 @@ static void silent_nic_times_out(void **state)
 	assert_int_equal(out, 4096);
 }
 
+/* On a loaded host each sleep lasts longer than asked (here ten times): the timeout is
+ * measured on the bus's clock, not as the sum of the sleeps asked for. */
+static void timeout_measured_on_the_clock(void **state)
+{
+	struct ctx *x = *state;
+	x->f->mute = true;
+	x->f->stretch = 10;
+	x->c.timeout_us = 20000;
+	uint64_t t0 = x->f->clock_ns;
+	assert_int_equal(mcp_cmd(&x->c, MCP_CMD_RESET, 0, 0, 0, NULL), -ETIMEDOUT);
+	uint64_t took = x->f->clock_ns - t0;
+	/* the timeout, and at most one stretched 1 ms sleep past it */
+	assert_true(took >= 20000000u);
+	assert_true(took <= 20000000u + 10 * 1000000u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -112,6 +128,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(answer_data_returned, setup, teardown),
 		cmocka_unit_test_setup_teardown(result_codes_map_to_errno, setup, teardown),
 		cmocka_unit_test_setup_teardown(silent_nic_times_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(timeout_measured_on_the_clock, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

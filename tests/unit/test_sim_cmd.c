@@ -119,6 +119,87 @@ static void down_reports_link_down(void **state)
 	assert_int_not_equal(st[62], 0);
 }
 
+/* A pair on a 10 Gb/s cable: a sends, b has buffers posted (none: it holds a with PAUSE). */
+static struct hpair *down_pair(uint32_t b_buffers)
+{
+	struct hpair *c = h_pair_new("link=10g");
+	assert_non_null(c);
+	assert_int_equal(h_bringup(&c->a, 126, 2048, 0), 0);
+	assert_int_equal(h_bringup(&c->b, 1518, 4096, b_buffers), 0);
+	return c;
+}
+
+#define DOWN_FRAMES 64u
+#define DOWN_FRAME_LEN 1000u
+
+static void post_frames(struct hpair *c)
+{
+	uint8_t f[DOWN_FRAME_LEN];
+	for (unsigned i = 0; i < DOWN_FRAMES; i++) {
+		h_frame(f, c->b.nic->eeprom_mac, h_src_mac, 0x88b5, DOWN_FRAME_LEN, (uint8_t)i);
+		h_send(&c->a, f, DOWN_FRAME_LEN);
+	}
+}
+
+/* ETHERNET_DOWN right behind a burst of sends, with no look at the status block between
+ * (a driver that does not wait for them): the firmware finishes the work in hand (§10), so
+ * every frame reaches the peer, byte for byte, before the answer; the "down" update follows. */
+static void down_finishes_the_posted_sends(void **state)
+{
+	struct hpair *c = down_pair(256);
+	post_frames(c);
+	assert_int_equal(h_cmd(&c->a, MCP_CMD_ETHERNET_DOWN, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_nic_stats(c->a.nic).tx_frames, DOWN_FRAMES);
+	for (unsigned i = 0; i < c->a.tx_entries; i++) /* every slot taken */
+		assert_int_equal(h_r32(&c->a, c->a.send_off + i * 16 + 12) & 0xFF, 0);
+	myrio_sim_step(c->w, 10);
+	uint8_t f[DOWN_FRAME_LEN];
+	for (unsigned i = 0; i < DOWN_FRAMES; i++) {
+		assert_int_equal(h_completion(&c->b, NULL), DOWN_FRAME_LEN);
+		h_frame(f, c->b.nic->eeprom_mac, h_src_mac, 0x88b5, DOWN_FRAME_LEN, (uint8_t)i);
+		assert_memory_equal(h_small_buf(&c->b, i) + 2, f, DOWN_FRAME_LEN);
+	}
+	assert_int_equal(h_completion(&c->b, NULL), 0);
+	/* the updates the sends raised, then the "down" one */
+	volatile uint8_t *st = c->a.mem + H_STATS;
+	bool down = false;
+	for (unsigned i = 0; i < 100 && !down; i++) {
+		down = st[63] && st[61] == 1;
+		h_status(&c->a, NULL, NULL);
+		myrio_sim_step(c->w, 1);
+	}
+	assert_true(down);
+	h_pair_close(c);
+	free(c);
+}
+
+/* What the send engine cannot finish does not hold the answer for ever: a peer's PAUSE
+ * holds the frames for at most the model's bound (10 ms), a hung engine not at all. */
+static void down_bounded_when_sends_cannot_leave(void **state)
+{
+	struct hpair *c = down_pair(0);
+	assert_int_equal(h_cmd(&c->a, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL), 0);
+	assert_int_equal(h_cmd(&c->b, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL), 0);
+	post_frames(c);
+	uint64_t t0 = sim_world_now(c->w);
+	assert_int_equal(h_cmd(&c->a, MCP_CMD_ETHERNET_DOWN, 0, 0, 0, NULL), 0);
+	uint64_t took = sim_world_now(c->w) - t0;
+	assert_true(took >= 10000000u && took <= 10100000u);
+	assert_int_equal(h_nic_stats(c->a.nic).tx_frames, 0);
+	h_pair_close(c);
+	free(c);
+
+	c = down_pair(256);
+	assert_int_equal(sim_nic_inject(c->a.nic, SIM_FAULT_TX_HANG, 0), 0);
+	post_frames(c);
+	t0 = sim_world_now(c->w);
+	assert_int_equal(h_cmd(&c->a, MCP_CMD_ETHERNET_DOWN, 0, 0, 0, NULL), 0);
+	assert_true(sim_world_now(c->w) - t0 <= 10000u);
+	assert_int_equal(h_nic_stats(c->a.nic).tx_frames, 0);
+	h_pair_close(c);
+	free(c);
+}
+
 static void multicast_filter_capacity(void **state)
 {
 	struct hnic *h = *state;
@@ -252,6 +333,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(mtu_and_buffers, h_setup, h_teardown),
 	    cmocka_unit_test_setup_teardown(up_needs_parameters, h_setup, h_teardown),
 	    cmocka_unit_test_setup_teardown(down_reports_link_down, h_setup, h_teardown),
+	    cmocka_unit_test(down_finishes_the_posted_sends),
+	    cmocka_unit_test(down_bounded_when_sends_cannot_leave),
 	    cmocka_unit_test_setup_teardown(multicast_filter_capacity, h_setup, h_teardown),
 	    cmocka_unit_test_setup_teardown(dma_test_touches_page, h_setup, h_teardown),
 	    cmocka_unit_test_setup_teardown(rss_and_tso6_depend_on_firmware, h_setup, h_teardown),

@@ -15,11 +15,6 @@
 #include "util/log.h"
 #include "util/rss_hash.h"
 
-static uint32_t table_hash(const void *tt, const uint8_t *in, unsigned n)
-{
-	return toeplitz_table_hash(tt, in, n);
-}
-
 /* What the bursts hash with: the hash type and the key's table, replaced whole by
  * myri10ge_rss_set, never changed in place. */
 struct myri10ge_rss_live {
@@ -68,7 +63,7 @@ static void hash_burst(struct myri10ge_port *p, struct myrio_pkt **pkts, uint16_
 	for (uint16_t i = 0; i < n; i++) {
 		struct myrio_pkt *m = pkts[i];
 		m->rss_hash =
-		    rss_frame_hash(l->hash_type, myrio_pkt_data(m), m->len, table_hash, &l->tt);
+		    rss_frame_hash(l->hash_type, myrio_pkt_data(m), m->len, rss_table_toeplitz, &l->tt);
 		m->ol_flags |= MYRIO_PKT_RX_RSS_HASH;
 	}
 }
@@ -270,7 +265,7 @@ int myri10ge_rss_flow_queue(struct myrio_port *port, const uint8_t tuple[12], ui
 	int ports = proto == 6 || proto == 17;
 	mcp_cmd_lock(&nic->cmd); /* the writer's lock: table and live copy agree under it */
 	const struct myri10ge_rss_live *l = atomic_load(&p->rss_live);
-	uint32_t h = rss_tuple_hash(l->hash_type, tuple, proto, ports, table_hash, &l->tt);
+	uint32_t h = rss_tuple_hash(l->hash_type, tuple, proto, ports, rss_table_toeplitz, &l->tt);
 	uint8_t q = rss->table[h % rss->table_size];
 	mcp_cmd_unlock(&nic->cmd);
 	if (hash)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "myrio/myrio.h"
+#include "queues_port.h"
 
 #define THREADS 4
 #define CALLS 2000000
@@ -37,15 +38,8 @@ static void mismatches_from_every_queue_thread_are_all_counted(void **state)
 {
 	(void)state;
 	struct myrio_sim *w;
-	struct myrio_sim_conf sc;
-	myrio_sim_conf_init(&sc);
-	assert_int_equal(myrio_sim_conf_parse(&sc, "eeprom_fw=rss,link=unlimited"), 0);
-	assert_int_equal(myrio_sim_create(&w, &sc), 0);
-	struct myrio_port_conf pc;
-	myrio_port_conf_init(&pc);
-	pc.sim = w;
 	struct myrio_port *p;
-	assert_int_equal(myrio_port_open_queues(&p, "sim:sim0", &pc, 2), 0);
+	assert_int_equal(queues_port_open(&w, &p, 2), 0);
 	struct myrio_pool *pool;
 	assert_int_equal(myrio_port_pool_create(p, 64, 2048, &pool), 0);
 	struct verifier v[THREADS];
@@ -73,8 +67,7 @@ static void mismatches_from_every_queue_thread_are_all_counted(void **state)
 	assert_int_equal(myrio_port_stats(p, &st), 0);
 	assert_int_equal(st.rx_csum_mismatch, (uint64_t)THREADS * CALLS);
 	myrio_pool_destroy(pool);
-	myrio_port_close(p);
-	myrio_sim_destroy(w);
+	queues_port_close(w, p);
 }
 
 int main(void)

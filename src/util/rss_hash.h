@@ -45,8 +45,8 @@ static inline uint32_t rss_tuple_hash(unsigned type, const uint8_t tuple[12], ui
 		return toeplitz(ctx, tuple, 8);
 	case RSS_HASH_TCP_IPV4:
 		return ports && proto == 6 ? toeplitz(ctx, tuple, 12) : 0;
-	case RSS_HASH_BOTH:
-		return toeplitz(ctx, tuple, ports && proto == 6 ? 12 : 8);
+	case RSS_HASH_BOTH: /* a constant length each: the lookups unroll */
+		return ports && proto == 6 ? toeplitz(ctx, tuple, 12) : toeplitz(ctx, tuple, 8);
 	case RSS_HASH_SRC_PORT:
 		return ports ? get_be16(tuple + 8) : 0;
 	case RSS_HASH_SRC_DST_PORT:

@@ -32,6 +32,10 @@ int myrio_publish_add(const char *group, myrio_counters_fn fn, void *arg);
  * opened on one thread and polled on another publishes what the poller sees. */
 int myrio_publish_add_port(struct myrio_port *port, const char *group, myrio_counters_fn fn,
 			   void *arg);
+/* The same for counters that belong to whoever polls queue of port (myrio_rx_burst_queue):
+ * copied by that thread only. A stack on queue 1 of a port adds its counters so. */
+int myrio_publish_add_queue(struct myrio_port *port, uint16_t queue, const char *group,
+			    myrio_counters_fn fn, void *arg);
 void myrio_publish_remove(int handle);
 /* Copies, now, the counters of the sources the calling thread added with myrio_publish_add
  * (the poll does it on its own). */

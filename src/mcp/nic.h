@@ -41,7 +41,8 @@ struct myri_watchdog {
 	enum myri_wd_reason request; /* reset asked for by the data path, done at the next call */
 	bool gone;		     /* the NIC does not answer config reads */
 	uint64_t last_reset_ns;
-	uint64_t rx_mismatches;	 /* myrio_rx_verify found a buffer not as described */
+	/* myrio_rx_verify found a buffer not as described: any queue's thread counts */
+	_Atomic uint64_t rx_mismatches;
 	uint64_t rdma_tags_lost; /* RDMA tags the NIC reported lost, over all resets */
 	uint64_t resets;	 /* recoveries completed */
 	uint64_t failures;	 /* recovery attempts that failed */

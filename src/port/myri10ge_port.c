@@ -201,7 +201,7 @@ static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
 		       d->dropped_link_error_or_filtered;
 	s->link_up = nic->up ? r->link_up : 0;
 	s->watchdog_resets = nic->wd.resets;
-	s->rx_csum_mismatch = nic->wd.rx_mismatches;
+	s->rx_csum_mismatch = atomic_load_explicit(&nic->wd.rx_mismatches, memory_order_relaxed);
 	return 0;
 }
 
@@ -254,7 +254,7 @@ static void m_close(struct myrio_port *port)
 static void m_rx_mismatch(struct myrio_port *port)
 {
 	struct myri_nic *nic = &mp(port)->nic;
-	nic->wd.rx_mismatches++;
+	atomic_fetch_add_explicit(&nic->wd.rx_mismatches, 1, memory_order_relaxed);
 	myri_watchdog_request(nic, WD_RX_MISMATCH);
 }
 

@@ -15,6 +15,7 @@ struct myri10ge_port {
 	struct myri_nic nic;
 	/* with several queues: the hash type and key's table the bursts use (queues.c) */
 	_Atomic(struct myri10ge_rss_live *) rss_live;
+	uint64_t publish_last_ns[MYRI_MAX_SLICES]; /* queue q > 0's last copy (publish_tick.h) */
 	unsigned long fault_tx_in; /* myri10ge_fault.c: frames until the bad one, 0 off */
 };
 

@@ -12,13 +12,9 @@
 
 #include "bus/bus.h"
 #include "port/myri10ge_port.h"
+#include "port/publish_tick.h"
 #include "util/log.h"
 #include "util/rss_hash.h"
-
-static uint32_t table_hash(const void *tt, const uint8_t *in, unsigned n)
-{
-	return toeplitz_table_hash(tt, in, n);
-}
 
 /* What the bursts hash with: the hash type and the key's table, replaced whole by
  * myri10ge_rss_set, never changed in place. */
@@ -67,14 +63,15 @@ static void hash_burst(struct myri10ge_port *p, struct myrio_pkt **pkts, uint16_
 	    atomic_load_explicit(&p->rss_live, memory_order_acquire);
 	for (uint16_t i = 0; i < n; i++) {
 		struct myrio_pkt *m = pkts[i];
-		m->rss_hash =
-		    rss_frame_hash(l->hash_type, myrio_pkt_data(m), m->len, table_hash, &l->tt);
+		m->rss_hash = rss_frame_hash(l->hash_type, myrio_pkt_data(m), m->len,
+					     rss_table_toeplitz, &l->tt);
 		m->ol_flags |= MYRIO_PKT_RX_RSS_HASH;
 	}
 }
 
-/* Every few hundred bursts, inside the gate: the generic periodic work (queue 0's thread
- * publishes), then the queue's watchdog look. Returns true when the burst goes on inside
+/* Every few hundred bursts, inside the gate: the generic periodic work for queue 0, the
+ * copy of its own sources' counters for another (each queue's thread publishes what it
+ * writes), then the queue's watchdog look. Returns true when the burst goes on inside
  * the gate, false when it returns 0 (the gate left: the port is down, a reset waits, or
  * this thread just recovered the NIC). */
 static __attribute__((noinline)) bool queue_periodic(struct myrio_port *port, unsigned q)
@@ -82,6 +79,8 @@ static __attribute__((noinline)) bool queue_periodic(struct myrio_port *port, un
 	struct myri_nic *nic = &mp(port)->nic;
 	if (q == 0)
 		myrio_port_periodic(port);
+	else
+		myrio_publish_tick(&mp(port)->publish_last_ns[q], port, q);
 	bool hold;
 	enum myri_wd_reason why = myri_queue_look(nic, q, &hold);
 	if (why == WD_NONE && !hold)
@@ -270,7 +269,7 @@ int myri10ge_rss_flow_queue(struct myrio_port *port, const uint8_t tuple[12], ui
 	int ports = proto == 6 || proto == 17;
 	mcp_cmd_lock(&nic->cmd); /* the writer's lock: table and live copy agree under it */
 	const struct myri10ge_rss_live *l = atomic_load(&p->rss_live);
-	uint32_t h = rss_tuple_hash(l->hash_type, tuple, proto, ports, table_hash, &l->tt);
+	uint32_t h = rss_tuple_hash(l->hash_type, tuple, proto, ports, rss_table_toeplitz, &l->tt);
 	uint8_t q = rss->table[h % rss->table_size];
 	mcp_cmd_unlock(&nic->cmd);
 	if (hash)

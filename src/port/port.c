@@ -83,7 +83,7 @@ void myrio_port_close(struct myrio_port *port)
 void myrio_port_periodic(struct myrio_port *port)
 {
 	port->poll_countdown = MYRIO_PORT_POLL_CALLS;
-	myrio_publish_tick(&port->publish_last_ns, port);
+	myrio_publish_tick(&port->publish_last_ns, port, 0);
 }
 
 uint16_t myrio_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Publishing this process's counters into its shared-memory segment (publish_segment.h).
  * Sources are refreshed from the poll (myrio_publish_tick, a port's periodic work): a port's,
- * and a stack's on that port, by the thread polling the port; others by the thread that
- * added them. A port's counters are so only ever read by the thread that polls it. */
+ * and a stack's on one of its queues, by the thread polling that queue; others by the
+ * thread that added them. Counters are so only ever read by the thread that writes them:
+ * a stack on queue 1 is not copied by queue 0's thread while its own writes them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -23,9 +24,10 @@
 #define PUBLISH_PERIOD_NS 100000000ull /* at most ten copies a second */
 
 struct source {
-	int handle; /* 0: free */
-	pthread_t owner;		 /* who copies it, when port is NULL */
-	const struct myrio_port *port; /* else: whoever polls this port */
+	int handle;		       /* 0: free */
+	pthread_t owner;	       /* who copies it, when port is NULL */
+	const struct myrio_port *port; /* else: whoever polls this port's queue */
+	uint16_t queue;
 	myrio_counters_fn fn;
 	void *arg;
 	uint32_t first, count; /* its run of items */
@@ -138,8 +140,8 @@ static int find_run(uint32_t count, uint32_t *first)
 	return -ENOSPC;
 }
 
-static int add(const struct myrio_port *port, const char *group, myrio_counters_fn fn,
-	       void *arg)
+static int add(const struct myrio_port *port, uint16_t queue, const char *group,
+	       myrio_counters_fn fn, void *arg)
 {
 	int n = fn(arg, NULL, NULL, 0);
 	if (n <= 0 || n > (int)PUB_CAPACITY)
@@ -170,8 +172,14 @@ static int add(const struct myrio_port *port, const char *group, myrio_counters_
 		if (first + (uint32_t)n > seg->h.n_used)
 			seg->h.n_used = first + (uint32_t)n;
 		write_end();
-		sources[slot] =
-		    (struct source){next_handle++, pthread_self(), port, fn, arg, first, (uint32_t)n};
+		sources[slot] = (struct source){.handle = next_handle++,
+						.owner = pthread_self(),
+						.port = port,
+						.queue = queue,
+						.fn = fn,
+						.arg = arg,
+						.first = first,
+						.count = (uint32_t)n};
 		rc = sources[slot].handle;
 	} else {
 		log_warn("%s: counters not published: the segment is full", group);
@@ -183,13 +191,19 @@ static int add(const struct myrio_port *port, const char *group, myrio_counters_
 
 int myrio_publish_add(const char *group, myrio_counters_fn fn, void *arg)
 {
-	return add(NULL, group, fn, arg);
+	return add(NULL, 0, group, fn, arg);
 }
 
 int myrio_publish_add_port(struct myrio_port *port, const char *group, myrio_counters_fn fn,
 			   void *arg)
 {
-	return port ? add(port, group, fn, arg) : -EINVAL;
+	return myrio_publish_add_queue(port, 0, group, fn, arg);
+}
+
+int myrio_publish_add_queue(struct myrio_port *port, uint16_t queue, const char *group,
+			    myrio_counters_fn fn, void *arg)
+{
+	return port && queue < myrio_port_queues(port) ? add(port, queue, group, fn, arg) : -EINVAL;
 }
 
 void myrio_publish_remove(int handle)
@@ -222,8 +236,9 @@ void myrio_publish_remove(int handle)
 	pthread_mutex_unlock(&lock);
 }
 
-/* Copies the values of port's sources (NULL: none) and of the calling thread's own. */
-static void refresh(const struct myrio_port *port)
+/* Copies the values of the sources of port's queue (port NULL: none) and of the calling
+ * thread's own. */
+static void refresh(const struct myrio_port *port, uint16_t queue)
 {
 	if (!seg || seg_pid != getpid())
 		return;
@@ -231,7 +246,8 @@ static void refresh(const struct myrio_port *port)
 	write_begin();
 	for (int i = 0; i < MAX_SOURCES; i++) {
 		struct source *s = &sources[i];
-		bool mine = s->port ? s->port == port : pthread_equal(s->owner, pthread_self());
+		bool mine = s->port ? s->port == port && s->queue == queue
+				    : pthread_equal(s->owner, pthread_self());
 		if (!s->handle || !mine)
 			continue;
 		unsigned n = s->count < 512 ? s->count : 512;
@@ -246,11 +262,11 @@ static void refresh(const struct myrio_port *port)
 void myrio_publish_now(void)
 {
 	pthread_mutex_lock(&lock);
-	refresh(NULL);
+	refresh(NULL, 0);
 	pthread_mutex_unlock(&lock);
 }
 
-void myrio_publish_tick(uint64_t *last_ns, const struct myrio_port *port)
+void myrio_publish_tick(uint64_t *last_ns, const struct myrio_port *port, uint16_t queue)
 {
 	uint64_t t = now_ns();
 	if (t - *last_ns < PUBLISH_PERIOD_NS)
@@ -258,6 +274,6 @@ void myrio_publish_tick(uint64_t *last_ns, const struct myrio_port *port)
 	if (pthread_mutex_trylock(&lock) != 0)
 		return; /* another thread is copying: next time */
 	*last_ns = t;
-	refresh(port);
+	refresh(port, queue);
 	pthread_mutex_unlock(&lock);
 }

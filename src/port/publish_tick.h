@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 struct myrio_port;
-/* If port's last copy (*last_ns) is 100 ms old, copies the counters of port's sources and
- * of the calling thread's own. */
-void myrio_publish_tick(uint64_t *last_ns, const struct myrio_port *port);
+/* If the last copy (*last_ns) of port's queue is 100 ms old, copies the counters of the
+ * queue's sources and of the calling thread's own. */
+void myrio_publish_tick(uint64_t *last_ns, const struct myrio_port *port, uint16_t queue);
 
 #endif

@@ -499,7 +499,7 @@ static uint32_t op_rss_key_updated(struct sim_nic *nic, const struct cmd *c, uin
 {
 	uint32_t r = rss_ready(nic);
 	if (r == SIM_OK)
-		memcpy(nic->rss_key, nic->bar + SIM_RSS_KEY_OFF, SIM_RSS_KEY_LEN);
+		sim_rss_key_updated(nic);
 	return r;
 }
 

@@ -14,6 +14,7 @@
 #include "sim/host.h"
 #include "sim/model.h"
 #include "sim/timing.h"
+#include "util/toeplitz.h"
 
 /* ---- BAR0 layout (§1.3); offsets marked "model" are firmware-chosen (returned by
  * GET_*_OFFSET) and therefore the model's own choice. ---- */
@@ -260,7 +261,9 @@ struct sim_nic {
 	uint64_t dummy_rdma_reads;
 	struct sim_slice sl[SIM_MAX_SLICES];
 	bool vec_per_slice; /* ENABLE_RSS_QUEUES bit 0: slice s raises MSI-X vector s */
-	uint8_t rss_key[SIM_RSS_KEY_LEN]; /* as of the last RSS_KEY_UPDATED (or the default) */
+	/* the key of the last RSS_KEY_UPDATED (or the default) as its lookup table, which a
+	 * firmware would precompute too: a frame's hash is 12 lookups, not 96 key shifts */
+	struct toeplitz_table rss_tt;
 	uint32_t rdma_tags; /* DMA-read tags left; each failed send-buffer read loses one */
 	struct sim_counters ctr;
 	/* interrupts / status block (irq.c, §6.5) */
@@ -441,6 +444,8 @@ void sim_slice_clear_rings(struct sim_nic *nic, unsigned s);
 /* rss.c: the slice a received frame goes to (§7.3) */
 unsigned sim_rss_slice(struct sim_nic *nic, const uint8_t *fr, uint32_t len);
 void sim_rss_reset(struct sim_nic *nic);
+/* RSS_KEY_UPDATED: the key in SRAM becomes the one frames are hashed with. */
+void sim_rss_key_updated(struct sim_nic *nic);
 
 /* rx.c */
 void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f);

@@ -220,7 +220,7 @@ int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t 
 		 (s->conf.ip >> 16) & 0xff, (s->conf.ip >> 8) & 0xff, s->conf.ip & 0xff);
 	if (queue)
 		snprintf(group + strlen(group), sizeof(group) - strlen(group), " q%u", queue);
-	s->publish_handle = myrio_publish_add_port(s->port, group, stack_counters, s);
+	s->publish_handle = myrio_publish_add_queue(s->port, queue, group, stack_counters, s);
 	*out = s;
 	if (!sibling)
 		myrio_arp_announce(s);

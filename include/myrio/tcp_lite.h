@@ -147,7 +147,9 @@ uint16_t myrio_stack_queue(const struct myrio_stack *s);
 void myrio_stack_destroy(struct myrio_stack *s);
 
 /* Receives a burst, runs due timers, flushes transmits. Returns the number of frames
- * received plus sent (0 = idle), never blocks. */
+ * received plus sent (0 = idle), never blocks. Frames sent into a send ring that is full
+ * again do not count: polling more cannot move the rest before the NIC's send
+ * completions, which interrupt a sleeper (see Sleeping). */
 int myrio_stack_poll(struct myrio_stack *s);
 
 /* ---- Time ----
@@ -174,8 +176,9 @@ int myrio_timer_cancel(struct myrio_stack *s, uint64_t id);
 
 /* When the stack next has work without a frame arriving: the clock time (ns) of its
  * earliest timer (protocol or application), a time already past if transmits or other work
- * wait for the next poll, UINT64_MAX if nothing is scheduled. Valid until the next call
- * into the stack. */
+ * wait for the next poll, UINT64_MAX if nothing is scheduled. Transmits held by a full send
+ * ring wait for the NIC's send completion interrupt instead: at most 1 ms. Valid until the
+ * next call into the stack. */
 uint64_t myrio_stack_next_deadline(const struct myrio_stack *s);
 
 /* ---- Sleeping ----

@@ -80,7 +80,8 @@ uint64_t myrio_stack_clock_ns(const struct myrio_stack *s)
 
 uint64_t myrio_stack_next_deadline(const struct myrio_stack *s)
 {
-	if (s->ntx || s->out_list || s->zombies || share_inbox_due(s))
+	bool tx_waits = s->ntx || s->out_list;
+	if ((tx_waits && !s->tx_ring_full) || s->zombies || share_inbox_due(s))
 		return s->now_ns; /* work left for the next poll */
 	uint64_t tick = tw_next(&s->wheel);
 	if (s->arp_next_check && s->arp_next_check < tick)
@@ -90,9 +91,14 @@ uint64_t myrio_stack_next_deadline(const struct myrio_stack *s)
 	uint64_t igmp_due = atomic_load_explicit(&s->share->igmp.next_ms, memory_order_relaxed);
 	if (igmp_due && igmp_due < tick)
 		tick = igmp_due;
-	if (tick == UINT64_MAX)
-		return UINT64_MAX;
-	return tick <= 1 ? 0 : (tick - 1) * 1000000; /* the millisecond's start, clock time */
+	uint64_t due = tick == UINT64_MAX ? UINT64_MAX
+		       : tick <= 1	  ? 0
+					  : (tick - 1) * 1000000; /* the ms's start, clock time */
+	/* Transmits held by a full send ring: the NIC's send completions interrupt; the timer
+	 * only bounds the wait on a port whose interrupt signals frames alone. */
+	if (tx_waits && s->now_ns + TX_RING_RECHECK_NS < due)
+		due = s->now_ns + TX_RING_RECHECK_NS;
+	return due;
 }
 
 uint64_t stack_random(struct myrio_stack *s)
@@ -308,6 +314,7 @@ void stack_flush(struct myrio_stack *s)
 		memmove(s->txb, s->txb + done, (s->ntx - done) * sizeof(s->txb[0]));
 	}
 	s->ntx -= done;
+	s->tx_ring_full = s->ntx > 0;
 }
 
 bool stack_tx_room(struct myrio_stack *s)
@@ -374,7 +381,9 @@ int myrio_stack_poll(struct myrio_stack *s)
 	share_inbox_run(s);
 	unsigned before = s->ntx;
 	stack_flush(s);
-	unsigned sent = before - s->ntx;
+	/* Frames pushed into a ring that is full again are no progress a caller can add to
+	 * by polling: only the NIC's send completions make room, and they interrupt. */
+	unsigned sent = s->tx_ring_full ? 0 : before - s->ntx;
 	if (s->poll_tail)
 		poll_tail(s);
 	return (int)(n + sent);

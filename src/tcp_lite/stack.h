@@ -35,6 +35,9 @@
 #define EPH_TABLE 256 /* counters of RFC 6056 algorithm 4 */
 #define RX_BURST 32
 #define TX_BATCH 64
+/* How long a sleeper waits for a full send ring before looking again, when no send
+ * completion interrupt comes (a port that signals only frames). */
+#define TX_RING_RECHECK_NS 1000000u
 
 /* TCP header flags */
 #define TH_FIN 0x01
@@ -307,6 +310,7 @@ struct myrio_stack {
 
 	struct myrio_pkt *txb[TX_BATCH];
 	unsigned ntx;
+	bool tx_ring_full; /* the last flush left frames: only send completions make room */
 
 	struct arp_entry *arp;
 	uint32_t arp_mask;

@@ -15,6 +15,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "myrio/sim.h"
 #include "stack_pair.h"
 #include "tcp_lite/stack.h" /* the timerfd's deadline */
 #include "test_pattern.h"
@@ -430,6 +431,68 @@ static void arm_keeps_a_pending_timer_and_sets_a_fired_one_again(void **state)
 	sp_close(&h);
 }
 
+/* A sender whose send ring is full: a poll that pushes frames into room the NIC freed,
+ * only to fill the ring again, reports no work (polling on moves nothing more), the
+ * waitable fd does not fire at once for the frames still waiting, and the NIC's send
+ * completions interrupt the sleeper. */
+static void full_send_ring_is_no_work_and_completions_wake(void **state)
+{
+	(void)state;
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.irq = true;
+	struct stack_pair h;
+	assert_int_equal(sp_open(&h, "sim:tx_ring=64", &(struct sp_opts){.port_conf = &pc}), 0);
+	int fd = myrio_stack_fd(h.a);
+	assert_true(fd >= 0);
+	int irq = myrio_port_irq_fd_queue(h.pa, 0);
+	assert_true(irq >= 0);
+	struct myrio_udp_sock *ua;
+	assert_int_equal(myrio_udp_open(h.a, 6000, NULL, &ua), 0);
+	struct myrio_port_info ib;
+	assert_int_equal(myrio_port_info(h.pb, &ib), 0);
+	assert_int_equal(myrio_arp_add_static(h.a, SP_IP_B, ib.mac), 0);
+	sp_rounds(&h, 10); /* the announcements at create */
+
+	/* The model stands still: the ring and then the stack's batch fill. */
+	struct myrio_stack_stats st;
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(myrio_udp_sendto_copy(ua, "full", 4, SP_IP_B, 6001), 0);
+		myrio_stack_stats(h.a, &st);
+		if (st.tx_dropped_full)
+			break;
+	}
+	assert_true(st.tx_dropped_full > 0);
+	assert_int_equal(myrio_stack_poll(h.a), 0);
+
+	/* The NIC sends a few and reports them done: the next poll fills the room again. */
+	myrio_sim_step(h.sim, 1);
+	uint64_t before = st.tx_frames;
+	assert_int_equal(myrio_stack_poll(h.a), 0);
+	myrio_stack_stats(h.a, &st);
+	assert_true(st.tx_frames > before);
+	assert_true(h.a->ntx > 0);
+
+	/* Sleeping: the frames left wait for completions, not for a timer due now. */
+	assert_false(arm_and_check(h.a));
+	assert_true(h.a->timer_deadline > myrio_stack_now_ns(h.a));
+	assert_false(readable(irq, 0));
+	bool woken = false;
+	for (int i = 0; i < 1000 && !woken; i++) {
+		myrio_sim_step(h.sim, 1);
+		woken = readable(irq, 0);
+	}
+	assert_true(woken);
+	assert_true(readable(fd, 0));
+	before = st.tx_frames;
+	myrio_stack_poll(h.a);
+	myrio_stack_stats(h.a, &st);
+	assert_true(st.tx_frames > before);
+
+	myrio_udp_close(ua);
+	sp_close(&h);
+}
+
 static void no_interrupts_no_fd(void **state)
 {
 	(void)state;
@@ -449,6 +512,7 @@ int main(void)
 	    cmocka_unit_test(waitable_fd_wakes_for_frames_and_timers),
 	    cmocka_unit_test(timer_started_by_poll_moves_deadline),
 	    cmocka_unit_test(arm_keeps_a_pending_timer_and_sets_a_fired_one_again),
+	    cmocka_unit_test(full_send_ring_is_no_work_and_completions_wake),
 	    cmocka_unit_test(no_interrupts_no_fd),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

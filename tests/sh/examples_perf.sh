@@ -73,7 +73,10 @@ for name in ("tcprr", "udprr"):
     rr = load(name)
     assert rr["transactions"] > 0 and rr["trans_per_s"] > 0 and rr["sd_local_us_per_tr"] > 0
 irq = load("irq")
-assert irq["cpu_mode"].startswith("rusage") and irq["irq_sleeps"] >= 0
+assert irq["cpu_mode"] == "thread CPU clock, interrupt sleep" and irq["irq_sleeps"] >= 0
+# the application's CPU is the thread's, never time it spent descheduled: within the process's
+for r in (tcp, udp, irq):
+    assert r["cpu_local_s"] + r["cpu_remote_s"] <= r["cpu_process_s"] + 0.01, r
 assert irq["throughput_mbps"] > 0
 for name in ("steprr", "stepcopy"):
     st = load(name)

@@ -3,15 +3,19 @@
  *
  * A polling loop is always 100% busy, so "CPU used" must mean something else. Two modes:
  *
- *  - spin (default): a side's CPU time is the time of its poll iterations that processed
- *    something (frames received or sent, or the test's own work). Empty polls are what a
- *    NIC's interrupt would have saved, so they are not counted.
+ *  - spin (default): a side's CPU time is the share of the thread's CPU time
+ *    (CLOCK_THREAD_CPUTIME_ID) that its poll iterations which processed something took
+ *    (frames received or sent, or the test's own work). Empty polls are what a NIC's
+ *    interrupt would have saved, so they are not counted. The iterations are timed with
+ *    the wall-clock TSC, which also runs while the thread is descheduled: only their
+ *    share of the run is taken from it, never a time, so the figure stays within the
+ *    CPU the thread got.
  *  - --irq: when both sides have been idle for irq_spin polls, arm both NICs' interrupts,
  *    poll once more (an arm races with frames that just arrived) and block in poll(2) on
- *    the interrupt eventfds. The CPU figure is then the thread's real CPU time
- *    (getrusage RUSAGE_THREAD: spinning, system calls, wake-ups and all), split between the
- *    sides in proportion to their busy time. This is what netperf measures on a kernel
- *    stack, and what the published tables mean.
+ *    the interrupt eventfds. The CPU figure is then the thread's whole CPU time
+ *    (spinning, system calls, wake-ups and all), split between the sides in proportion
+ *    to their busy time. This is what netperf measures on a kernel stack, and what the
+ *    published tables mean.
  *
  * The device model's own thread is the NIC's silicon and is not counted.
  */
@@ -19,6 +23,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "perf.h"
@@ -53,6 +58,14 @@ static double rusage_cpu(int who)
 	getrusage(who, &ru);
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* This thread's CPU time: the scheduler's account, not the time that passed. */
+static double thread_cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* One iteration: each side's stack and work, timed; returns the total work done. A stepped
@@ -122,7 +135,7 @@ int perf_run(struct perf *pf, double seconds, bool (*done)(struct perf *), const
 	uint64_t drops_a = port_drops(&pf->a), drops_b = port_drops(&pf->b);
 	pf->a.busy_ticks = pf->b.busy_ticks = 0;
 	bool show = label && !pf->o.quiet && seconds >= 3 && isatty(STDERR_FILENO);
-	double cpu0 = rusage_cpu(RUSAGE_THREAD), proc0 = rusage_cpu(RUSAGE_SELF);
+	double cpu0 = thread_cpu(), proc0 = rusage_cpu(RUSAGE_SELF);
 	uint64_t model0 = 0;
 	bool model = pf->sim && myrio_sim_thread_cpu_ns(pf->sim, &model0) == 0;
 	uint64_t start = perf_now_ns(), end = start + (uint64_t)(seconds * 1e9), now = start;
@@ -164,20 +177,20 @@ int perf_run(struct perf *pf, double seconds, bool (*done)(struct perf *), const
 	pf->r.cpu_model = model && myrio_sim_thread_cpu_ns(pf->sim, &model1) == 0
 			      ? (double)(model1 - model0) / 1e9
 			      : -1;
-	double ns_per_tick = (double)(now - start) / (double)(ticks() - tick0 + 1);
+	double all_ticks = (double)(ticks() - tick0 + 1);
 	pf->r.drops_a = port_drops(&pf->a) - drops_a;
 	pf->r.drops_b = port_drops(&pf->b) - drops_b;
-	double busy_a = pf->a.busy_ticks * ns_per_tick / 1e9;
-	double busy_b = pf->b.busy_ticks * ns_per_tick / 1e9;
+	double cpu = thread_cpu() - cpu0;
+	double busy_a = pf->a.busy_ticks / all_ticks, busy_b = pf->b.busy_ticks / all_ticks;
 	if (pf->o.irq) {
-		double cpu = rusage_cpu(RUSAGE_THREAD) - cpu0, busy = busy_a + busy_b;
+		double busy = busy_a + busy_b;
 		pf->r.cpu_local = busy > 0 ? cpu * busy_a / busy : cpu / 2;
 		pf->r.cpu_remote = cpu - pf->r.cpu_local;
-		pf->r.cpu_method = "rusage, interrupt sleep";
+		pf->r.cpu_method = "thread CPU clock, interrupt sleep";
 	} else {
-		pf->r.cpu_local = busy_a;
-		pf->r.cpu_remote = busy_b;
-		pf->r.cpu_method = "busy polls";
+		pf->r.cpu_local = cpu * busy_a;
+		pf->r.cpu_remote = cpu * busy_b;
+		pf->r.cpu_method = "thread CPU clock x share of busy polls";
 	}
 	return 0;
 }

@@ -21,6 +21,7 @@
 #define EXIT_RESET_ANSWER_MS 500 /* a reset at exit: the peer's challenge ACK answered */
 #define OWN_FD_MAX 32		 /* the port's and stack's own fds that close_range spares */
 #define OWN_FD_SCAN 1024	 /* they are found among the fds below this */
+#define PROGRESS_LOOK_US 10000	 /* the progress thread's look while the program drives */
 
 /* The lock is recursive: the library's own calls (close, poll on its fds) come back
  * through the interposed symbols while the stack is created or polled, and signal
@@ -34,7 +35,8 @@ static struct {
 	struct myrio_stack *stack;
 	int stack_fd, wake_fd;
 	unsigned sleepers, inside;
-	bool woken; /* the wake fd was written since it was last drained */
+	uint64_t app_polls; /* stack polls by the program's threads (not the progress thread) */
+	bool woken;	    /* the wake fd was written since it was last drained */
 	uint64_t armed_deadline;
 	pthread_t progress_thread;
 	bool stopping;
@@ -46,6 +48,7 @@ static struct {
  * comes first: engine_block's return, a call from a signal handler that interrupted the
  * sleep (or left it with longjmp), or the cancellation of the thread. */
 static __thread bool sleeping;
+static __thread bool progress_thread;
 
 /* Lock held: this thread no longer sleeps; the last sleeper out drains the wake fd. */
 static void sleep_end(void)
@@ -93,6 +96,8 @@ int engine_progress(void)
 	int work = 0;
 	if (!eng.stack)
 		return 0; /* a fork's child: its sockets are dead */
+	if (!progress_thread)
+		eng.app_polls++;
 	for (int i = 0; i < 64; i++) {
 		int n = myrio_stack_poll(eng.stack);
 		if (n > 0)
@@ -263,12 +268,17 @@ static void *progress_main(void *arg)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	progress_thread = true;
+	uint64_t seen = 0;
 	engine_lock();
 	while (!eng.stopping) {
-		if (eng.inside && !eng.conf.spin) {
-			/* an application thread sleeps on the stack: it does the work */
+		/* A thread of the program sleeps on the stack, or polled it since the last look
+		 * (a program streaming through its calls): it does the work. Waking on the same
+		 * interrupts would only take the lock from it, a wake-up and a futex each. */
+		if ((eng.inside || eng.app_polls != seen) && !eng.conf.spin) {
+			seen = eng.app_polls;
 			engine_unlock();
-			usleep(10000);
+			usleep(PROGRESS_LOOK_US);
 			engine_lock();
 			continue;
 		}

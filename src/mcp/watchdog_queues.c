@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The watchdog of a port with several queues (§8.5, §7): each queue's thread looks at its
  * own slice, and a recovery resets the whole NIC while the other threads keep calling their
  * bursts, without a lock on the data path.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Connections the program closed before the peer had all of them (data, or just the FIN):
  * while the process runs the stack keeps delivering them, as the kernel does; at exit the
  * process waits for them, since nobody sends them again once it is gone. The engine lock is

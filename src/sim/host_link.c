@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The public face of the model's cable endpoints (myrio/sim.h, myrio_sim_host_*): a host
  * interface at the far end of a cable, for programs that host the model through the
  * public API. The handle is the endpoint itself (struct sim_endpoint, endpoint.h). */

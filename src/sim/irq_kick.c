@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Raising a host's interrupt eventfd, and emptying it at reset, without ever blocking.
  *
  * A host in another process (the model daemon's client) holds the same open file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the stacks of one port and address share: the host's multicast groups and IGMP
  * state (igmp.c), and the datagrams one stack hands to another.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Multicast receive on a port of two queues, one stack each, for instruction counts
  * (bench/stack_cost.sh mcast): a stepped model, port A with two stacks, a raw peer B
  * sending 64-byte datagrams to one group. Every datagram lands on queue 0 (the group is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Two ports of NQ queues on the threaded model, joined by its cable, and one thread per
  * queue pair (queue q of both ports) sending and receiving numbered frames both ways. A
  * frame names the queue it was meant for (its flow hashes there), its direction and its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Per-queue counters on a port of 2 and of 4 queues (the model's RSS firmware, threaded):
  * port a sends flows that RSS spreads over b's queues; a thread per queue of b receives
  * them and sends frames of its own back, counting what it got and what tx_burst took or

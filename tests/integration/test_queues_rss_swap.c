@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio_port_rss_set while four threads poll the four queues and frames keep arriving: the
  * table changes a hundred times; every frame arrives exactly once, on the queue the table in
  * force when it was sent said or the one that replaced it (the NIC reads its table entry by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The watchdog of a port of four queues, each used by its own thread that keeps sending
  * and receiving while the NIC is recovered under it: one slice's send ring hangs, or the
  * whole firmware hangs (the model's faults). The port is recovered once, every queue then

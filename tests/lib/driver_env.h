@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Set-up for the driver's integration tests: a model world (stepped or threaded), two
  * ports joined by its cable, and frames whose every byte and order are checked (the
  * payload of frame seq is the byte pattern at seq << 16). */

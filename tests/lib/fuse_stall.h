@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A FUSE file system that stalls: it answers what it takes to open its one file ("dma",
  * 1 MiB, regular) and never answers anything that reads the file or its file system
  * (READ, STATFS, ...), so whoever asks waits until the server dies. Spoken straight to

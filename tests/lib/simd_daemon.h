@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Starting and stopping the model daemon (the real myrio-simd from the build tree) for
  * the tests, on a socket path unique to the test process so that parallel runs never
  * collide. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The honest client of the daemon tests: numbered frames of 60..1514 bytes whose payload
  * is the byte pattern at an offset given by their number, sent at most window ahead of
  * their echoes, each echo checked in order and byte-exact. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The two-stack harness: the link, the stacks, their clock and the rounds (stack_pair.h). */
 #include <errno.h>
 #include <stdio.h>

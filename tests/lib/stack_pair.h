@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tests' one two-stack harness: a tcp_lite stack on each port of a link (link_pair.h),
  * both polled in rounds. The link is the parameter:
  *   "pair:NAME"          the pair link; the stacks' clock is a fake one (now_ns) that each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The two-stack harness's checked-pattern streams (stack_pair.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pumped checked-pattern transfers between the harness's stacks (stack_xfer.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Checked-pattern TCP transfers from stack a to stack b of a two-stack harness
  * (stack_pair.h), pumped by the test between rounds rather than by events. */
 #ifndef MYRIO_TEST_STACK_XFER_H

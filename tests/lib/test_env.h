@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What tests take from the environment (their sizes, so that a run can be made longer by
  * hand) and the heap in use (memory per connection; nothing allocated on the data path). */
 #ifndef MYRIO_TEST_ENV_H

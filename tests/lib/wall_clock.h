@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tests' one reading of real (monotonic) time: for timeouts, stall detection and the
  * wall-time figures tests print. Model time and a stack's fake clock are elsewhere
  * (myrio_sim_now_ns, fake_clock.h). */

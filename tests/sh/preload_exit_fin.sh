@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A preloaded program that writes and exits at once still ends its stream: at exit the
 # preload waits until the peer acknowledged the data and the FIN (docs/preload.md).
 # - Over the model with 5% loss (LOSS), socat sends a file and exits, 40 times (ROUNDS);

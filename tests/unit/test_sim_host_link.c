@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The public face of the model's host endpoints (myrio_sim_host_*, myrio/sim.h): spec
  * checks, and a world of one NIC cabled to a TAP device carrying frames byte-exact both
  * ways between the driver's port and the kernel, in a private network namespace (needs

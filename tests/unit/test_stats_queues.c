@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-stats' table of per-queue counters: which names are per queue (DIR_qN_NAME), and
  * the table's rows, columns and totals. */
 #include <setjmp.h>

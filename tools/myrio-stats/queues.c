@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* myrio-stats: a port's per-queue counters (DIR_qN_NAME: rx_q0_packets, irq_q3_updates)
  * as one table, a row per queue and a column per counter, with the totals, instead of a
  * line each. */

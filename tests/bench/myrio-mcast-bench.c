@@ -17,11 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../integration/ipv4_frame.h"
 #include "myrio/myrio.h"
 #include "myrio/sim.h"
 #include "myrio/tcp_lite.h"
+#include "tcp_lite/igmp.h"
 #include "util/byteorder.h"
-#include "util/csum.h"
 
 #define IP_A 0x0a000001u
 #define IP_B 0x0a000002u
@@ -57,22 +58,9 @@ static void round_trip(void)
 /* The IGMP reports A sends are read and dropped by round_trip. */
 static void frame(struct myrio_pkt *p, uint32_t group, uint16_t seq)
 {
-	uint8_t *d = myrio_pkt_data(p);
-	const uint8_t mc[6] = {
-	    0x01, 0x00, 0x5e, (uint8_t)(group >> 16 & 0x7f), (uint8_t)(group >> 8), (uint8_t)group};
-	memcpy(d, mc, 6);
-	memcpy(d + 6, mac_b, 6);
-	put_be16(d + 12, 0x0800);
-	uint8_t *ip = d + 14;
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	put_be16(ip + 2, 20 + 8 + 64);
-	ip[8] = 1;
-	ip[9] = 17;
-	put_be32(ip + 12, IP_B);
-	put_be32(ip + 16, group);
-	put_be16(ip + 10, csum_finish(csum_add(0, ip, 20)));
-	uint8_t *u = ip + 20;
+	uint8_t *d = myrio_pkt_data(p), mc[6];
+	ipv4_mcast_mac(group, mc);
+	uint8_t *u = ipv4_frame(d, mc, mac_b, 17, 20 + 8 + 64, IP_B, group, 0);
 	put_be16(u, PORT);
 	put_be16(u + 2, PORT);
 	put_be16(u + 4, 8 + 64);

@@ -20,12 +20,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "ipv4_frame.h"
 #include "mcp/mcp_abi.h"
 #include "myrio/myrio.h"
 #include "myrio/sim.h"
 #include "myrio/tcp_lite.h"
 #include "sim/model.h" /* the NIC's command count, a command refused */
 #include "sim/nic.h"
+#include "tcp_lite/igmp.h"
 #include "util/byteorder.h"
 #include "util/csum.h"
 
@@ -731,22 +733,9 @@ static void ch_send(uint32_t group, uint16_t dport, uint32_t seq)
 		myrio_pkt_free_bulk(in, myrio_rx_burst(cw.pb, in, 32));
 		sched_yield();
 	}
-	uint8_t *d = myrio_pkt_data(p);
-	const uint8_t mc[6] = {
-	    0x01, 0x00, 0x5e, (uint8_t)(group >> 16 & 0x7f), (uint8_t)(group >> 8), (uint8_t)group};
-	memcpy(d, mc, 6);
-	memcpy(d + 6, w.mac_b, 6);
-	put_be16(d + 12, 0x0800);
-	uint8_t *ip = d + 14;
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	put_be16(ip + 2, 20 + 8 + 16);
-	ip[8] = 1;
-	ip[9] = 17;
-	put_be32(ip + 12, IP_B);
-	put_be32(ip + 16, group);
-	put_be16(ip + 10, csum_finish(csum_add(0, ip, 20)));
-	uint8_t *u = ip + 20;
+	uint8_t *d = myrio_pkt_data(p), mc[6];
+	ipv4_mcast_mac(group, mc);
+	uint8_t *u = ipv4_frame(d, mc, w.mac_b, 17, 20 + 8 + 16, IP_B, group, 0);
 	memset(u, 0, 8 + 16);
 	put_be16(u, PORT);
 	put_be16(u + 2, dport);

@@ -48,6 +48,20 @@ int udp_bound(int port);
 char recv_byte(int fd);
 /* Joins t within seconds (1), else cancels it and joins (0). */
 int joined_within(pthread_t t, int seconds);
+/* Runs stmt, a cancellation point of a thread that may be cancelled there. pthread_cancel
+ * unwinds the thread's frames (a forced unwind) without the address sanitizer seeing it
+ * (google/sanitizers#1399), so those frames' redzones stay poisoned, and the sanitizer's own
+ * teardown of the thread, which runs on that stack next, reports an overflow in its
+ * sigaltstack call that is not there. A cleanup handler makes the unwind go through
+ * __pthread_unwind_next, which is declared noreturn: the instrumented code clears the
+ * stack's shadow before such a call. */
+void cancel_unwound(void *arg);
+#define CANCEL_POINT(stmt)                                                                         \
+	do {                                                                                       \
+		pthread_cleanup_push(cancel_unwound, NULL);                                        \
+		stmt;                                                                              \
+		pthread_cleanup_pop(0);                                                            \
+	} while (0)
 /* A one-byte exchange with the peer's echo on a new connection; 1 when it worked. */
 int echo_once(void);
 

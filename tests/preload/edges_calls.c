@@ -244,7 +244,7 @@ static void on_alarm_close_socket(int sig)
 static void *race_watchdog(void *arg)
 {
 	(void)arg;
-	sleep(20);
+	CANCEL_POINT(sleep(20));
 	printf("FAIL signal_close_races_sleep: a blocking recv slept through its socket's close "
 	       "by a signal handler (round %d)\n",
 	       (int)race_round);
@@ -494,7 +494,7 @@ struct blocked_accept {
 static void *accept_blocking(void *arg)
 {
 	struct blocked_accept *b = arg;
-	b->rc = accept(b->fd, NULL, NULL);
+	CANCEL_POINT(b->rc = accept(b->fd, NULL, NULL));
 	b->err = errno;
 	return NULL;
 }

@@ -428,7 +428,7 @@ static void *recv_blocking(void *arg)
 {
 	struct blocked_recv *b = arg;
 	char buf[16];
-	b->rc = recv(b->fd, buf, sizeof buf, 0);
+	CANCEL_POINT(b->rc = recv(b->fd, buf, sizeof buf, 0));
 	b->err = errno;
 	return NULL;
 }
@@ -449,6 +449,11 @@ static void close_while_blocked(void)
 	CHECK(s >= 0, "the port is free again");
 	close(s);
 	printf("ok close_while_blocked\n");
+}
+
+void cancel_unwound(void *arg)
+{
+	(void)arg;
 }
 
 int joined_within(pthread_t t, int seconds)

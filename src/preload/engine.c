@@ -72,9 +72,20 @@ void engine_lock(void)
 
 void engine_unlock(void)
 {
-	if (!eng.lock.nested)
-		psock_reap();
+	if (eng.lock.nested) {
+		sig_unlock(&eng.lock);
+		return;
+	}
+	psock_reap();
 	sig_unlock(&eng.lock);
+	/* A signal handler's close after the reap, while the lock was still this thread's,
+	 * nested and left the free to the outermost unlock: this one, which frees it now
+	 * rather than at whichever call comes next (an exit would miss it). The lock is taken
+	 * back without engine_lock: this thread may be on its way to sleep. */
+	if (psock_reap_due()) {
+		sig_lock(&eng.lock);
+		engine_unlock();
+	}
 }
 
 bool engine_nested(void)

@@ -129,26 +129,56 @@ struct psock *psock_enter(struct psock *ps)
 
 static void psock_destroy(struct psock *ps);
 
+/* Sockets released while the lock was nested (a signal handler's close), freed at the
+ * outermost unlock. The handler may run while its thread walks the list, so a push and the
+ * take of the whole list are each one atomic operation. reap_due: one of them may be freed
+ * now; the unlock that let go of the lock looks at it once more (engine_unlock). */
+static struct psock *deferred;
+static bool reap_due;
+
+static void deferred_push(struct psock *ps)
+{
+	struct psock *head = __atomic_load_n(&deferred, __ATOMIC_RELAXED);
+	do
+		ps->deferred_next = head;
+	while (!__atomic_compare_exchange_n(&deferred, &head, ps, true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED));
+}
+
 void psock_exit(struct psock *ps, struct psock *outer)
 {
 	in_use = outer;
-	if (--ps->users == 0 && ps->refs == 0 && !ps->deferred)
+	if (--ps->users || ps->refs)
+		return;
+	if (ps->deferred)
+		__atomic_store_n(&reap_due, true, __ATOMIC_RELAXED);
+	else
 		psock_destroy(ps);
 }
 
-static struct psock *deferred; /* released while the lock was nested (lock held) */
-
 void psock_reap(void)
 {
-	for (struct psock **pp = &deferred; *pp;) {
-		struct psock *ps = *pp;
-		if (ps->users) {
-			pp = &ps->deferred_next;
-			continue;
+	__atomic_store_n(&reap_due, false, __ATOMIC_RELAXED);
+	struct psock *kept = NULL, *ps, *next;
+	while ((ps = __atomic_exchange_n(&deferred, NULL, __ATOMIC_RELAXED)))
+		for (; ps; ps = next) {
+			next = ps->deferred_next;
+			if (ps->users) { /* its call frees it (psock_exit, then this) */
+				ps->deferred_next = kept;
+				kept = ps;
+			} else {
+				psock_destroy(ps);
+			}
 		}
-		*pp = ps->deferred_next;
-		psock_destroy(ps);
+	for (; kept; kept = next) {
+		next = kept->deferred_next;
+		deferred_push(kept);
 	}
+}
+
+bool psock_reap_due(void)
+{
+	return __atomic_load_n(&reap_due, __ATOMIC_RELAXED);
 }
 
 void psock_cancelled(void)
@@ -168,8 +198,8 @@ void psock_release(struct psock *ps)
 		ps->closed = true;
 		if (engine_nested() && !ps->deferred) {
 			ps->deferred = true;
-			ps->deferred_next = deferred;
-			deferred = ps;
+			deferred_push(ps);
+			__atomic_store_n(&reap_due, true, __ATOMIC_RELAXED);
 		}
 		engine_wake();
 		return;

@@ -172,6 +172,8 @@ void psock_cancelled(void);
 /* Lock held once (the outermost unlock is next): frees the sockets whose release was
  * deferred and that no call works on. */
 void psock_reap(void);
+/* A deferred socket may be freed now (asked after the lock was let go, without it). */
+bool psock_reap_due(void);
 struct psock *psock_new(int type);
 
 /* ---- A recursive lock a signal handler may take on the thread it interrupted ---- */

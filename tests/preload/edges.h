@@ -77,5 +77,6 @@ void tcp_connect_unspec(void);
 void tcp_peek_waitall(void);
 void calls_race_close(void);
 void shutdown_listener_ends_accept(void);
+void signal_close_frees_at_once(void);
 
 #endif

@@ -32,6 +32,8 @@
 #define RACE_PORT 7113
 #define SHUTDOWN_PORT 7114
 #define RACE_ROUNDS 1000
+#define FREED_PORT 7115
+#define FREED_ROUNDS 3000
 
 /* Asks the peer for a datagram from a socket of its own to port. */
 static int ask_datagram(int port)
@@ -520,4 +522,54 @@ void shutdown_listener_ends_accept(void)
 	CHECK(listen(l, 4) == 0, "listen again");
 	close(l);
 	printf("ok shutdown_listener_ends_accept\n");
+}
+
+static volatile sig_atomic_t victim_fd = -1, victim_closed;
+
+static void on_alarm_close_victim(int sig)
+{
+	(void)sig;
+	int fd = victim_fd;
+	victim_fd = -1;
+	if (fd >= 0)
+		close(fd);
+	victim_closed = 1;
+}
+
+/* A socket a signal handler closes is freed by the time the call the handler interrupted
+ * has returned: its port is free for the next bind, as the kernel's is. The program makes
+ * cheap calls on another socket until the handler ran, so the handler lands anywhere in
+ * them, its own way out of the layer's lock included. */
+void signal_close_frees_at_once(void)
+{
+	int busy = udp_bound(0);
+	CHECK(busy >= 0, "bind");
+	struct sigaction sa = {.sa_handler = on_alarm_close_victim}, old;
+	sigaction(SIGALRM, &sa, &old);
+	int held = 0, unbound = 0, rounds;
+	for (rounds = 0; rounds < FREED_ROUNDS; rounds++) {
+		int victim = udp_bound(FREED_PORT);
+		int probe = socket(AF_INET, SOCK_DGRAM, 0); /* made before the close */
+		if (victim < 0 || probe < 0) {
+			unbound++;
+			break;
+		}
+		victim_closed = 0;
+		victim_fd = victim;
+		struct itimerval it = {.it_value = {.tv_usec = 1 + (rounds * 37) % 200}};
+		setitimer(ITIMER_REAL, &it, NULL);
+		while (!victim_closed) {
+			int type;
+			socklen_t l = sizeof type;
+			getsockopt(busy, SOL_SOCKET, SO_TYPE, &type, &l);
+		}
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(FREED_PORT)};
+		held += bind(probe, (struct sockaddr *)&a, sizeof a) < 0;
+		close(probe);
+	}
+	sigaction(SIGALRM, &old, NULL);
+	close(busy);
+	CHECK(!unbound, "a bind to the port failed after %d rounds", rounds);
+	CHECK(!held, "the closed socket still held its port in %d of %d rounds", held, rounds);
+	printf("ok signal_close_frees_at_once\n");
 }

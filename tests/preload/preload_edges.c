@@ -751,6 +751,7 @@ static const struct {
     CASE(tcp_peek_waitall, true),
     CASE(calls_race_close, true),
     CASE(shutdown_listener_ends_accept, true),
+    CASE(signal_close_frees_at_once, true),
 };
 
 /* "cases" runs them all, "kernel" those that hold for the kernel's sockets too; a name

@@ -101,7 +101,9 @@ static ssize_t send_path(int fd, const struct iovec *iov, int n, int flags,
 			ip = ntohl(sin.sin_addr.s_addr);
 			port = ntohs(sin.sin_port);
 		}
-		if (to && !engine_is_accel_remote(ip) && !IN_MULTICAST(ip)) {
+		if (ps->shut_wr && (to || ps->peer_ip)) {
+			rc = neg_errno(-EPIPE); /* as the kernel's UDP: no SIGPIPE */
+		} else if (to && !engine_is_accel_remote(ip) && !IN_MULTICAST(ip)) {
 			preload_log_once("sendto() from an accelerated socket to an address the "
 					 "interface does not reach (ENETUNREACH)");
 			rc = neg_errno(-ENETUNREACH);

@@ -202,9 +202,7 @@ EXPORT int shutdown(int fd, int how)
 		return kern.shutdown(fd, how);
 	if (ps->state == PS_DEAD)
 		return unlock_with(-EBADF);
-	if (ps->state == PS_UDP)
-		return unlock_with(ps->peer_ip ? 0 : -ENOTCONN);
-	int rc = tcp_shutdown(ps, how);
+	int rc = ps->state == PS_UDP ? udp_shutdown(ps, how) : tcp_shutdown(ps, how);
 	engine_unlock();
 	return rc;
 }
@@ -390,9 +388,18 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	return unlock_with(-ENOTTY);
 }
 
+/* A pending TCP socket whose name is this layer's: bound (its kernel socket is not), or
+ * disconnected by connect(AF_UNSPEC). */
+static bool named_pending(const struct psock *ps)
+{
+	return ps->state == PS_PENDING && (ps->bound_ip || ps->bound_port || ps->unspec_port);
+}
+
 EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 {
-	struct psock *ps = not_pending(psock_lock(fd));
+	struct psock *ps = psock_lock(fd);
+	if (ps && !named_pending(ps))
+		ps = not_pending(ps);
 	if (!ps)
 		return kern.getsockname(fd, addr, len);
 	if (ps->state == PS_DEAD)
@@ -400,7 +407,7 @@ EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 	if (!addr || !len)
 		return unlock_with(-EFAULT);
 	uint32_t ip = ps->bound_ip, rip;
-	uint16_t port = ps->bound_port, rport;
+	uint16_t port = ps->bound_port ? ps->bound_port : ps->unspec_port, rport;
 	if (ps->state == PS_TCP_CONN)
 		myrio_tcp_addr(ps->c, &ip, &port, &rip, &rport);
 	else if (ps->state == PS_UDP && ps->peer_ip)
@@ -451,7 +458,7 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 		return kern.getsockopt(fd, level, name, val, len);
 	if (ps->state == PS_DEAD)
 		return unlock_with(-EBADF);
-	int rc = psock_getsockopt(ps, level, name, val, len);
+	int rc = psock_getsockopt(fd, ps, level, name, val, len);
 	engine_unlock();
 	return rc;
 }

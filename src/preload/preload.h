@@ -118,15 +118,15 @@ struct psock {
 	struct myrio_tcp_conn **aq;
 	unsigned aq_head, aq_len, aq_cap;
 	/* TCP: the connection's end was reported once (as the kernel's sk_err) */
-	bool error_reported, shut_rd, shut_wr;
-	bool connect_pending; /* a non-blocking connect() said EINPROGRESS, none said since */
+	bool error_reported;
+	bool shut_rd, shut_wr; /* shutdown() (UDP too: the kernel's sk_shutdown) */
+	bool connect_pending;  /* a non-blocking connect() said EINPROGRESS, none said since */
 	bool keepalive, reuseaddr;
 	/* TCP: bound_port is held in the port table (tcp_port_claim); exclusively when the
 	 * socket had no SO_REUSEADDR or listens */
 	bool port_claimed, port_excl;
 	int linger_onoff, linger_s;
 	uint32_t keep_idle_s, keep_intvl_s, keep_cnt;
-	int rcvbuf, sndbuf;
 	int64_t rcvtimeo_ms, sndtimeo_ms; /* 0 = none */
 	/* UDP: a datagram taken from the stack to see readiness, not yet read */
 	struct myrio_pkt *held;
@@ -138,6 +138,9 @@ struct psock {
 	/* TCP disconnected by connect(AF_UNSPEC) (pending again): ECONNRESET for the next
 	 * read, write or SO_ERROR, as the kernel's sk_err */
 	int reset_err;
+	/* and the local port the connection had, which getsockname still reports (the
+	 * kernel's inet_sport stays) */
+	uint16_t unspec_port;
 };
 
 #define FDTAB_SIZE 65536 /* fds past it stay the kernel's */
@@ -258,6 +261,7 @@ ssize_t udp_sendv(struct psock *ps, const struct iovec *iov, int n, int flags, u
 		  uint16_t port);
 ssize_t udp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags, uint32_t *ip,
 		  uint16_t *port, int *msg_flags);
+int udp_shutdown(struct psock *ps, int how);
 void udp_close(struct psock *ps);
 short tcp_revents(struct psock *ps);
 short udp_revents(struct psock *ps);
@@ -270,7 +274,7 @@ short psock_revents(struct psock *ps, short events);
  * (EAGAIN for a timeout or a non-blocking socket, EINTR). */
 int psock_wait(struct psock *ps, short events, int64_t timeout_ms, bool nonblock);
 
-int psock_getsockopt(struct psock *ps, int level, int name, void *val, socklen_t *len);
+int psock_getsockopt(int fd, struct psock *ps, int level, int name, void *val, socklen_t *len);
 int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *val, socklen_t len);
 
 /* A socket became fd 0, 1 or 2: the standard stream follows it (calls_stdio.c). */

@@ -139,7 +139,7 @@ static int tcp_info(struct psock *ps, void *val, socklen_t *len)
 	return put(val, len, &ti, sizeof ti);
 }
 
-int psock_getsockopt(struct psock *ps, int level, int name, void *val, socklen_t *len)
+int psock_getsockopt(int fd, struct psock *ps, int level, int name, void *val, socklen_t *len)
 {
 	bool tcp = ps->type == SOCK_STREAM;
 	if (level == SOL_SOCKET) {
@@ -169,9 +169,8 @@ int psock_getsockopt(struct psock *ps, int level, int name, void *val, socklen_t
 		case SO_KEEPALIVE:
 			return put_int(val, len, ps->keepalive);
 		case SO_RCVBUF:
-			return put_int(val, len, ps->rcvbuf ? ps->rcvbuf : 262144);
-		case SO_SNDBUF:
-			return put_int(val, len, ps->sndbuf ? ps->sndbuf : 262144);
+		case SO_SNDBUF: /* the kernel socket under the fd has the value (setsockopt) */
+			return kern.getsockopt(fd, level, name, val, len);
 		case SO_RCVTIMEO:
 			return put_tv(val, len, ps->rcvtimeo_ms);
 		case SO_SNDTIMEO:
@@ -233,12 +232,12 @@ int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *
 			return 0;
 		case SO_RCVBUF:
 		case SO_SNDBUF:
-			if (get_int(val, len, &v) < 0)
-				return -1;
+			/* Kept by the kernel socket under the fd, which answers as the kernel
+			 * does (clamped to net.core.rmem_max/wmem_max, doubled, its minimum):
+			 * programs that print or check the size they got see the kernel's. */
 			preload_log_once("SO_RCVBUF/SO_SNDBUF recorded only: tcp_lite's windows "
 					 "and queues are the stack's (rcv_buf, snd_queue_segs)");
-			*(name == SO_RCVBUF ? &ps->rcvbuf : &ps->sndbuf) = v;
-			return 0;
+			return kern.setsockopt(fd, level, name, val, len);
 		case SO_RCVTIMEO:
 		case SO_SNDTIMEO: {
 			int64_t ms = val ? tv_ms(val, len) : -1;
@@ -312,7 +311,6 @@ int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *
 			return 0;
 		}
 	}
-	(void)fd;
 	preload_log_once("setsockopt: an option this layer does not have (ENOPROTOOPT)");
 	return (int)neg_errno(-ENOPROTOOPT);
 }

@@ -94,6 +94,7 @@ int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
 	if (!s)
 		return -1;
 	ps->reset_err = 0;
+	ps->unspec_port = 0;
 	if (ps->bound_port) {
 		preload_log_once("bind() before connect(): tcp_lite picks the local port itself");
 		tcp_port_release(ps);
@@ -414,6 +415,9 @@ int tcp_disconnect(struct psock *ps)
 {
 	int err = 0;
 	if (ps->state == PS_TCP_CONN) {
+		uint32_t lip, rip;
+		uint16_t rport;
+		myrio_tcp_addr(ps->c, &lip, &ps->unspec_port, &rip, &rport);
 		enum myrio_tcp_state st = myrio_tcp_state(ps->c);
 		if (!myrio_tcp_error(ps->c) && st != MYRIO_TCP_CLOSED && st != MYRIO_TCP_TIME_WAIT)
 			err = ECONNRESET;

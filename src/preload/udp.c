@@ -104,6 +104,8 @@ ssize_t udp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags, u
 		int err = take_error(ps);
 		if (err)
 			return neg_errno(err);
+		if (ps->shut_rd) /* the kernel's: a blocking call's wait ends at once, empty */
+			return nonblock ? neg_errno(-EAGAIN) : 0;
 		if (psock_wait(ps, POLLIN, timeout, nonblock) < 0)
 			return -1;
 	}
@@ -129,6 +131,19 @@ ssize_t udp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags, u
 	return (ssize_t)((flags & MSG_TRUNC) ? full : done);
 }
 
+/* As the kernel's inet_shutdown: the socket is shut down whether or not it is connected,
+ * and an unconnected one says ENOTCONN all the same (programs use this to wake a thread
+ * blocked in its recv, which then returns 0). */
+int udp_shutdown(struct psock *ps, int how)
+{
+	if (how != SHUT_RD && how != SHUT_WR && how != SHUT_RDWR)
+		return (int)neg_errno(-EINVAL);
+	ps->shut_rd |= how != SHUT_WR;
+	ps->shut_wr |= how != SHUT_RD;
+	engine_wake(); /* calls asleep on it look again */
+	return (int)neg_errno(ps->peer_ip ? 0 : -ENOTCONN);
+}
+
 void udp_close(struct psock *ps)
 {
 	if (ps->held)
@@ -146,5 +161,9 @@ short udp_revents(struct psock *ps)
 		ps->udp_error = myrio_udp_error(ps->u);
 	if (ps->udp_error)
 		r |= POLLERR;
+	if (ps->shut_rd)
+		r |= POLLIN | POLLRDHUP;
+	if (ps->shut_rd && ps->shut_wr)
+		r |= POLLHUP;
 	return r;
 }

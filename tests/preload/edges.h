@@ -78,5 +78,7 @@ void tcp_peek_waitall(void);
 void calls_race_close(void);
 void shutdown_listener_ends_accept(void);
 void signal_close_frees_at_once(void);
+void udp_shutdown_as_kernel(void);
+void sockopt_as_kernel(void);
 
 #endif

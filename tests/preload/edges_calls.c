@@ -5,6 +5,7 @@
  * itself. */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -34,6 +35,8 @@
 #define RACE_ROUNDS 1000
 #define FREED_PORT 7115
 #define FREED_ROUNDS 3000
+#define UDP_SHUT_PORT 7116
+#define SOCKOPT_PORT 7117
 
 /* Asks the peer for a datagram from a socket of its own to port. */
 static int ask_datagram(int port)
@@ -162,6 +165,12 @@ void tcp_bind_in_use(void)
 {
 	int a = tcp_bound(BIND_PORT, false);
 	CHECK(a >= 0, "bind");
+	struct sockaddr_in got;
+	socklen_t gl = sizeof got;
+	CHECK(getsockname(a, (struct sockaddr *)&got, &gl) == 0 &&
+		  ntohs(got.sin_port) == BIND_PORT && got.sin_addr.s_addr == htonl(INADDR_ANY),
+	      "getsockname of the bound socket: %s:%u", inet_ntoa(got.sin_addr),
+	      ntohs(got.sin_port));
 	CHECK(tcp_bound(BIND_PORT, false) < 0 && errno == EADDRINUSE, "a second bind");
 	CHECK(listen(a, 4) == 0, "listen");
 	CHECK(tcp_bound(BIND_PORT, true) < 0 && errno == EADDRINUSE,
@@ -305,15 +314,22 @@ void tcp_connect_unspec(void)
 	CHECK(fd >= 0, "dial");
 	char b[8];
 	CHECK(write(fd, "a", 1) == 1 && recv_byte(fd) == 'a', "echo");
+	struct sockaddr_in was, got;
+	socklen_t wl = sizeof was, gl = sizeof got;
+	CHECK(getsockname(fd, (struct sockaddr *)&was, &wl) == 0, "getsockname");
 	CHECK(connect(fd, &unspec, sizeof unspec) == 0, "connect(AF_UNSPEC)");
+	/* the kernel forgets the local address, not the port */
+	CHECK(getsockname(fd, (struct sockaddr *)&got, &gl) == 0 &&
+		  got.sin_addr.s_addr == htonl(INADDR_ANY) && got.sin_port == was.sin_port,
+	      "getsockname after the disconnect: %s:%u, was port %u", inet_ntoa(got.sin_addr),
+	      ntohs(got.sin_port), ntohs(was.sin_port));
 	int err = -1;
 	socklen_t el = sizeof err;
 	CHECK(getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == ECONNRESET,
 	      "SO_ERROR %d after the disconnect", err);
 	CHECK(read(fd, b, sizeof b) < 0 && errno == ENOTCONN, "read once the error was taken");
 	CHECK(send(fd, "x", 1, MSG_NOSIGNAL) < 0 && errno == EPIPE, "send while unconnected");
-	struct sockaddr_in got;
-	socklen_t gl = sizeof got;
+	gl = sizeof got;
 	CHECK(getpeername(fd, (struct sockaddr *)&got, &gl) < 0 && errno == ENOTCONN,
 	      "getpeername");
 	struct sockaddr_in p = peer_addr(PEER_PORT);
@@ -572,4 +588,139 @@ void signal_close_frees_at_once(void)
 	CHECK(!unbound, "a bind to the port failed after %d rounds", rounds);
 	CHECK(!held, "the closed socket still held its port in %d of %d rounds", held, rounds);
 	printf("ok signal_close_frees_at_once\n");
+}
+
+static volatile sig_atomic_t udp_sigpipes;
+
+struct blocked_one {
+	int fd;
+	ssize_t rc;
+};
+
+static void *recv_one(void *arg)
+{
+	struct blocked_one *b = arg;
+	char x;
+	CANCEL_POINT(b->rc = recv(b->fd, &x, 1, 0));
+	return NULL;
+}
+
+static void on_udp_sigpipe(int sig)
+{
+	(void)sig;
+	udp_sigpipes++;
+}
+
+/* poll(2) bits of fd for POLLIN, POLLOUT and POLLRDHUP, at once. */
+static short revents_now(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN | POLLOUT | POLLRDHUP};
+	return poll(&p, 1, 0) == 1 ? p.revents : 0;
+}
+
+/* shutdown() of a UDP socket, as the kernel's inet_shutdown: on an unconnected socket it
+ * says ENOTCONN yet shuts down all the same, and a recv blocked in another thread returns
+ * 0 (how programs wake such a thread); reading shut down, a blocking recv returns 0 and a
+ * non-blocking one EAGAIN while datagrams still arrive; writing shut down, a send is EPIPE
+ * without SIGPIPE. */
+void udp_shutdown_as_kernel(void)
+{
+	struct sigaction sa = {.sa_handler = on_udp_sigpipe}, old;
+	sigaction(SIGPIPE, &sa, &old);
+	udp_sigpipes = 0;
+	int u = udp_bound(UDP_SHUT_PORT);
+	CHECK(u >= 0, "bind");
+	CHECK(shutdown(u, 7) < 0 && errno == EINVAL, "shutdown with a bad how");
+	int c = ask_datagram(UDP_SHUT_PORT); /* before the shutdown: read after it */
+	CHECK(c >= 0, "dial");
+	char d = 0;
+	for (int i = 0; i < 300 && recv(u, &d, 1, MSG_PEEK | MSG_DONTWAIT) != 1; i++)
+		usleep(10000);
+	CHECK(d == 'd', "the datagram");
+	close(c);
+	CHECK(shutdown(u, SHUT_RD) < 0 && errno == ENOTCONN, "SHUT_RD of an unconnected socket");
+	CHECK(revents_now(u) == (POLLIN | POLLOUT | POLLRDHUP), "revents 0x%x after SHUT_RD",
+	      revents_now(u));
+	d = 0;
+	CHECK(recv(u, &d, 1, 0) == 1 && d == 'd', "a datagram queued before the shutdown");
+	CHECK(recv(u, &d, 1, 0) == 0, "a blocking recv after SHUT_RD");
+	CHECK(recv(u, &d, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN, "a non-blocking recv");
+	struct sockaddr_in p = peer_addr(PEER_PORT);
+	CHECK(shutdown(u, SHUT_WR) < 0 && errno == ENOTCONN, "SHUT_WR of an unconnected socket");
+	CHECK(sendto(u, "x", 1, 0, (struct sockaddr *)&p, sizeof p) < 0 && errno == EPIPE,
+	      "sendto after SHUT_WR");
+	CHECK(revents_now(u) == (POLLIN | POLLOUT | POLLRDHUP | POLLHUP),
+	      "revents 0x%x shut both ways", revents_now(u));
+	close(u);
+
+	int w = udp_bound(UDP_SHUT_PORT);
+	CHECK(w >= 0, "bind again");
+	pthread_t t;
+	struct blocked_one b = {.fd = w, .rc = -2};
+	CHECK(pthread_create(&t, NULL, recv_one, &b) == 0, "thread");
+	usleep(200000);
+	CHECK(shutdown(w, SHUT_RD) < 0 && errno == ENOTCONN, "SHUT_RD under a blocked recv");
+	CHECK(joined_within(t, 3), "the blocked recv still asleep 3 s after the shutdown");
+	CHECK(b.rc == 0, "the blocked recv gave %zd", b.rc);
+	close(w);
+
+	int k = udp_bound(UDP_SHUT_PORT);
+	CHECK(k >= 0 && connect(k, (struct sockaddr *)&p, sizeof p) == 0, "connect");
+	CHECK(shutdown(k, SHUT_WR) == 0, "SHUT_WR of a connected socket");
+	CHECK(send(k, "x", 1, 0) < 0 && errno == EPIPE, "send after SHUT_WR");
+	CHECK(revents_now(k) == POLLOUT, "revents 0x%x after SHUT_WR", revents_now(k));
+	CHECK(shutdown(k, SHUT_RDWR) == 0, "SHUT_RDWR");
+	CHECK(recv(k, &d, 1, 0) == 0, "recv shut both ways");
+	close(k);
+	sigaction(SIGPIPE, &old, NULL);
+	CHECK(udp_sigpipes == 0, "%d SIGPIPEs from UDP sends", (int)udp_sigpipes);
+	printf("ok udp_shutdown_as_kernel\n");
+}
+
+/* The socket's SO_RCVBUF and SO_SNDBUF, given values and defaults, against a kernel socket
+ * of the same kind on loopback (its own bind there keeps it the kernel's): the kernel
+ * clamps a value to net.core.rmem_max/wmem_max, doubles it and keeps a minimum. And
+ * TCP_NODELAY set reads back 1. */
+void sockopt_as_kernel(void)
+{
+	static const int values[] = {-1, 0, 1, 1000, 65536, 1 << 30};
+	static const int names[] = {SO_RCVBUF, SO_SNDBUF};
+	struct sockaddr_in lo = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	for (int type = 0; type < 2; type++) {
+		int ours = type ? udp_bound(SOCKOPT_PORT) : tcp_bound(SOCKOPT_PORT, false);
+		int kernel = socket(AF_INET, type ? SOCK_DGRAM : SOCK_STREAM, 0);
+		CHECK(ours >= 0 && (type || listen(ours, 4) == 0), "our socket");
+		CHECK(bind(kernel, (struct sockaddr *)&lo, sizeof lo) == 0, "a loopback socket");
+		for (size_t n = 0; n < sizeof names / sizeof names[0]; n++)
+			for (size_t i = 0; i <= sizeof values / sizeof values[0]; i++) {
+				int mine = -1, theirs = -2;
+				socklen_t ml = sizeof mine, tl = sizeof theirs;
+				if (i) { /* 0: the default */
+					int v = values[i - 1];
+					CHECK(setsockopt(ours, SOL_SOCKET, names[n], &v,
+							 sizeof v) == 0 &&
+						  setsockopt(kernel, SOL_SOCKET, names[n], &v,
+							     sizeof v) == 0,
+					      "setsockopt %d", v);
+				}
+				CHECK(getsockopt(ours, SOL_SOCKET, names[n], &mine, &ml) == 0 &&
+					  getsockopt(kernel, SOL_SOCKET, names[n], &theirs, &tl) ==
+					      0 &&
+					  mine == theirs,
+				      "%s %s set to %d: %d, the kernel's %d", type ? "UDP" : "TCP",
+				      names[n] == SO_RCVBUF ? "SO_RCVBUF" : "SO_SNDBUF",
+				      i ? values[i - 1] : 0, mine, theirs);
+			}
+		if (!type) {
+			int v = 5, got = -1;
+			socklen_t gl = sizeof got;
+			CHECK(setsockopt(ours, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v) == 0 &&
+				  getsockopt(ours, IPPROTO_TCP, TCP_NODELAY, &got, &gl) == 0 &&
+				  got == 1,
+			      "TCP_NODELAY set to 5 reads %d", got);
+		}
+		close(kernel);
+		close(ours);
+	}
+	printf("ok sockopt_as_kernel\n");
 }

@@ -752,6 +752,8 @@ static const struct {
     CASE(calls_race_close, true),
     CASE(shutdown_listener_ends_accept, true),
     CASE(signal_close_frees_at_once, true),
+    CASE(udp_shutdown_as_kernel, true),
+    CASE(sockopt_as_kernel, true),
 };
 
 /* "cases" runs them all, "kernel" those that hold for the kernel's sockets too; a name

@@ -158,7 +158,10 @@ void psock_exit(struct psock *ps, struct psock *outer)
 
 void psock_reap(void)
 {
-	__atomic_store_n(&reap_due, false, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&reap_due, __ATOMIC_RELAXED))
+		__atomic_store_n(&reap_due, false, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&deferred, __ATOMIC_RELAXED))
+		return; /* every unlock comes here: no locked instruction when nothing waits */
 	struct psock *kept = NULL, *ps, *next;
 	while ((ps = __atomic_exchange_n(&deferred, NULL, __ATOMIC_RELAXED)))
 		for (; ps; ps = next) {

@@ -131,10 +131,11 @@ static void psock_destroy(struct psock *ps);
 
 /* Sockets released while the lock was nested (a signal handler's close), freed at the
  * outermost unlock. The handler may run while its thread walks the list, so a push and the
- * take of the whole list are each one atomic operation. reap_due: one of them may be freed
- * now; the unlock that let go of the lock looks at it once more (engine_unlock). */
+ * take of the whole list are each one atomic operation. psock_reap_due: one of them may be
+ * freed now (set by whoever makes it so; the unlock reaps only then, and looks once more
+ * after letting go of the lock, engine_unlock). */
 static struct psock *deferred;
-static bool reap_due;
+bool psock_reap_due_flag;
 
 static void deferred_push(struct psock *ps)
 {
@@ -151,17 +152,14 @@ void psock_exit(struct psock *ps, struct psock *outer)
 	if (--ps->users || ps->refs)
 		return;
 	if (ps->deferred)
-		__atomic_store_n(&reap_due, true, __ATOMIC_RELAXED);
+		__atomic_store_n(&psock_reap_due_flag, true, __ATOMIC_RELAXED);
 	else
 		psock_destroy(ps);
 }
 
 void psock_reap(void)
 {
-	if (__atomic_load_n(&reap_due, __ATOMIC_RELAXED))
-		__atomic_store_n(&reap_due, false, __ATOMIC_RELAXED);
-	if (!__atomic_load_n(&deferred, __ATOMIC_RELAXED))
-		return; /* every unlock comes here: no locked instruction when nothing waits */
+	__atomic_store_n(&psock_reap_due_flag, false, __ATOMIC_RELAXED);
 	struct psock *kept = NULL, *ps, *next;
 	while ((ps = __atomic_exchange_n(&deferred, NULL, __ATOMIC_RELAXED)))
 		for (; ps; ps = next) {
@@ -177,11 +175,6 @@ void psock_reap(void)
 		next = kept->deferred_next;
 		deferred_push(kept);
 	}
-}
-
-bool psock_reap_due(void)
-{
-	return __atomic_load_n(&reap_due, __ATOMIC_RELAXED);
 }
 
 void psock_cancelled(void)
@@ -202,7 +195,7 @@ void psock_release(struct psock *ps)
 		if (engine_nested() && !ps->deferred) {
 			ps->deferred = true;
 			deferred_push(ps);
-			__atomic_store_n(&reap_due, true, __ATOMIC_RELAXED);
+			__atomic_store_n(&psock_reap_due_flag, true, __ATOMIC_RELAXED);
 		}
 		engine_wake();
 		return;

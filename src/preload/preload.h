@@ -175,8 +175,13 @@ void psock_cancelled(void);
 /* Lock held once (the outermost unlock is next): frees the sockets whose release was
  * deferred and that no call works on. */
 void psock_reap(void);
-/* A deferred socket may be freed now (asked after the lock was let go, without it). */
-bool psock_reap_due(void);
+/* A deferred socket may be freed now (read at every outermost unlock, and after it let go
+ * of the lock, without it). */
+static inline bool psock_reap_due(void)
+{
+	extern bool psock_reap_due_flag;
+	return __atomic_load_n(&psock_reap_due_flag, __ATOMIC_RELAXED);
+}
 struct psock *psock_new(int type);
 
 /* ---- A recursive lock a signal handler may take on the thread it interrupted ---- */

@@ -183,12 +183,8 @@ static int recover_held(struct myri_nic *nic, enum myri_wd_reason why)
 	}
 	wd->gone = false;
 	myri_wd_log_reason(nic, why);
-	if (why != WD_REBOOTED && why != WD_GONE && nic->up && down_quietly(nic) == -ETIMEDOUT &&
-	    nic->bus->ops->reset) {
-		/* a firmware that answers nothing cannot take a new image either */
-		log_warn("%s: the firmware does not answer: function-level reset", nic->bus->name);
-		nic->bus->ops->reset(nic->bus);
-	}
+	if (why != WD_REBOOTED && why != WD_GONE && nic->up)
+		myri_wd_reset_hung(nic, down_quietly(nic));
 	nic->up = false;
 	nic->keep_rings = true;
 	int rc = myri_watchdog_reload(nic);

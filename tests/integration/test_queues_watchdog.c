@@ -82,6 +82,14 @@ static void dump_queue(struct qt_ctx *c, unsigned q)
 		struct sim_nic *sn = sim_nic_find(c->w, i ? "sim1" : "sim0");
 		struct sim_slice *sl = &sn->sl[q];
 		print_message(
+		    "  port %c: resets %llu dropped_pause %llu no_small %llu no_big %llu | "
+		    "model: paused %d pause_timeouts %llu\n",
+		    i ? 'b' : 'a', (unsigned long long)resets(ports[i]),
+		    (unsigned long long)xstat(ports[i], "dropped_pause"),
+		    (unsigned long long)xstat(ports[i], "dropped_no_small_buffer"),
+		    (unsigned long long)xstat(ports[i], "dropped_no_big_buffer"), sn->paused,
+		    (unsigned long long)sn->st.pause_timeouts);
+		print_message(
 		    "  model %s: running %d slices %u | tx_cons %u send_done %u active %d "
 		    "hung %d | small cons %u big cons %u intrq_idx %u | stats_set %d armed "
 		    "%d token_at_nic %d rx_new %u send_pending %d\n",
@@ -136,6 +144,11 @@ static void hang_and_recover(enum sim_fault fault, uint32_t arg, bool b_streams)
 	qt_join(c);
 
 	uint64_t gaps_ab = 0;
+	bool failed = resets(c->a) != 1 || resets(c->b) != 0;
+	for (unsigned q = 0; q < QT_NQ; q++)
+		failed = failed || c->qs[q].why[0];
+	for (unsigned q = 0; failed && q < QT_NQ; q++)
+		dump_queue(c, q);
 	for (unsigned q = 0; q < QT_NQ; q++) {
 		struct qt_queue *qq = &c->qs[q];
 		if (qq->why[0])

@@ -307,7 +307,12 @@ enum myri_wd_reason myri_queue_look(struct myri_nic *nic, unsigned q, bool *hold
 	mcp_cmd_unlock(&nic->cmd);
 	if (gone || !(cmdreg & PCI_COMMAND_MASTER))
 		return WD_REBOOTED; /* the recovery tells a NIC gone from a rebooted one */
-	if (!stuck || !myri_wd_tx_still_stuck(nic, r)) {
+	/* The pause counter is slice 0's (§6.1), carried by slice 0's status updates, which
+	 * queue 0's thread takes. While one waits there untaken (that thread is away), the
+	 * counter read above may be old: a ring held by the peer's pause frames cannot be told
+	 * from a stuck one, and the look waits for a period when it can. */
+	bool pause_unseen = q != 0 && nic->rings.status->valid != 0;
+	if (!stuck || pause_unseen || !myri_wd_tx_still_stuck(nic, r)) {
 		look_snapshot(g, r); /* it moved: the next look starts from here */
 		return WD_NONE;
 	}

@@ -198,12 +198,44 @@ static void whole_firmware_hangs_peer_streams(void **state)
 	hang_and_recover(SIM_FAULT_FW_HANG, 0, true);
 }
 
+/* A port paused by its peer while its queue 0's thread is away (descheduled, or busy
+ * elsewhere): b sends on queue 3 to a queue of a that nobody drains, so a's NIC pauses b
+ * (802.3x), and nobody polls b's queue 0, whose slice's status block carries the pause
+ * counter. b's queue 3 sees its send ring stand still; it must not take that for a hung
+ * NIC when it cannot see the pause counter move. No thread here: one caller polls b's
+ * queue 3, as its owner would. */
+static void paused_port_with_queue_0_away_is_not_reset(void **state)
+{
+	(void)state;
+	struct qt_ctx *c = calloc(1, sizeof(*c));
+	assert_non_null(c);
+	assert_int_equal(qt_open(c, "eeprom_fw=rss,link=unlimited", "watchdog_ms=200"), 0);
+	struct qt_queue *qq = &c->qs[3];
+	struct sim_nic *nb = sim_nic_find(c->w, "sim1");
+	uint32_t pauses = 0;		 /* the model's count: b's driver cannot see it here */
+	uint64_t until = qt_ms() + 1500; /* seven periods */
+	while (qt_ms() < until) {
+		if (nb->ctr.dropped_pause > pauses)
+			pauses = nb->ctr.dropped_pause;
+		qt_send(c, qq, 1, 8);
+		struct myrio_pkt *in[32];
+		myrio_pkt_free_bulk(in, myrio_rx_burst_queue(c->b, 3, in, 32));
+		usleep(100);
+	}
+	print_message("b sent %u frames, paused %u times\n", qq->dir[1].next_seq, pauses);
+	assert_true(pauses > 0);
+	assert_int_equal(resets(c->b), 0);
+	qt_close(c);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(one_slice_send_ring_hangs),
 	    cmocka_unit_test(whole_firmware_hangs),
 	    cmocka_unit_test(whole_firmware_hangs_peer_streams),
+	    cmocka_unit_test(paused_port_with_queue_0_away_is_not_reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

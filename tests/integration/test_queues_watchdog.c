@@ -3,7 +3,8 @@
  * and receiving while the NIC is recovered under it: one slice's send ring hangs, or the
  * whole firmware hangs (the model's faults). The port is recovered once, every queue then
  * passes traffic both ways with every byte checked and nothing lost, and the frames lost
- * with the old NIC state are counted, never duplicated, reordered or corrupted. */
+ * with the old NIC state are counted, never duplicated, reordered or corrupted. And a port
+ * its peer holds with pause frames is not taken for a hung one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

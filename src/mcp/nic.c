@@ -601,7 +601,7 @@ int myri_nic_down(struct myri_nic *nic)
 	if (rc == 0 && r->link_down_events == downs) {
 		log_warn("%s: no down status update within 1 s after ETHERNET_DOWN",
 			 nic->bus->name);
-		rc = -ETIMEDOUT;
+		rc = -ETIME;
 	}
 	nic->up = false;
 	return rc;

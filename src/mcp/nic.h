@@ -171,7 +171,8 @@ int myri_nic_probe(struct myri_nic *nic, struct myrio_bus *bus, const struct myr
 int myri_nic_open(struct myri_nic *nic);
 /* ETHERNET_DOWN and the wait for its status update (§8.4); releases all buffers. */
 int myri_nic_close(struct myri_nic *nic);
-/* ETHERNET_DOWN and the wait only: the NIC stops touching the rings, buffers stay. */
+/* ETHERNET_DOWN and the wait only: the NIC stops touching the rings, buffers stay.
+ * -ETIMEDOUT: the command went unanswered; -ETIME: no down status update came. */
 int myri_nic_down(struct myri_nic *nic);
 /* Frees the DMA memory (the bus stays open). */
 void myri_nic_release(struct myri_nic *nic);
@@ -203,6 +204,10 @@ void myri_wd_log_reason(struct myri_nic *nic, enum myri_wd_reason why);
 bool myri_wd_nic_gone(struct myrio_bus *bus, uint32_t *cmdreg);
 /* The send ring of r seen stuck is given WD_CONFIRM_NS to move. */
 bool myri_wd_tx_still_stuck(struct myri_nic *nic, struct myri_rings *r);
+/* ETHERNET_DOWN went unanswered (down_rc -ETIMEDOUT): a hung firmware cannot take a new
+ * image either, so the function is reset (FLR) where the bus has one, before the firmware
+ * is loaded or adopted again. */
+void myri_wd_reset_hung(struct myri_nic *nic, int down_rc);
 /* PCI set-up, firmware, reset and open again on the same memory and pools. */
 int myri_watchdog_reload(struct myri_nic *nic);
 /* The same buffers of a ring posted again from slot 0 after a reset (watchdog_queues.c). */

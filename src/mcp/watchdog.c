@@ -147,6 +147,15 @@ void myri_wd_log_reason(struct myri_nic *nic, enum myri_wd_reason why)
 			 bus->name, myri_wd_reason_text(why));
 }
 
+void myri_wd_reset_hung(struct myri_nic *nic, int down_rc)
+{
+	struct myrio_bus *bus = nic->bus;
+	if (down_rc != -ETIMEDOUT || !bus->ops->reset)
+		return;
+	log_warn("%s: the firmware does not answer: function-level reset", bus->name);
+	bus->ops->reset(bus);
+}
+
 int myri_watchdog_reload(struct myri_nic *nic)
 {
 	nic->dummy_rdma_on = false;
@@ -177,7 +186,7 @@ int myri_watchdog_recover(struct myri_nic *nic, enum myri_wd_reason why)
 	myri_wd_log_reason(nic, why);
 	/* A NIC that still runs stops first (§8.4); a rebooted one forgot everything. */
 	if (why != WD_REBOOTED && why != WD_GONE)
-		myri_nic_down(nic);
+		myri_wd_reset_hung(nic, myri_nic_down(nic));
 	nic->up = false;
 	r->tx_lost_reset += r->tx.pkt_req - r->tx.pkt_done;
 	k.tx_lost_reset = r->tx_lost_reset;

@@ -183,12 +183,8 @@ static int recover_held(struct myri_nic *nic, enum myri_wd_reason why)
 	}
 	wd->gone = false;
 	myri_wd_log_reason(nic, why);
-	if (why != WD_REBOOTED && why != WD_GONE && nic->up && down_quietly(nic) == -ETIMEDOUT &&
-	    nic->bus->ops->reset) {
-		/* a firmware that answers nothing cannot take a new image either */
-		log_warn("%s: the firmware does not answer: function-level reset", nic->bus->name);
-		nic->bus->ops->reset(nic->bus);
-	}
+	if (why != WD_REBOOTED && why != WD_GONE && nic->up)
+		myri_wd_reset_hung(nic, down_quietly(nic));
 	nic->up = false;
 	nic->keep_rings = true;
 	int rc = myri_watchdog_reload(nic);
@@ -311,7 +307,12 @@ enum myri_wd_reason myri_queue_look(struct myri_nic *nic, unsigned q, bool *hold
 	mcp_cmd_unlock(&nic->cmd);
 	if (gone || !(cmdreg & PCI_COMMAND_MASTER))
 		return WD_REBOOTED; /* the recovery tells a NIC gone from a rebooted one */
-	if (!stuck || !myri_wd_tx_still_stuck(nic, r)) {
+	/* The pause counter is slice 0's (§6.1), carried by slice 0's status updates, which
+	 * queue 0's thread takes. While one waits there untaken (that thread is away), the
+	 * counter read above may be old: a ring held by the peer's pause frames cannot be told
+	 * from a stuck one, and the look waits for a period when it can. */
+	bool pause_unseen = q != 0 && nic->rings.status->valid != 0;
+	if (!stuck || pause_unseen || !myri_wd_tx_still_stuck(nic, r)) {
 		look_snapshot(g, r); /* it moved: the next look starts from here */
 		return WD_NONE;
 	}

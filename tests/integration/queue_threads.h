@@ -33,6 +33,7 @@ struct qt_dir {
 	uint64_t sent, gaps, bad;
 	_Atomic uint64_t received; /* read by the main thread too */
 	uint32_t strict_from;	   /* receiver: no gap allowed from this sequence on */
+	uint64_t heard_ms;	   /* ms: when the receiver last got a frame of this direction */
 };
 
 struct qt_ctx;
@@ -43,8 +44,7 @@ struct qt_queue {
 	struct qt_dir dir[2];	    /* 0: a -> b, 1: b -> a */
 	uint64_t wrong_queue;
 	bool strict_seen;
-	uint64_t quiet_since; /* ms: nothing received since */
-	char why[160];	      /* first failure */
+	char why[160]; /* first failure */
 };
 
 struct qt_ctx {
@@ -55,6 +55,9 @@ struct qt_ctx {
 	pthread_t th[QT_NQ];
 	_Atomic bool stop;
 	_Atomic bool strict; /* gaps fail from now on */
+	/* b streams to a without a window, as a peer that never waits (market data over
+	 * UDP): frames keep arriving at a whatever a sends */
+	bool b_streams;
 };
 
 static inline uint64_t qt_ms(void)
@@ -188,6 +191,8 @@ static inline unsigned qt_receive(struct qt_ctx *c, struct qt_queue *qq, unsigne
 		qt_check(c, qq, d, pk[i]);
 		myrio_pkt_free(pk[i]);
 	}
+	if (n)
+		qq->dir[d].heard_ms = qt_ms();
 	return n;
 }
 
@@ -197,25 +202,25 @@ static inline void *qt_worker(void *arg)
 {
 	struct qt_queue *qq = arg;
 	struct qt_ctx *c = qq->c;
-	qq->quiet_since = qt_ms();
+	qq->dir[0].heard_ms = qq->dir[1].heard_ms = qt_ms();
 	while (!atomic_load(&c->stop)) {
 		if (!qq->strict_seen && atomic_load(&c->strict)) {
 			qq->strict_seen = true;
 			for (unsigned d = 0; d < 2; d++)
 				qq->dir[d].strict_from = qq->dir[d].next_seq;
 		}
-		/* a window of 256 frames each way; lost frames open it again after a quiet
-		 * moment (they show as a gap when the next one arrives) */
-		bool quiet = qt_ms() - qq->quiet_since > 20;
+		/* A window of 256 frames each way. Lost frames open it again after a quiet
+		 * moment of their own direction (they show as a gap when the next one
+		 * arrives): frames lost in a reset can fill a window, and the other
+		 * direction, still arriving, must not keep it shut. */
+		uint64_t now = qt_ms();
 		for (unsigned d = 0; d < 2; d++) {
 			struct qt_dir *dir = &qq->dir[d];
-			if (quiet || dir->sent - atomic_load(&dir->received) - dir->gaps < 256)
+			if (now - dir->heard_ms > 20 || (d == 1 && c->b_streams) ||
+			    dir->sent - atomic_load(&dir->received) - dir->gaps < 256)
 				qt_send(c, qq, d, 8);
 		}
-		unsigned got = qt_receive(c, qq, 0) + qt_receive(c, qq, 1);
-		if (got)
-			qq->quiet_since = qt_ms();
-		else
+		if (qt_receive(c, qq, 0) + qt_receive(c, qq, 1) == 0)
 			sched_yield();
 	}
 	uint64_t until = qt_ms() + 2000;

@@ -255,11 +255,6 @@ static void copy_span(uint8_t *dst, uint32_t off, uint32_t n, const uint8_t *hdr
 		memcpy(dst, body + (off - hlen), n);
 }
 
-bool ipv4_tx_fits(struct myrio_stack *s, unsigned frames)
-{
-	return stack_tx_fits(s, frames + 1); /* arp_output may refresh a stale entry first */
-}
-
 int ipv4_output_frags(struct myrio_stack *s, uint8_t proto, uint32_t dst, const uint8_t *hdr,
 		      uint32_t hlen, const uint8_t *body, uint32_t blen, uint8_t ttl)
 {

@@ -326,14 +326,6 @@ void stack_flush(struct myrio_stack *s)
 	s->tx_ring_full = s->ntx > 0;
 }
 
-bool stack_tx_fits(struct myrio_stack *s, unsigned frames)
-{
-	if (s->ntx + frames <= TX_BATCH)
-		return true;
-	stack_flush(s);
-	return s->ntx + frames <= TX_BATCH;
-}
-
 bool stack_tx_room(struct myrio_stack *s)
 {
 	return stack_tx_fits(s, 1);

@@ -397,8 +397,14 @@ void stack_tx(struct myrio_stack *s, struct myrio_pkt *p); /* frame ready for th
 void stack_flush(struct myrio_stack *s);
 bool stack_tx_room(struct myrio_stack *s); /* false while the NIC ring and batch are full */
 /* Whether frames more fit in the batch now (flushing it to the NIC first if needed): a
- * caller that checks sends them all without a drop. */
-bool stack_tx_fits(struct myrio_stack *s, unsigned frames);
+ * caller that checks sends them all without a drop. Inline: every datagram asks. */
+static inline bool stack_tx_fits(struct myrio_stack *s, unsigned frames)
+{
+	if (s->ntx + frames <= TX_BATCH)
+		return true;
+	stack_flush(s);
+	return s->ntx + frames <= TX_BATCH;
+}
 struct myrio_pkt *stack_alloc(struct myrio_stack *s);
 uint64_t stack_random(struct myrio_stack *s);
 
@@ -452,8 +458,12 @@ int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint3
 int ipv4_output_ttl(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
 		    uint32_t dst, uint8_t tos, bool df, uint8_t ttl);
 /* Whether a datagram of frames frames can be sent now without a drop: they fit in the
- * batch, with a slot for the ARP request its resolution may send first. */
-bool ipv4_tx_fits(struct myrio_stack *s, unsigned frames);
+ * batch, with a slot for the ARP request its resolution may send first (a stale entry's
+ * refresh, arp_output). */
+static inline bool ipv4_tx_fits(struct myrio_stack *s, unsigned frames)
+{
+	return stack_tx_fits(s, frames + 1);
+}
 /* A whole transport message, its header (hlen bytes, checksum set) and body, copied into
  * transmit buffers, in fragments when longer than the MTU allows (RFC 791 §3.2): ICMP echo
  * replies, UDP's copying send. Sending nothing: -ENOBUFS without buffers for all, -EAGAIN

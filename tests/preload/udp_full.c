@@ -88,7 +88,7 @@ static int do_send(const char *ip, int port, uint64_t count)
 	printf("blocking: %llu datagrams more taken\n", (unsigned long long)(seq - first_blocking));
 	/* The last ones are still queued to the NIC: the process stays until they are on the
 	 * wire (the preload's exit does not wait for datagrams) */
-	usleep(1000000);
+	usleep(2000000);
 	close(fd);
 	return 0;
 }

@@ -117,16 +117,20 @@ static int udp_pingpong(struct side *a, struct side *b, unsigned size, unsigned 
 		memset(myrio_pkt_data(p), (int)i, size);
 		p->len = size;
 		uint64_t t0 = now_ns();
-		if ((rc = myrio_udp_sendto(ua, p, IP_B, ECHO_PORT)) < 0)
+		if ((rc = myrio_udp_sendto(ua, p, IP_B, ECHO_PORT)) < 0) {
+			myrio_pkt_free(p); /* refused: still ours */
 			break;
+		}
 		struct myrio_pkt *q = NULL;
 		uint32_t ip;
 		uint16_t port;
 		while (!q) { /* server: echo what arrives */
 			poll_both(a, b);
 			struct myrio_pkt *e = myrio_udp_recv(ub, &ip, &port);
-			if (e && (rc = myrio_udp_sendto(ub, e, ip, port)) < 0)
+			if (e && (rc = myrio_udp_sendto(ub, e, ip, port)) < 0) {
+				myrio_pkt_free(e);
 				break;
+			}
 			q = myrio_udp_recv(ua, NULL, NULL);
 			if (now_ns() - t0 > 5000000000ull) {
 				fprintf(stderr, "udp: no echo within 5 s (lost?)\n");

@@ -7,6 +7,7 @@
  * No membership is needed to send; nothing sent is looped back to this host.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,35 +50,29 @@ int main(int argc, char **argv)
 	pattern_fill(pattern);
 	memcpy(d + 8, pattern + 8, size - 8);
 	uint32_t dst = ntohl(group.s_addr);
-	uint64_t t0 = now_ns(), sent = 0, refused = 0, resent = 0;
-	struct myrio_stack_stats st;
-	myrio_stack_stats(s, &st);
-	uint64_t dropped = st.tx_dropped_full;
+	uint64_t t0 = now_ns(), sent = 0, refused = 0;
 	while (!stop && sent < count) {
 		myrio_stack_poll(s);
 		/* at most rate a second: datagram i goes at t0 + i / rate */
 		if (rate && (now_ns() - t0) * rate < sent * 1000000000ull)
 			continue;
 		memcpy(d, &sent, sizeof(sent));
-		if (myrio_udp_sendto_copy(u, d, size, dst, (uint16_t)port_no) < 0) {
-			refused++; /* no transmit buffer now: tried again */
+		int rc = myrio_udp_sendto_copy(u, d, size, dst, (uint16_t)port_no);
+		if (rc == -EAGAIN || rc == -ENOBUFS) {
+			refused++; /* the send ring or the transmit pool full: after a poll */
 			continue;
 		}
-		/* The stack takes a datagram even when the NIC's send ring and its own batch are
-		 * full (a NIC slower than this loop), and drops it: sent again after a poll. */
-		myrio_stack_stats(s, &st);
-		if (st.tx_dropped_full != dropped) {
-			dropped = st.tx_dropped_full;
-			resent++;
-			continue;
+		if (rc < 0) {
+			fprintf(stderr, "mcast_send: send to %s: %s\n", group_str, strerror(-rc));
+			break;
 		}
 		sent++;
 	}
 	myrio_stack_poll(s); /* the last batch to the NIC; destroy waits for it to be sent */
-	printf("summary: %llu datagrams to %s:%u, %llu refused for a while, %llu sent again "
-	       "(dropped at a full send ring), %.3f s\n",
+	printf("summary: %llu datagrams to %s:%u, %llu refused for a while (a full send ring "
+	       "or pool), %.3f s\n",
 	       (unsigned long long)sent, group_str, port_no, (unsigned long long)refused,
-	       (unsigned long long)resent, (now_ns() - t0) / 1e9);
+	       (now_ns() - t0) / 1e9);
 	myrio_udp_close(u);
 	myrio_stack_destroy(s);
 	myrio_port_close(port);

@@ -111,10 +111,10 @@ static int tx_reach(struct tx *tx)
 		myrio_arp_announce(s);
 		while (myrio_arp_lookup(s, run.dst, mac) < 0 && !stop &&
 		       (t = now_ns()) < deadline) {
+			/* a zero-length datagram triggers the ARP request */
 			struct myrio_pkt *p = myrio_stack_pkt_alloc(s);
-			if (p) { /* a zero-length datagram triggers the ARP request */
-				myrio_udp_send(tx->u, p);
-			}
+			if (p && myrio_udp_send(tx->u, p) < 0)
+				myrio_pkt_free(p); /* refused: still ours */
 			for (uint64_t t0 = now_ns(); now_ns() - t0 < 100000000ull;)
 				myrio_stack_poll(s);
 		}

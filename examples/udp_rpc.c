@@ -55,7 +55,8 @@ static void send_request(struct client *cl, struct myrio_stack *s, struct reques
 	fill(b, r->seq);
 	unsigned backoff = r->tries < BACKOFF_MAX_SHIFT ? r->tries : BACKOFF_MAX_SHIFT;
 	r->tries++;
-	/* A send the pool refuses counts as lost: the timer resends it. */
+	/* A send refused (the transmit pool or the send ring full) counts as lost: the timer
+	 * resends it. */
 	(void)myrio_udp_sendto_copy(cl->u, b, sizeof(b), cl->peer, cl->port);
 	uint64_t wait_ns = ((uint64_t)cl->timeout_ms * 1000000u) << backoff;
 	if (myrio_timer_start(s, wait_ns, timed_out, r, &r->timer) < 0)

@@ -322,7 +322,13 @@ int myrio_udp_connect(struct myrio_udp_sock *u, uint32_t ip, uint16_t port);
  * to a closed port is answered at once instead of timing out. Errors for unconnected
  * sockets are not kept (as Linux without IP_RECVERR). */
 int myrio_udp_error(struct myrio_udp_sock *u);
-/* Zero-copy: on success the stack owns p (freed when the NIC is done). */
+/* Zero-copy send of one frame's payload (p->len <= myrio_udp_max_payload). On success the
+ * stack owns p (freed when the NIC is done). On failure nothing was sent and p is still the
+ * caller's, unchanged: send it again or free it. -EAGAIN when the NIC's send ring and the
+ * stack's batch are full: nothing more can be taken until the NIC completes sends, so poll
+ * the stack (its waitable fd wakes on send completions) and send again, as with a
+ * non-blocking socket or DPDK's rte_eth_tx_burst; -EMSGSIZE, -ENOSPC (no headroom),
+ * -EDESTADDRREQ, -ENETUNREACH. */
 int myrio_udp_send(struct myrio_udp_sock *u, struct myrio_pkt *p);
 int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip, uint16_t port);
 /* Next datagram (payload at myrio_pkt_data, p->len bytes, in one buffer) or NULL; free with
@@ -333,8 +339,10 @@ struct myrio_pkt *myrio_udp_recv(struct myrio_udp_sock *u, uint32_t *ip, uint16_
  * buffer. */
 uint32_t myrio_udp_max_payload(const struct myrio_stack *s);
 /* Copying send of up to 65507 bytes: one frame when it fits (zero-copy path, offloads),
- * else IPv4 fragments with the checksum computed in software. 0, -EMSGSIZE, -ENOBUFS
- * (nothing sent: not enough transmit buffers for every fragment), -ENETUNREACH. */
+ * else IPv4 fragments with the checksum computed in software. 0 (every fragment taken), or
+ * nothing sent: -EAGAIN (the send ring and the batch cannot take every fragment: poll and
+ * send again, as for myrio_udp_send), -ENOBUFS (not enough transmit buffers for every
+ * fragment: they come back as the NIC completes sends), -EMSGSIZE, -ENETUNREACH. */
 int myrio_udp_sendto_copy(struct myrio_udp_sock *u, const void *buf, size_t len, uint32_t ip,
 			  uint16_t port);
 uint16_t myrio_udp_port(const struct myrio_udp_sock *u);

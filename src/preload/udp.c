@@ -71,15 +71,22 @@ ssize_t udp_sendv(struct psock *ps, const struct iovec *iov, int n, int flags, u
 		for (int i = 0, off = 0; i < n; off += (int)iov[i].iov_len, i++)
 			memcpy(one + off, iov[i].iov_base, iov[i].iov_len);
 	bool nonblock = ps->nonblock || (flags & MSG_DONTWAIT);
+	uint64_t deadline = ps->sndtimeo_ms ? engine_now_ms() + (uint64_t)ps->sndtimeo_ms : 0;
 	for (;;) {
 		int rc = myrio_udp_sendto_copy(ps->u, buf, len, ip, port);
 		if (rc == 0)
 			break;
-		if (rc != -ENOBUFS || nonblock)
-			return neg_errno(rc == -ENOBUFS ? -EAGAIN : rc);
-		/* the transmit pool is dry: wait for the NIC to give buffers back */
+		if (rc != -ENOBUFS && rc != -EAGAIN)
+			return neg_errno(rc);
+		/* The send ring or the transmit pool is full, as the kernel's socket buffer:
+		 * a non-blocking socket is told, a blocking one waits for the NIC to complete
+		 * sends, until SO_SNDTIMEO. */
+		if (nonblock || (deadline && engine_now_ms() >= deadline))
+			return neg_errno(-EAGAIN);
 		if (engine_block(NULL, 0, 1, NULL) < 0)
 			return -1;
+		if (ps->closed)
+			return neg_errno(-EBADF); /* another thread closed it meanwhile */
 	}
 	engine_leave();
 	return (ssize_t)len;

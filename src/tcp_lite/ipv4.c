@@ -268,6 +268,8 @@ int ipv4_output_frags(struct myrio_stack *s, uint8_t proto, uint32_t dst, const 
 		s->st.tx_pool_empty++;
 		return -ENOBUFS;
 	}
+	if (!ipv4_tx_fits(s, frames))
+		return -EAGAIN;
 	uint16_t id = s->ip_id++;
 	uint32_t off = 0;
 	do {

@@ -242,10 +242,6 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	ready_sets_fini(s); /* before the objects their entries live in are freed */
 	if (s->hash)
 		tcp_fini(s);
-	stack_flush(s);
-	for (unsigned i = 0; i < s->ntx; i++) /* what the NIC would not take */
-		myrio_pkt_free_req(s->txb[i]);
-	s->ntx = 0;
 	stack_fd_close(s);
 	app_timers_fini(s);
 	ipv4_reass_fini(s);
@@ -254,9 +250,14 @@ void myrio_stack_destroy(struct myrio_stack *s)
 	arp_fini(s);
 	shard_fini(s);
 	if (s->pool) {
-		/* Give the NIC a moment to hand back frames it still reads. */
-		for (int i = 0; i < 1000 && myrio_pool_free_count(s->pool) < s->pool->count; i++) {
-			myrio_tx_burst_queue(s->port, s->queue, NULL, 0);
+		/* Give the NIC a moment to take the batch (the last datagrams sent, the resets
+		 * and Leaves of the teardown) and hand back the frames it still reads. */
+		for (int i = 0;
+		     i < 1000 && (s->ntx || myrio_pool_free_count(s->pool) < s->pool->count); i++) {
+			if (s->ntx)
+				stack_flush(s);
+			else
+				myrio_tx_burst_queue(s->port, s->queue, NULL, 0);
 			/* Keep receiving (and dropping) meanwhile: a peer on the same link may
 			 * be waiting for that to get its own buffers back. */
 			struct myrio_pkt *in[RX_BURST];
@@ -267,6 +268,14 @@ void myrio_stack_destroy(struct myrio_stack *s)
 				nanosleep(&ts, NULL);
 			}
 		}
+		if (s->ntx) {
+			log_warn("tcp_lite: %u frames dropped at destroy: the NIC's send ring "
+				 "stayed full",
+				 s->ntx);
+			s->st.tx_dropped_full += s->ntx;
+		}
+		for (unsigned i = 0; i < s->ntx; i++)
+			myrio_pkt_free_req(s->txb[i]);
 		/* Frames a dead NIC never hands back keep the pool until the port closes. */
 		myrio_pool_destroy(s->pool);
 	}
@@ -319,10 +328,7 @@ void stack_flush(struct myrio_stack *s)
 
 bool stack_tx_room(struct myrio_stack *s)
 {
-	if (s->ntx < TX_BATCH)
-		return true;
-	stack_flush(s);
-	return s->ntx < TX_BATCH;
+	return stack_tx_fits(s, 1);
 }
 
 void stack_tx(struct myrio_stack *s, struct myrio_pkt *p)

@@ -34,7 +34,10 @@
 #define EPH_COUNT 16384u
 #define EPH_TABLE 256 /* counters of RFC 6056 algorithm 4 */
 #define RX_BURST 32
-#define TX_BATCH 64
+/* Frames held for the NIC while its send ring is full: a datagram's fragments at the least
+ * MTU (576: 119 of them) and an ARP request fit, so a send that finds room in the batch
+ * takes the whole datagram or none of it (ipv4_output_frags). */
+#define TX_BATCH 128
 /* How long a sleeper waits for a full send ring before looking again, when no send
  * completion interrupt comes (a port that signals only frames). */
 #define TX_RING_RECHECK_NS 1000000u
@@ -393,6 +396,15 @@ void stack_update_clock(struct myrio_stack *s);
 void stack_tx(struct myrio_stack *s, struct myrio_pkt *p); /* frame ready for the NIC */
 void stack_flush(struct myrio_stack *s);
 bool stack_tx_room(struct myrio_stack *s); /* false while the NIC ring and batch are full */
+/* Whether frames more fit in the batch now (flushing it to the NIC first if needed): a
+ * caller that checks sends them all without a drop. Inline: every datagram asks. */
+static inline bool stack_tx_fits(struct myrio_stack *s, unsigned frames)
+{
+	if (s->ntx + frames <= TX_BATCH)
+		return true;
+	stack_flush(s);
+	return s->ntx + frames <= TX_BATCH;
+}
 struct myrio_pkt *stack_alloc(struct myrio_stack *s);
 uint64_t stack_random(struct myrio_stack *s);
 
@@ -445,9 +457,17 @@ int ipv4_output(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint3
 /* The same with a TTL of the caller's (a multicast socket's). */
 int ipv4_output_ttl(struct myrio_stack *s, struct myrio_pkt *p, uint8_t proto, uint32_t src,
 		    uint32_t dst, uint8_t tos, bool df, uint8_t ttl);
+/* Whether a datagram of frames frames can be sent now without a drop: they fit in the
+ * batch, with a slot for the ARP request its resolution may send first (a stale entry's
+ * refresh, arp_output). */
+static inline bool ipv4_tx_fits(struct myrio_stack *s, unsigned frames)
+{
+	return stack_tx_fits(s, frames + 1);
+}
 /* A whole transport message, its header (hlen bytes, checksum set) and body, copied into
  * transmit buffers, in fragments when longer than the MTU allows (RFC 791 §3.2): ICMP echo
- * replies, UDP's copying send. -ENOBUFS, sending nothing, without buffers for all. */
+ * replies, UDP's copying send. Sending nothing: -ENOBUFS without buffers for all, -EAGAIN
+ * when the NIC's ring and the batch cannot take all (ipv4_tx_fits). */
 int ipv4_output_frags(struct myrio_stack *s, uint8_t proto, uint32_t dst, const uint8_t *hdr,
 		      uint32_t hlen, const uint8_t *body, uint32_t blen, uint8_t ttl);
 bool ipv4_l4_csum_ok(struct myrio_stack *s, const struct myrio_pkt *p, const struct ip_rx *ip,

@@ -434,6 +434,8 @@ int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip,
 	if (s->conf.netmask && !s->conf.gateway && !ipv4_is_multicast(ip) &&
 	    (ip & s->conf.netmask) != (s->conf.ip & s->conf.netmask))
 		return -ENETUNREACH;
+	if (!ipv4_tx_fits(s, 1))
+		return -EAGAIN; /* p untouched: the caller keeps it, to send again or free */
 	uint8_t *uh = myrio_pkt_prepend(p, UDP_HLEN);
 	put_be16(uh, u->lport);
 	put_be16(uh + 2, port);
@@ -441,7 +443,8 @@ int myrio_udp_sendto(struct myrio_udp_sock *u, struct myrio_pkt *p, uint32_t ip,
 	put_be16(uh + 6, 0);
 	s->st.udp_tx++;
 	stack_update_clock(s); /* ARP ages entries by it; calls come between polls */
-	/* cannot fail now */
+	/* cannot fail now (a frame waiting for ARP is dropped when its queue is full, as
+	 * from the kernel's neighbour queue) */
 	ipv4_output_ttl(s, p, IPPROTO_UDP_, s->conf.ip, ip, 0, false, udp_ttl(u, ip));
 	return 0;
 }

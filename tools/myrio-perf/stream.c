@@ -159,7 +159,12 @@ static int udp_send_work(struct perf *pf)
 	for (unsigned i = 0; i < got; i++) {
 		p[i]->len = st->seg;
 		memcpy(myrio_pkt_data(p[i]), &st->udp_seq, sizeof(st->udp_seq));
-		if (myrio_udp_sendto(pf->a.udp, p[i], PERF_IP_B, PERF_PORT) < 0) {
+		int rc = myrio_udp_sendto(pf->a.udp, p[i], PERF_IP_B, PERF_PORT);
+		if (rc == -EAGAIN) { /* the send ring and batch are full: the rest after a poll */
+			myrio_pkt_free_bulk(p + i, got - i);
+			break;
+		}
+		if (rc < 0) {
 			myrio_pkt_free(p[i]);
 			pf->r.send_errors++;
 			continue;
@@ -259,7 +264,8 @@ int perf_stream(struct perf *pf)
 		if (p) {
 			p->len = 8;
 			memset(myrio_pkt_data(p), 0xff, 8);
-			myrio_udp_sendto(pf->a.udp, p, PERF_IP_B, PERF_PORT);
+			if (myrio_udp_sendto(pf->a.udp, p, PERF_IP_B, PERF_PORT) < 0)
+				myrio_pkt_free(p); /* refused: still ours */
 		}
 		for (uint64_t end = perf_now_ns() + 2000000000ull;
 		     myrio_arp_lookup(pf->a.stack, PERF_IP_B, mac) < 0 && perf_now_ns() < end;)

@@ -1,0 +1,139 @@
+/* UDP sends into a full send queue, as a socket program sees them (sh/preload_udp_full):
+ *   udp_full send IP PORT COUNT   one datagram, and once the peer's address is resolved, a
+ *                                 non-blocking socket sends until EAGAIN (the queue full),
+ *                                 then, blocking, the rest of COUNT datagrams, by sendto and
+ *                                 sendmsg in turn: each must be taken whole
+ *   udp_full recv PORT COUNT      receives until COUNT datagrams came or 5 s passed without
+ *                                 one, and checks they are 0..COUNT-1, in order
+ * A datagram is SIZE bytes: its sequence number, then bytes derived from it. No libmyrio:
+ * a plain program, run under myrio-run. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define SIZE 1000
+#define MAX_NONBLOCK_TRIES 200000
+
+static void fill(uint8_t *d, uint64_t seq)
+{
+	memcpy(d, &seq, sizeof(seq));
+	for (unsigned i = sizeof(seq); i < SIZE; i++)
+		d[i] = (uint8_t)(seq * 7 + i);
+}
+
+static ssize_t send_one(int fd, const struct sockaddr_in *to, uint64_t seq, int flags)
+{
+	uint8_t d[SIZE];
+	fill(d, seq);
+	if (seq % 2 == 0)
+		return sendto(fd, d, SIZE, flags, (const struct sockaddr *)to, sizeof(*to));
+	struct iovec iov[2] = {{d, 100}, {d + 100, SIZE - 100}};
+	struct msghdr m = {
+	    .msg_name = (void *)to, .msg_namelen = sizeof(*to), .msg_iov = iov, .msg_iovlen = 2};
+	return sendmsg(fd, &m, flags);
+}
+
+static int do_send(const char *ip, int port, uint64_t count)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	if (inet_pton(AF_INET, ip, &to.sin_addr) != 1)
+		return 2;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	/* The first datagram waits for the peer's address to be resolved: the flood starts
+	 * after, so that it meets the send queue and not the ARP queue. */
+	if (fd < 0 || send_one(fd, &to, 0, 0) != SIZE) {
+		perror("udp_full: the first datagram");
+		return 1;
+	}
+	usleep(500000);
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
+		return 1;
+	uint64_t seq = 1;
+	int err = 0;
+	for (int i = 0; i < MAX_NONBLOCK_TRIES && seq < count; i++) {
+		ssize_t rc = send_one(fd, &to, seq, 0);
+		if (rc == SIZE) {
+			seq++;
+			continue;
+		}
+		err = rc < 0 ? errno : EMSGSIZE;
+		break;
+	}
+	if (err != EAGAIN) {
+		printf("FAIL: a non-blocking socket sent %llu datagrams and was never refused "
+		       "(%s)\n",
+		       (unsigned long long)seq, err ? strerror(err) : "no error");
+		return 1;
+	}
+	printf("non-blocking: EAGAIN after %llu datagrams\n", (unsigned long long)seq);
+	if (fcntl(fd, F_SETFL, 0) < 0)
+		return 1;
+	uint64_t first_blocking = seq;
+	for (; seq < count; seq++) {
+		ssize_t rc = send_one(fd, &to, seq, 0);
+		if (rc != SIZE) {
+			printf("FAIL: blocking send of datagram %llu: %zd (%s)\n",
+			       (unsigned long long)seq, rc, strerror(errno));
+			return 1;
+		}
+	}
+	printf("blocking: %llu datagrams more taken\n", (unsigned long long)(seq - first_blocking));
+	/* The last ones are still queued to the NIC: the process stays until they are on the
+	 * wire (the preload's exit does not wait for datagrams) */
+	usleep(2000000);
+	close(fd);
+	return 0;
+}
+
+static int do_recv(int port, uint64_t count)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct timeval tv = {5, 0};
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+		perror("udp_full: bind");
+		return 1;
+	}
+	printf("listening\n");
+	fflush(stdout);
+	uint64_t got = 0, bad = 0;
+	uint8_t d[SIZE + 1], want[SIZE];
+	while (got < count) {
+		ssize_t n = recv(fd, d, sizeof(d), 0);
+		if (n < 0)
+			break; /* 5 s without a datagram */
+		fill(want, got);
+		if (n != SIZE || memcmp(d, want, SIZE) != 0) {
+			uint64_t seq = 0;
+			if (n >= 8)
+				memcpy(&seq, d, 8);
+			if (bad++ < 5)
+				printf("datagram %llu: %zd bytes, sequence %llu\n",
+				       (unsigned long long)got, n, (unsigned long long)seq);
+		}
+		got++;
+	}
+	printf("received %llu of %llu, %llu not the one expected there\n", (unsigned long long)got,
+	       (unsigned long long)count, (unsigned long long)bad);
+	close(fd);
+	return got == count && bad == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && strcmp(argv[1], "send") == 0)
+		return do_send(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 0));
+	if (argc == 4 && strcmp(argv[1], "recv") == 0)
+		return do_recv(atoi(argv[2]), strtoull(argv[3], NULL, 0));
+	fprintf(stderr, "usage: udp_full send IP PORT COUNT | recv PORT COUNT\n");
+	return 2;
+}

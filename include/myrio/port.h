@@ -138,6 +138,9 @@ int myrio_port_tx_drain(struct myrio_port *port, struct myrio_pool *pool, unsign
 
 int myrio_port_link(struct myrio_port *port); /* enum myrio_link, or < 0 */
 int myrio_port_info(struct myrio_port *port, struct myrio_port_info *info);
+/* On a port of several queues any thread may read the stats (the queues' threads write
+ * their counters meanwhile, each read whole); on a port of one queue, the thread that polls
+ * it (the stats may handle the NIC's pending status update first). */
 int myrio_port_stats(struct myrio_port *port, struct myrio_port_stats *stats);
 
 /* Each returns how many items the driver has (possibly more than n) and fills the first n. */

@@ -4,6 +4,7 @@
 #ifndef MYRIO_MCP_MULTICAST_H
 #define MYRIO_MCP_MULTICAST_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -11,13 +12,15 @@
 
 struct myri_nic;
 
+/* Written under the command channel's lock; n and overflow are also read without it, from
+ * any thread, by the port's extended stats: atomic. */
 struct myri_mc {
 	uint8_t addrs[MYRIO_MC_ADDR_MAX][6];
-	unsigned n;
+	_Atomic unsigned n;
 	bool allmulti; /* the host asked for every multicast frame */
 	/* ALLMULTI is on in the NIC although the host did not ask for it: the list did not
 	 * fit in the firmware's filter, or a command failed while it was being written */
-	bool overflow;
+	_Atomic bool overflow;
 };
 
 /* Writes the wanted state into the NIC: ENABLE_ALLMULTI, then (unless every group is

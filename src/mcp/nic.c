@@ -433,8 +433,8 @@ int myri_nic_rings_setup(struct myri_nic *nic, unsigned s, struct myri_rings *r,
 	}
 	r->small_size = nic->small_size;
 	r->max_frame = nic->max_frame;
-	r->link_up = MYRIO_LINK_UNKNOWN;
-	r->snap.rdma_tags_available = MCP_RDMA_TAGS;
+	counter32_set(&r->link_up, MYRIO_LINK_UNKNOWN);
+	counter32_set(&r->snap.rdma_tags_available, MCP_RDMA_TAGS);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "mem/dma.h"
 #include "myrio/port.h"
 #include "rings/rings.h"
+#include "util/counter.h"
 
 struct myrio_bus;
 
@@ -43,9 +44,10 @@ struct myri_watchdog {
 	uint64_t last_reset_ns;
 	/* myrio_rx_verify found a buffer not as described: any queue's thread counts */
 	_Atomic uint64_t rx_mismatches;
-	uint64_t rdma_tags_lost; /* RDMA tags the NIC reported lost, over all resets */
-	uint64_t resets;	 /* recoveries completed */
-	uint64_t failures;	 /* recovery attempts that failed */
+	/* written by the recovery (one at a time), read by the port's stats from any thread */
+	counter64 rdma_tags_lost; /* RDMA tags the NIC reported lost, over all resets */
+	counter64 resets;	  /* recoveries completed */
+	counter64 failures;	  /* recovery attempts that failed */
 };
 
 /* A slice beyond 0 (§7.1, slices.c): its rings, its completion ring and status block in
@@ -101,8 +103,8 @@ struct myri_nic {
 	bool promisc;
 	bool pause; /* 802.3x flow control (§7.4): driver argument pause=, on by default */
 	uint32_t rx_pool_extra;
-	bool up;
-	bool tso_mode0;	    /* SET_TSO_MODE 0 accepted: TSO offered (§5.6) */
+	_Atomic bool up; /* written by bring-up and recovery, read by the port's stats anywhere */
+	bool tso_mode0;	 /* SET_TSO_MODE 0 accepted: TSO offered (§5.6) */
 	bool dummy_rdma_on; /* to be turned off before the DMA memory goes (§2.6) */
 	char *fw_path;	    /* image loaded at probe, reloaded after a reboot (§2.5) */
 	bool fw_adopt;	    /* adoption allowed (conf.adopt_firmware) */

@@ -54,11 +54,11 @@ static int m_link(struct myrio_port *port)
 {
 	struct myri_nic *nic = &mp(port)->nic;
 	struct myri_rings *r = &nic->rings;
-	if (!nic->up)
+	if (!atomic_load_explicit(&nic->up, memory_order_relaxed))
 		return MYRIO_LINK_DOWN; /* rebooted, recovery pending */
 	if (nic->nq == 1)		/* else queue 0's thread handles slice 0's updates */
 		status_poll(r);
-	switch (r->link_up) {
+	switch (counter32_read(&r->link_up)) {
 	case 0:
 		return MYRIO_LINK_DOWN;
 	case 1:
@@ -108,27 +108,11 @@ static int m_attrs(struct myrio_port *port, struct myrio_port_attr *a, unsigned 
 
 /* The firmware's counters of the status block (§6.1), 32 bits, cumulative since the NIC's
  * last reset; they wrap. */
-#define SNAP(f)                                                                                    \
-	{                                                                                          \
-#f, offsetof(struct mcp_irq_data, f)                                               \
-	}
+#define SNAP(f) {#f, offsetof(struct myri_fw_counters, f)},
 static const struct {
 	const char *name;
 	size_t off;
-} snap_counters[] = {
-    SNAP(dropped_pause),
-    SNAP(dropped_unicast_filtered),
-    SNAP(dropped_bad_crc32),
-    SNAP(dropped_bad_phy),
-    SNAP(dropped_multicast_filtered),
-    SNAP(dropped_link_overflow),
-    SNAP(dropped_link_error_or_filtered),
-    SNAP(dropped_runt),
-    SNAP(dropped_overrun),
-    SNAP(dropped_no_small_buffer),
-    SNAP(dropped_no_big_buffer),
-    SNAP(rdma_tags_available),
-};
+} snap_counters[] = {MYRI_FW_COUNTERS(SNAP)};
 #undef SNAP
 #define N_SNAP (sizeof(snap_counters) / sizeof(snap_counters[0]))
 /* and the driver's own */
@@ -150,22 +134,29 @@ static uint64_t own_value(struct myri_nic *nic, unsigned i)
 {
 	uint64_t lost = 0; /* frames in the send rings when the NIC was reset, every queue's */
 	for (unsigned q = 0; q < nic->nq; q++)
-		lost += myri_queue_rings(nic, q)->tx_lost_reset;
-	const uint64_t v[] = {nic->wd.rdma_tags_lost, nic->mc.n, nic->mc.overflow, lost};
+		lost += counter_read(&myri_queue_rings(nic, q)->tx_lost_reset);
+	const uint64_t v[] = {counter_read(&nic->wd.rdma_tags_lost),
+			      atomic_load_explicit(&nic->mc.n, memory_order_relaxed),
+			      atomic_load_explicit(&nic->mc.overflow, memory_order_relaxed), lost};
 	return v[i];
 }
 
-static uint32_t snap_value(const struct mcp_irq_data *d, unsigned i)
+static uint32_t snap_value(const struct myri_fw_counters *d, unsigned i)
 {
-	uint32_t v;
-	memcpy(&v, (const uint8_t *)d + snap_counters[i].off, sizeof(v));
-	return v;
+	return counter32_read((const counter32 *)((const uint8_t *)d + snap_counters[i].off));
+}
+
+/* With one queue the port's thread is the only one (its stats handle a pending status
+ * update first); with several, any thread reads what the queues' threads wrote. */
+static bool stats_poll(struct myri_nic *nic)
+{
+	return nic->nq == 1 && atomic_load_explicit(&nic->up, memory_order_relaxed);
 }
 
 static int m_xstats(struct myrio_port *port, uint64_t *values, unsigned n)
 {
 	struct myri_nic *nic = &mp(port)->nic;
-	if (nic->up && nic->nq == 1)
+	if (stats_poll(nic))
 		status_poll(&nic->rings);
 	for (unsigned i = 0; i < N_XSTATS && i < n; i++)
 		values[i] =
@@ -179,28 +170,33 @@ static int m_stats(struct myrio_port *port, struct myrio_port_stats *s)
 {
 	struct myri_nic *nic = &mp(port)->nic;
 	struct myri_rings *r = &nic->rings;
-	if (nic->up && nic->nq == 1)
+	if (stats_poll(nic))
 		status_poll(r);
 	for (unsigned q = 0; q < (nic->nq > 1 ? nic->nq : 1u); q++) { /* every queue's */
-		const struct myri_rings *k = myri_queue_rings(nic, q);
-		s->rx_packets += k->rx_packets;
-		s->rx_bytes += k->rx_bytes;
-		s->tx_packets += k->tx_packets;
-		s->tx_bytes += k->tx_bytes;
-		s->rx_bad_completion += k->rx_bad_completion;
-		s->rx_refill_failed += k->small.refill_failed + k->big.refill_failed;
-		s->tx_ring_full += k->tx_ring_full;
-		s->tx_dropped_bad += k->tx_dropped_bad;
-		s->tx_tso_chains += k->tx_tso_chains;
+		struct myrio_queue_stats k;
+		myri10ge_queue_stats(nic, (uint16_t)q, &k);
+		s->rx_packets += k.rx_packets;
+		s->rx_bytes += k.rx_bytes;
+		s->tx_packets += k.tx_packets;
+		s->tx_bytes += k.tx_bytes;
+		s->rx_bad_completion += k.rx_bad_completion;
+		s->rx_refill_failed += k.rx_refill_failed;
+		s->tx_ring_full += k.tx_ring_full;
+		s->tx_dropped_bad += k.tx_dropped_bad;
+		s->tx_tso_chains += counter_read(&myri_queue_rings(nic, q)->tx_tso_chains);
 	}
-	s->link_changes = r->link_changes;
-	const struct mcp_irq_data *d = &r->snap;
-	s->rx_missed = (uint64_t)d->dropped_no_small_buffer + d->dropped_no_big_buffer +
-		       d->dropped_overrun + d->dropped_link_overflow;
-	s->rx_errors = (uint64_t)d->dropped_bad_crc32 + d->dropped_bad_phy + d->dropped_runt +
-		       d->dropped_link_error_or_filtered;
-	s->link_up = nic->up ? r->link_up : 0;
-	s->watchdog_resets = nic->wd.resets;
+	s->link_changes = counter_read(&r->link_changes);
+	const struct myri_fw_counters *d = &r->snap;
+	s->rx_missed = (uint64_t)counter32_read(&d->dropped_no_small_buffer) +
+		       counter32_read(&d->dropped_no_big_buffer) +
+		       counter32_read(&d->dropped_overrun) +
+		       counter32_read(&d->dropped_link_overflow);
+	s->rx_errors = (uint64_t)counter32_read(&d->dropped_bad_crc32) +
+		       counter32_read(&d->dropped_bad_phy) + counter32_read(&d->dropped_runt) +
+		       counter32_read(&d->dropped_link_error_or_filtered);
+	s->link_up =
+	    atomic_load_explicit(&nic->up, memory_order_relaxed) ? counter32_read(&r->link_up) : 0;
+	s->watchdog_resets = counter_read(&nic->wd.resets);
 	s->rx_csum_mismatch = atomic_load_explicit(&nic->wd.rx_mismatches, memory_order_relaxed);
 	return 0;
 }

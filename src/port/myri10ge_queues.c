@@ -279,17 +279,18 @@ int myri10ge_rss_flow_queue(struct myrio_port *port, const uint8_t tuple[12], ui
 
 void myri10ge_queue_stats(const struct myri_nic *nic, uint16_t q, struct myrio_queue_stats *st)
 {
+	/* the queue's thread writes them meanwhile: each read on its own (util/counter.h) */
 	const struct myri_rings *r = myri_queue_rings((struct myri_nic *)nic, q);
-	*st = (struct myrio_queue_stats){.rx_packets = r->rx_packets,
-					 .rx_bytes = r->rx_bytes,
-					 .tx_packets = r->tx_packets,
-					 .tx_bytes = r->tx_bytes,
-					 .rx_refill_failed =
-					     r->small.refill_failed + r->big.refill_failed,
-					 .rx_bad_completion = r->rx_bad_completion,
-					 .tx_ring_full = r->tx_ring_full,
-					 .tx_dropped_bad = r->tx_dropped_bad,
-					 .irq_updates = r->irq_updates};
+	*st = (struct myrio_queue_stats){.rx_packets = counter_read(&r->rx_packets),
+					 .rx_bytes = counter_read(&r->rx_bytes),
+					 .tx_packets = counter_read(&r->tx_packets),
+					 .tx_bytes = counter_read(&r->tx_bytes),
+					 .rx_refill_failed = counter_read(&r->small.refill_failed) +
+							     counter_read(&r->big.refill_failed),
+					 .rx_bad_completion = counter_read(&r->rx_bad_completion),
+					 .tx_ring_full = counter_read(&r->tx_ring_full),
+					 .tx_dropped_bad = counter_read(&r->tx_dropped_bad),
+					 .irq_updates = counter_read(&r->irq_updates)};
 }
 
 int myri10ge_queue_stats_op(struct myrio_port *port, uint16_t q, struct myrio_queue_stats *st)

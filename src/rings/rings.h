@@ -16,6 +16,7 @@
 #include "mcp/mcp_abi.h"
 #include "myrio/pkt.h"
 #include "util/byteorder.h"
+#include "util/counter.h"
 
 #define RX_GROUP 8u
 
@@ -34,7 +35,7 @@ struct myri_rx_ring {
 	uint32_t mask;	 /* entries - 1 */
 	uint32_t posted; /* descriptors written, free-running */
 	uint32_t done;	 /* buffers consumed, free-running */
-	uint64_t refill_failed;
+	counter64 refill_failed;
 	/* buffers a recovery could not post again (not a group of 8): kept in info[] after
 	 * posted until the owner gives them back to the pool (watchdog_queues.c) */
 	uint32_t leftover;
@@ -55,6 +56,28 @@ struct myri_tx_ring {
 	uint32_t max_frame; /* longest frame accepted */
 };
 
+/* The firmware's counters of the status block (§6.1) as of its last stats update, host
+ * order: copied by the slice's thread, read by any (the port's stats, which name them
+ * in this order). */
+#define MYRI_FW_COUNTERS(X)                                                                        \
+	X(dropped_pause)                                                                           \
+	X(dropped_unicast_filtered)                                                                \
+	X(dropped_bad_crc32)                                                                       \
+	X(dropped_bad_phy)                                                                         \
+	X(dropped_multicast_filtered)                                                              \
+	X(dropped_link_overflow)                                                                   \
+	X(dropped_link_error_or_filtered)                                                          \
+	X(dropped_runt)                                                                            \
+	X(dropped_overrun)                                                                         \
+	X(dropped_no_small_buffer)                                                                 \
+	X(dropped_no_big_buffer)                                                                   \
+	X(rdma_tags_available)
+struct myri_fw_counters {
+#define MYRI_FW_COUNTER_FIELD(f) counter32 f;
+	MYRI_FW_COUNTERS(MYRI_FW_COUNTER_FIELD)
+#undef MYRI_FW_COUNTER_FIELD
+};
+
 struct myri_rings {
 	/* receive */
 	volatile struct mcp_slot *rx_done; /* completion ring */
@@ -71,21 +94,22 @@ struct myri_rings {
 	volatile uint8_t *deassert; /* INTx: BAR0 + GET_IRQ_DEASSERT_OFFSET; MSI: deassert_sink */
 	uint32_t deassert_sink;	    /* MSI: the deassert store lands here, not on the NIC */
 	bool rx_token;		    /* the NIC handed us the receive token (valid bit 0) */
-	uint32_t link_up;	    /* last reported link_up (§6.1), 3 = unknown */
+	counter32 link_up;	    /* last reported link_up (§6.1), 3 = unknown */
 	uint32_t link_down_events;
-	struct mcp_irq_data snap; /* counters of the last stats update, host order */
+	struct myri_fw_counters snap;
 	/* data-path calls until the owner's next slow-path look (the driver's watchdog counts
 	 * it down per burst); a bad completion sets it to 1: the rings may be out of step */
 	uint32_t poll_countdown;
 	/* told after a burst posted work (myrio_bus_posted): receive buffers or sends */
 	struct myrio_bus *bus;
-	/* driver counters */
-	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;
-	uint64_t rx_bad_completion, tx_ring_full, tx_dropped_bad, link_changes;
-	uint64_t tx_bad_done;	/* send_done_count values beyond what was posted */
-	uint64_t tx_tso_chains; /* TSO requests queued (§5.6) */
-	uint64_t irq_updates;	/* status-block updates: the interrupts raised, or polled */
-	uint64_t tx_lost_reset; /* frames still in the send ring when the NIC was reset */
+	/* driver counters: written by the queue's thread (tx_lost_reset and the counters
+	 * restored after a reset: by the recovery, the queue's thread held out), read by any */
+	counter64 rx_packets, rx_bytes, tx_packets, tx_bytes;
+	counter64 rx_bad_completion, tx_ring_full, tx_dropped_bad, link_changes;
+	counter64 tx_bad_done;	 /* send_done_count values beyond what was posted */
+	counter64 tx_tso_chains; /* TSO requests queued (§5.6) */
+	counter64 irq_updates;	 /* status-block updates: the interrupts raised, or polled */
+	counter64 tx_lost_reset; /* frames still in the send ring when the NIC was reset */
 	/* a recovery of a port of several queues reset the NIC under these rings: the owner
 	 * frees what needs its pools at its next burst (watchdog_queues.c) */
 	bool restart;

@@ -75,7 +75,7 @@ uint32_t rx_ring_refill(struct myri_rx_ring *ring)
 	uint32_t top = pool->free_top;
 	if (top / RX_GROUP < groups) {
 		pool->alloc_failures++;
-		ring->refill_failed++;
+		counter_add(&ring->refill_failed, 1);
 		groups = top / RX_GROUP;
 	}
 	if (groups == 0)
@@ -113,7 +113,7 @@ void rx_ring_release(struct myri_rx_ring *ring)
  * NIC would have used for such a length goes back to the pool and is posted again. */
 static void rx_bad_completion(struct myri_rings *r, struct myri_rx_ring *ring)
 {
-	r->rx_bad_completion++;
+	counter_add(&r->rx_bad_completion, 1);
 	r->poll_countdown = 1; /* the rings may be out of step: a reset resynchronizes */
 	if (ring->posted != ring->done) {
 		uint32_t slot = ring->done++ & ring->mask;
@@ -129,12 +129,15 @@ _Static_assert(offsetof(struct myrio_pkt, rx_csum) == offsetof(struct myrio_pkt,
 _Static_assert(offsetof(struct myrio_pkt, port) == offsetof(struct myrio_pkt, refcnt) + 2,
 	       "refcnt, port adjacent");
 
-/* Takes completion entries into out[] until the ring is empty (*empty) or out reaches end.
+/* Why rx_take stopped before out reached end. */
+enum rx_stop { RX_GOING, RX_EMPTY, RX_BAD };
+
+/* Takes completion entries into out[] until out reaches end or *stop says why not: the ring
+ * is empty (RX_EMPTY), or an entry was dropped (RX_BAD: what follows may be out of step).
  * With check false the caller guarantees both rings hold at least end - out posted buffers
- * (each entry takes at most one), so only the length is checked per entry. It stops after
- * a dropped entry: what follows may be out of step. */
+ * (each entry takes at most one), so only the length is checked per entry. */
 static inline __attribute__((always_inline)) struct myrio_pkt **
-rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const end, bool *empty,
+rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const end, uint8_t *stop,
 	const bool check)
 {
 	/* Everything the loop needs in locals: pkts may alias any memory, so fields read
@@ -155,7 +158,7 @@ rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const e
 		uint32_t v = be32(*e);
 		uint32_t len = v & 0xffffu;
 		if (len == 0) {
-			*empty = true;
+			*stop = RX_EMPTY;
 			break;
 		}
 		dma_rmb(); /* frame data was written before the entry */
@@ -190,33 +193,36 @@ rx_take(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **const e
 		b_done = r->big.done;
 		/* The rings may be out of step with the NIC from here on: hand nothing more
 		 * up before the reset the watchdog was asked for. */
+		*stop = RX_BAD;
 		break;
 	}
 	r->small.done = s_done;
 	r->big.done = b_done;
 	r->rx_done_idx = (uint32_t)(e - ring);
-	r->rx_packets += (uint64_t)(out - start);
-	r->rx_bytes += bytes;
+	counter_add(&r->rx_packets, (uint64_t)(out - start));
+	counter_add(&r->rx_bytes, bytes);
 	return out;
 }
 
 /* Functions of their own so that their loops get the registers. */
-static __attribute__((noinline)) struct myrio_pkt **
-rx_take_unchecked(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **end, bool *empty)
+static __attribute__((noinline)) struct myrio_pkt **rx_take_unchecked(struct myri_rings *r,
+								      struct myrio_pkt **out,
+								      struct myrio_pkt **end,
+								      uint8_t *stop)
 {
-	return rx_take(r, out, end, empty, false);
+	return rx_take(r, out, end, stop, false);
 }
 
 static __attribute__((noinline)) struct myrio_pkt **
-rx_take_checked(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **end, bool *empty)
+rx_take_checked(struct myri_rings *r, struct myrio_pkt **out, struct myrio_pkt **end, uint8_t *stop)
 {
-	return rx_take(r, out, end, empty, true);
+	return rx_take(r, out, end, stop, true);
 }
 
 uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t n)
 {
 	status_poll(r);
-	bool empty = false;
+	uint8_t stop = RX_GOING;
 	uint16_t got = 0;
 	if (n) {
 		/* Entries up to the fewer posted buffers of the two rings cannot find a ring
@@ -225,11 +231,10 @@ uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		uint32_t b_avail = r->big.posted - r->big.done;
 		uint32_t safe = s_avail < b_avail ? s_avail : b_avail;
 		struct myrio_pkt **out = pkts, **const end = pkts + n;
-		uint64_t bad = r->rx_bad_completion;
 		if (safe)
-			out = rx_take_unchecked(r, out, safe < n ? out + safe : end, &empty);
-		if (out != end && !empty && r->rx_bad_completion == bad)
-			out = rx_take_checked(r, out, end, &empty);
+			out = rx_take_unchecked(r, out, safe < n ? out + safe : end, &stop);
+		if (out != end && stop == RX_GOING)
+			out = rx_take_checked(r, out, end, &stop);
 		got = (uint16_t)(out - pkts);
 	}
 	/* Refill in groups of 8 from the pools (§4.3). */
@@ -240,7 +245,7 @@ uint16_t rings_rx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		refilled |= rx_ring_refill(&r->big);
 	if (refilled)
 		myrio_bus_posted(r->bus);
-	if (empty && r->rx_token)
+	if (stop == RX_EMPTY && r->rx_token)
 		status_return_rx_token(r);
 	return got;
 }

@@ -8,20 +8,10 @@
 
 static void snapshot_counters(struct myri_rings *r, const volatile struct mcp_irq_data *s)
 {
-	struct mcp_irq_data *d = &r->snap;
-	d->dropped_pause = be32(s->dropped_pause);
-	d->dropped_unicast_filtered = be32(s->dropped_unicast_filtered);
-	d->dropped_bad_crc32 = be32(s->dropped_bad_crc32);
-	d->dropped_bad_phy = be32(s->dropped_bad_phy);
-	d->dropped_multicast_filtered = be32(s->dropped_multicast_filtered);
-	d->link_up = be32(s->link_up);
-	d->dropped_link_overflow = be32(s->dropped_link_overflow);
-	d->dropped_link_error_or_filtered = be32(s->dropped_link_error_or_filtered);
-	d->dropped_runt = be32(s->dropped_runt);
-	d->dropped_overrun = be32(s->dropped_overrun);
-	d->dropped_no_small_buffer = be32(s->dropped_no_small_buffer);
-	d->dropped_no_big_buffer = be32(s->dropped_no_big_buffer);
-	d->rdma_tags_available = be32(s->rdma_tags_available);
+	struct myri_fw_counters *d = &r->snap;
+#define COPY(f) counter32_set(&d->f, be32(s->f));
+	MYRI_FW_COUNTERS(COPY)
+#undef COPY
 }
 
 uint8_t status_handle(struct myri_rings *r)
@@ -31,15 +21,15 @@ uint8_t status_handle(struct myri_rings *r)
 	if (!valid)
 		return 0;
 	dma_rmb(); /* the block was written before valid */
-	r->irq_updates++;
+	counter_add(&r->irq_updates, 1);
 	uint32_t send_done = be32(s->send_done_count);
 	uint8_t stats_updated = s->stats_updated, link_down = s->link_down;
 	if (stats_updated) {
 		snapshot_counters(r, s);
-		uint32_t link = r->snap.link_up;
-		if (link != r->link_up) {
-			r->link_up = link;
-			r->link_changes++;
+		uint32_t link = be32(s->link_up);
+		if (link != counter32_read(&r->link_up)) {
+			counter32_set(&r->link_up, link);
+			counter_add(&r->link_changes, 1);
 		}
 		r->link_down_events += link_down;
 	}

@@ -115,7 +115,8 @@ void tx_ring_reap(struct myri_rings *r, uint32_t send_done_count)
 	struct myri_tx_ring *t = &r->tx;
 	uint32_t finished = send_done_count - t->pkt_done;
 	if (__builtin_expect(finished > t->pkt_req - t->pkt_done, 0)) {
-		r->tx_bad_done++; /* the NIC claims more than was sent: trust only what was */
+		/* the NIC claims more than was sent: trust only what was */
+		counter_add(&r->tx_bad_done, 1);
 		finished = t->pkt_req - t->pkt_done;
 	}
 	if (finished == 0)
@@ -229,7 +230,7 @@ tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots, uint64_t
 		total = p->len;
 	}
 	if (cnt == 0) {
-		r->tx_dropped_bad++;
+		counter_add(&r->tx_dropped_bad, 1);
 		myrio_pkt_free_req(p);
 		return -1;
 	}
@@ -245,7 +246,7 @@ tx_slow(struct myri_rings *r, struct myrio_pkt *p, uint32_t free_slots, uint64_t
 	if (cnt > 1)
 		t->multi_end = t->req; /* tx_ring_reap walks slots until here */
 	t->pkt_req++;
-	r->tx_tso_chains += owner != NULL;
+	counter_add(&r->tx_tso_chains, owner != NULL);
 	*bytes += total;
 	return 1;
 }
@@ -307,9 +308,9 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 	if (n == 0)
 		return 0; /* a call only to reap completions; pkts may be NULL */
 	struct myri_tx_ring *t = &r->tx;
-	const uint32_t pkt_req0 = t->pkt_req;
 	const uint32_t req_end = t->done + t->mask;
 	uint64_t bytes = 0;
+	uint32_t dropped = 0; /* taken but not sent */
 	struct myrio_pkt **pp = pkts, **const end = pkts + n;
 	while (pp != end) {
 		/* As many frames as there are free slots, without a per-frame ring check. */
@@ -320,18 +321,20 @@ uint16_t rings_tx_burst(struct myri_rings *r, struct myrio_pkt **pkts, uint16_t 
 		struct myrio_pkt *p = *pp;
 		int rc = tx_slow(r, p, req_end - t->req, &bytes);
 		if (rc == 0) {
-			r->tx_ring_full += (uint64_t)(end - pp);
+			counter_add(&r->tx_ring_full, (uint64_t)(end - pp));
 			break;
 		}
-		pp++; /* rc < 0: dropped and counted, but taken */
+		dropped += rc < 0; /* dropped and counted, but taken */
+		pp++;
 	}
 	/* The last commit word leaves a write-combining buffer now, not whenever the buffer is
 	 * evicted (Linux fences after every commit word; once per burst is enough here, the
 	 * fence before each commit orders the chains). */
 	mmio_wmb();
-	r->tx_packets += t->pkt_req - pkt_req0;
-	r->tx_bytes += bytes;
-	if (pp != pkts)
+	uint16_t took = (uint16_t)(pp - pkts);
+	counter_add(&r->tx_packets, took - dropped);
+	counter_add(&r->tx_bytes, bytes);
+	if (took)
 		myrio_bus_posted(r->bus);
-	return (uint16_t)(pp - pkts);
+	return took;
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "myrio/myrio.h"
+#include "queue_xstat.h"
 
 #define MAX_Q 4
 #define FRAMES 3000
@@ -104,15 +105,6 @@ static void *queue_run(void *arg)
 	return NULL;
 }
 
-static uint64_t xstat(struct myrio_port *p, const char *fmt, unsigned q)
-{
-	char name[64];
-	snprintf(name, sizeof(name), fmt, q);
-	uint64_t v = ~0ull;
-	assert_int_equal(myrio_port_xstat(p, name, &v), 0);
-	return v;
-}
-
 static void run(uint16_t nq)
 {
 	struct myrio_sim *w;
@@ -188,13 +180,13 @@ static void run(uint16_t nq)
 		assert_int_equal(qs.tx_ring_full, t[q].tx_refused);
 		assert_true(qs.tx_ring_full >= 32);
 		assert_true(qs.irq_updates > 0);
-		assert_int_equal(xstat(b, "rx_q%u_packets", q), qs.rx_packets);
-		assert_int_equal(xstat(b, "rx_q%u_bytes", q), qs.rx_bytes);
-		assert_int_equal(xstat(b, "tx_q%u_packets", q), qs.tx_packets);
-		assert_int_equal(xstat(b, "tx_q%u_bytes", q), qs.tx_bytes);
-		assert_int_equal(xstat(b, "tx_q%u_ring_full", q), qs.tx_ring_full);
-		assert_int_equal(xstat(b, "rx_q%u_refill_failed", q), qs.rx_refill_failed);
-		assert_int_equal(xstat(b, "irq_q%u_updates", q), qs.irq_updates);
+		assert_int_equal(queue_xstat(b, "rx_q%u_packets", q), qs.rx_packets);
+		assert_int_equal(queue_xstat(b, "rx_q%u_bytes", q), qs.rx_bytes);
+		assert_int_equal(queue_xstat(b, "tx_q%u_packets", q), qs.tx_packets);
+		assert_int_equal(queue_xstat(b, "tx_q%u_bytes", q), qs.tx_bytes);
+		assert_int_equal(queue_xstat(b, "tx_q%u_ring_full", q), qs.tx_ring_full);
+		assert_int_equal(queue_xstat(b, "rx_q%u_refill_failed", q), qs.rx_refill_failed);
+		assert_int_equal(queue_xstat(b, "irq_q%u_updates", q), qs.irq_updates);
 		sum.rx_packets += qs.rx_packets;
 		sum.rx_bytes += qs.rx_bytes;
 		sum.tx_packets += qs.tx_packets;

@@ -25,7 +25,9 @@ struct simd_daemon_proc {
 /* In a forked child: a test that dies (assertion, timeout) takes its children along, so
  * no daemon or spinning client outlives it. */
 void simd_die_with_parent(void);
-/* build/tests/test_x -> build/myrio-simd */
+/* build/tests/test_x -> build/myrio-simd; $MYRIO_TEST_SIMD instead when set (a release
+ * daemon for the tests of a ThreadSanitizer build: the model's own threads are not what
+ * they look at, and an instrumented model is too slow for the driver's timeouts). */
 void simd_daemon_path(char *out, size_t cap);
 /* Waits until the daemon pid listens on path: 0, -ECHILD if it died, -ETIMEDOUT. */
 int simd_wait_socket(const char *path, pid_t pid);

@@ -16,8 +16,11 @@
 #   model:  the device model's own work (myrio_sim_step: both NICs' firmware loops and the
 #           cable) per frame: myrio-rawbench step, 60- and 1514-byte frames, each sent once
 #           and received once (the benchmark steps the model 64 times per burst of 32, so
-#           quiet iterations count too, as they do for a polling firmware); and per data
-#           segment of a zero-copy TCP_STREAM at MTU 1500 and 9000 (its ACKs included)
+#           quiet iterations count too, as they do for a polling firmware); per data
+#           segment of a zero-copy TCP_STREAM at MTU 1500 and 9000 (its ACKs, the
+#           connection's set-up and the quiet steps included: it moves with the run's
+#           length); and, not moving with it, the model's work to send one TSO segment
+#           and receive it at the far NIC (sim_tso_send_next, per call)
 #
 # The TCP rows count myrio-perf's measurement loop (perf_run) without the model's NIC
 # rounds (myrio_sim_step): both stacks, both drivers, the application's work on both
@@ -62,6 +65,24 @@ if [[ " $parts " == *" driver "* ]]; then
 		printf "   driver: %d instructions for %d packets moved: %.1f per packet" \
 			" (target <= 100)\n", ir, n, ir / n }'
 fi
+
+# calls FUNCTION: how many times the last callgrind run entered FUNCTION
+calls() {
+	python3 - "$tmp/cg" "$1" <<'PY'
+import re, sys
+ids, total, pending = {}, 0, False
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"c?fn=\((\d+)\)(?: (.*))?", line)
+    if m:
+        if m.group(2):
+            ids[m.group(1)] = m.group(2).strip()
+        pending = line.startswith("cfn=") and ids.get(m.group(1)) == sys.argv[2]
+    elif pending and line.startswith("calls="):
+        total += int(line.split("=")[1].split()[0])
+        pending = False
+print(total)
+PY
+}
 
 # perf_cost LABEL FIELD DIVISOR UNIT myrio-perf-options...: one myrio-perf run, counting
 # the functions in $COUNT (default: the measurement loop without the model's rounds)
@@ -120,5 +141,11 @@ if [[ " $parts " == *" model "* ]]; then
 	for mtu in 1500 9000; do
 		COUNT=myrio_sim_step perf_cost "model, TCP_STREAM mtu$mtu" messages_received 1 \
 			segments -t TCP_STREAM --mtu $mtu
+		i=$(ir "$tmp/o.json" sim_tso_send_next -- "$B/myrio-perf" -q --json -l "$T" \
+			--sim stepped,link=unlimited -t TCP_STREAM --mtu $mtu) || continue
+		n=$(calls sim_tso_send_next)
+		awk -v ir="$i" -v n="$n" -v m=$mtu 'BEGIN {
+			printf "   model, a TSO segment sent and received, mtu%d: %d instructions " \
+				"for %d segments: %.1f per segment\n", m, ir, n, ir / n }'
 	done
 fi

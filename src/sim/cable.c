@@ -10,6 +10,7 @@
 
 #include "sim/endpoint.h"
 #include "sim/nic.h"
+#include "util/byteorder.h"
 #include "util/log.h"
 
 #define CABLE_SCRATCH (16u * 1024)
@@ -111,9 +112,9 @@ static uint32_t linearise(uint8_t *buf, uint32_t cap, const struct sim_frame *f)
 		memcpy(buf + done, f->frags[i].p, k);
 		done += k;
 	}
-	if (f->patch_off >= 0 && (uint32_t)f->patch_off + 2 <= len) {
-		buf[f->patch_off] = (uint8_t)(f->patch_val >> 8);
-		buf[f->patch_off + 1] = (uint8_t)f->patch_val;
+	if (f->patch_off >= 0 && (uint32_t)f->patch_off + 2 <= len && f->sum_from <= len) {
+		uint16_t sum = csum_partial16(buf + f->sum_from, len - f->sum_from);
+		put_be16(buf + f->patch_off, sim_frame_csum_field(f, sum));
 	}
 	return len;
 }

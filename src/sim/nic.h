@@ -14,6 +14,7 @@
 #include "sim/host.h"
 #include "sim/model.h"
 #include "sim/timing.h"
+#include "util/csum.h"
 #include "util/toeplitz.h"
 
 /* ---- BAR0 layout (§1.3); offsets marked "model" are firmware-chosen (returned by
@@ -119,20 +120,28 @@ struct sim_frag {
 	uint32_t len;
 };
 /* A frame in flight: gather list over the sender's memory (never written) plus the
- * checksum the sender's NIC inserts (§5.5), applied to the receiver's copy. */
+ * checksum the sender's NIC inserts (§5.5, §5.6), applied to the receiver's copy. That
+ * checksum covers the sender's bytes [sum_from, len) and sum_seed (TSO: the pseudo-header);
+ * whoever reads those bytes sums them on the way (the receiving NIC's copy, which also
+ * takes its completion sum, §4.6; an endpoint's linearisation), so that the payload is
+ * read once: sim_frame_csum_field turns that sum into the field's value. */
 struct sim_frame {
 	const struct sim_frag *frags;
 	unsigned nfrags;
 	uint32_t len;
-	int32_t patch_off;  /* -1: none */
-	uint16_t patch_val; /* BE16 value stored at patch_off */
-	bool bad_crc;
-	/* The sum of the sender's bytes [sum_from, len) (folded, before the patch), when its
-	 * NIC summed them for the checksum it inserts (§5.5, §5.6): the receiver's completion
-	 * sum (§4.6) then reads only the bytes before. sum_from 0: not known. */
+	int32_t patch_off; /* -1: no checksum inserted; else where, BE16, after sum_from */
 	uint32_t sum_from;
-	uint16_t sum_tail;
+	uint16_t sum_seed;
+	bool sum_tso; /* TSO's TCP checksum: ~sum, 0 kept; else §5.5's rule (0 as 0xFFFF) */
+	bool bad_crc;
 };
+
+/* The value the sender's NIC stores at patch_off, from the sum of bytes [sum_from, len). */
+static inline uint16_t sim_frame_csum_field(const struct sim_frame *f, uint16_t sum)
+{
+	uint16_t s = csum16_add(sum, f->sum_seed);
+	return f->sum_tso ? (uint16_t)~s : csum_tx_value(s);
+}
 
 struct sim_cable;
 struct sim_wire { /* one direction of a cable */

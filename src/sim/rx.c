@@ -8,97 +8,150 @@
 #include <string.h>
 
 #include "sim/nic.h"
-#include "sim/tx.h"
 #include "util/byteorder.h"
 #include "util/csum.h"
 #include "util/log.h"
 
 #define RX_INVALID 0xFFFFFFFFu
 #define RSS_HDR_MAX 78u /* Ethernet, IPv4 with options, the two ports */
+#define RX_SHORT 256u	/* bytes: a one-fragment frame shorter is copied, then summed */
 
-/* Copies frame bytes [off, off + n) into dst, applying the sender's checksum patch. */
+/* Frame bytes [off, off + n) into dst as the sender's buffers hold them (RSS reads the
+ * addresses and ports, which the inserted checksum never touches). */
 static void frame_copy(uint8_t *dst, const struct sim_frame *f, uint32_t off, uint32_t n)
 {
 	const struct sim_frag *fr = f->frags;
-	if (__builtin_expect(f->nfrags == 1, 1)) {
-		memcpy(dst, fr->p + off, n);
-	} else {
-		uint32_t done = 0;
-		for (unsigned i = 0; i < f->nfrags && done < n; i++) {
-			if (off >= fr[i].len) {
-				off -= fr[i].len;
-				continue;
-			}
-			uint32_t k = fr[i].len - off;
-			if (k > n - done)
-				k = n - done;
-			memcpy(dst + done, fr[i].p + off, k);
-			done += k;
-			off = 0;
+	uint32_t done = 0;
+	for (unsigned i = 0; i < f->nfrags && done < n; i++) {
+		if (off >= fr[i].len) {
+			off -= fr[i].len;
+			continue;
+		}
+		uint32_t k = fr[i].len - off;
+		if (k > n - done)
+			k = n - done;
+		memcpy(dst + done, fr[i].p + off, k);
+		done += k;
+		off = 0;
+	}
+}
+
+static inline uint16_t swap16(uint16_t v)
+{
+	return (uint16_t)(v << 8 | v >> 8);
+}
+
+/* The receive DMA (§4.4): the frame's bytes, in order, into the host's buffers, in one
+ * pass that also sums them: from byte 14 to `cut` for the completion (§4.6), from `cut` to
+ * the end for the checksum the sender's NIC inserts (cut = sum_from; the frame's length
+ * when it inserts none). Sums are of folded parts, each aligned on its range's start. */
+struct rx_copy {
+	const struct sim_frame *f;
+	unsigned frag; /* where the next byte comes from */
+	uint32_t in;   /* its offset in that fragment */
+	uint32_t pos;  /* its offset in the frame */
+	uint32_t cut;
+	uint64_t head, tail;
+	/* the first buffers written, where the inserted checksum goes (within 129 bytes
+	 * of the start, §5.5, §5.6; a big buffer holds 62 bytes or more) */
+	uint8_t *buf[4];
+	uint32_t buf_at[4], buf_len[4];
+	unsigned nbuf;
+};
+
+static void rx_copy_init(struct rx_copy *c, const struct sim_frame *f)
+{
+	c->f = f;
+	c->frag = c->in = c->pos = 0;
+	c->cut =
+	    f->patch_off >= 0 && f->sum_from >= 14 && f->sum_from <= f->len ? f->sum_from : f->len;
+	c->head = c->tail = 0;
+	c->nbuf = 0;
+}
+
+/* k bytes from src at frame offset pos into dst, each range's part summed into its sum
+ * as it is copied (csum_copy16). */
+static void rx_piece(struct rx_copy *c, uint8_t *dst, const uint8_t *src, uint32_t pos, uint32_t k)
+{
+	uint32_t end = pos + k, at = pos < 14 ? 14 : pos;
+	if (at > pos) /* the Ethernet header: copied, never summed */
+		memcpy(dst, src, (at < end ? at : end) - pos);
+	while (at < end) {
+		bool head = at < c->cut;
+		uint32_t stop = head && c->cut < end ? c->cut : end;
+		uint16_t part = csum_copy16(dst + (at - pos), src + (at - pos), stop - at);
+		uint32_t rel = at - (head ? 14 : c->cut); /* parts align on their range's start */
+		*(head ? &c->head : &c->tail) += rel & 1 ? swap16(part) : part;
+		at = stop;
+	}
+}
+
+/* The next n bytes of the frame into the host buffer dst. */
+static void rx_copy_to(struct rx_copy *c, uint8_t *dst, uint32_t n)
+{
+	if (c->nbuf < 4) {
+		c->buf[c->nbuf] = dst;
+		c->buf_at[c->nbuf] = c->pos;
+		c->buf_len[c->nbuf++] = n;
+	}
+	const struct sim_frame *f = c->f;
+	while (n && c->frag < f->nfrags) {
+		const struct sim_frag *fr = &f->frags[c->frag];
+		uint32_t k = fr->len - c->in < n ? fr->len - c->in : n;
+		rx_piece(c, dst, fr->p + c->in, c->pos, k);
+		dst += k, n -= k, c->pos += k, c->in += k;
+		if (c->in == fr->len) {
+			c->frag++;
+			c->in = 0;
 		}
 	}
 }
 
-static void apply_patch(uint8_t *dst, const struct sim_frame *f, uint32_t off, uint32_t n)
+/* The common short frame (a minimum frame, an ACK): one fragment into one buffer, copied
+ * at once and summed from the source, without rx_copy_to's walk. */
+static void rx_copy_short(struct rx_copy *c, uint8_t *dst)
 {
-	if (f->patch_off < 0)
-		return;
+	const struct sim_frame *f = c->f;
+	const uint8_t *p = f->frags[0].p;
+	uint32_t len = f->len;
+	memcpy(dst, p, len);
+	c->head = csum_partial16(p + 14, c->cut - 14);
+	if (c->cut < len)
+		c->tail = csum_partial16(p + c->cut, len - c->cut);
+	c->buf[0] = dst;
+	c->buf_at[0] = 0;
+	c->buf_len[0] = len;
+	c->nbuf = 1;
+	c->pos = len;
+}
+
+/* Once every byte is in: the sender's checksum goes into the host's copy, and the
+ * completion's sum over bytes [14, len) is returned as the host will find them. */
+static uint16_t rx_copy_finish(struct rx_copy *c)
+{
+	const struct sim_frame *f = c->f;
+	uint16_t tail = csum_fold(c->tail);
+	uint16_t sum = csum16_add(csum_fold(c->head), (c->cut - 14) & 1 ? swap16(tail) : tail);
+	if (c->cut == f->len || (uint32_t)f->patch_off < c->cut ||
+	    (uint64_t)(uint32_t)f->patch_off + 2 > f->len)
+		return sum;
 	uint32_t p = (uint32_t)f->patch_off;
-	uint8_t b[2] = {(uint8_t)(f->patch_val >> 8), (uint8_t)f->patch_val};
-	for (unsigned i = 0; i < 2; i++)
-		if (p + i >= off && p + i < off + n)
-			dst[p + i - off] = b[i];
-}
-
-static inline void frame_get(uint8_t *dst, const struct sim_frame *f, uint32_t off, uint32_t n)
-{
-	if (__builtin_expect(f->nfrags == 1 && f->patch_off < 0, 1)) { /* the common frame */
-		memcpy(dst, f->frags[0].p + off, n);
-		return;
+	uint8_t *at[2] = {NULL, NULL};
+	for (unsigned i = 0; i < c->nbuf; i++)
+		for (unsigned j = 0; j < 2; j++)
+			if (p + j >= c->buf_at[i] && p + j - c->buf_at[i] < c->buf_len[i])
+				at[j] = c->buf[i] + (p + j - c->buf_at[i]);
+	if (!at[0] || !at[1]) /* cannot be: the field lies within the first buffers */
+		return sum;
+	uint16_t nw = sim_frame_csum_field(f, tail);
+	uint16_t ov = (uint16_t)(*at[0] << 8 | *at[1]);
+	*at[0] = (uint8_t)(nw >> 8);
+	*at[1] = (uint8_t)nw;
+	if ((p - 14) & 1) { /* the field sits across two 16-bit words of the sum */
+		ov = swap16(ov);
+		nw = swap16(nw);
 	}
-	frame_copy(dst, f, off, n);
-	apply_patch(dst, f, off, n);
-}
-
-/* The completion's sum over frame bytes [14, len), taken from the sender's buffers (just
- * read by the copy, in cache, and not the stores in flight to our copy, which a load would
- * have to wait for), or from the part the sending NIC summed already, adjusted for the
- * checksum the sender's NIC inserted. */
-static uint16_t source_sum(const struct sim_frame *f)
-{
-	uint32_t to = f->sum_from >= 14 && f->sum_from <= f->len ? f->sum_from : f->len;
-	uint16_t sum;
-	if (__builtin_expect(f->nfrags == 1, 1))
-		sum = csum_partial16(f->frags[0].p + 14, to - 14);
-	else
-		sum = sim_csum_frags(f->frags, f->nfrags, 14, to);
-	if (to < f->len) { /* the rest as the sending NIC summed it */
-		uint16_t tail = f->sum_tail;
-		if ((to - 14) & 1)
-			tail = (uint16_t)(tail << 8 | tail >> 8);
-		sum = csum16_add(sum, tail);
-	}
-	if (f->patch_off >= 14 && (uint32_t)f->patch_off + 2 <= f->len) {
-		const uint8_t *o = NULL;
-		uint8_t ob[2];
-		uint32_t p = (uint32_t)f->patch_off, at = 0;
-		for (unsigned i = 0; i < f->nfrags; at += f->frags[i].len, i++)
-			if (p >= at && p + 2 <= at + f->frags[i].len) {
-				o = f->frags[i].p + (p - at);
-				break;
-			}
-		if (!o) { /* the field straddles two fragments */
-			frame_copy(ob, f, p, 2);
-			o = ob;
-		}
-		uint16_t old = (uint16_t)(o[0] << 8 | o[1]), nw = f->patch_val;
-		if ((p - 14) & 1) { /* the field sits across two 16-bit words of the sum */
-			old = (uint16_t)(old << 8 | old >> 8);
-			nw = (uint16_t)(nw << 8 | nw >> 8);
-		}
-		sum = csum16_add(csum16_sub(sum, old), nw);
-	}
-	return sum;
+	return csum16_add(csum16_sub(sum, ov), nw);
 }
 
 static bool mcast_joined(const struct sim_nic *nic, const uint8_t *d)
@@ -242,12 +295,13 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 	if (__builtin_expect(nic->rss_enabled, 0)) {
 		uint8_t hdr[RSS_HDR_MAX];
 		uint32_t n = len < RSS_HDR_MAX ? len : RSS_HDR_MAX;
-		frame_get(hdr, f, 0, n);
+		frame_copy(hdr, f, 0, n);
 		q = &nic->sl[sim_rss_slice(nic, hdr, n)];
 	}
 
 	uint32_t *slot;
-	uint16_t sum;
+	struct rx_copy c;
+	rx_copy_init(&c, f);
 	if (len <= nic->small_size) {
 		struct sim_rxring *r = &q->small;
 		uint32_t off = r->off + (r->cons & r->mask) * 8;
@@ -264,8 +318,10 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 		slot = intrq_slot(nic, q);
 		if (!slot)
 			return;
-		frame_get(dst, f, 0, len);
-		sum = source_sum(f);
+		if (f->nfrags == 1 && len < RX_SHORT)
+			rx_copy_short(&c, dst);
+		else
+			rx_copy_to(&c, dst, len);
 		sim_wr32_raw(nic, off + 4, RX_INVALID);
 		r->cons++;
 	} else {
@@ -303,14 +359,14 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 			uint8_t *dst = sim_dma(nic, a + pad, n, "rx big buffer");
 			if (!dst)
 				return; /* not consumed, see above */
-			frame_get(dst, f, done, n);
+			rx_copy_to(&c, dst, n);
 			done += n;
 		}
-		sum = source_sum(f);
 		for (uint32_t i = 0; i < need; i++)
 			sim_wr32_raw(nic, r->off + ((r->cons + i) & r->mask) * 8 + 4, RX_INVALID);
 		r->cons += need;
 	}
+	uint16_t sum = rx_copy_finish(&c);
 	uint32_t l16 = len;
 	if (__builtin_expect(nic->fault_bad_completion, 0)) {
 		nic->fault_bad_completion = false;

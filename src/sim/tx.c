@@ -3,8 +3,9 @@
  * up to the next descriptor with flags 0 or FIRST without TSO_PLD, validate it (§5.3-§5.4,
  * a broken chain is dropped with a diagnostic), insert the checksum (§5.5) or segment (§5.6),
  * hand the frame to the cable (paced at the link rate), clear the flags of the consumed
- * slots and count one send_done per chain (§5.8). Nothing is copied here: the receiver
- * copies straight from the sender's buffers. */
+ * slots and count one send_done per chain (§5.8). Nothing is copied or summed here: the
+ * receiver copies straight from the sender's buffers and takes the checksum's sum as it
+ * copies (struct sim_frame). */
 #include <inttypes.h>
 #include <string.h>
 
@@ -12,30 +13,12 @@
 #include "sim/nic.h"
 #include "sim/tx.h"
 #include "util/byteorder.h"
-#include "util/csum.h"
 #include "util/log.h"
 
 #define TX_BUDGET 256u /* chains per loop iteration */
 #define TX_PARSE_MAX 128u
 #define PAUSE_MAX_NS 2000000000ull  /* [I] 2 s: only a host that stopped refilling */
 #define PAUSE_REFRESH_NS 1000000ull /* [I] a held peer sends a new PAUSE frame every 1 ms */
-
-uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from, uint32_t to)
-{
-	uint64_t acc = 0;
-	uint32_t pos = 0; /* frame offset of fr[i] */
-	for (unsigned i = 0; i < nf && pos < to; pos += fr[i].len, i++) {
-		if (pos + fr[i].len <= from)
-			continue;
-		uint32_t s = from > pos ? from - pos : 0;
-		uint32_t e = to - pos < fr[i].len ? to - pos : fr[i].len;
-		uint16_t part = csum_partial16(fr[i].p + s, e - s);
-		if ((pos + s - from) & 1)
-			part = (uint16_t)(part << 8 | part >> 8);
-		acc += part;
-	}
-	return csum_fold(acc);
-}
 
 static inline uint32_t desc_off(const struct sim_nic *nic, const struct sim_slice *q, uint32_t idx)
 {
@@ -277,11 +260,9 @@ static __attribute__((noinline)) unsigned tx_poll_slice(struct sim_nic *nic, str
 						       .len = total,
 						       .patch_off = -1,
 						       .bad_crc = nic->fw.misreads};
-				if (d[0].flags & TXF_CKSUM) {
+				if (d[0].flags & TXF_CKSUM) { /* summed where it is read */
 					fm.sum_from = d[0].cko;
-					fm.sum_tail = sim_csum_frags(fr, n, d[0].cko, total);
 					fm.patch_off = d[0].pho;
-					fm.patch_val = csum_tx_value(fm.sum_tail); /* [I] never 0 */
 				}
 				if (total < 60)
 					nic->st.tx_runts++; /* the NIC never pads (§5.3) */

@@ -27,9 +27,6 @@ struct sim_txd {
  * engine's RDMA tags is lost until the next reset, whether the frame was plain or TSO. */
 void sim_tx_read_failed(struct sim_nic *nic);
 
-/* Ones'-complement sum of frame bytes [from, to) over a gather list (folded). */
-uint16_t sim_csum_frags(const struct sim_frag *fr, unsigned nf, uint32_t from, uint32_t to);
-
 /* TSO (§5.6). begin validates the chain at idx and gathers it (0, else it is dropped);
  * then the segments go out one at a time, each when the wire has room for it: next_len is
  * the next one's length, send_next sends it. */

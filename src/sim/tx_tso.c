@@ -4,7 +4,8 @@
  * cksum_offset = TCP header offset for IPv4), the headers are parsed (Ethernet [+VLAN],
  * IPv4 or IPv6, TCP), the mode-0 seed is checked (pseudo-header sum over the whole
  * request's TCP length), and segments of at most MSS payload bytes are sent with IP length,
- * IPv4 ID and header checksum, TCP sequence number, flags and checksum rewritten: one at a
+ * IPv4 ID and header checksum, TCP sequence number, flags and checksum rewritten (the TCP
+ * checksum taken where the segment is read, struct sim_frame): one at a
  * time, each when the wire has room for it, as a NIC puts them on the wire (so the far
  * side receives them spaced at the link rate, not all at once). */
 #include <errno.h>
@@ -206,26 +207,15 @@ void sim_tso_send_next(struct sim_nic *nic, uint64_t now)
 		}
 	}
 	tso_segment_headers(seg, &l, k, plen);
-	uint8_t *tcp = seg + l.l4;
-	uint32_t tcp_hlen = hdr - l.l4;
-	/* the data path's sum, as for plain frames: over the header and each piece of the
-	 * payload, which starts at an even offset (the TCP header's length is) */
-	uint64_t pl = 0;
-	uint32_t at = 0;
-	for (unsigned i = 1; i < nf; i++) {
-		uint16_t part = csum_partial16(fr[i].p, fr[i].len);
-		pl += at & 1 ? (uint16_t)(part << 8 | part >> 8) : part; /* odd start: swapped */
-		at += fr[i].len;
-	}
-	uint64_t s = tso_pseudo_sum(seg, &l, tcp_hlen + plen) + csum_partial16(tcp, tcp_hlen) + pl;
-	put_be16(tcp + 16, csum_finish(s));
-	/* the payload's sum goes with the segment: the receiving NIC's sum needs no more */
+	/* The TCP checksum (field zeroed) over the header and payload, plus the pseudo-header:
+	 * summed where the segment is read (struct sim_frame). */
 	struct sim_frame fm = {.frags = fr,
 			       .nfrags = nf,
 			       .len = seglen,
-			       .patch_off = -1,
-			       .sum_from = hdr,
-			       .sum_tail = csum_fold(pl)};
+			       .patch_off = (int32_t)(l.l4 + 16),
+			       .sum_from = l.l4,
+			       .sum_seed = csum_fold(tso_pseudo_sum(seg, &l, hdr - l.l4 + plen)),
+			       .sum_tso = true};
 	nic->st.tx_frames++;
 	nic->st.tx_bytes += seglen;
 	nic->st.tx_tso_segments++;

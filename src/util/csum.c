@@ -1,8 +1,105 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdatomic.h>
+
 #include "util/csum.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 /* A folded partial sum adds like the words it stands for: 2^16 is 1 modulo 0xffff. */
 uint64_t csum_add(uint64_t sum, const void *buf, size_t len)
 {
 	return sum + csum_partial16(buf, len);
+}
+
+#if defined(__x86_64__)
+/* With AVX2, csum_copy16's rounds of 64 bytes: copied, and their native-order 32-bit words
+ * added into 64-bit lanes (as csum_partial16 does); returns the lanes' total, not folded,
+ * native order. *done: the bytes handled, a multiple of 64. */
+__attribute__((target("avx2"))) static uint64_t
+copy_rounds_avx2(uint8_t *restrict d, const uint8_t *restrict s, size_t len, size_t *done)
+{
+	const __m256i z = _mm256_setzero_si256();
+	__m256i a0 = z, a1 = z;
+	size_t i = 0;
+	for (; len - i >= 64; i += 64) {
+		__m256i x0 = _mm256_loadu_si256((const __m256i *)(s + i));
+		__m256i x1 = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+		_mm256_storeu_si256((__m256i *)(d + i), x0);
+		_mm256_storeu_si256((__m256i *)(d + i + 32), x1);
+		a0 = _mm256_add_epi64(a0, _mm256_unpacklo_epi32(x0, z));
+		a1 = _mm256_add_epi64(a1, _mm256_unpackhi_epi32(x0, z));
+		a0 = _mm256_add_epi64(a0, _mm256_unpacklo_epi32(x1, z));
+		a1 = _mm256_add_epi64(a1, _mm256_unpackhi_epi32(x1, z));
+	}
+	uint64_t l[4];
+	_mm256_storeu_si256((__m256i *)l, _mm256_add_epi64(a0, a1));
+	*done = i;
+	/* 2^32 is 1 modulo 0xffff: a lane's halves add like the lane */
+	uint64_t t = 0;
+	for (unsigned k = 0; k < 4; k++)
+		t += (l[k] & 0xffffffffu) + (l[k] >> 32);
+	return t;
+}
+
+static bool have_avx2(void)
+{
+	static _Atomic int known; /* 0: not looked up yet, 1: no, 2: yes */
+	int k = atomic_load_explicit(&known, memory_order_relaxed);
+	if (__builtin_expect(!k, 0)) {
+		__builtin_cpu_init();
+		k = __builtin_cpu_supports("avx2") ? 2 : 1;
+		atomic_store_explicit(&known, k, memory_order_relaxed);
+	}
+	return k == 2;
+}
+#endif
+
+uint16_t csum_copy16(void *restrict dst, const void *restrict src, size_t len)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	uint64_t a = 0; /* native-order words; byte-swapped once at the end, as csum_partial16 */
+#if defined(__x86_64__)
+	if (len >= 64 && have_avx2()) {
+		size_t done;
+		a = copy_rounds_avx2(d, s, len, &done);
+		d += done, s += done, len -= done;
+	}
+#endif
+#ifdef __SSE2__
+	if (len >= 16) { /* without AVX2, or what is left of its rounds */
+		const __m128i z = _mm_setzero_si128();
+		__m128i acc = z;
+		do {
+			__m128i x = _mm_loadu_si128((const __m128i *)s);
+			_mm_storeu_si128((__m128i *)d, x);
+			acc = _mm_add_epi64(acc, _mm_unpacklo_epi32(x, z));
+			acc = _mm_add_epi64(acc, _mm_unpackhi_epi32(x, z));
+			d += 16, s += 16, len -= 16;
+		} while (len >= 16);
+		uint64_t l[2];
+		_mm_storeu_si128((__m128i *)l, acc);
+		a += (l[0] & 0xffffffffu) + (l[0] >> 32) + (l[1] & 0xffffffffu) + (l[1] >> 32);
+	}
+#endif
+	for (; len >= 8; d += 8, s += 8, len -= 8) {
+		uint64_t x;
+		memcpy(&x, s, 8);
+		memcpy(d, &x, 8);
+		a += (x & 0xffffffffu) + (x >> 32);
+	}
+	if (len) { /* the last 1 to 7 bytes, padded with zeros as the sum pads an odd byte */
+		uint64_t x = 0;
+		memcpy(&x, s, len);
+		memcpy(d, &x, len);
+		a += (x & 0xffffffffu) + (x >> 32);
+	}
+	uint16_t sum = csum_fold(a);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap16(sum);
+#else
+	return sum;
+#endif
 }

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "util/csum.h"
@@ -91,6 +92,36 @@ static void long_buffers_match_the_definition(void **state)
 	}
 }
 
+/* The copy that sums: the same sum as the definition, every byte copied and none beyond,
+ * at every length up to 300 and the long ones, every source and destination alignment, on
+ * all-ones bytes (the most carries) and random ones. */
+static void copy_and_sum_copies_and_sums_like_the_definition(void **state)
+{
+	(void)state;
+	static uint8_t src[9100], dst[9100 + 16];
+	static const size_t lens[] = {1460, 1514, 4095, 4096, 8999, 9018, 9090};
+	uint32_t x = 4242;
+	for (int fill = 0; fill < 2; fill++) {
+		for (size_t i = 0; i < sizeof(src); i++) {
+			x = x * 1103515245u + 12345u;
+			src[i] = fill ? (uint8_t)(x >> 24) : 0xff;
+		}
+		for (size_t len = 0; len <= 300 + sizeof(lens) / sizeof(lens[0]); len++) {
+			size_t n = len <= 300 ? len : lens[len - 301];
+			for (size_t so = 0; so < 4; so++)
+				for (size_t dof = 0; dof < 4; dof++) {
+					memset(dst, 0x5a, sizeof(dst));
+					assert_int_equal(csum_copy16(dst + dof, src + so, n),
+							 by_definition(src + so, n));
+					assert_memory_equal(dst + dof, src + so, n);
+					for (size_t i = 0; i < dof; i++)
+						assert_int_equal(dst[i], 0x5a);
+					assert_int_equal(dst[dof + n], 0x5a);
+				}
+		}
+	}
+}
+
 /* The NIC's transmit offload rule (§5.5): offsets with the field inside the summed range
  * and the frame, a zero complement stored as 0xFFFF. */
 static void tx_offload_rule(void **state)
@@ -122,6 +153,7 @@ int main(void)
 		cmocka_unit_test(add_and_sub_are_inverse),
 		cmocka_unit_test(every_length_and_alignment_matches_the_definition),
 		cmocka_unit_test(long_buffers_match_the_definition),
+		cmocka_unit_test(copy_and_sum_copies_and_sums_like_the_definition),
 		cmocka_unit_test(tx_offload_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

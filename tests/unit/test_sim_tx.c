@@ -147,6 +147,41 @@ static void checksum_offload(void **state)
 	assert_int_equal(cs, csum_fold(csum_add(0, rx2 + 14, len - 14)));
 }
 
+/* The inserted checksum is taken as the receiving NIC copies (struct sim_frame): a long
+ * frame in pieces of odd lengths, its checksum start and field at odd offsets, the field
+ * across the receiver's first two big buffers (62 bytes, then 64 each). */
+static void checksum_offload_over_small_big_buffers(void **state)
+{
+	struct hpair *c = *state;
+	enum { LEN = 1400, START = 41, FIELD = 61 };
+	uint8_t f[LEN];
+	h_frame(f, c->b.nic->eeprom_mac, h_src_mac, 0x0800, LEN, 9);
+	for (unsigned i = 14; i < LEN; i++)
+		f[i] = (uint8_t)(i * 7 + 0xf0); /* high bytes: many carries */
+	put_be16(f + FIELD, 0x1234);		/* a seed, summed with the rest */
+	uint16_t pieces[5] = {35, 20, 333, 1001, LEN - 35 - 20 - 333 - 1001};
+	send_chain(c, f, pieces, 5, 0x01 | 0x08, START, FIELD);
+	myrio_sim_step(c->w, 2);
+	uint16_t cs = 0;
+	assert_int_equal(h_completion(&c->b, &cs), LEN);
+	uint8_t rx[LEN];
+	uint32_t got = 0;
+	for (uint32_t b = 0; got < LEN; b++) {
+		uint32_t pad = b == 0 ? 2 : 0, n = 64 - pad;
+		n = n < LEN - got ? n : LEN - got;
+		memcpy(rx + got, h_big_buf(&c->b, b) + pad, n);
+		got += n;
+	}
+	assert_memory_equal(rx, f, FIELD);
+	assert_memory_equal(rx + FIELD + 2, f + FIELD + 2, LEN - FIELD - 2);
+	/* the field holds ~(sum with the seed in it): the sum with it, plus the seed, is all
+	 * ones (the field is an even distance from the start) */
+	assert_int_equal(csum16_add(csum_fold(csum_add(0, rx + START, LEN - START)), 0x1234),
+			 0xFFFF);
+	assert_int_equal(cs, csum_fold(csum_add(0, rx + 14, LEN - 14)));
+	assert_int_equal(h_nic_stats(c->a.nic).tx_invalid, 0);
+}
+
 static void broken_chains_dropped(void **state)
 {
 	struct hpair *c = *state;
@@ -374,6 +409,15 @@ static void tso_header_unmapped(void **state)
 	assert_int_equal(sim_nic_dma_map(c->a.nic, c->a.iova, c->a.mem, H_MEM_LEN), 0);
 }
 
+static int setup_tiny_big(void **state)
+{
+	struct hpair *c = h_pair_new("link=unlimited,tx_ring=16");
+	if (!c || h_bringup(&c->a, 126, 2048, 0) || h_bringup(&c->b, 60, 64, 256))
+		return -1;
+	*state = c;
+	return 0;
+}
+
 static int setup_slow(void **state)
 {
 	struct hpair *c = h_pair_new("link=1g,tx_ring=16");
@@ -389,6 +433,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(chains_wrap_and_send_done, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(received_bytes_match, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(checksum_offload, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(checksum_offload_over_small_big_buffers, setup_tiny_big,
+					    h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(broken_chains_dropped, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(runt_sent_as_given, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(tso_segments, setup, h_pair_teardown),

@@ -300,20 +300,34 @@ udp1472() { udp_stream 1472 --sim link=unlimited,spin; }
 # thread sleeps when its rings are idle, so the process's CPU is the work's
 udp64_irq() { udp_stream 64 --irq --sim link=unlimited; }
 udp1472_irq() { udp_stream 1472 --irq --sim link=unlimited; }
+# the stepped model driven from the application's thread, the model's steps apart: both
+# stacks' and drivers' CPU per datagram with every burst full (myrio-perf's busy polls)
+udp_saturated() {
+	perf 'd["messages_received"] / (d["cpu_local_s"] + d["cpu_remote_s"])' \
+		'd["messages_received"]' -t UDP_STREAM -m "$1" --sim stepped,link=unlimited
+}
+udp64_step() { udp_saturated 64; }
+udp1472_step() { udp_saturated 1472; }
 mmsg64() { mmsg_run 64; }
 mmsg1472() { mmsg_run 1472; }
+mmsg64_cpu() { mmsg_run 64 | python3 bench/per_cpu.py cpu_proc_s; }
+mmsg1472_cpu() { mmsg_run 1472 | python3 bench/per_cpu.py cpu_proc_s; }
 section_udp() {
 	netns_up 1500
 	echo "== UDP datagrams received per second: myrio-perf (unlimited model link) vs" \
 		"udp_mmsg (sendmmsg/recvmmsg, 64 per call) over veth"
 	echo "   per process CPU-second: myrio-perf --irq with the model's thread sleeping when" \
-		"idle (both processes of the kernel's side sleep when idle), the model's CPU counted"
+		"idle (both processes of the kernel's side sleep when idle), the model's CPU counted;" \
+		"saturated: the stepped model driven from myrio-perf's thread, its steps apart (then" \
+		"with them), against the kernel's frames per process CPU-second"
 	local s
 	for s in 64 1472; do
 		row "UDP $s-byte datagrams, busy polling [pkt/s]" pkt/s frame 0 kernel-mmsg 1 \
 			"udp$s" "mmsg$s"
 		row "UDP $s-byte datagrams, sleeping when idle [pkt/s]" pkt/s frame 0 kernel-mmsg 1 \
 			"udp${s}_irq" "mmsg$s" cpu_proc_s 1
+		row "UDP $s-byte datagrams, application saturated [frames/app CPU-s]" \
+			frames/CPU-s frame 0 kernel-mmsg 1 "udp${s}_step" "mmsg${s}_cpu" cpu_proc_s -
 	done
 }
 
@@ -379,8 +393,10 @@ testpmd_rate() {
 		--auto-start >"$tmp/pmd.txt" 2>&1 &
 	pid=$!
 	pids+=($pid)
-	# forwarding has begun when the first statistics are printed; then one period more
-	for ((w = 0; w < 150; w++)); do
+	# forwarding has begun when the first statistics are printed (on a loaded machine the
+	# set-up alone can take tens of seconds); then one period more
+	w=$((SECONDS + 60))
+	while ((SECONDS < w)); do
 		grep -q 'Rx-pps' "$tmp/pmd.txt" 2>/dev/null && break
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.1

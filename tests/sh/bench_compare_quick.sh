@@ -16,16 +16,16 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$(dirname "$0")/../.."
 sysctls() { sysctl -n net.core.busy_read net.core.busy_poll | tr '\n' ' '; }
 before=$(sysctls)
-# Inside ctest's 600 s; a run cut short still shows how far it got. The second run starts
+# Inside ctest's 900 s; a run cut short still shows how far it got. The second run starts
 # while the first is under way, so that one's set-up and end fall inside the other's rows.
-RUN_ID=q1x$$ timeout 540 bash bench/compare.sh -b "$build" --quick >"$tmp/out1" 2>&1 &
+RUN_ID=q1x$$ timeout 840 bash bench/compare.sh -b "$build" --quick >"$tmp/out1" 2>&1 &
 p1=$!
 for ((i = 0; i < 300; i++)); do
 	grep -q '^ROW ' "$tmp/out1" && break
 	kill -0 $p1 2>/dev/null || break
 	sleep 0.1
 done
-RUN_ID=q2x$$ timeout 540 bash bench/compare.sh -b "$build" --quick >"$tmp/out2" 2>&1 &
+RUN_ID=q2x$$ timeout 840 bash bench/compare.sh -b "$build" --quick >"$tmp/out2" 2>&1 &
 p2=$!
 rc1=0 rc2=0
 wait $p1 || rc1=$?

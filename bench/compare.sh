@@ -7,8 +7,9 @@
 #   -n: A/B pairs per row, interleaved (ours, peer, peer, ours, ...); default 5
 #   --timing PROFILE: the model NICs' own timing (none, the default, or myri10ge: PCIe and
 #            MAC latencies and the PCIe bandwidth cap, docs/device-model.md "Timing")
-#   --quick: 2 pairs of 0.3 s, one target row and one peer row: checks that the script
-#            runs and that its output parses (tests/sh/bench_compare_quick.sh); no figures
+#   --quick: 2 pairs of 0.3 s, a target row and peer rows over loopback and veth: checks
+#            that the script runs, that its output parses and that two runs at once keep
+#            to their own namespaces (tests/sh/bench_compare_quick.sh); no figures
 #
 # Every row prints both sides' median [min-max] over the pairs, CPU microseconds per
 # operation (transaction, frame, or GB) for the application threads, the model's NIC
@@ -58,6 +59,7 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	netns_down
+	busy_poll_end
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -97,7 +99,8 @@ except ValueError:
 r.setdefault("ok", r.get("value") is not None)
 if not r["ok"]:
     err = [l for l in open(sys.argv[6]).read().splitlines() if l.strip()]
-    r["error"] = err[-1][:160] if err else "no figure"
+    why = [l for l in err if "fail" in l or "rror" in l] or err  # not a last warning
+    r["error"] = why[-1][:160] if why else "no figure"
 (st0, tot0), (st1, tot1) = [map(int, x.split()) for x in (s0, s1)]
 r.update(side=side, load=float(load), steal_pct=100.0 * (st1 - st0) / max(1, tot1 - tot0))
 print(json.dumps(r))
@@ -122,15 +125,7 @@ row() {
 	python3 bench/verdict.py "$tmp/row" "$name" "$unit" "$per" "$lower" "$peer_name" "$goal" |
 		tee -a "$SUMMARY_FILE"
 	[[ -n $cpu_field ]] || return 0
-	python3 - "$tmp/row" "$cpu_field" >"$tmp/row_cpu" <<'PY'
-import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    c = r.get(sys.argv[2])
-    r["value"] = r["ops"] / c if r.get("ok") and r.get("ops") and c and c > 0 else None
-    r["ok"] = r["value"] is not None
-    print(json.dumps(r))
-PY
+	python3 bench/per_cpu.py "$cpu_field" <"$tmp/row" >"$tmp/row_cpu"
 	local who=${cpu_field#cpu_}
 	python3 bench/verdict.py "$tmp/row_cpu" "${name% \[*} per ${who%_s} CPU-second" \
 		"$per/CPU-s" "$per" 0 "$peer_name" "$cpu_goal" | tee -a "$SUMMARY_FILE"
@@ -191,17 +186,15 @@ section_model() {
 sockperf_run() {
 	local field=$1 where=$2; shift 2
 	command -v sockperf >/dev/null || return 1
-	local srv=(taskset -c 0 sockperf sr) cli=(taskset -c "$LAST_CPU" sockperf pp) ip=127.0.0.1
-	if [[ $where == veth ]]; then
-		srv=(ip netns exec $NS2 "${srv[@]}")
-		cli=(ip netns exec $NS1 "${cli[@]}")
-		ip=$IP2
-	fi
+	# loopback: the run's own namespace's, so that runs at once share no ports
+	local sns=$NS1 ip=127.0.0.1
+	[[ $where == veth ]] && sns=$NS2 ip=$IP2
+	local cli=(ip netns exec $NS1 taskset -c "$LAST_CPU" sockperf pp)
 	local port=$((12000 + RANDOM % 1000))
-	"${srv[@]}" -i $ip -p $port "$@" >/dev/null 2>&1 &
+	ip netns exec $sns taskset -c 0 sockperf sr -i $ip -p $port "$@" >/dev/null 2>&1 &
 	local spid=$!
 	pids+=($spid)
-	sleep 0.3
+	wait_listen $sns $port
 	local secs=${T%.*} # sockperf takes whole seconds
 	((secs >= 1)) || secs=1
 	/usr/bin/time -f "%U %S" -o "$tmp/time" "${cli[@]}" -i $ip -p $port -t "$secs" --full-rtt \
@@ -238,12 +231,10 @@ lb_p999() { loopback 2; }
 # busy polling in the kernel: sockperf spinning on non-blocking sockets, and the
 # sysctls that give every socket SO_BUSY_POLL (50 us), set for the run only
 sp_busy() {
-	local old_read old_poll rc=0
-	old_read=$(sysctl -n net.core.busy_read)
-	old_poll=$(sysctl -n net.core.busy_poll)
-	sysctl -qw net.core.busy_read=50 net.core.busy_poll=50
+	local rc=0
+	busy_poll_begin
 	sockperf_run "$@" --nonblocked || rc=$?
-	sysctl -qw net.core.busy_read="$old_read" net.core.busy_poll="$old_poll"
+	busy_poll_end
 	return $rc
 }
 sp_lo_med() { sockperf_run med lo -m 32; }
@@ -286,7 +277,7 @@ mmsg_run() {
 	local port=$((13000 + RANDOM % 1000))
 	ip netns exec $NS2 taskset -c 0 "$B/udp_mmsg" recv $port "$T" >"$tmp/mr.json" &
 	local rpid=$!
-	sleep 0.2
+	wait_listen $NS2 $port
 	ip netns exec $NS1 taskset -c "$LAST_CPU" "$B/udp_mmsg" send $IP2 $port "$1" "$T" \
 		>"$tmp/ms.json" || return 1
 	wait $rpid || return 1
@@ -298,17 +289,46 @@ print(json.dumps({"value": r["datagrams"] / r["seconds"], "ops": r["datagrams"],
                   "cpu_proc_s": r["cpu_s"] + s["cpu_s"]}))
 PY
 }
-udp64() { perf 'd["recv_pps"]' 'd["messages_received"]' -t UDP_STREAM -m 64 --sim link=unlimited,spin; }
-udp1472() { perf 'd["recv_pps"]' 'd["messages_received"]' -t UDP_STREAM -m 1472 --sim link=unlimited,spin; }
+# udp_stream SIZE OPTIONS...: datagrams received per second, unlimited model link
+udp_stream() {
+	local m=$1; shift
+	perf 'd["recv_pps"]' 'd["messages_received"]' -t UDP_STREAM -m "$m" "$@"
+}
+udp64() { udp_stream 64 --sim link=unlimited,spin; }
+udp1472() { udp_stream 1472 --sim link=unlimited,spin; }
+# as the kernel's processes do: the program sleeps on the NICs' interrupts and the model's
+# thread sleeps when its rings are idle, so the process's CPU is the work's
+udp64_irq() { udp_stream 64 --irq --sim link=unlimited; }
+udp1472_irq() { udp_stream 1472 --irq --sim link=unlimited; }
+# the stepped model driven from the application's thread, the model's steps apart: both
+# stacks' and drivers' CPU per datagram with every burst full (myrio-perf's busy polls)
+udp_saturated() {
+	perf 'd["messages_received"] / (d["cpu_local_s"] + d["cpu_remote_s"])' \
+		'd["messages_received"]' -t UDP_STREAM -m "$1" --sim stepped,link=unlimited
+}
+udp64_step() { udp_saturated 64; }
+udp1472_step() { udp_saturated 1472; }
 mmsg64() { mmsg_run 64; }
 mmsg1472() { mmsg_run 1472; }
+mmsg64_cpu() { mmsg_run 64 | python3 bench/per_cpu.py cpu_proc_s; }
+mmsg1472_cpu() { mmsg_run 1472 | python3 bench/per_cpu.py cpu_proc_s; }
 section_udp() {
 	netns_up 1500
 	echo "== UDP datagrams received per second: myrio-perf (unlimited model link) vs" \
 		"udp_mmsg (sendmmsg/recvmmsg, 64 per call) over veth"
-	row "UDP 64-byte datagrams [pkt/s]" pkt/s frame 0 kernel-mmsg 1 udp64 mmsg64 cpu_proc_s 1
-	row "UDP 1472-byte datagrams [pkt/s]" pkt/s frame 0 kernel-mmsg 1 udp1472 mmsg1472 \
-		cpu_proc_s 1
+	echo "   per process CPU-second: myrio-perf --irq with the model's thread sleeping when" \
+		"idle (both processes of the kernel's side sleep when idle), the model's CPU counted;" \
+		"saturated: the stepped model driven from myrio-perf's thread, its steps apart (then" \
+		"with them), against the kernel's frames per process CPU-second"
+	local s
+	for s in 64 1472; do
+		row "UDP $s-byte datagrams, busy polling [pkt/s]" pkt/s frame 0 kernel-mmsg 1 \
+			"udp$s" "mmsg$s"
+		row "UDP $s-byte datagrams, sleeping when idle [pkt/s]" pkt/s frame 0 kernel-mmsg 1 \
+			"udp${s}_irq" "mmsg$s" cpu_proc_s 1
+		row "UDP $s-byte datagrams, application saturated [frames/app CPU-s]" \
+			frames/CPU-s frame 0 kernel-mmsg 1 "udp${s}_step" "mmsg${s}_cpu" cpu_proc_s -
+	done
 }
 
 # --- TCP streams: iperf3 (copies) and iperf3 -Z (sendfile) over veth, offloads on/off -----
@@ -318,7 +338,7 @@ iperf3_run() { # iperf3 client options; prints a JSON run (Mb/s, GB, CPU of both
 	ip netns exec $NS2 taskset -c 0 iperf3 -s -1 -p $port >/dev/null 2>&1 &
 	local spid=$!
 	pids+=($spid)
-	sleep 0.3
+	wait_listen $NS2 $port
 	ip netns exec $NS1 taskset -c "$LAST_CPU" iperf3 -c $IP2 -p $port -t "$T" -J "$@" \
 		>"$tmp/k.json" || return 1
 	wait $spid 2>/dev/null || true
@@ -367,14 +387,16 @@ testpmd_rate() {
 	command -v dpdk-testpmd >/dev/null || return 1
 	local sock=$tmp/memif.sock pid c0 c1 w0 w1 n0 w
 	dpdk-testpmd --no-huge -m 512 --no-pci --lcores="0@0,1@0,2@$LAST_CPU" \
-		--file-prefix=myrio-bench --vdev=net_memif0,role=server,socket="$sock" \
+		--file-prefix="myrio-bench$RUN_ID" --vdev=net_memif0,role=server,socket="$sock" \
 		--vdev=net_memif1,role=client,socket="$sock" -- --nb-cores=2 \
 		--total-num-mbufs=16384 --forward-mode=flowgen --txpkts="$1" --stats-period=1 \
 		--auto-start >"$tmp/pmd.txt" 2>&1 &
 	pid=$!
 	pids+=($pid)
-	# forwarding has begun when the first statistics are printed; then one period more
-	for ((w = 0; w < 150; w++)); do
+	# forwarding has begun when the first statistics are printed (on a loaded machine the
+	# set-up alone can take tens of seconds); then one period more
+	w=$((SECONDS + 60))
+	while ((SECONDS < w)); do
 		grep -q 'Rx-pps' "$tmp/pmd.txt" 2>/dev/null && break
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.1
@@ -398,7 +420,9 @@ print(json.dumps({"value": v, "ops": v * (w1 - w0), "cpu_app_s": c1 - c0,
                   "cpu_nic_s": None, "cpu_proc_s": c1 - c0}))
 PY
 }
-rawbench_rate() { # frame size; frames/s and the process's CPU over the measured window
+# rawbench_rate SIZE: frames/s over the measured window; CPU: the application thread's
+# polls that moved frames (app), the model thread (nic), the process
+rawbench_rate() {
 	[[ -x $B/myrio-rawbench ]] || return 1
 	"$B/myrio-rawbench" rate -s "$1" -t "$T" -l unlimited -m "$TIMING" >"$tmp/raw.txt" || return 1
 	python3 - "$tmp/raw.txt" <<'PY'
@@ -406,17 +430,43 @@ import json, re, sys
 t = open(sys.argv[1]).read()
 r = re.search(r": (\d+) frames/s .* over ([\d.]+) s", t)
 c = re.search(r"cpu: process ([\d.]+) s \(model thread ([\d.]+) s\)", t)
-if not (r and c):
+a = re.search(r"polls that moved frames [\d.]+% of the run: ([\d.]+) s", t)
+if not (r and c and a):
     print('{"ok": false}'); sys.exit()
 fps, secs, proc, nic = int(r.group(1)), float(r.group(2)), float(c.group(1)), float(c.group(2))
-print(json.dumps({"value": fps, "ops": fps * secs, "cpu_app_s": proc - nic, "cpu_nic_s": nic,
-                  "cpu_proc_s": proc}))
+print(json.dumps({"value": fps, "ops": fps * secs, "cpu_app_s": float(a.group(1)),
+                  "cpu_nic_s": nic, "cpu_proc_s": proc}))
+PY
+}
+# rawbench_step SIZE: the stepped model driven from the application's thread, so the
+# application is never waiting for the NIC: frames per application CPU-second; CPU: the
+# application's rounds (app), the model's steps (nic), the thread (process)
+rawbench_step() {
+	[[ -x $B/myrio-rawbench ]] || return 1
+	local n
+	n=$(python3 -c "print(int(max(2e5, $T * 2e6)))") # about a second of CPU per second of -t
+	"$B/myrio-rawbench" step -s "$1" -n "$n" -m "$TIMING" >"$tmp/step.txt" || return 1
+	python3 - "$tmp/step.txt" <<'PY'
+import json, re, sys
+t = open(sys.argv[1]).read()
+n = re.search(r"sent, (\d+) received", t)
+c = re.search(r"step cpu: thread ([\d.]+) s, application ([\d.]+) ns per frame, model "
+              r"([\d.]+) ns per frame", t)
+if not (n and c) or float(c.group(2)) <= 0:
+    print('{"ok": false}'); sys.exit()
+rx, cpu, app, nic = int(n.group(1)), float(c.group(1)), float(c.group(2)), float(c.group(3))
+print(json.dumps({"value": 1e9 / app, "ops": rx, "cpu_app_s": app * rx / 1e9,
+                  "cpu_nic_s": nic * rx / 1e9, "cpu_proc_s": cpu}))
 PY
 }
 raw60() { rawbench_rate 60; }
 raw1514() { rawbench_rate 1514; }
+step60() { rawbench_step 60; }
+step1514() { rawbench_step 1514; }
 pmd60() { testpmd_rate 60; }
 pmd1514() { testpmd_rate 1514; }
+pmd60_cpu() { testpmd_rate 60 | python3 bench/per_cpu.py cpu_proc_s; }
+pmd1514_cpu() { testpmd_rate 1514 | python3 bench/per_cpu.py cpu_proc_s; }
 section_raw() {
 	if ! command -v dpdk-testpmd >/dev/null; then
 		echo "== raw frames: SKIPPED, dpdk-testpmd not installed (Debian packages dpdk-dev" \
@@ -425,9 +475,19 @@ section_raw() {
 	fi
 	echo "== raw frames: myrio-rawbench (unlimited model link) vs DPDK testpmd flowgen over" \
 		"two memif ports, two worker cores each; frames per CPU-second = 1e6 / CPU-us/frame"
-	row "raw 60-byte frames [frames/s]" frames/s frame 0 testpmd-memif - raw60 pmd60 cpu_app_s 1
-	row "raw 1514-byte frames [frames/s]" frames/s frame 0 testpmd-memif - raw1514 pmd1514 \
-		cpu_app_s 1
+	echo "   rate rows: ours counts the application's polls that moved frames (not those" \
+		"waiting for the model's thread); testpmd's lcores never wait (flowgen makes frames" \
+		"every poll): its whole process"
+	echo "   saturated rows: ours on the stepped model driven from the application's" \
+		"thread (every burst full, the model's steps apart; then with them), against the" \
+		"same testpmd runs' frames per process CPU-second"
+	local s
+	for s in 60 1514; do
+		row "raw $s-byte frames [frames/s]" frames/s frame 0 testpmd-memif - "raw$s" \
+			"pmd$s" cpu_app_s 1
+		row "raw $s-byte frames, application saturated [frames/app CPU-s]" frames/CPU-s \
+			frame 0 testpmd-memif 1 "step$s" "pmd${s}_cpu" cpu_proc_s -
+	done
 }
 
 # --- instructions per operation: deterministic, whatever the load ---------------------------
@@ -436,13 +496,17 @@ section_cost() {
 	bench/stack_cost.sh "$B" 1
 }
 
-# --quick: one absolute-target row and one row against a peer
+# --quick: one absolute-target row, one against a peer on loopback, and one against a peer
+# over veth with its CPU-second row (the run's namespaces in use until its end)
 section_quick() {
 	echo "== quick: the script's machinery, not a measurement"
 	target_row "TCP_STREAM mtu1500 spin [Gb/s]" Gb/s GB 0 0.993 "$(ceiling_gbps 1500)" st1500
 	row "UDP_RR vs lo busy-poll [trans/s]" trans/s trans 0 sockperf-lo-busy 1 udp_rr sp_udp_rr_busy
+	row "UDP 64-byte datagrams, sleeping when idle [pkt/s]" pkt/s frame 0 kernel-mmsg 1 \
+		udp64_irq mmsg64 cpu_proc_s 1
 }
 
+netns_up 1500 # loopback peers run in the run's own namespace too
 for s in $sections; do
 	"section_$s"
 done

@@ -9,8 +9,10 @@
 
 B=${B:-build}
 T=${T:-5}
-NS1=myrio-bench-a
-NS2=myrio-bench-b
+# Names of this run's own: two benchmarks at once must not delete each other's namespaces
+RUN_ID=${RUN_ID:-$$}
+NS1=myrio-bench-a$RUN_ID
+NS2=myrio-bench-b$RUN_ID
 IP1=10.77.0.1
 IP2=10.77.0.2
 export MYRIO_LOG=${MYRIO_LOG:-1}
@@ -36,6 +38,54 @@ netns_up() {
 netns_down() {
 	ip netns del $NS1 2>/dev/null || true
 	ip netns del $NS2 2>/dev/null || true
+}
+
+# wait_listen NS PORT: until a socket listens (TCP) or is bound (UDP) on PORT in NS, 10 s
+# at most: a client that starts first finds nobody, and on a loaded machine a server can
+# take seconds to get there
+wait_listen() {
+	local end=$((SECONDS + 10))
+	while ((SECONDS < end)); do
+		ip netns exec "$1" ss -Hlnut "sport = :$2" | grep -q . && return 0
+		sleep 0.1
+	done
+}
+
+# busy_poll_begin / busy_poll_end: net.core.busy_read and busy_poll (global, not per
+# namespace) at 50 us while any run needs them. The state file holds the values found
+# before the first run, then one line per run holding them; the last to leave restores them
+# (a holder that died without leaving no longer counts).
+BUSY_POLL_STATE=/run/myrio-bench-busy-poll
+busy_poll_begin() {
+	(
+		flock 9
+		if [[ ! -s $BUSY_POLL_STATE ]]; then
+			echo "$(sysctl -n net.core.busy_read) $(sysctl -n net.core.busy_poll)" \
+				>"$BUSY_POLL_STATE"
+		fi
+		echo $$ >>"$BUSY_POLL_STATE"
+		sysctl -qw net.core.busy_read=50 net.core.busy_poll=50
+	) 9>>"$BUSY_POLL_STATE.lock"
+}
+busy_poll_end() {
+	(
+		flock 9
+		[[ -s $BUSY_POLL_STATE ]] || exit 0
+		local saved holders=() h
+		{
+			read -r saved
+			while read -r h; do
+				[[ $h != $$ ]] && kill -0 "$h" 2>/dev/null && holders+=("$h")
+			done
+		} <"$BUSY_POLL_STATE"
+		if ((${#holders[@]})); then
+			printf '%s\n' "$saved" "${holders[@]}" >"$BUSY_POLL_STATE"
+		else
+			set -- $saved
+			sysctl -qw net.core.busy_read="$1" net.core.busy_poll="$2"
+			rm -f "$BUSY_POLL_STATE"
+		fi
+	) 9>>"$BUSY_POLL_STATE.lock"
 }
 
 # json FILE EXPR: a value from a JSON document, e.g. json r.json 'd["end"]["sum"]["seconds"]'

@@ -48,6 +48,7 @@ for p in iperf3 nuttcp sockperf python3; do need $p; done
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
+	[[ -n ${niccore:-} ]] && kill "$niccore" 2>/dev/null # a spinning daemon must not outlive us
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	netns_down
@@ -89,6 +90,7 @@ niccore_up() {
 	taskset -c 0 "$B/myrio-simd" --spin --socket "$tmp/s2" >"$tmp/simd2.log" 2>&1 &
 	niccore=$!
 	for _ in $(seq 100); do [[ -S $tmp/s2 ]] && return 0; sleep 0.1; done
+	niccore_down
 	return 1
 }
 niccore_down() {

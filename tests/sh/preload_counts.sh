@@ -10,12 +10,7 @@ build=$(cd "${1:?build directory}" && pwd)
 source "$(dirname "$0")/lib/simd.sh"
 simd_need myrio-simd myrio-run libmyrio-preload.so
 command -v python3 >/dev/null || { echo "no python3"; exit 77; }
-asan_env=
-if grep -q "MYRIO_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
-	rt=$(clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null)
-	[[ -f $rt ]] || { echo "skip: no ASan runtime to preload"; exit 77; }
-	asan_env="env LD_PRELOAD=$rt ASAN_OPTIONS=detect_leaks=0"
-fi
+preload_asan_env
 simd_start
 export MYRIO_PRELOAD_COUNTS=1 MYRIO_SPIN_US=0
 A="$asan_env $build/myrio-run --device simd:nic0@$sock --ip 10.0.0.1/24 --"

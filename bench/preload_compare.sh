@@ -6,11 +6,14 @@
 #   preload:   two processes on the two cabled NICs of one myrio-simd daemon
 #   own tools: myrio-perf --copy (TCP_STREAM copying, as socket programs do) and
 #              latency_loopback, on the same daemon's NICs
+#   "NIC core" rows: sockperf and latency_loopback on a daemon of their own whose model
+#              thread never sleeps and has CPU 0 (as a NIC's own processor), the
+#              programs on the other CPUs; started for those runs only
 #   kernel:    the same programs over veth (offloads on)
 #
 #   bench/preload_compare.sh [-b BUILD_DIR] [-t SECONDS] [-n ROUNDS] [-v] [MEASUREMENT...]
 #   -v: each run's JSON line on stderr as it ends, with its wall time
-#   MEASUREMENT: run only these (names below), no rows
+#   MEASUREMENT: run only these (names below), and the rows they make
 #
 # Every measurement runs once per round, the rounds interleaved (the order reversed every
 # other round), default 3 rounds of 3 s. Each row prints both sides' median [min-max], the
@@ -45,6 +48,7 @@ for p in iperf3 nuttcp sockperf python3; do need $p; done
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
+	[[ -n ${niccore:-} ]] && kill "$niccore" 2>/dev/null # a spinning daemon must not outlive us
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	netns_down
@@ -60,28 +64,61 @@ pids+=($simd)
 for _ in $(seq 100); do [[ -S $tmp/s ]] && break; sleep 0.1; done
 A="$B/myrio-run --device simd:nic0@$tmp/s --ip 10.0.0.1/24 --"
 Z="$B/myrio-run --device simd:nic1@$tmp/s --ip 10.0.0.2/24 --"
+A2="$B/myrio-run --device simd:nic0@$tmp/s2 --ip 10.0.0.1/24 --" # the "NIC core" daemon's
+Z2="$B/myrio-run --device simd:nic1@$tmp/s2 --ip 10.0.0.2/24 --"
 netns_up 1500
 K1="ip netns exec $NS1"
 K2="ip netns exec $NS2"
 
 timed() { /usr/bin/time -f "%U %S" -o "$1" "${@:2}"; } # timed FILE CMD...: CPU to FILE
 cpu_file() { tail -1 "$1" 2>/dev/null | awk 'NF == 2 { print $1 + $2; ok = 1 } END { if (!ok) print 0 }'; }
-# stop PID: ends a server started under timed (the program is the child of time)
+# stop PID [SIGNAL]: ends a server started under timed (the program is the child of time)
 stop() {
 	local c
+	for c in $(pgrep -P "$1"); do kill -"${2:-TERM}" "$c" 2>/dev/null; done
+	for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
 	for c in $(pgrep -P "$1"); do kill "$c" 2>/dev/null; done
 	wait "$1" 2>/dev/null
 }
-# emit VALUE OPS APP_CPU NIC_CPU: one run as JSON ("-": a failed run, or not measured)
+# The "NIC core" daemon: its model thread never sleeps and has CPU 0, as a NIC's processor
+# works beside the host's; the programs get the other CPUs. Up only for its runs: it burns
+# CPU 0 while it runs.
+APP_CPUS=$((LAST_CPU > 0 ? 1 : 0))-$LAST_CPU
+niccore=
+niccore_up() {
+	rm -f "$tmp/s2"
+	taskset -c 0 "$B/myrio-simd" --spin --socket "$tmp/s2" >"$tmp/simd2.log" 2>&1 &
+	niccore=$!
+	for _ in $(seq 100); do [[ -S $tmp/s2 ]] && return 0; sleep 0.1; done
+	niccore_down
+	return 1
+}
+niccore_down() {
+	kill "$niccore" 2>/dev/null
+	wait "$niccore" 2>/dev/null
+	niccore=
+}
+# emit VALUE OPS APP_CPU NIC_CPU [ALL SLEEPS EMPTY]: one run as JSON ("-": a failed run, or
+# not measured); SLEEPS and EMPTY: the preload's counts of both processes over the whole run
+# (MYRIO_PRELOAD_COUNTS), ALL: the round trips of the whole run (warm-up included)
 emit() {
-	awk -v v="$1" -v ops="$2" -v app="$3" -v nic="$4" 'BEGIN {
+	awk -v v="$1" -v ops="$2" -v app="$3" -v nic="$4" -v all="${5:-0}" -v sl="${6:--}" \
+		-v em="${7:--}" 'BEGIN {
 		ok = v != "-" && v != "" && ops + 0 > 0
 		printf "{\"ok\": %s, \"value\": %s, \"ops\": %s, \"cpu_app_s\": %.3f, ", \
 			ok ? "true" : "false", ok ? v + 0 : "null", ok ? ops + 0 : 0, app
+		if (sl != "-" && all > 0)
+			printf "\"round_trips\": %d, \"sleeps\": %d, \"empty_wakes\": %d, ", all, sl, em
 		printf "\"cpu_proc_s\": %.3f, \"cpu_nic_s\": %s}\n", app,
 			nic == "-" ? "null" : sprintf("%.3f", nic) }'
 }
-nic_cpu() { [[ $1 == kernel ]] && echo - || cpu_of $simd; }
+# counts FILE...: the preload's sleeps and empty wake-ups summed over the processes' lines
+counts() {
+	cat "$@" 2>/dev/null | awk '/sleeps [0-9]+, woken with nothing/ {
+		for (i = 1; i <= NF; i++) { if ($i == "sleeps") s += $(i+1); if ($i == "nothing") e += $(i+1) }
+		n++ } END { if (n == 2) print s + 0, e + 0; else print "- -" }'
+}
+nic_cpu() { [[ $1 == kernel ]] && echo - || cpu_of "${2:-$simd}"; }
 nic_delta() { [[ $1 == - ]] && echo - || echo "$2 - $1" | bc; }
 
 # iperf3 WHERE(preload|kernel): Gb/s received; ops = GB
@@ -128,33 +165,46 @@ perf_copy() {
 		d["bytes_received"]/1e9, d["cpu_local_s"] + d["cpu_remote_s"])' 2>/dev/null || echo "- 0 0")
 	emit "$v" "$ops" "$app" "$(nic_delta "$n0" "$n1")"
 }
-# sockperf WHERE [ENV...]: UDP 32 B ping-pong median [us]; ops = round trips
+# sockperf WHERE [ENV...]: UDP 32 B ping-pong median [us]; ops = round trips. WHERE:
+# preload, kernel, or niccore (the preload on a daemon whose model thread has CPU 0)
 sockperf_run() {
-	local where=$1 c=$A s=$Z ip=10.0.0.2 n0 n1 sp
+	local where=$1 c=$A s=$Z ip=10.0.0.2 n0 n1 sp pin=() d=$simd
 	shift
 	[[ $where == kernel ]] && c=$K1 s=$K2 ip=$IP2
-	env "$@" /usr/bin/time -f "%U %S" -o "$tmp/ts" $s sockperf server -i "$ip" -p 11111 \
-		>/dev/null 2>&1 &
+	if [[ $where == niccore ]]; then
+		niccore_up || return 1
+		d=$niccore c=$A2 s=$Z2 pin=(taskset -c "$APP_CPUS")
+	fi
+	env MYRIO_PRELOAD_COUNTS=1 "$@" /usr/bin/time -f "%U %S" -o "$tmp/ts" "${pin[@]}" $s \
+		sockperf server -i "$ip" -p 11111 >"$tmp/srv.txt" 2>&1 &
 	sp=$!
 	sleep 1
-	n0=$(nic_cpu "$where")
-	env "$@" /usr/bin/time -f "%U %S" -o "$tmp/tc" $c sockperf ping-pong -i "$ip" -p 11111 \
-		-t "$secs" -m 32 >"$tmp/p.txt" 2>&1
-	n1=$(nic_cpu "$where")
-	stop $sp
-	local v ops
+	n0=$(nic_cpu "$where" "$d")
+	env MYRIO_PRELOAD_COUNTS=1 "$@" /usr/bin/time -f "%U %S" -o "$tmp/tc" "${pin[@]}" $c \
+		sockperf ping-pong -i "$ip" -p 11111 -t "$secs" -m 32 >"$tmp/p.txt" 2>&1
+	n1=$(nic_cpu "$where" "$d")
+	stop $sp INT # an orderly exit prints the preload's counts
+	[[ $where == niccore ]] && niccore_down
+	local v ops all
 	v=$(grep -o "percentile 50.000 = *[0-9.]*" "$tmp/p.txt" | awk '{ print $NF }')
 	ops=$(grep -o "Valid Duration.*ReceivedMessages=[0-9]*" "$tmp/p.txt" | sed 's/.*=//')
+	all=$(grep -o "Total Run.*ReceivedMessages=[0-9]*" "$tmp/p.txt" | sed 's/.*=//')
 	emit "$v" "$ops" "$(echo "$(cpu_file "$tmp/tc") + $(cpu_file "$tmp/ts")" | bc)" \
-		"$(nic_delta "$n0" "$n1")"
+		"$(nic_delta "$n0" "$n1")" "${all:-0}" $(counts "$tmp/p.txt" "$tmp/srv.txt")
 }
-# latency_loopback on the same daemon's NICs (one process polling both stacks)
+# latency_loopback on the same daemon's NICs (one process polling both stacks); niccore:
+# on a daemon whose model thread has CPU 0, the program on the last CPU
 loopback() {
-	local n0 n1 rt=20000
-	n0=$(cpu_of $simd)
-	timed "$tmp/tc" "$B/latency_loopback" -n $rt -s 32 "simd:nic0@$tmp/s" "simd:nic1@$tmp/s" \
-		>"$tmp/l.txt" 2>&1
-	n1=$(cpu_of $simd)
+	local n0 n1 rt=20000 d=$simd sock=$tmp/s pin=()
+	if [[ ${1:-} == niccore ]]; then
+		niccore_up || return 1
+		d=$niccore sock=$tmp/s2 pin=(taskset -c "$LAST_CPU")
+	fi
+	n0=$(cpu_of $d)
+	timed "$tmp/tc" "${pin[@]}" "$B/latency_loopback" -n $rt -s 32 "simd:nic0@$sock" \
+		"simd:nic1@$sock" >"$tmp/l.txt" 2>&1
+	n1=$(cpu_of $d)
+	[[ ${1:-} == niccore ]] && niccore_down
 	local v
 	v=$(sed '/^TCP /,$d' "$tmp/l.txt" | grep -o "median [0-9.]* us" | awk '{ print $2 }')
 	emit "$v" $rt "$(cpu_file "$tmp/tc")" "$(nic_delta "$n0" "$n1")"
@@ -167,10 +217,10 @@ declare -A measure=(
 	[nuttcp_preload]="nuttcp_run preload" [nuttcp_kernel]="nuttcp_run kernel"
 	[sp_preload]="sockperf_run preload" [sp_preload_spin50]="sockperf_run preload MYRIO_SPIN_US=50"
 	[sp_preload_busy]="sockperf_run preload MYRIO_SPIN=1" [sp_kernel]="sockperf_run kernel"
-	[loopback]=loopback
+	[loopback]=loopback [sp_niccore]="sockperf_run niccore" [loopback_niccore]="loopback niccore"
 )
 order=(iperf_preload perf_copy iperf_kernel nuttcp_preload nuttcp_kernel sp_preload loopback
-	sp_kernel sp_preload_spin50 sp_preload_busy)
+	sp_kernel sp_preload_spin50 sp_preload_busy sp_niccore loopback_niccore)
 run_one() {
 	local s0 s1 out w0=$SECONDS
 	s0=$(steal_ticks)
@@ -184,7 +234,9 @@ run_one() {
 			d = $2 - t; printf "%.1f", (d > 0 ? 100 * ($1 - a) / d : 0) }')}" >>"$tmp/m.$1"
 }
 # row NAME UNIT PER_OP LOWER OURS PEER PEER_NAME TARGET: the two measurements' rounds paired
+# (none when one of the two was not run)
 row() {
+	[[ -f $tmp/m.$5 && -f $tmp/m.$6 ]] || return 0
 	python3 -c 'import json, sys
 for side, f in (("ours", sys.argv[1]), ("peer", sys.argv[2])):
     for l in open(f):
@@ -203,7 +255,6 @@ for ((i = 0; i < N; i++)); do
 	fi
 done
 echo "load after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-((${#only[@]})) && exit 0
 echo "== TCP throughput (the preload's \"libmyrio\" line is iperf3 or nuttcp through it)"
 row "iperf3 preload vs myrio-perf --copy [Gb/s]" Gb/s GB 0 iperf_preload perf_copy myrio-perf 0.9
 row "nuttcp -w 128 preload vs myrio-perf --copy [Gb/s]" Gb/s GB 0 nuttcp_preload perf_copy \
@@ -220,3 +271,15 @@ row "sockperf preload MYRIO_SPIN=1 vs latency_loopback [us]" us trans 1 sp_prelo
 row "sockperf preload sleeping vs kernel veth [us]" us trans 1 sp_preload sp_kernel kernel 1
 row "sockperf preload MYRIO_SPIN_US=50 vs kernel veth [us]" us trans 1 sp_preload_spin50 \
 	sp_kernel kernel 1
+row "sockperf preload sleeping vs latency_loopback, NIC model on its own core [us]" us trans 1 \
+	sp_niccore loopback_niccore loopback 0.5
+row "sockperf preload sleeping, NIC model on its own core, vs kernel veth [us]" us trans 1 \
+	sp_niccore sp_kernel kernel 1
+echo "== the preload's sleeps per round trip (both ends; MYRIO_PRELOAD_COUNTS): all, ended with nothing"
+for m in sp_preload sp_preload_spin50 sp_preload_busy sp_niccore; do
+	[[ -f $tmp/m.$m ]] && python3 -c 'import json, sys, statistics
+r = [json.loads(l) for l in open(sys.argv[1])]
+r = [x for x in r if x.get("ok") and "sleeps" in x]
+f = lambda k: "{:.2f}".format(statistics.median(x[k] / x["round_trips"] for x in r)) if r else "-"
+print("    {:18s} {} {}".format(sys.argv[2], f("sleeps"), f("empty_wakes")))' "$tmp/m.$m" "$m"
+done

@@ -9,6 +9,7 @@
  * that armed before it. The fd stays readable until the last sleeper leaves. */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,11 @@ static struct {
 	unsigned sleepers, inside;
 	uint64_t app_polls; /* stack polls by the program's threads (not the progress thread) */
 	bool woken;	    /* the wake fd was written since it was last drained */
+	/* sleeps in engine_block, and those that ended with nothing for the stack or the set
+	 * (a send report's interrupt, an interrupt that came after the arm had read the fd,
+	 * a stale wake-up); MYRIO_PRELOAD_COUNTS=1 prints them at exit */
+	uint64_t sleeps, empty_wakes;
+	bool print_counts;
 	uint64_t armed_deadline;
 	pthread_t progress_thread;
 	bool stopping;
@@ -266,7 +272,8 @@ int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t 
 	pthread_cleanup_pop(0);
 	int err = errno;
 	engine_lock(); /* ends the sleep unless a signal handler's call already did */
-	engine_progress();
+	int work = engine_progress();
+	eng.sleeps++;
 	if (rc < 0) {
 		errno = err;
 		return -1;
@@ -276,6 +283,7 @@ int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t 
 		extra[i].revents = fds[i + 2].revents;
 		ready += extra[i].revents != 0;
 	}
+	eng.empty_wakes += rc > 0 && work == 0 && ready == 0;
 	return ready;
 }
 
@@ -344,6 +352,9 @@ static void engine_exit(void)
 {
 	if (eng.state != 1 || getpid() != eng.pid)
 		return;
+	if (eng.print_counts)
+		preload_log("sleeps %" PRIu64 ", woken with nothing %" PRIu64, eng.sleeps,
+			    eng.empty_wakes);
 	engine_lock();
 	eng.stopping = true;
 	fdtab_close_all(); /* connections still open end as the kernel ends them */
@@ -448,6 +459,7 @@ static int engine_start(void)
 	}
 	own_fds_record(before);
 	spin_budget_ns = (uint64_t)eng.conf.spin_us * 1000;
+	eng.print_counts = getenv("MYRIO_PRELOAD_COUNTS") != NULL;
 	eng.armed_deadline = 0;
 	eng.pid = getpid();
 	pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child);

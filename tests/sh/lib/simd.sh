@@ -20,3 +20,15 @@ simd_start() {
 	for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
 	[[ -S $sock ]] || { cat "$tmp/simd.log"; echo "daemon did not start"; exit 1; }
 }
+
+# Sets asan_env: the command prefix that loads the sanitizer runtime before a sanitized
+# build's preload library (myrio-run appends the library); empty for other builds. Exits 77
+# when the runtime cannot be found.
+preload_asan_env() {
+	asan_env=
+	grep -q "MYRIO_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null || return 0
+	local rt
+	rt=$(clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null)
+	[[ -f $rt ]] || { echo "skip: no ASan runtime to preload"; exit 77; }
+	asan_env="env LD_PRELOAD=$rt ASAN_OPTIONS=detect_leaks=0"
+}

@@ -119,12 +119,19 @@ static bool every_queue_moves(struct qt_ctx *c, const uint64_t base[QT_NQ][2], u
 	return false;
 }
 
-/* b_streams: b sends to a without a window (qt_ctx). */
+/* b_streams: b sends to a without a window (qt_ctx).
+ *
+ * The watchdog period is the driver's default (1 s, as Linux's), not a shorter one: a send
+ * ring is called stuck when it moved nothing for a whole period and 50 ms more, and here
+ * the NIC is the model's thread, sharing two cores with the four threads and whatever else
+ * the machine runs. Under a load average of 25-30 that thread was seen to go 265 ms without
+ * running, more than a 200 ms period's 250 ms: with that period the healthy peer was reset
+ * in 1 of 20 loaded runs. A NIC's own processor is never descheduled. */
 static void hang_and_recover(enum sim_fault fault, uint32_t arg, bool b_streams)
 {
 	struct qt_ctx *c = calloc(1, sizeof(*c));
 	assert_non_null(c);
-	assert_int_equal(qt_open(c, "eeprom_fw=rss,link=unlimited", "watchdog_ms=200"), 0);
+	assert_int_equal(qt_open(c, "eeprom_fw=rss,link=unlimited", NULL), 0);
 	c->b_streams = b_streams;
 	assert_int_equal(qt_start(c), 0);
 	assert_true(traffic_over(c, 0, 4000));

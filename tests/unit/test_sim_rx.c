@@ -246,6 +246,28 @@ static void bad_completion_injected(void **state)
 	assert_int_equal(h_completion(&c->b, NULL), 64);
 }
 
+/* A peer whose firmware hung, with flow control on and no buffer posted, sends no PAUSE:
+ * it does not run, so the frames go on the wire and are lost at the far end (as on a
+ * Myri-10G and any 10 GbE partner), and the sender's ring keeps moving; so it is after the
+ * peer's function-level reset. Only a peer that runs and lacks buffers holds it
+ * (flow_control_holds_sender). */
+static void hung_or_resetting_peer_holds_nobody(void **state)
+{
+	struct hpair *c = *state;
+	h_cmd(&c->a, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL);
+	h_cmd(&c->b, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL);
+	assert_int_equal(sim_nic_inject(c->b.nic, SIM_FAULT_FW_HANG, 0), 0);
+	uint8_t f[100];
+	for (int i = 0; i < 4; i++)
+		send_to_b(c, 64, (uint8_t)i, f);
+	sim_nic_flr(c->b.nic);
+	for (int i = 0; i < 4; i++)
+		send_to_b(c, 64, (uint8_t)i, f);
+	assert_int_equal(h_nic_stats(c->a.nic).tx_frames, 8);
+	assert_int_equal(h_nic_counters(c->a.nic).dropped_pause, 0);
+	assert_int_equal(h_nic_stats(c->b.nic).rx_down, 8);
+}
+
 static void down_nic_receives_nothing(void **state)
 {
 	struct hpair *c = *state;
@@ -295,6 +317,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(filters, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(mtu_and_runts, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(bad_completion_injected, setup, h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(hung_or_resetting_peer_holds_nobody, setup,
+					    h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(down_nic_receives_nothing, setup, h_pair_teardown),
 	    cmocka_unit_test(single_posting_across_wraps),
 	};

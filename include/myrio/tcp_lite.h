@@ -296,8 +296,10 @@ const char *myrio_tcp_state_name(enum myrio_tcp_state st);
 /* Why the connection ended: -ECONNRESET, -ETIMEDOUT, ... or 0. An ICMP error ends a
  * connection only during the handshake (RFC 1122 §4.2.3.9, as Linux): port or protocol
  * unreachable -ECONNREFUSED / -ENOPROTOOPT, host or network unreachable -EHOSTUNREACH /
- * -ENETUNREACH (SYN_SENT only: any destination unreachable ends it). A connection that
- * times out after such an error ends with that error instead of -ETIMEDOUT. */
+ * -ENETUNREACH (SYN_SENT only: any destination unreachable ends it). ARP giving up on the
+ * next hop (3 requests unanswered, 3 s) counts as a host unreachable: a connect to a host
+ * that never answers ARP ends -EHOSTUNREACH then, as Linux's. A connection that times out
+ * after such an error ends with that error instead of -ETIMEDOUT. */
 int myrio_tcp_error(const struct myrio_tcp_conn *c);
 /* The last ICMP error reported for an open connection (0 if none): recorded, not fatal
  * (RFC 5927 §5.2: errors can be forged, so they do not end a synchronised connection). */
@@ -443,6 +445,11 @@ struct myrio_stack_stats {
 	 * sibling stack whose socket takes them, received so from a sibling, and copies lost
 	 * (the sibling's backlog full, or no buffer) */
 	uint64_t udp_handed_off, udp_handoff_rx, drop_udp_handoff;
+	/* addresses ARP gave up on after 3 requests unanswered: their waiting frames are
+	 * counted in arp_unresolved_drop, and their senders told as by an ICMP host
+	 * unreachable (counted with the ICMP errors taken: a connection in its handshake
+	 * ends with -EHOSTUNREACH) */
+	uint64_t arp_failed;
 };
 
 struct myrio_tcp_conn_stats {

@@ -479,6 +479,19 @@ void icmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
 void icmp_send_port_unreach(struct myrio_stack *s, const struct myrio_pkt *p,
 			    const struct ip_rx *ip);
 
+/* A frame ARP could not deliver (it gave up on the next hop), as its sender hears of it:
+ * what an ICMP error would quote of it. */
+struct link_failure {
+	uint32_t dst;
+	uint8_t proto;
+	uint8_t l4[8]; /* the transport header's first 8 bytes: ports, sequence number */
+};
+/* Notes what frame's sender is to hear after notes[0..n-1] (once per flow); returns the
+ * new count. */
+unsigned link_failure_note(const struct myrio_pkt *frame, struct link_failure *notes, unsigned n);
+/* Tells it: as the host unreachable (code 1) Linux's ip_link_failure sends itself. */
+void link_failure(struct myrio_stack *s, const struct link_failure *l);
+
 /* pmtu.c: the per-destination path MTU cache */
 #define PMTU_MIN 552			/* lower estimates are not believed (Linux's min_pmtu) */
 #define PMTU_AGE_MS (10u * 60u * 1000u) /* RFC 1191 §6.3: raise again after 10 minutes */

@@ -128,7 +128,9 @@ void myrio_stack_conf_init(struct myrio_stack_conf *conf);
 /* Latency profile: no delayed ACKs; apply after myrio_stack_conf_init. */
 void myrio_stack_conf_latency(struct myrio_stack_conf *conf);
 
-/* Binds a stack to an open port. The port stays the caller's; close it after destroy. */
+/* Binds a stack to an open port of one queue (-EINVAL on a port of several: make one
+ * stack per queue below; -EBUSY when the port has a stack already). The port stays the
+ * caller's; close it after destroy. */
 int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		       const struct myrio_stack_conf *conf);
 /* One stack per queue of a port of several (myrio_port_open_queues), each polled by its
@@ -137,7 +139,10 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
  * stack already made for the port. Received packets reach the stack of the queue their RSS
  * hash names; an active open on a stack picks a source port that brings its answers back
  * to that stack, and a listener is needed on every stack (each accepts the connections that
- * land on it). Destroy every stack before closing the port. */
+ * land on it). Refused, with a log line: a queue that has a stack (-EBUSY), sibling NULL
+ * on a port that has stacks (-EBUSY), a sibling of another port or address (-EINVAL).
+ * Siblings may be destroyed in any order, the first included; a queue let go takes a new
+ * sibling of the stacks left. Destroy every stack before closing the port. */
 int myrio_stack_create_queue(struct myrio_stack **out, struct myrio_port *port, uint16_t queue,
 			     const struct myrio_stack_conf *conf, struct myrio_stack *sibling);
 /* The queue a stack polls (0 for myrio_stack_create's). */

@@ -427,6 +427,11 @@ void shard_fini(struct myrio_stack *s);
  * NULL); a sibling sent the gratuitous ARP already */
 int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t queue,
 		    const struct myrio_stack_conf *conf, const struct myrio_stack *sibling);
+/* queue_claims.c: queue of port (of nq) taken by a new stack, the first of the port's or
+ * a sibling's: -EBUSY (logged) when that queue has a stack, or a first stack finds the
+ * port has some; released by myrio_stack_destroy. */
+int queue_claim(const struct myrio_port *port, uint16_t queue, uint16_t nq, bool first);
+void queue_release(const struct myrio_port *port, uint16_t queue);
 /* Whether a connection to rip:rport from lport lands on this stack's queue. */
 bool shard_port_ours(struct myrio_stack *s, uint32_t rip, uint16_t rport, uint16_t lport);
 /* An ICMP error about a TCP flow another stack owns (the NIC hashes ICMP by addresses):

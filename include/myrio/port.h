@@ -12,7 +12,9 @@
  *
  * Teardown, the one order everywhere: stacks (myrio_stack_destroy), then pools
  * (myrio_pool_destroy), then the port (myrio_port_close). Buffers the NIC still holds are
- * not freed under it: a pool destroyed early lives on until the port has them back.
+ * not freed under it: a pool destroyed early lives on until the port has them back. The
+ * stacks of one port's queues (myrio_stack_create_queue) go in any order, the first one
+ * made included.
  *
  * Every call returns 0 or a negative errno and logs a message that says what to do.
  * rx_burst/tx_burst never block and never allocate beyond the port's pools.
@@ -110,7 +112,12 @@ int myrio_port_open(struct myrio_port **out, const char *device,
 /* After its stacks and pools are gone (see the teardown order above). */
 void myrio_port_close(struct myrio_port *port);
 
-/* Receives up to n packets; the caller owns them and frees them with myrio_pkt_free. */
+/* Receives up to n packets; the caller owns them and frees them with myrio_pkt_free, or
+ * sends them on (a forwarder's l2fwd): a received buffer may be given to the send of the
+ * queue it came from (myrio_tx_burst for myrio_rx_burst's, myrio_tx_burst_queue of its
+ * queue), as it is (data at the Ethernet header, len the frame's) or changed in place;
+ * the send completion frees it into its receive pool. Not to another queue's: pools are
+ * single-threaded, and that queue's thread would free it. */
 uint16_t myrio_rx_burst(struct myrio_port *port, struct myrio_pkt **pkts, uint16_t n);
 /* Queues up to n packets for transmission and takes ownership of the ones it queued
  * (it frees them when the NIC has read them); returns how many it took. */
@@ -175,7 +182,9 @@ int myrio_port_irq_arm(struct myrio_port *port);
 
 /* Queues: a port of several receive/send queue pairs (the Myri-10G's slices), each for one
  * thread, as DPDK's rx/tx queues. Open it with the driver argument "queues=N" (1..16, the
- * RSS firmware) or myrio_port_open_queues. Queue 0 is what myrio_rx_burst/myrio_tx_burst
+ * RSS firmware: an rss_ image on a board; on the model, eeprom_fw=rss in its
+ * configuration, myrio_sim_conf_parse or myrio-simd --model) or myrio_port_open_queues;
+ * without it the open fails. Queue 0 is what myrio_rx_burst/myrio_tx_burst
  * and myrio_port_irq_fd serve; queue q is served by the calls below, from one thread per
  * queue, without locks: a queue's received buffers come from pools of its own, so the
  * thread that polls a queue frees what it received (and sends from pools it made). The
@@ -213,9 +222,14 @@ struct myrio_queue_stats {
 int myrio_port_queue_stats(struct myrio_port *port, uint16_t queue,
 			   struct myrio_queue_stats *stats);
 
-/* RSS: a received flow's hash picks an entry of the table, which names its queue. */
+/* RSS: a received flow's hash picks entry hash % table_size of the table, which names its
+ * queue. The hash types are the Myri-10G firmware's (SET_RSS_ENABLE): it has no UDP
+ * 4-tuple Toeplitz (DPDK's ETH_RSS_UDP). Under IPV4 | TCP_IPV4 (the default) UDP and other
+ * IPv4 hash by the addresses alone: every UDP flow between two hosts lands on one queue.
+ * MYRIO_RSS_PORTS is the only type that spreads UDP by ports. Non-IPv4 frames (ARP) hash
+ * to 0, and so do IPv4 fragments under the port types. */
 #define MYRIO_RSS_IPV4 0x1u	/* Toeplitz over the IPv4 source and destination addresses */
-#define MYRIO_RSS_TCP_IPV4 0x2u /* Toeplitz over addresses and TCP ports */
+#define MYRIO_RSS_TCP_IPV4 0x2u /* Toeplitz over addresses and TCP ports; other frames 0 */
 #define MYRIO_RSS_PORTS 0x4u	/* the NIC's port hash: TCP/UDP source XOR destination port */
 #define MYRIO_RSS_KEY_LEN 40u
 struct myrio_rss_conf {

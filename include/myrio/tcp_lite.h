@@ -128,7 +128,9 @@ void myrio_stack_conf_init(struct myrio_stack_conf *conf);
 /* Latency profile: no delayed ACKs; apply after myrio_stack_conf_init. */
 void myrio_stack_conf_latency(struct myrio_stack_conf *conf);
 
-/* Binds a stack to an open port. The port stays the caller's; close it after destroy. */
+/* Binds a stack to an open port of one queue (-EINVAL on a port of several: make one
+ * stack per queue below; -EBUSY when the port has a stack already). The port stays the
+ * caller's; close it after destroy. */
 int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		       const struct myrio_stack_conf *conf);
 /* One stack per queue of a port of several (myrio_port_open_queues), each polled by its
@@ -137,7 +139,10 @@ int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
  * stack already made for the port. Received packets reach the stack of the queue their RSS
  * hash names; an active open on a stack picks a source port that brings its answers back
  * to that stack, and a listener is needed on every stack (each accepts the connections that
- * land on it). Destroy every stack before closing the port. */
+ * land on it). Refused, with a log line: a queue that has a stack (-EBUSY), sibling NULL
+ * on a port that has stacks (-EBUSY), a sibling of another port or address (-EINVAL).
+ * Siblings may be destroyed in any order, the first included; a queue let go takes a new
+ * sibling of the stacks left. Destroy every stack before closing the port. */
 int myrio_stack_create_queue(struct myrio_stack **out, struct myrio_port *port, uint16_t queue,
 			     const struct myrio_stack_conf *conf, struct myrio_stack *sibling);
 /* The queue a stack polls (0 for myrio_stack_create's). */
@@ -296,8 +301,10 @@ const char *myrio_tcp_state_name(enum myrio_tcp_state st);
 /* Why the connection ended: -ECONNRESET, -ETIMEDOUT, ... or 0. An ICMP error ends a
  * connection only during the handshake (RFC 1122 §4.2.3.9, as Linux): port or protocol
  * unreachable -ECONNREFUSED / -ENOPROTOOPT, host or network unreachable -EHOSTUNREACH /
- * -ENETUNREACH (SYN_SENT only: any destination unreachable ends it). A connection that
- * times out after such an error ends with that error instead of -ETIMEDOUT. */
+ * -ENETUNREACH (SYN_SENT only: any destination unreachable ends it). ARP giving up on the
+ * next hop (3 requests unanswered, 3 s) counts as a host unreachable: a connect to a host
+ * that never answers ARP ends -EHOSTUNREACH then, as Linux's. A connection that times out
+ * after such an error ends with that error instead of -ETIMEDOUT. */
 int myrio_tcp_error(const struct myrio_tcp_conn *c);
 /* The last ICMP error reported for an open connection (0 if none): recorded, not fatal
  * (RFC 5927 §5.2: errors can be forged, so they do not end a synchronised connection). */
@@ -443,6 +450,11 @@ struct myrio_stack_stats {
 	 * sibling stack whose socket takes them, received so from a sibling, and copies lost
 	 * (the sibling's backlog full, or no buffer) */
 	uint64_t udp_handed_off, udp_handoff_rx, drop_udp_handoff;
+	/* addresses ARP gave up on after 3 requests unanswered: their waiting frames are
+	 * counted in arp_unresolved_drop, and their senders told as by an ICMP host
+	 * unreachable (counted with the ICMP errors taken: a connection in its handshake
+	 * ends with -EHOSTUNREACH) */
+	uint64_t arp_failed;
 };
 
 struct myrio_tcp_conn_stats {

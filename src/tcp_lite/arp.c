@@ -56,11 +56,15 @@ int arp_init(struct myrio_stack *s)
 	return 0;
 }
 
-/* Takes e's frames out of the queue, in order: sent to its MAC, or dropped. */
-static void unqueue(struct myrio_stack *s, struct arp_entry *e, bool send)
+/* Takes e's frames out of the queue, in order: sent to its MAC, or dropped. What the
+ * dropped ones' senders are to hear is noted in lost (when not NULL, room for e->nq):
+ * returns how many notes. */
+static unsigned unqueue(struct myrio_stack *s, struct arp_entry *e, bool send,
+			struct link_failure *lost)
 {
+	unsigned nlost = 0;
 	if (!e->nq)
-		return;
+		return 0;
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < s->arpq_len; i++) {
 		struct arp_waiting w = s->arpq[i];
@@ -70,17 +74,34 @@ static void unqueue(struct myrio_stack *s, struct arp_entry *e, bool send)
 			memcpy(myrio_pkt_data(w.p), e->mac, 6);
 			stack_tx(s, w.p);
 		} else {
+			if (lost)
+				nlost = link_failure_note(w.p, lost, nlost);
 			s->st.arp_unresolved_drop++;
 			myrio_pkt_free_req(w.p);
 		}
 	}
 	s->arpq_len = kept;
 	e->nq = 0;
+	return nlost;
 }
 
 static void drop_queue(struct myrio_stack *s, struct arp_entry *e)
 {
-	unqueue(s, e, false);
+	unqueue(s, e, false, NULL);
+}
+
+/* No answer to ARP_TRIES requests: the entry goes, its frames are dropped, and their
+ * senders told as by a host unreachable (link_failure, as Linux's arp_error_report). They
+ * are told last, with the entry free and the queue whole: a sender may send again from its
+ * callback, which resolves afresh. */
+static void give_up(struct myrio_stack *s, struct arp_entry *e)
+{
+	struct link_failure lost[ARP_QLEN]; /* e->nq <= ARP_QLEN */
+	unsigned n = unqueue(s, e, false, lost);
+	e->state = ARP_FREE;
+	s->st.arp_failed++;
+	for (unsigned i = 0; i < n; i++)
+		link_failure(s, &lost[i]);
 }
 
 void arp_fini(struct myrio_stack *s)
@@ -168,8 +189,11 @@ static void arp_send(struct myrio_stack *s, uint16_t op, const uint8_t *dmac, ui
 static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 static const uint8_t zero_mac[6];
 
+/* Counted in e->tries: a frame sent while the address is unresolved may ask before the
+ * timer does, and ARP still gives up after ARP_TRIES requests. */
 static void arp_request(struct myrio_stack *s, struct arp_entry *e)
 {
+	e->tries++;
 	e->last_req = s->now_ms;
 	arp_send(s, 1, bcast, e->ip, zero_mac);
 }
@@ -184,7 +208,7 @@ int myrio_arp_announce(struct myrio_stack *s)
 
 static void flush_queue(struct myrio_stack *s, struct arp_entry *e)
 {
-	unqueue(s, e, true);
+	unqueue(s, e, true, NULL);
 }
 
 void arp_output(struct myrio_stack *s, struct myrio_pkt *p, uint32_t nh)
@@ -226,7 +250,7 @@ void arp_output(struct myrio_stack *s, struct myrio_pkt *p, uint32_t nh)
 		s->st.arp_queue_drop++;
 		myrio_pkt_free_req(p);
 	}
-	if (e->last_req == 0 || s->now_ms >= e->last_req + ARP_RETRY_MS)
+	if (e->tries < ARP_TRIES && (e->last_req == 0 || s->now_ms >= e->last_req + ARP_RETRY_MS))
 		arp_request(s, e);
 	if (s->arp_next_check == 0 || s->arp_next_check > s->now_ms + ARP_RETRY_MS)
 		s->arp_next_check = s->now_ms + ARP_RETRY_MS;
@@ -330,9 +354,12 @@ void arp_timers(struct myrio_stack *s)
 		if (e->state != ARP_INCOMPLETE)
 			continue;
 		if (s->now_ms >= e->last_req + ARP_RETRY_MS) {
-			if (++e->tries >= ARP_TRIES || e->nq == 0) {
-				drop_queue(s, e);
+			if (e->nq == 0) { /* nothing waits for it any more */
 				e->state = ARP_FREE;
+				continue;
+			}
+			if (e->tries >= ARP_TRIES) {
+				give_up(s, e);
 				continue;
 			}
 			arp_request(s, e);

@@ -115,7 +115,8 @@
 	F(drop_udp_mcast_copy)                                                                     \
 	F(udp_handed_off)                                                                          \
 	F(udp_handoff_rx)                                                                          \
-	F(drop_udp_handoff)
+	F(drop_udp_handoff)                                                                        \
+	F(arp_failed)
 
 int stack_counters(void *arg, struct myrio_xstat_name *names, uint64_t *values, unsigned n)
 {

@@ -93,6 +93,38 @@ ignored:
 	s->st.icmp_errors_ignored++;
 }
 
+unsigned link_failure_note(const struct myrio_pkt *frame, struct link_failure *notes, unsigned n)
+{
+	const uint8_t *f = myrio_pkt_data(frame);
+	const uint32_t len = frame->len;
+	if (len < ETH_HLEN + IP_HLEN + ICMP_QUOTE_L4 || get_be16(f + 12) != ETHERTYPE_IPV4)
+		return n;
+	const uint8_t *ip = f + ETH_HLEN;
+	const uint32_t ihl = (ip[0] & 0x0fu) * 4u;
+	if (ihl < IP_HLEN || len < ETH_HLEN + ihl + ICMP_QUOTE_L4 || (get_be16(ip + 6) & 0x1fff))
+		return n; /* only a first fragment names its flow */
+	struct link_failure l = {.dst = get_be32(ip + 16), .proto = ip[9]};
+	memcpy(l.l4, ip + ihl, sizeof(l.l4));
+	for (unsigned i = 0; i < n; i++)
+		if (notes[i].dst == l.dst && notes[i].proto == l.proto &&
+		    !memcmp(notes[i].l4, l.l4, 4))
+			return n;
+	notes[n] = l;
+	return n + 1;
+}
+
+void link_failure(struct myrio_stack *s, const struct link_failure *l)
+{
+	/* Not a hard error: the handshake ends (-EHOSTUNREACH), an open connection keeps it
+	 * as its soft error and its own timeout. UDP sockets are not told: Linux tells them
+	 * only with IP_RECVERR, as the code is not a hard one. The frame was this stack's,
+	 * so is its connection (no sibling to pass it to). */
+	const struct icmp_err e = {
+	    .dst = l->dst, .err = unreach_codes[1].err, .hard = unreach_codes[1].hard};
+	if (l->proto == IPPROTO_TCP_)
+		tcp_icmp_error(s, &e, l->l4);
+}
+
 void icmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 {
 	s->st.icmp_rx++;

@@ -131,6 +131,15 @@ static int check_conf(const struct myrio_stack_conf *c)
 int myrio_stack_create(struct myrio_stack **out, struct myrio_port *port,
 		       const struct myrio_stack_conf *conf)
 {
+	*out = NULL;
+	int nq = myrio_port_queues(port);
+	if (nq > 1) {
+		log_err("tcp_lite: the port has %d queues and this stack would poll queue 0 "
+			"alone: the flows the NIC hashes to the others would be lost. Make one "
+			"stack per queue (myrio_stack_create_queue)",
+			nq);
+		return -EINVAL;
+	}
 	return stack_create_on(out, port, 0, conf, NULL);
 }
 
@@ -146,9 +155,15 @@ int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t 
 	int rc = check_conf(conf);
 	if (rc < 0)
 		return rc;
+	int nq = myrio_port_queues(port);
+	rc = queue_claim(port, queue, nq > 1 ? (uint16_t)nq : 1, !sibling);
+	if (rc < 0)
+		return rc;
 	struct myrio_stack *s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!s) {
+		queue_release(port, queue);
 		return -ENOMEM;
+	}
 	s->conf = *conf;
 	s->port = port;
 	s->queue = queue;
@@ -169,6 +184,7 @@ int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t 
 	rc = myrio_port_info(port, &info);
 	if (rc < 0) {
 		log_err("tcp_lite: cannot read the port's MAC address and MTU (%d)", rc);
+		queue_release(port, queue);
 		free(s);
 		return rc;
 	}
@@ -180,6 +196,7 @@ int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t 
 	if (s->mtu < 576) {
 		log_err("tcp_lite: port MTU %u below the IPv4 minimum of 576 the stack needs",
 			s->mtu);
+		queue_release(port, queue);
 		free(s);
 		return -EINVAL;
 	}
@@ -279,6 +296,7 @@ void myrio_stack_destroy(struct myrio_stack *s)
 		/* Frames a dead NIC never hands back keep the pool until the port closes. */
 		myrio_pool_destroy(s->pool);
 	}
+	queue_release(s->port, s->queue);
 	free(s);
 }
 

@@ -427,6 +427,11 @@ void shard_fini(struct myrio_stack *s);
  * NULL); a sibling sent the gratuitous ARP already */
 int stack_create_on(struct myrio_stack **out, struct myrio_port *port, uint16_t queue,
 		    const struct myrio_stack_conf *conf, const struct myrio_stack *sibling);
+/* queue_claims.c: queue of port (of nq) taken by a new stack, the first of the port's or
+ * a sibling's: -EBUSY (logged) when that queue has a stack, or a first stack finds the
+ * port has some; released by myrio_stack_destroy. */
+int queue_claim(const struct myrio_port *port, uint16_t queue, uint16_t nq, bool first);
+void queue_release(const struct myrio_port *port, uint16_t queue);
 /* Whether a connection to rip:rport from lport lands on this stack's queue. */
 bool shard_port_ours(struct myrio_stack *s, uint32_t rip, uint16_t rport, uint16_t lport);
 /* An ICMP error about a TCP flow another stack owns (the NIC hashes ICMP by addresses):
@@ -478,6 +483,19 @@ uint32_t ipv4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len
 void icmp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip);
 void icmp_send_port_unreach(struct myrio_stack *s, const struct myrio_pkt *p,
 			    const struct ip_rx *ip);
+
+/* A frame ARP could not deliver (it gave up on the next hop), as its sender hears of it:
+ * what an ICMP error would quote of it. */
+struct link_failure {
+	uint32_t dst;
+	uint8_t proto;
+	uint8_t l4[8]; /* the transport header's first 8 bytes: ports, sequence number */
+};
+/* Notes what frame's sender is to hear after notes[0..n-1] (once per flow); returns the
+ * new count. */
+unsigned link_failure_note(const struct myrio_pkt *frame, struct link_failure *notes, unsigned n);
+/* Tells it: as the host unreachable (code 1) Linux's ip_link_failure sends itself. */
+void link_failure(struct myrio_stack *s, const struct link_failure *l);
 
 /* pmtu.c: the per-destination path MTU cache */
 #define PMTU_MIN 552			/* lower estimates are not believed (Linux's min_pmtu) */

@@ -346,6 +346,171 @@ static void address_conflict_is_counted_and_defended(void **state)
 	raw_close(&r);
 }
 
+/* Review finding: a connect to an on-link address nobody owns waited out its SYN retries
+ * (127 s) and ended -ETIMEDOUT. As Linux's neighbour going FAILED after 3 probes (about
+ * 3 s), every connection whose SYN waited ends -EHOSTUNREACH when ARP gives up. */
+static void connect_to_silent_host_is_unreachable_at_3s(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arpa", NULL, NULL, false), 0);
+	struct myrio_tcp_conn *c[5];
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(myrio_tcp_connect(r.s, 0x0a000063u, 80 + i, NULL, &c[i]), 0);
+	raw_poll(&r);
+	unsigned ms = 0, requests = cap_arp(&r, 0) ? 1 : 0;
+	while (r.ev_count[MYRIO_TCP_EV_ERROR] == 0 && ms < 10000) {
+		raw_wait_ms(&r, 100);
+		ms += 100;
+		requests += cap_arp(&r, 0) ? 1 : 0;
+	}
+	assert_int_equal(ms, 3000); /* requests at 0, 1 and 2 s, given up at 3 s */
+	assert_int_equal(requests, 3);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ERROR], 5);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(myrio_tcp_state(c[i]), MYRIO_TCP_CLOSED);
+		assert_int_equal(myrio_tcp_error(c[i]), -EHOSTUNREACH);
+		myrio_tcp_close(c[i]);
+	}
+	struct myrio_stack_stats st = raw_stats(&r);
+	assert_int_equal(st.arp_failed, 1);
+	assert_int_equal(st.tcp_icmp_aborts, 5);
+	assert_int_equal(st.icmp_errors_ignored, 0); /* one report per connection */
+	raw_poll(&r);
+	assert_int_equal(myrio_pool_free_count(r.s->pool), r.s->pool->count);
+	raw_close(&r);
+}
+
+static void via_gateway(struct myrio_stack_conf *c)
+{
+	c->gateway = 0x0a0000feu;
+}
+
+/* Off-link: the gateway is what ARP asks for; its silence ends the handshake just so. */
+static void connect_through_silent_gateway_is_unreachable(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arpb", NULL, via_gateway, false), 0);
+	struct myrio_tcp_conn *c;
+	assert_int_equal(myrio_tcp_connect(r.s, 0xc0000205u, 443, NULL, &c), 0);
+	raw_poll(&r);
+	const uint8_t *a = cap_arp(&r, 0);
+	assert_non_null(a);
+	assert_int_equal(get_be32(a + 38), 0x0a0000feu);
+	for (int ms = 100; ms < 3000; ms += 100)
+		raw_wait_ms(&r, 100);
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_SYN_SENT);
+	raw_wait_ms(&r, 100);
+	assert_int_equal(myrio_tcp_error(c), -EHOSTUNREACH);
+	myrio_tcp_close(c);
+	raw_close(&r);
+}
+
+static unsigned reconnects;
+
+/* Connects again from the error callback: ARP must be whole by then. */
+static void reconnect_on_error(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
+{
+	struct raw *r = arg;
+	raw_tcp_event(arg, c, ev);
+	if (ev != MYRIO_TCP_EV_ERROR || reconnects == 3)
+		return;
+	reconnects++;
+	struct myrio_tcp_conn *again;
+	assert_int_equal(myrio_tcp_connect(r->s, 0x0a000063u, 80, NULL, &again), 0);
+}
+
+static void reconnecting_from_callback(struct myrio_stack_conf *c)
+{
+	c->tcp_event = reconnect_on_error;
+}
+
+/* Each attempt resolves afresh (as Linux re-probes a FAILED neighbour) and fails alike. */
+static void reconnect_from_the_error_callback_resolves_again(void **state)
+{
+	struct raw r;
+	reconnects = 0;
+	assert_int_equal(raw_open(&r, "arpc", NULL, reconnecting_from_callback, false), 0);
+	struct myrio_tcp_conn *c;
+	assert_int_equal(myrio_tcp_connect(r.s, 0x0a000063u, 80, NULL, &c), 0);
+	unsigned requests = 0;
+	for (int ms = 0; ms <= 12000; ms += 100) {
+		raw_wait_ms(&r, 100);
+		requests += cap_arp(&r, 0) ? 1 : 0;
+	}
+	assert_int_equal(reconnects, 3);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ERROR], 4);
+	assert_int_equal(requests, 4 * 3);
+	assert_int_equal(raw_stats(&r).arp_failed, 4);
+	raw_close(&r);
+}
+
+static void short_arp_life(struct myrio_stack_conf *c)
+{
+	c->arp_timeout_ms = 1000;
+	c->max_retries = 8;
+}
+
+/* A peer that vanishes once connected: its address fails to resolve again, which is a
+ * soft error (Linux: the connection keeps its own retransmission timeout, and reports the
+ * error it last heard when that runs out). */
+static void established_peer_gone_is_a_soft_error(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arpd", NULL, short_arp_life, false), 0);
+	struct myrio_tcp_conn *c;
+	assert_int_equal(myrio_tcp_connect(r.s, PEER_IP, 80, NULL, &c), 0);
+	raw_poll(&r);
+	arp_in(&r, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
+	struct tcpv v;
+	assert_true(cap_tcp(&r, 0, &v));
+	struct tcpf sa = {.sport = 80,
+			  .dport = v.sport,
+			  .seq = 1000,
+			  .ack = v.seq + 1,
+			  .flags = F_SYN | F_ACK,
+			  .win = 65535};
+	raw_send_tcp_poll(&r, &sa);
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
+	assert_int_equal(myrio_tcp_write(c, "hello", 5), 5);
+	raw_poll(&r);
+	/* Nobody acknowledges or answers ARP again. */
+	unsigned ms = 0;
+	while (!myrio_tcp_soft_error(c) && ms < 30000) {
+		raw_wait_ms(&r, 100);
+		ms += 100;
+	}
+	assert_int_equal(myrio_tcp_soft_error(c), -EHOSTUNREACH);
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
+	assert_int_equal(raw_stats(&r).tcp_icmp_aborts, 0);
+	while (myrio_tcp_state(c) == MYRIO_TCP_ESTABLISHED && ms < 200000) {
+		raw_wait_ms(&r, 100);
+		ms += 100;
+	}
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_CLOSED);
+	assert_int_equal(raw_stats(&r).tcp_timeouts, 1); /* its retries ran out, not ARP */
+	assert_int_equal(myrio_tcp_error(c), -EHOSTUNREACH);
+	myrio_tcp_close(c);
+	raw_close(&r);
+}
+
+/* As Linux without IP_RECVERR: the unreachable ARP's failure stands for is not a hard one,
+ * so a connected UDP socket hears nothing (the kernel's SO_ERROR stays 0). */
+static void connected_udp_socket_is_not_told(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arpe", NULL, NULL, false), 0);
+	struct myrio_udp_sock *u;
+	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
+	assert_int_equal(myrio_udp_connect(u, 0x0a000063u, 9), 0);
+	assert_int_equal(myrio_udp_send(u, small_datagram(&r)), 0);
+	for (int i = 0; i < 40; i++)
+		raw_wait_ms(&r, 100);
+	assert_int_equal(raw_stats(&r).arp_failed, 1);
+	assert_int_equal(myrio_udp_error(u), 0);
+	assert_int_equal(r.udp_events, 0);
+	raw_close(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -358,6 +523,11 @@ int main(void)
 	    cmocka_unit_test(burst_of_connects_leaves_with_the_arp_reply),
 	    cmocka_unit_test(probe_for_our_address_is_answered),
 	    cmocka_unit_test(address_conflict_is_counted_and_defended),
+	    cmocka_unit_test(connect_to_silent_host_is_unreachable_at_3s),
+	    cmocka_unit_test(connect_through_silent_gateway_is_unreachable),
+	    cmocka_unit_test(reconnect_from_the_error_callback_resolves_again),
+	    cmocka_unit_test(established_peer_gone_is_a_soft_error),
+	    cmocka_unit_test(connected_udp_socket_is_not_told),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -298,7 +298,8 @@ void myrio_tcp_abort(struct myrio_tcp_conn *c);
 
 enum myrio_tcp_state myrio_tcp_state(const struct myrio_tcp_conn *c);
 const char *myrio_tcp_state_name(enum myrio_tcp_state st);
-/* Why the connection ended: -ECONNRESET, -ETIMEDOUT, ... or 0. An ICMP error ends a
+/* Why the connection ended: -ECONNRESET (-EPIPE for a reset after the peer's FIN, as
+ * Linux), -ETIMEDOUT, ... or 0. An ICMP error ends a
  * connection only during the handshake (RFC 1122 §4.2.3.9, as Linux): port or protocol
  * unreachable -ECONNREFUSED / -ENOPROTOOPT, host or network unreachable -EHOSTUNREACH /
  * -ENETUNREACH (SYN_SENT only: any destination unreachable ends it). ARP giving up on the

@@ -75,6 +75,43 @@ static bool is_ours(int fd, const struct sockaddr *to, socklen_t tolen)
 	return ours;
 }
 
+/* The flags this layer has no answer for, refused as the kernel refuses them where it
+ * has none (one line each): 0, or a negative errno. The others are honoured (MSG_DONTWAIT,
+ * MSG_NOSIGNAL, MSG_PEEK, MSG_TRUNC, MSG_WAITALL) or change nothing a program can see here:
+ * MSG_MORE and MSG_EOR only shape segments, MSG_CONFIRM only spares an ARP probe,
+ * MSG_ZEROCOPY is a copy without SO_ZEROCOPY (which is refused), MSG_CMSG_CLOEXEC has no
+ * descriptors to pass on TCP or UDP. */
+static int send_flags_refused(int type, int flags)
+{
+	if (flags & MSG_OOB) { /* as the kernel's UDP */
+		preload_log_once("send(MSG_OOB): no urgent data on accelerated sockets "
+				 "(EOPNOTSUPP)");
+		return -EOPNOTSUPP;
+	}
+	if ((flags & MSG_FASTOPEN) && type == SOCK_STREAM) { /* as with client TFO off */
+		preload_log_once("send(MSG_FASTOPEN): no TCP Fast Open on accelerated sockets "
+				 "(EOPNOTSUPP)");
+		return -EOPNOTSUPP;
+	}
+	if (flags & MSG_DONTROUTE)
+		preload_log_once("send(MSG_DONTROUTE) is ignored: sent as routed");
+	return 0;
+}
+
+static int recv_flags_refused(int type, int flags)
+{
+	if (flags & MSG_ERRQUEUE) { /* as the kernel's, with an empty error queue */
+		preload_log_once("recv(MSG_ERRQUEUE): accelerated sockets queue no errors "
+				 "(EAGAIN)");
+		return -EAGAIN;
+	}
+	if ((flags & MSG_OOB) && type == SOCK_STREAM) { /* as the kernel's, no urgent data */
+		preload_log_once("recv(MSG_OOB): no urgent data on accelerated sockets (EINVAL)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The kernel's call, unless enter() answered (*rc) or took fd (send/recv_path). */
 #define NOT_OURS 0x7ffffffffff0 /* a result no call gives */
 
@@ -92,9 +129,12 @@ static ssize_t send_path(int fd, const struct iovec *iov, int n, int flags,
 	struct psock *ps = enter(fd, to, tolen, &outer, &rc);
 	if (!ps)
 		return rc;
-	if (ps->type == SOCK_STREAM) {
+	int refused = send_flags_refused(ps->type, flags);
+	if (refused) {
+		rc = neg_errno(refused);
+	} else if (ps->type == SOCK_STREAM) {
 		rc = tcp_sendv(ps, iov, n, flags);
-	} else if (bad_to) {
+	} else if (bad_to || (to && !sin.sin_port)) { /* as the kernel's: port 0 is EINVAL */
 		rc = neg_errno(-EINVAL);
 	} else {
 		if (to) {
@@ -127,7 +167,10 @@ static ssize_t recv_path(int fd, const struct iovec *iov, int n, int flags, stru
 		return rc;
 	if (stream)
 		*stream = ps->type == SOCK_STREAM;
-	if (ps->type == SOCK_STREAM) {
+	int refused = recv_flags_refused(ps->type, flags);
+	if (refused) {
+		rc = neg_errno(refused);
+	} else if (ps->type == SOCK_STREAM) {
 		rc = tcp_recvv(ps, iov, n, flags);
 		from = NULL;
 	} else {
@@ -175,7 +218,9 @@ EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 	ssize_t rc = NOT_OURS;
 	if (fdtab_get(fd))
 		rc = n < 0 || n > IOV_MAX ? neg_errno(-EINVAL)
-					  : recv_path(fd, iov, n, 0, NULL, NULL, NULL, NULL);
+		     : !user_mem_ok(iov, (size_t)n * sizeof *iov, false)
+			 ? neg_errno(-EFAULT)
+			 : recv_path(fd, iov, n, 0, NULL, NULL, NULL, NULL);
 	return rc != NOT_OURS ? rc : kern.readv(fd, iov, n);
 }
 
@@ -183,7 +228,10 @@ EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
 	ssize_t rc = NOT_OURS;
 	if (fdtab_get(fd))
-		rc = n < 0 || n > IOV_MAX ? neg_errno(-EINVAL) : send_path(fd, iov, n, 0, NULL, 0);
+		rc = n < 0 || n > IOV_MAX ? neg_errno(-EINVAL)
+		     : !user_mem_ok(iov, (size_t)n * sizeof *iov, false)
+			 ? neg_errno(-EFAULT)
+			 : send_path(fd, iov, n, 0, NULL, 0);
 	return rc != NOT_OURS ? rc : kern.writev(fd, iov, n);
 }
 
@@ -229,10 +277,22 @@ EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags)
 	return sendto(fd, buf, len, flags, NULL, 0);
 }
 
+/* The message header, and its iovec array as far as IOV_MAX, may be read (and the header
+ * written, for recvmsg's lengths and flags). */
+static bool msg_ok(const struct msghdr *msg, bool writable)
+{
+	if (!user_mem_ok(msg, sizeof *msg, writable))
+		return false;
+	size_t n = msg->msg_iovlen < IOV_MAX ? msg->msg_iovlen : IOV_MAX;
+	return user_mem_ok(msg->msg_iov, n * sizeof *msg->msg_iov, false);
+}
+
 EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	if (!fdtab_get(fd))
 		return kern.recvmsg(fd, msg, flags);
+	if (!msg_ok(msg, true))
+		return neg_errno(-EFAULT);
 	if (msg->msg_iovlen > IOV_MAX)
 		return neg_errno(-EMSGSIZE);
 	int msg_flags = 0;
@@ -254,6 +314,8 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	if (!fdtab_get(fd))
 		return kern.sendmsg(fd, msg, flags);
+	if (!msg_ok(msg, false))
+		return neg_errno(-EFAULT);
 	if (msg->msg_iovlen > IOV_MAX)
 		return neg_errno(-EMSGSIZE);
 	if (msg->msg_controllen && is_ours(fd, msg->msg_name, msg->msg_namelen)) {

@@ -105,9 +105,9 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	}
 	ps->bound_ip = ip;
 	ps->bound_port = port;
-	if (ps->type != SOCK_DGRAM && !port)
-		return unlock_with(0); /* the port comes at listen() */
-	int rc = ps->type == SOCK_DGRAM ? udp_bind(ps) : tcp_port_claim(ps);
+	int rc = ps->type == SOCK_DGRAM ? udp_bind(ps)
+		 : port			? tcp_port_claim(ps)
+					: tcp_port_pick(ps);
 	if (rc < 0) /* unbound, as the kernel leaves a socket whose bind failed */
 		ps->bound_ip = ps->bound_port = 0;
 	engine_unlock();

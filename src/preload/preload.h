@@ -125,6 +125,7 @@ struct psock {
 	/* TCP: bound_port is held in the port table (tcp_port_claim); exclusively when the
 	 * socket had no SO_REUSEADDR or listens */
 	bool port_claimed, port_excl;
+	bool port_ephemeral; /* bound_port was picked here (bind to port 0, or listen) */
 	int linger_onoff, linger_s;
 	uint32_t keep_idle_s, keep_intvl_s, keep_cnt;
 	int64_t rcvtimeo_ms, sndtimeo_ms; /* 0 = none */
@@ -251,6 +252,8 @@ void epoll_drained(struct psock *ps, uint32_t events);
  * process holds it (bound or listening), as the kernel reports at bind. */
 int tcp_port_claim(struct psock *ps);
 void tcp_port_release(struct psock *ps);
+/* bind() to port 0 and listen() without bind(): an ephemeral port, claimed; -1 EADDRINUSE. */
+int tcp_port_pick(struct psock *ps);
 int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port);
 int tcp_listen(struct psock *ps, int backlog);
 int tcp_accept(struct psock *ps, struct sockaddr *addr, socklen_t *len, int flags);
@@ -281,6 +284,12 @@ int psock_wait(struct psock *ps, short events, int64_t timeout_ms, bool nonblock
 
 int psock_getsockopt(int fd, struct psock *ps, int level, int name, void *val, socklen_t *len);
 int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *val, socklen_t len);
+
+/* A program's buffer may be read (or written) without a fault: false where the kernel's
+ * copy would give EFAULT (user_mem.c); user_iov_ok checks the buffers an iovec array names
+ * (the array itself with user_mem_ok, where the program gave it). */
+bool user_mem_ok(const void *buf, size_t len, bool writable);
+bool user_iov_ok(const struct iovec *iov, int n, bool writable);
 
 /* A socket became fd 0, 1 or 2: the standard stream follows it (calls_stdio.c). */
 void stdio_follow(int fd);

@@ -62,6 +62,25 @@ void tcp_port_release(struct psock *ps)
 	ps->port_claimed = ps->port_excl = false;
 }
 
+/* bind() to port 0, and listen() without bind(): a port nobody here holds, from the
+ * kernel's ephemeral range, as inet_csk_get_port picks one (so getsockname names it at
+ * once); held from now on. */
+int tcp_port_pick(struct psock *ps)
+{
+	for (int tries = 0; tries < 64; tries++) {
+		uint16_t r;
+		if (getrandom(&r, sizeof r, 0) != sizeof r)
+			r = (uint16_t)tries;
+		ps->bound_port = (uint16_t)(32768 + r % 28232);
+		if (!port_holders[ps->bound_port]) {
+			ps->port_ephemeral = true;
+			return tcp_port_claim(ps);
+		}
+	}
+	ps->bound_port = 0;
+	return (int)neg_errno(-EADDRINUSE);
+}
+
 /* listen(): the port is held exclusively from now on. */
 static int port_listen(struct psock *ps)
 {
@@ -96,7 +115,9 @@ int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
 	ps->reset_err = 0;
 	ps->unspec_port = 0;
 	if (ps->bound_port) {
-		preload_log_once("bind() before connect(): tcp_lite picks the local port itself");
+		if (!ps->port_ephemeral)
+			preload_log_once("bind() before connect(): tcp_lite picks the local port "
+					 "itself");
 		tcp_port_release(ps);
 	}
 	int rc = myrio_tcp_connect(s, ip, port, ps, &ps->c);
@@ -131,26 +152,14 @@ int tcp_listen(struct psock *ps, int backlog)
 	if (!ps->aq)
 		return (int)neg_errno(-ENOMEM);
 	ps->aq_cap = cap;
-	int rc;
-	if (ps->bound_port) {
-		rc = port_listen(ps) < 0
-			 ? -errno
-			 : myrio_tcp_listen(s, ps->bound_port, (unsigned)backlog, ps, &ps->l);
-	} else { /* listen() without bind(): an ephemeral port, as the kernel picks one */
-		rc = -EADDRINUSE;
-		for (int tries = 0; tries < 64 && rc == -EADDRINUSE; tries++) {
-			uint16_t r;
-			if (getrandom(&r, sizeof r, 0) != sizeof r)
-				r = (uint16_t)tries;
-			ps->bound_port = (uint16_t)(32768 + r % 28232);
-			rc = port_listen(ps) < 0 ? -errno
-						 : myrio_tcp_listen(s, ps->bound_port,
-								    (unsigned)backlog, ps, &ps->l);
-			if (rc < 0)
-				tcp_port_release(ps);
-		}
-		if (rc < 0)
-			ps->bound_port = 0;
+	bool picked = !ps->bound_port; /* listen() without bind() */
+	int rc = picked && tcp_port_pick(ps) < 0 ? -errno
+		 : port_listen(ps) < 0
+		     ? -errno
+		     : myrio_tcp_listen(s, ps->bound_port, (unsigned)backlog, ps, &ps->l);
+	if (rc < 0 && picked) {
+		tcp_port_release(ps);
+		ps->bound_port = 0;
 	}
 	if (rc < 0) {
 		free(ps->aq);
@@ -211,6 +220,8 @@ ssize_t tcp_sendv(struct psock *ps, const struct iovec *iov, int n, int flags)
 {
 	if (ps->state != PS_TCP_CONN)
 		return neg_errno(ps->state == PS_TCP_LISTEN ? -ENOTCONN : -EPIPE);
+	if (!user_iov_ok(iov, n, false))
+		return neg_errno(-EFAULT);
 	bool nonblock = ps->nonblock || (flags & MSG_DONTWAIT);
 	int64_t timeout = ps->sndtimeo_ms ? ps->sndtimeo_ms : -1;
 	size_t total = 0;
@@ -240,7 +251,7 @@ ssize_t tcp_sendv(struct psock *ps, const struct iovec *iov, int n, int flags)
 			if (total)
 				goto out;
 			int err = conn_error(ps);
-			if (err)
+			if (err && err != -EPIPE) /* a reset after the peer's FIN is EPIPE */
 				return neg_errno(err);
 			sigpipe_unless(flags);
 			return neg_errno(-EPIPE);
@@ -283,9 +294,10 @@ static bool peek_wait_more(struct psock *ps, size_t have, size_t want, uint64_t 
 }
 
 /* MSG_PEEK: waits as a read does, then copies what is queued (up to want) and leaves it;
- * with MSG_WAITALL, until want bytes are queued (peek_wait_more). */
+ * with MSG_WAITALL, until want bytes are queued (peek_wait_more); with MSG_TRUNC, counts
+ * them without a copy. */
 static ssize_t tcp_peekv(struct psock *ps, const struct iovec *iov, int n, size_t want,
-			 int64_t timeout, bool nonblock, bool waitall)
+			 int64_t timeout, bool nonblock, bool waitall, bool trunc)
 {
 	uint64_t deadline = timeout >= 0 ? engine_now_ms() + (uint64_t)timeout : 0;
 	for (;;) {
@@ -307,6 +319,12 @@ static ssize_t tcp_peekv(struct psock *ps, const struct iovec *iov, int n, size_
 	}
 	if (ps->state != PS_TCP_CONN) /* disconnected by another thread meanwhile */
 		return neg_errno(-ECONNRESET);
+	if (trunc) { /* as Linux: counted, not copied */
+		uint32_t queued = myrio_tcp_rx_queued(ps->c);
+		return (ssize_t)(queued < want ? queued : want);
+	}
+	if (!user_iov_ok(iov, n, true))
+		return neg_errno(-EFAULT);
 	size_t total = 0;
 	for (int i = 0; i < n && total < want; i++) {
 		ssize_t r = myrio_tcp_peek(ps->c, total, iov[i].iov_base, iov[i].iov_len);
@@ -329,19 +347,31 @@ ssize_t tcp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags)
 	size_t want = 0, total = 0;
 	for (int i = 0; i < n; i++)
 		want += iov[i].iov_len;
+	bool trunc = (flags & MSG_TRUNC) != 0;
 	if (flags & MSG_PEEK)
-		return tcp_peekv(ps, iov, n, want, timeout, nonblock, waitall);
+		return tcp_peekv(ps, iov, n, want, timeout, nonblock, waitall, trunc);
+	static uint8_t discard[4096]; /* MSG_TRUNC: read and dropped, as Linux does */
+	bool checked = trunc;	      /* the buffers, once data is there to copy */
 	int i = 0;
 	size_t off = 0;
 	while (total < want && !ps->shut_rd) {
-		while (i < n && off == iov[i].iov_len) {
+		while (!trunc && i < n && off == iov[i].iov_len) {
 			i++;
 			off = 0;
 		}
-		ssize_t r =
-		    myrio_tcp_read(ps->c, (uint8_t *)iov[i].iov_base + off, iov[i].iov_len - off);
+		if (!checked && myrio_tcp_rx_queued(ps->c)) {
+			if (!user_iov_ok(iov, n, true))
+				return neg_errno(-EFAULT); /* nothing read yet: checked first */
+			checked = true;
+		}
+		size_t room = trunc ? want - total : iov[i].iov_len - off;
+		uint8_t *at = trunc ? discard : (uint8_t *)iov[i].iov_base;
+		if (off) /* never an offset on NULL, which a bad buffer may be */
+			at += off;
+		ssize_t r = myrio_tcp_read(ps->c, at,
+					   room < sizeof discard || !trunc ? room : sizeof discard);
 		if (r > 0) {
-			off += (size_t)r;
+			off += trunc ? 0 : (size_t)r;
 			total += (size_t)r;
 			continue;
 		}

@@ -65,6 +65,8 @@ ssize_t udp_sendv(struct psock *ps, const struct iovec *iov, int n, int flags, u
 			return neg_errno(-EMSGSIZE);
 		len += iov[i].iov_len;
 	}
+	if (!user_iov_ok(iov, n, false))
+		return neg_errno(-EFAULT);
 	uint8_t one[UDP_MAX_PAYLOAD];
 	const void *buf = n == 1 ? iov[0].iov_base : one;
 	if (n != 1)
@@ -116,6 +118,8 @@ ssize_t udp_recvv(struct psock *ps, const struct iovec *iov, int n, int flags, u
 		if (psock_wait(ps, POLLIN, timeout, nonblock) < 0)
 			return -1;
 	}
+	if (!user_iov_ok(iov, n, true))
+		return neg_errno(-EFAULT);
 	struct myrio_pkt *p = ps->held;
 	const uint8_t *data = myrio_pkt_data(p);
 	size_t done = 0;

@@ -512,7 +512,9 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 			bool closing = c->state == MYRIO_TCP_CLOSING ||
 				       c->state == MYRIO_TCP_LAST_ACK ||
 				       c->state == MYRIO_TCP_TIME_WAIT;
-			tcp_conn_finish(c, quiet || closing ? 0 : -ECONNRESET);
+			/* as Linux's tcp_reset: after the peer's FIN, the next call says EPIPE */
+			int err = c->state == MYRIO_TCP_CLOSE_WAIT ? -EPIPE : -ECONNRESET;
+			tcp_conn_finish(c, quiet || closing ? 0 : err);
 		} else {
 			tcp_challenge_ack(c);
 		}

@@ -21,8 +21,9 @@ enum {
 	CMD_SLEEP = 's',
 	CMD_MCAST = 'm',
 	CMD_QUIT = 'q',
-	CMD_UDP = 'u', /* then a port: "d" comes back in a datagram to it */
-	CMD_FIN = 'f', /* "hello", then the end of the stream */
+	CMD_UDP = 'u',	     /* then a port: "d" comes back in a datagram to it */
+	CMD_FIN = 'f',	     /* "hello", then the end of the stream */
+	CMD_FIN_RESET = 'F', /* "hello" and the end of the stream, a byte read, a reset */
 };
 
 extern int failures;
@@ -80,5 +81,10 @@ void shutdown_listener_ends_accept(void);
 void signal_close_frees_at_once(void);
 void udp_shutdown_as_kernel(void);
 void sockopt_as_kernel(void);
+void bad_buffers_efault(void);
+void tcp_bind_port0_named(void);
+void recv_flags_as_kernel(void);
+void write_after_fin_then_reset(void);
+void send_flags_refused(void);
 
 #endif

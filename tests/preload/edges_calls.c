@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -723,4 +724,142 @@ void sockopt_as_kernel(void)
 		close(ours);
 	}
 	printf("ok sockopt_as_kernel\n");
+}
+
+/* Waits until fd has want bytes queued (FIONREAD), within 3 s. */
+static bool queued_within(int fd, int want)
+{
+	int q = 0;
+	for (int i = 0; i < 300 && q < want; i++) {
+		if (ioctl(fd, FIONREAD, &q) < 0)
+			return false;
+		if (q < want)
+			usleep(10000);
+	}
+	return q == want;
+}
+
+/* Bad buffers are EFAULT, not a crash, and nothing of the stream is lost to them; a NULL
+ * buffer with MSG_TRUNC is a valid call (counted or dropped, not copied). */
+void bad_buffers_efault(void)
+{
+	int fd = dial(CMD_ECHO);
+	CHECK(fd >= 0, "dial");
+	void *none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(none != MAP_FAILED && ro != MAP_FAILED, "mmap");
+	char b[16];
+	CHECK(recv(fd, NULL, 10, MSG_DONTWAIT) < 0 && errno == EAGAIN, "recv(NULL) with no data");
+	CHECK(write(fd, none, 100) < 0 && errno == EFAULT, "write from a PROT_NONE page");
+	CHECK(send(fd, NULL, 10, 0) < 0 && errno == EFAULT, "send from NULL");
+	struct msghdr m = {.msg_iov = NULL, .msg_iovlen = 1};
+	CHECK(sendmsg(fd, &m, 0) < 0 && errno == EFAULT, "sendmsg with no iovec array");
+	CHECK(writev(fd, (struct iovec *)none, 1) < 0 && errno == EFAULT,
+	      "writev with a bad iovec array");
+	struct iovec half[2] = {{b, 1}, {(char *)none + 100, 1}};
+	CHECK(writev(fd, half, 2) < 0 && errno == EFAULT, "writev with a bad second buffer");
+	CHECK(write(fd, "abcdefghij", 10) == 10, "write");
+	CHECK(queued_within(fd, 10), "the echo");
+	CHECK(recv(fd, NULL, 10, MSG_PEEK | MSG_TRUNC) == 10, "peek with MSG_TRUNC into NULL");
+	CHECK(read(fd, none, 5) < 0 && errno == EFAULT, "read into a PROT_NONE page");
+	CHECK(read(fd, ro, 5) < 0 && errno == EFAULT, "read into a read-only page");
+	CHECK(recv(fd, NULL, 10, MSG_DONTWAIT) < 0 && errno == EFAULT, "recv(NULL) with data");
+	CHECK(readv(fd, (struct iovec *)none, 1) < 0 && errno == EFAULT,
+	      "readv with a bad iovec array");
+	CHECK(recv(fd, b, 4, 0) == 4 && !memcmp(b, "abcd", 4), "nothing was lost to them");
+	CHECK(recv(fd, NULL, 3, MSG_TRUNC) == 3, "MSG_TRUNC drops 3 bytes");
+	CHECK(recv(fd, b, sizeof b, 0) == 3 && !memcmp(b, "hij", 3), "the rest");
+	/* a range found good once, then unmapped: EFAULT again */
+	char *gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(gone != MAP_FAILED && write(fd, gone, 4) == 4, "write from a mapped page");
+	CHECK(queued_within(fd, 4) && read(fd, gone, 4) == 4, "read into it");
+	CHECK(mprotect(gone, 4096, PROT_NONE) == 0, "mprotect");
+	CHECK(write(fd, gone, 4) < 0 && errno == EFAULT, "write from it after mprotect");
+	munmap(gone, 4096);
+	munmap(none, 4096);
+	munmap(ro, 4096);
+	close(fd);
+	printf("ok bad_buffers_efault\n");
+}
+
+/* bind() to port 0 picks the port at once: getsockname names it before listen(), a second
+ * bind() is EINVAL, and listen() keeps it. */
+void tcp_bind_port0_named(void)
+{
+	int fd = tcp_bound(0, false);
+	CHECK(fd >= 0, "bind");
+	struct sockaddr_in got, again;
+	socklen_t gl = sizeof got;
+	CHECK(getsockname(fd, (struct sockaddr *)&got, &gl) == 0 && got.sin_port != 0 &&
+		  got.sin_addr.s_addr == htonl(INADDR_ANY),
+	      "getsockname after bind(0): %s:%u", inet_ntoa(got.sin_addr), ntohs(got.sin_port));
+	struct sockaddr_in any = {.sin_family = AF_INET};
+	CHECK(bind(fd, (struct sockaddr *)&any, sizeof any) < 0 && errno == EINVAL,
+	      "a second bind");
+	CHECK(listen(fd, 4) == 0, "listen");
+	gl = sizeof again;
+	CHECK(getsockname(fd, (struct sockaddr *)&again, &gl) == 0 &&
+		  again.sin_port == got.sin_port,
+	      "the same port after listen: %u", ntohs(again.sin_port));
+	close(fd);
+	printf("ok tcp_bind_port0_named\n");
+}
+
+/* MSG_ERRQUEUE finds no error queued (EAGAIN), MSG_OOB no urgent data (EINVAL); neither
+ * takes stream data. UDP to port 0 is EINVAL. */
+void recv_flags_as_kernel(void)
+{
+	int fd = dial(CMD_ECHO);
+	CHECK(fd >= 0, "dial");
+	CHECK(write(fd, "ab", 2) == 2 && queued_within(fd, 2), "the echo");
+	char b[8];
+	CHECK(recv(fd, b, sizeof b, MSG_ERRQUEUE | MSG_DONTWAIT) < 0 && errno == EAGAIN,
+	      "MSG_ERRQUEUE");
+	CHECK(recv(fd, b, sizeof b, MSG_OOB) < 0 && errno == EINVAL, "MSG_OOB");
+	CHECK(recv(fd, b, sizeof b, 0) == 2 && !memcmp(b, "ab", 2), "the stream is whole");
+	close(fd);
+	int u = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in zero = peer_addr(0);
+	CHECK(sendto(u, "x", 1, 0, (struct sockaddr *)&zero, sizeof zero) < 0 && errno == EINVAL,
+	      "sendto port 0");
+	CHECK(recv(u, b, sizeof b, MSG_ERRQUEUE | MSG_DONTWAIT) < 0 && errno == EAGAIN,
+	      "UDP MSG_ERRQUEUE");
+	close(u);
+	printf("ok recv_flags_as_kernel\n");
+}
+
+/* The peer ends its stream (FIN), then resets the connection when our byte comes; the
+ * next write is EPIPE, as Linux's tcp_reset gives in CLOSE_WAIT. */
+void write_after_fin_then_reset(void)
+{
+	int fd = dial(CMD_FIN_RESET);
+	CHECK(fd >= 0, "dial");
+	char b[8];
+	CHECK(read(fd, b, sizeof b) == 5 && read(fd, b, sizeof b) == 0, "the data, the end");
+	CHECK(send(fd, "x", 1, MSG_NOSIGNAL) == 1, "a write after the FIN");
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	for (int i = 0; i < 300 && !(p.revents & POLLERR); i++) {
+		CHECK(poll(&p, 1, 10) >= 0, "poll");
+		if (!(p.revents & POLLERR))
+			usleep(10000);
+	}
+	CHECK(p.revents & POLLERR, "the reset came: revents 0x%x", p.revents);
+	CHECK(send(fd, "y", 1, MSG_NOSIGNAL) < 0 && errno == EPIPE, "a write after the reset");
+	close(fd);
+	printf("ok write_after_fin_then_reset\n");
+}
+
+/* Flags the preload has no answer for are refused, not sent in-band. */
+void send_flags_refused(void)
+{
+	int fd = dial(CMD_ECHO);
+	CHECK(fd >= 0, "dial");
+	CHECK(send(fd, "ab", 2, MSG_OOB) < 0 && errno == EOPNOTSUPP, "MSG_OOB");
+	CHECK(send(fd, "ab", 2, MSG_FASTOPEN) < 0 && errno == EOPNOTSUPP, "MSG_FASTOPEN");
+	CHECK(send(fd, "cd", 2, MSG_MORE | MSG_EOR | MSG_CONFIRM) == 2, "harmless flags");
+	char b[8];
+	CHECK(queued_within(fd, 2) && recv(fd, b, sizeof b, 0) == 2 && !memcmp(b, "cd", 2),
+	      "only what was sent");
+	close(fd);
+	printf("ok send_flags_refused\n");
 }

@@ -136,6 +136,14 @@ static int peer(void)
 			udp_to_caller(c);
 		if (cmd == CMD_FIN) /* data, then the end of the stream */
 			write(c, "hello", 5);
+		if (cmd == CMD_FIN_RESET) { /* then the caller's byte draws a reset */
+			write(c, "hello", 5);
+			shutdown(c, SHUT_WR);
+			char got;
+			struct linger l = {1, 0};
+			if (read(c, &got, 1) == 1)
+				setsockopt(c, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+		}
 		if (cmd == CMD_ECHO)
 			for (ssize_t n; (n = read(c, buf, sizeof buf)) > 0;)
 				if (write(c, buf, (size_t)n) != n)
@@ -754,6 +762,11 @@ static const struct {
     CASE(signal_close_frees_at_once, true),
     CASE(udp_shutdown_as_kernel, true),
     CASE(sockopt_as_kernel, true),
+    CASE(bad_buffers_efault, true),
+    CASE(tcp_bind_port0_named, true),
+    CASE(recv_flags_as_kernel, true),
+    CASE(write_after_fin_then_reset, true),
+    CASE(send_flags_refused, false),
 };
 
 /* "cases" runs them all, "kernel" those that hold for the kernel's sockets too; a name

@@ -1,0 +1,116 @@
+/* Whether a program's buffers may be read or written, so that a bad pointer gives the
+ * kernel's EFAULT instead of a crash in the copy. A range not known is probed with
+ * process_vm_readv (and process_vm_writev of the same bytes, for a buffer to receive into)
+ * on this process: one system call per 64 pages, which fails where the copy would fault.
+ * A range found good is remembered per thread: programs send from and receive into the
+ * same few buffers, so the common call costs a few compares. munmap, mprotect and mremap
+ * forget every range (a generation count), so a buffer unmapped since is probed again. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "preload.h"
+
+#define PROBE_PAGES 64
+#define KNOWN_RANGES 8
+#define PAGE_SIZE_MIN 4096 /* probing every 4 KiB touches each page whatever its size */
+
+static uint64_t mapping_generation;
+
+struct known_range {
+	uintptr_t lo, hi;
+	uint64_t generation;
+	bool writable;
+};
+static __thread struct known_range known[KNOWN_RANGES];
+static __thread unsigned known_next;
+
+/* One byte per page of [lo, hi), read (and written back when writable is asked). */
+static bool probe(uintptr_t lo, uintptr_t hi, bool writable)
+{
+	pid_t self = getpid();
+	uintptr_t at = lo;
+	while (at < hi) {
+		struct iovec remote[PROBE_PAGES];
+		uint8_t bytes[PROBE_PAGES];
+		int k = 0;
+		for (; k < PROBE_PAGES && at < hi; k++) {
+			remote[k] = (struct iovec){(void *)at, 1};
+			at = (at | (PAGE_SIZE_MIN - 1)) + 1;
+		}
+		struct iovec local = {bytes, (size_t)k};
+		ssize_t got = process_vm_readv(self, &local, 1, remote, (unsigned long)k, 0);
+		if (got < 0 && (errno == ENOSYS || errno == EPERM)) {
+			preload_log_once("process_vm_readv is not allowed: bad buffers are not "
+					 "checked (a fault instead of EFAULT)");
+			return true;
+		}
+		if (got != k)
+			return false;
+		if (writable &&
+		    process_vm_writev(self, &local, 1, remote, (unsigned long)k, 0) != k)
+			return false;
+	}
+	return true;
+}
+
+bool user_mem_ok(const void *buf, size_t len, bool writable)
+{
+	if (!len)
+		return true;
+	uintptr_t lo = (uintptr_t)buf;
+	if (!lo || len > UINTPTR_MAX - lo)
+		return false;
+	uintptr_t hi = lo + len;
+	uint64_t gen = __atomic_load_n(&mapping_generation, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < KNOWN_RANGES; i++) {
+		const struct known_range *r = &known[i];
+		if (r->generation == gen && r->lo <= lo && hi <= r->hi &&
+		    (r->writable || !writable))
+			return true;
+	}
+	if (!probe(lo, hi, writable))
+		return false;
+	known[known_next] = (struct known_range){lo, hi, gen, writable};
+	known_next = (known_next + 1) % KNOWN_RANGES;
+	return true;
+}
+
+bool user_iov_ok(const struct iovec *iov, int n, bool writable)
+{
+	for (int i = 0; i < n; i++)
+		if (!user_mem_ok(iov[i].iov_base, iov[i].iov_len, writable))
+			return false;
+	return true;
+}
+
+static void mappings_changed(void)
+{
+	__atomic_add_fetch(&mapping_generation, 1, __ATOMIC_RELEASE);
+}
+
+EXPORT int munmap(void *addr, size_t len)
+{
+	mappings_changed();
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+	mappings_changed();
+	return (int)syscall(SYS_mprotect, addr, len, prot);
+}
+
+EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	va_list ap;
+	va_start(ap, flags);
+	void *new_addr = (flags & MREMAP_FIXED) ? va_arg(ap, void *) : NULL;
+	va_end(ap);
+	mappings_changed();
+	return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
+}

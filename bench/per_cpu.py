@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Runs of bench/compare.sh (JSON lines on stdin) with each value made operations per
 CPU-second of one CPU field (cpu_app_s, cpu_nic_s or cpu_proc_s); a run without that
 field, or a failed one, has no figure.

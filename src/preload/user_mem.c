@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Whether a program's buffers may be read or written, so that a bad pointer gives the
  * kernel's EFAULT instead of a crash in the copy. A range not known is probed with
  * process_vm_readv (and process_vm_writev of the same bytes, for a buffer to receive into)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which queues of a port have a stack. A queue is polled by one thread without locks, so
  * by one stack; and the stacks of one port share one address, ARP table and set of groups,
  * so they are one family, made from its first. What breaks either is refused when the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Counters written by one thread and read by any: a queue's thread counts, the stats
  * functions and the publisher read from theirs. C11 atomics with relaxed order, so a reader
  * never races with the writer and never sees a torn value (32-bit targets), and the writer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One queue's extended stat, by its name's format ("rx_q%u_packets") and the queue; the
  * test fails when the port has no such stat. Include after cmocka.h. */
 #ifndef QUEUE_XSTAT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The port's counters read while its queues' threads write them. Two ports of 2 and of 4
  * queues on the model daemon's NICs (the NICs run in another process: in this one there are
  * only the queues' threads and a reader), a thread per queue sending frames both ways on its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UDP sends into a NIC whose send ring stays full: over the pair link, whose ring empties
  * only when the receiving end polls, a sender fills the ring and the stack's batch. The
  * sends are then refused (-EAGAIN), not taken and dropped; a refused zero-copy buffer is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* UDP sends into a full send queue, as a socket program sees them (sh/preload_udp_full):
  *   udp_full send IP PORT COUNT   one datagram, and once the peer's address is resolved, a
  *                                 non-blocking socket sends until EAGAIN (the queue full),

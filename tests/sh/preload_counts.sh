@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The preload's sleep counts (MYRIO_PRELOAD_COUNTS=1, docs/preload.md) count what happened:
 # - five receives with SO_RCVTIMEO on a socket nothing is sent to each sleep until their
 #   timeout (at least 5 sleeps, none counted as ended with nothing: a timeout is not),

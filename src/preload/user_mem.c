@@ -94,16 +94,20 @@ static void mappings_changed(void)
 	__atomic_add_fetch(&mapping_generation, 1, __ATOMIC_RELEASE);
 }
 
+/* The generation moves after the change: a range probed while it was under way and
+ * remembered under the old generation is forgotten too. */
 EXPORT int munmap(void *addr, size_t len)
 {
+	int rc = (int)syscall(SYS_munmap, addr, len);
 	mappings_changed();
-	return (int)syscall(SYS_munmap, addr, len);
+	return rc;
 }
 
 EXPORT int mprotect(void *addr, size_t len, int prot)
 {
+	int rc = (int)syscall(SYS_mprotect, addr, len, prot);
 	mappings_changed();
-	return (int)syscall(SYS_mprotect, addr, len, prot);
+	return rc;
 }
 
 EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
@@ -112,6 +116,7 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	va_start(ap, flags);
 	void *new_addr = (flags & MREMAP_FIXED) ? va_arg(ap, void *) : NULL;
 	va_end(ap);
+	void *rc = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
 	mappings_changed();
-	return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
+	return rc;
 }

@@ -23,11 +23,8 @@ tmp=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; ip netns del "$ns"; rm -rf "$tmp"' EXIT
 tap=mau$$
-"$build/myrio-simd" --socket "$tmp/simd.sock" --nic "nic0,cable=tap:$tap" >"$tmp/simd.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do [[ -S $tmp/simd.sock ]] && break; sleep 0.1; done
-ip link set "$tap" netns "$ns" && ip -n "$ns" link set "$tap" up && ip -n "$ns" link set lo up &&
-	ip -n "$ns" addr add 10.0.0.2/24 dev "$tap" || { cat "$tmp/simd.log"; echo "FAIL: TAP setup"; exit 1; }
+simd_tap_in_ns "$ns" "$tap" "$tmp/simd.sock" "$tmp/simd.log" 10.0.0.2/24 ||
+	{ cat "$tmp/simd.log"; echo "FAIL: TAP setup"; exit 1; }
 # Prints "errno seconds" of a blocking connect to 10.0.0.99:80 (0 if it connected).
 cat >"$tmp/connect.py" <<'PY'
 import socket, time

@@ -54,11 +54,8 @@ if ! [[ $(id -u) -eq 0 && -c /dev/net/tun ]] || ! command -v nft >/dev/null ||
 fi
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; ip netns del "$ns"; rm -rf "$tmp"' EXIT
 tap=mxf$$
-"$build/myrio-simd" --socket "$tmp/tap.sock" --nic "nic0,cable=tap:$tap" >"$tmp/tap.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do [[ -S $tmp/tap.sock ]] && break; sleep 0.1; done
-ip link set "$tap" netns "$ns" && ip -n "$ns" link set "$tap" up && ip -n "$ns" link set lo up &&
-	ip -n "$ns" addr add 10.0.0.2/24 dev "$tap" || { echo "FAIL: TAP setup"; exit 1; }
+simd_tap_in_ns "$ns" "$tap" "$tmp/tap.sock" "$tmp/tap.log" 10.0.0.2/24 ||
+	{ echo "FAIL: TAP setup"; exit 1; }
 K=(ip netns exec "$ns")
 drop_fins() {
 	"${K[@]}" nft -f - <<'NFT'

@@ -32,3 +32,15 @@ preload_asan_env() {
 	[[ -f $rt ]] || { echo "skip: no ASan runtime to preload"; exit 77; }
 	asan_env="env LD_PRELOAD=$rt ASAN_OPTIONS=detect_leaks=0"
 }
+
+# Starts a daemon whose nic0 is cabled to a new TAP interface, moves the TAP into a network
+# namespace with an address (lo up too) and adds the daemon to pids. Usage:
+# simd_tap_in_ns NS TAP SOCKET LOG ADDR/LEN; fails when the set-up does.
+simd_tap_in_ns() {
+	local ns=$1 tap=$2 sock=$3 log=$4 addr=$5
+	"$build/myrio-simd" --socket "$sock" --nic "nic0,cable=tap:$tap" >"$log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
+	ip link set "$tap" netns "$ns" && ip -n "$ns" link set "$tap" up &&
+		ip -n "$ns" link set lo up && ip -n "$ns" addr add "$addr" dev "$tap"
+}

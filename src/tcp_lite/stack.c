@@ -391,10 +391,11 @@ int myrio_stack_poll(struct myrio_stack *s)
 	tcp_run_output(s);
 	if (s->now_ms >= s->wheel.now) /* once per millisecond at most */
 		tcp_timers_run(s);
-	if (s->now_ms >= s->arp_next_check)
-		arp_timers(s);
+	/* a reply a sibling's queue took first, so that the give-up below sees it */
 	if (s->arp_shared && s->arpq_len)
 		shard_arp_sync(s);
+	if (s->now_ms >= s->arp_next_check)
+		arp_timers(s);
 	if (s->icmp_waiting && atomic_load_explicit(s->icmp_waiting, memory_order_relaxed))
 		shard_icmp_take(s);
 	if (s->pmtu_next_check && s->now_ms >= s->pmtu_next_check)

@@ -73,6 +73,7 @@ struct myri_gate {
 	uint64_t next_ns; /* the owner's next look at its slice */
 	uint32_t last_tx_req, last_tx_done, last_pause;
 	uint64_t last_rx_packets, last_bad_completion;
+	uint64_t last_q0_updates; /* slice 0's status updates queue 0 had taken */
 	bool stall_warned;
 } __attribute__((aligned(64)));
 

@@ -283,6 +283,9 @@ enum myri_wd_reason myri_queue_look(struct myri_nic *nic, unsigned q, bool *hold
 	bool idle = !pending && !tx_moved && r->rx_packets == g->last_rx_packets;
 	look_snapshot(g, r);
 	g->last_pause = pause;
+	uint64_t q0_updates = counter_read(&nic->rings.irq_updates);
+	bool q0_took = q0_updates - g->last_q0_updates >= 2;
+	g->last_q0_updates = q0_updates;
 	if (tx_moved)
 		g->stall_warned = false;
 	if (pending && !tx_moved && paused && !g->stall_warned) {
@@ -308,10 +311,13 @@ enum myri_wd_reason myri_queue_look(struct myri_nic *nic, unsigned q, bool *hold
 	if (gone || !(cmdreg & PCI_COMMAND_MASTER))
 		return WD_REBOOTED; /* the recovery tells a NIC gone from a rebooted one */
 	/* The pause counter is slice 0's (§6.1), carried by slice 0's status updates, which
-	 * queue 0's thread takes. While one waits there untaken (that thread is away), the
-	 * counter read above may be old: a ring held by the peer's pause frames cannot be told
-	 * from a stuck one, and the look waits for a period when it can. */
-	bool pause_unseen = q != 0 && nic->rings.status->valid != 0;
+	 * queue 0's thread takes. While one waits there untaken and that thread took fewer
+	 * than two since the last look (it is away), the counter read above may be older than
+	 * that look: a ring held by the peer's pause frames cannot be told from a stuck one,
+	 * and the look waits for a period when it can. Two taken mean one was written after
+	 * the last look. (An update waiting is the common case on a busy queue 0: waiting on
+	 * that alone, a stuck ring was not reset in 60 s.) */
+	bool pause_unseen = q != 0 && nic->rings.status->valid != 0 && !q0_took;
 	if (!stuck || pause_unseen || !myri_wd_tx_still_stuck(nic, r)) {
 		look_snapshot(g, r); /* it moved: the next look starts from here */
 		return WD_NONE;

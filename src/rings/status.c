@@ -2,6 +2,7 @@
 /* The status-block handshake (§6.5), also in polled use: without it the NIC stops reporting
  * send completions (§10.1 rule 6). In INTx mode the firmware also waits for the deassert
  * word before it sends another update. */
+#include "bus/bus.h"
 #include "bus/mmio.h"
 #include "rings/rings.h"
 #include "util/byteorder.h"
@@ -47,6 +48,11 @@ uint8_t status_handle(struct myri_rings *r)
 	 * goes to host memory: cheaper than a branch. */
 	mmio_write32(r->deassert, 0, 0);
 	mmio_write32(r->claim1, 0, MCP_CLAIM_VALUE); /* step 5: the NIC may interrupt again */
+	/* Sends still unreported: the next update is one the host will wait for (a sender
+	 * whose pool is empty sleeps until it comes), so a model asleep must see the claim
+	 * now, not at its next timer (docs/model-daemon.md, "Idle"). */
+	if (r->tx.pkt_req != r->tx.pkt_done)
+		myrio_bus_posted(r->bus);
 	return valid;
 }
 

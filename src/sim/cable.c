@@ -284,21 +284,28 @@ static __attribute__((noinline)) unsigned cable_events(struct sim_cable *c, uint
 		c->next_flap_ns =
 		    now + (c->flapped_down ? down : (period > down ? period - down : 1));
 	}
+	if (c->faults.flap_period_ms != 0) /* the idle sleep ends by the next flap */
+		sim_world_due(c->world, c->next_flap_ns);
 	bool want = atomic_load_explicit(&c->admin_up, memory_order_relaxed) && !c->flapped_down;
 	if (__builtin_expect(want != c->up, 0)) {
 		set_up(c, want);
 		work++;
 	}
-	for (struct sim_wire *w = &c->ab; w <= &c->ba; w++)
-		if (__builtin_expect(w->stashed, 0) && now - w->stash_at >= STASH_HOLD_NS) {
-			if (c->up) {
-				deliver_stash(w);
-			} else { /* the link went down with the frame on it */
-				w->stashed = false;
-				w->down_drops++;
-			}
-			work++;
+	for (struct sim_wire *w = &c->ab; w <= &c->ba; w++) {
+		if (__builtin_expect(!w->stashed, 1))
+			continue;
+		if (now - w->stash_at < STASH_HOLD_NS) { /* the idle sleep ends by then */
+			sim_world_due(c->world, w->stash_at + STASH_HOLD_NS);
+			continue;
 		}
+		if (c->up) {
+			deliver_stash(w);
+		} else { /* the link went down with the frame on it */
+			w->stashed = false;
+			w->down_drops++;
+		}
+		work++;
+	}
 	return work;
 }
 

@@ -43,6 +43,8 @@ unsigned sim_world_run_once(struct myrio_sim *sim);
 const _Atomic uint32_t *sim_world_sleeping(const struct myrio_sim *sim); /* NULL: stepped */
 void sim_world_wake(struct myrio_sim *sim);
 int sim_world_wake_page_fd(const struct myrio_sim *sim);
+/* How many times the thread went to sleep so far (each one a system call and a wake-up). */
+uint64_t sim_world_sleeps(const struct myrio_sim *sim);
 
 struct sim_nic *sim_nic_find(struct myrio_sim *sim, const char *name);
 unsigned sim_world_nic_count(const struct myrio_sim *sim);

@@ -348,6 +348,7 @@ struct myrio_sim {
 	_Atomic bool stop;
 	_Atomic uint64_t epoch;	   /* completed loop iterations (threaded) */
 	_Atomic uint32_t *sleeping; /* threaded: the wake page's word (model.h) */
+	_Atomic uint64_t sleeps;    /* threaded: the thread's idle sleeps (sim_world_sleeps) */
 	int wake_page_fd, wake_fd;  /* threaded: -1 until sim_world_start */
 	pthread_mutex_t wake_lock;  /* the NICs' wake_fd against the model thread's sleep */
 	pthread_mutex_t step_lock; /* stepped: one stepping caller at a time */

@@ -168,6 +168,7 @@ void sim_wake_wait(struct myrio_sim *w, long timeout_ns)
 		return;
 	}
 	struct timespec ts = {timeout_ns / 1000000000l, timeout_ns % 1000000000l};
+	atomic_fetch_add_explicit(&w->sleeps, 1, memory_order_relaxed);
 	int r = ppoll(fds, n, &ts, NULL);
 	atomic_store_explicit(w->sleeping, 0, memory_order_relaxed);
 	if (r <= 0)
@@ -188,6 +189,11 @@ void sim_world_wake(struct myrio_sim *sim)
 		uint64_t one = 1;
 		(void)!write(sim->wake_fd, &one, sizeof(one));
 	}
+}
+
+uint64_t sim_world_sleeps(const struct myrio_sim *sim)
+{
+	return atomic_load_explicit(&sim->sleeps, memory_order_relaxed);
 }
 
 int sim_world_wake_page_fd(const struct myrio_sim *sim)

@@ -16,14 +16,17 @@
 #include "util/log.h"
 
 #define STEP_NS 1000ull
-/* Idle back-off. Empty passes spin for IDLE_SPINS (a few microseconds: about what a sleep
- * and its wake-up cost), then the thread sleeps where a host's post wakes it (wake.c), until
- * the next frame or interrupt falls due (sim_world_due) and at most IDLE_SLEEP_NS, so that
- * what no host posts (its claims, a link flap, a boot) is seen as before. After QUIET_NS
- * without work, with no frame on a wire or waiting for one, it looks at its own timers every
- * conf.idle_ms only. A wait shorter than MIN_SLEEP_NS is spun: the sleep would cost more. */
+/* Idle back-off. Empty passes spin for IDLE_SPINS (a few microseconds), then the thread
+ * sleeps where a host's post wakes it (wake.c), until the next frame, interrupt or cable
+ * event falls due (sim_world_due) and at most IDLE_SLEEP_NS. A host posts its claims when it
+ * waits for a send report (rings/status.c), so the bound only catches what nothing posts or
+ * schedules (a stats refresh, the end of a boot); a shorter one woke the thread several
+ * times per coalescing delay, each sleep costing tens of microseconds of CPU in a virtual
+ * machine. After QUIET_NS without work, with no frame on a wire or waiting for one, it looks
+ * at its own timers every conf.idle_ms only. A wait shorter than MIN_SLEEP_NS is spun: the
+ * sleep would cost more. */
 #define IDLE_SPINS 64u
-#define IDLE_SLEEP_NS 20000l
+#define IDLE_SLEEP_NS 1000000l
 #define QUIET_NS 50000000ull
 #define MIN_SLEEP_NS 2000l
 
@@ -355,6 +358,7 @@ int myrio_sim_set_faults(struct myrio_sim *sim, const char *nic, const struct my
 		return -ENOMEM;
 	*copy = *f;
 	free(atomic_exchange(&n->cable->new_faults, copy));
+	sim_world_wake(sim); /* a sleeping thread applies them now */
 	return 0;
 }
 
@@ -366,5 +370,6 @@ int myrio_sim_set_link(struct myrio_sim *sim, const char *nic, bool up)
 		return -ENOENT;
 	}
 	atomic_store(&n->cable->admin_up, up);
+	sim_world_wake(sim);
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -167,6 +168,73 @@ static void slow_link_keeps_the_model_awake(void **state)
 	in_process("idle_ms=60000,link=1.5k", quiet_then_send);
 }
 
+/* Waits until the model's sleep count stands still for 200 ms: it sleeps its idle_ms;
+ * false after 10 s. */
+static bool model_in_deep_sleep(struct myrio_sim *w)
+{
+	for (double end = wall_s() + 10; wall_s() < end;) {
+		uint64_t n = sim_world_sleeps(w);
+		nap_ms(200);
+		if (sim_world_sleeps(w) == n && atomic_load(sim_world_sleeping(w)))
+			return true;
+	}
+	return false;
+}
+
+/* A host that handles an update while its later sends are still unreported waits for the
+ * next one (a sender whose pool is empty sleeps until the report frees it): its claim must
+ * wake the model. At 1.5 kb/s the second frame is read 448 ms after the first, so the first
+ * update (raised at once, coalescing 0) reports one send and the NIC, not yet re-armed,
+ * keeps the second report back. The host arms only once the model sleeps its idle_ms (a
+ * minute): the report comes within the test's 5 s only if the claim woke the model. */
+static void claim_wakes_the_model(void **state)
+{
+	(void)state;
+	struct myrio_sim_conf sc;
+	myrio_sim_conf_init(&sc);
+	assert_int_equal(myrio_sim_conf_parse(&sc, "idle_ms=60000,link=1.5k"), 0);
+	struct myrio_sim *w;
+	assert_int_equal(myrio_sim_create(&w, &sc), 0);
+	struct myrio_port_conf pc;
+	myrio_port_conf_init(&pc);
+	pc.sim = w;
+	pc.irq = true;
+	pc.intr_coal_us = 0;
+	struct myrio_port *a, *b;
+	assert_int_equal(myrio_port_open(&a, "sim:sim0", &pc), 0);
+	assert_int_equal(myrio_port_open(&b, "sim:sim1", &pc), 0);
+	struct myrio_pool *pool;
+	assert_int_equal(myrio_port_pool_create(a, 64, 2048, &pool), 0);
+	for (double end = wall_s() + 10; myrio_port_link(b) != MYRIO_LINK_UP && wall_s() < end;)
+		nap_ms(1);
+	int fd = myrio_port_irq_fd(a);
+	assert_true(fd >= 0);
+	struct myrio_pkt *p[2];
+	for (int i = 0; i < 2; i++) {
+		p[i] = myrio_pkt_alloc(pool);
+		assert_non_null(p[i]);
+		uint8_t *f = myrio_pkt_data(p[i]);
+		memset(f, 0xff, 6); /* as send_frames, in one burst */
+		memset(f + 6, 0x02, 6);
+		f[12] = 0x88, f[13] = 0xb5;
+		memset(f + 14, 9, 46);
+		p[i]->len = 60;
+	}
+	assert_int_equal(myrio_tx_burst(a, p, 2), 2);
+	assert_int_equal(receive(b, 2, 9), 2); /* both read, the second report held back */
+	assert_true(model_in_deep_sleep(w));
+	uint64_t v;
+	struct pollfd pf = {.fd = fd, .events = POLLIN};
+	if (poll(&pf, 1, 0) == 1) /* the first update's interrupt */
+		assert_int_equal(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	assert_int_equal(myrio_port_irq_arm(a), 0); /* handles the first update: claim1 */
+	assert_int_equal(poll(&pf, 1, 5000), 1);
+	myrio_port_close(a);
+	myrio_pool_destroy(pool);
+	myrio_port_close(b);
+	myrio_sim_destroy(w);
+}
+
 /* The daemon's model: the wake page comes with every attach (here a third NIC's, on a
  * connection of the test's own); a client can read it but neither write nor resize it. */
 static void daemon_model(void **state)
@@ -216,6 +284,7 @@ int main(void)
 	    cmocka_unit_test(sleeps_between_bursts),
 	    cmocka_unit_test(slow_link_keeps_the_model_awake),
 	    cmocka_unit_test(daemon_model),
+	    cmocka_unit_test(claim_wakes_the_model),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,12 +82,18 @@ stop() {
 }
 # The "NIC core" daemon: its model thread never sleeps and has CPU 0, as a NIC's processor
 # works beside the host's; the programs get the other CPUs. Up only for its runs: it burns
-# CPU 0 while it runs.
+# CPU 0 while it runs. The placement rows start a daemon of their own the same way, on the
+# CPUs and with the spin they name.
 APP_CPUS=$((LAST_CPU > 0 ? 1 : 0))-$LAST_CPU
 niccore=
+# niccore_up [CPUS [SPIN]]: default CPU 0, spinning. SPIN: spin, sleep, or a number of
+# microseconds the model thread polls after its last work before it sleeps (idle_spin_us)
 niccore_up() {
+	local spin=(--spin)
+	[[ ${2:-spin} == sleep ]] && spin=()
+	[[ ${2:-} == [0-9]* ]] && spin=(--model "idle_spin_us=$2")
 	rm -f "$tmp/s2"
-	taskset -c 0 "$B/myrio-simd" --spin --socket "$tmp/s2" >"$tmp/simd2.log" 2>&1 &
+	taskset -c "${1:-0}" "$B/myrio-simd" "${spin[@]}" --socket "$tmp/s2" >"$tmp/simd2.log" 2>&1 &
 	niccore=$!
 	for _ in $(seq 100); do [[ -S $tmp/s2 ]] && return 0; sleep 0.1; done
 	niccore_down
@@ -166,25 +172,30 @@ perf_copy() {
 	emit "$v" "$ops" "$app" "$(nic_delta "$n0" "$n1")"
 }
 # sockperf WHERE [ENV...]: UDP 32 B ping-pong median [us]; ops = round trips. WHERE:
-# preload, kernel, or niccore (the preload on a daemon whose model thread has CPU 0)
+# preload, kernel, niccore (the preload on a daemon whose model thread has CPU 0), or
+# DAEMON_CPUS:SPIN:CLIENT_CPUS:SERVER_CPUS (the preload on a daemon of its own with that
+# placement, SPIN as niccore_up's: the placement rows)
 sockperf_run() {
-	local where=$1 c=$A s=$Z ip=10.0.0.2 n0 n1 sp pin=() d=$simd
+	local where=$1 c=$A s=$Z ip=10.0.0.2 n0 n1 sp cpin=() spin=() d=$simd
 	shift
 	[[ $where == kernel ]] && c=$K1 s=$K2 ip=$IP2
-	if [[ $where == niccore ]]; then
-		niccore_up || return 1
-		d=$niccore c=$A2 s=$Z2 pin=(taskset -c "$APP_CPUS")
+	[[ $where == niccore ]] && where=0:spin:$APP_CPUS:$APP_CPUS
+	if [[ $where == *:* ]]; then
+		local p
+		IFS=: read -ra p <<<"$where"
+		niccore_up "${p[0]}" "${p[1]}" || return 1
+		d=$niccore c=$A2 s=$Z2 cpin=(taskset -c "${p[2]}") spin=(taskset -c "${p[3]}")
 	fi
-	env MYRIO_PRELOAD_COUNTS=1 "$@" /usr/bin/time -f "%U %S" -o "$tmp/ts" "${pin[@]}" $s \
+	env MYRIO_PRELOAD_COUNTS=1 "$@" /usr/bin/time -f "%U %S" -o "$tmp/ts" "${spin[@]}" $s \
 		sockperf server -i "$ip" -p 11111 >"$tmp/srv.txt" 2>&1 &
 	sp=$!
 	sleep 1
 	n0=$(nic_cpu "$where" "$d")
-	env MYRIO_PRELOAD_COUNTS=1 "$@" /usr/bin/time -f "%U %S" -o "$tmp/tc" "${pin[@]}" $c \
+	env MYRIO_PRELOAD_COUNTS=1 "$@" /usr/bin/time -f "%U %S" -o "$tmp/tc" "${cpin[@]}" $c \
 		sockperf ping-pong -i "$ip" -p 11111 -t "$secs" -m 32 >"$tmp/p.txt" 2>&1
 	n1=$(nic_cpu "$where" "$d")
 	stop $sp INT # an orderly exit prints the preload's counts
-	[[ $where == niccore ]] && niccore_down
+	[[ -n $niccore ]] && niccore_down
 	local v ops all
 	v=$(grep -o "percentile 50.000 = *[0-9.]*" "$tmp/p.txt" | awk '{ print $NF }')
 	ops=$(grep -o "Valid Duration.*ReceivedMessages=[0-9]*" "$tmp/p.txt" | sed 's/.*=//')
@@ -218,9 +229,20 @@ declare -A measure=(
 	[sp_preload]="sockperf_run preload" [sp_preload_spin50]="sockperf_run preload MYRIO_SPIN_US=50"
 	[sp_preload_busy]="sockperf_run preload MYRIO_SPIN=1" [sp_kernel]="sockperf_run kernel"
 	[loopback]=loopback [sp_niccore]="sockperf_run niccore" [loopback_niccore]="loopback niccore"
+	# placements (CPU numbers of a 2-core machine): the model sleeping on the programs' CPU
+	# (every wake-up a switch on one CPU, no IPI), sleeping on the other CPU, and the
+	# programs on a CPU each with the model sleeping wherever the scheduler puts it
+	[sp_onecore]="sockperf_run $LAST_CPU:sleep:$LAST_CPU:$LAST_CPU"
+	[sp_apart]="sockperf_run 0:sleep:$APP_CPUS:$APP_CPUS"
+	[sp_split]="sockperf_run 0-$LAST_CPU:sleep:0:$LAST_CPU"
+	# the model polling 50 us after its last work (it catches the peer's answer before it
+	# sleeps); the programs spinning 20 us before they sleep, on a CPU each
+	[sp_apart_spin50]="sockperf_run 0:50:$APP_CPUS:$APP_CPUS"
+	[sp_split_spin20]="sockperf_run 0-$LAST_CPU:sleep:0:$LAST_CPU MYRIO_SPIN_US=20"
 )
 order=(iperf_preload perf_copy iperf_kernel nuttcp_preload nuttcp_kernel sp_preload loopback
-	sp_kernel sp_preload_spin50 sp_preload_busy sp_niccore loopback_niccore)
+	sp_kernel sp_preload_spin50 sp_preload_busy sp_niccore loopback_niccore sp_onecore sp_apart
+	sp_split sp_apart_spin50 sp_split_spin20)
 run_one() {
 	local s0 s1 out w0=$SECONDS
 	s0=$(steal_ticks)
@@ -275,8 +297,18 @@ row "sockperf preload sleeping vs latency_loopback, NIC model on its own core [u
 	sp_niccore loopback_niccore loopback 0.5
 row "sockperf preload sleeping, NIC model on its own core, vs kernel veth [us]" us trans 1 \
 	sp_niccore sp_kernel kernel 1
+row "sockperf preload, programs and sleeping model on one CPU, vs latency_loopback [us]" us \
+	trans 1 sp_onecore loopback loopback 0.5
+row "sockperf preload, programs on one CPU, model sleeping on the other [us]" us trans 1 \
+	sp_apart loopback loopback 0.5
+row "sockperf preload, a CPU for each program, model sleeping [us]" us trans 1 sp_split \
+	loopback loopback 0.5
+row "the same, MYRIO_SPIN_US=20 [us]" us trans 1 sp_split_spin20 loopback loopback 0.5
+row "sockperf preload, programs on one CPU, model polling 50 us before it sleeps [us]" us \
+	trans 1 sp_apart_spin50 loopback loopback 0.5
 echo "== the preload's sleeps per round trip (both ends; MYRIO_PRELOAD_COUNTS): all, ended with nothing"
-for m in sp_preload sp_preload_spin50 sp_preload_busy sp_niccore; do
+for m in sp_preload sp_preload_spin50 sp_preload_busy sp_niccore sp_onecore sp_apart sp_split \
+	sp_apart_spin50 sp_split_spin20; do
 	[[ -f $tmp/m.$m ]] && python3 -c 'import json, sys, statistics
 r = [json.loads(l) for l in open(sys.argv[1])]
 r = [x for x in r if x.get("ok") and "sleeps" in x]

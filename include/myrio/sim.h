@@ -48,12 +48,15 @@ struct myrio_sim_conf {
 	char timing[16];          /* the NICs' own latencies and PCIe bandwidth: "none" (or
 	                           * empty: a frame arrives as its last bit leaves) or "myri10ge"
 	                           * (a Myri-10G on PCIe Gen1 x8, docs/device-model.md) */
+	uint32_t idle_spin_us;    /* after its last work the thread polls this long before it
+	                           * sleeps (at least 64 passes); default 0 */
 };
 
 void myrio_sim_conf_init(struct myrio_sim_conf *conf);
 /* "nics=2,link=10g|1g|unlimited|<bps>,stepped,spin,seed=N,loss=P,reorder=P,dup=P,
  *  corrupt=P,flap=PERIOD_MS/DOWN_MS,rx_ring=N,tx_ring=N,pc=CODE,boot=MS,
- *  high_rings,eeprom_fw=[rss@]1.4.N|rss,unaligned_rc,idle_ms=MS,timing=none|myri10ge";
+ *  high_rings,eeprom_fw=[rss@]1.4.N|rss,unaligned_rc,idle_ms=MS,idle_spin_us=US,
+ *  timing=none|myri10ge";
  *  eeprom_fw=rss: the power-on firmware is the RSS image (slices, for ports of several
  *  queues) */
 int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec);

@@ -116,6 +116,10 @@ static int parse_one(struct myrio_sim_conf *c, char *tok)
 		if (parse_u64(v, &u) || u == 0 || u > 3600000)
 			return -EINVAL;
 		c->idle_ms = (uint32_t)u;
+	} else if (!strcmp(tok, "idle_spin_us")) {
+		if (parse_u64(v, &u) || u > 1000000)
+			return -EINVAL;
+		c->idle_spin_us = (uint32_t)u;
 	} else if (!strcmp(tok, "boot")) {
 		if (parse_u64(v, &u) || u > 60000)
 			return -EINVAL;
@@ -168,7 +172,7 @@ int myrio_sim_conf_parse(struct myrio_sim_conf *conf, const char *spec)
 			    "BPS, stepped, spin, seed=N, loss=P, reorder=P, dup=P, corrupt=P, "
 			    "flap=PERIOD_MS/DOWN_MS, rx_ring=N, tx_ring=N (powers of 2, 8..4096), "
 			    "pc=CODE, boot=MS, high_rings, eeprom_fw=[rss@]1.4.N|rss, "
-			    "unaligned_rc, idle_ms=MS, timing=none|myri10ge",
+			    "unaligned_rc, idle_ms=MS, idle_spin_us=US, timing=none|myri10ge",
 			    orig);
 			return -EINVAL;
 		}

@@ -183,13 +183,14 @@ static void *world_thread(void *arg)
 	struct myrio_sim *w = arg;
 	prctl(PR_SET_TIMERSLACK, 1000ul);
 	unsigned idle = 0;
-	uint64_t last_work = 0;
+	uint64_t last_work = 0, spin_ns = (uint64_t)w->conf.idle_spin_us * 1000;
 	while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
 		unsigned work = sim_world_run_once(w);
 		if (work) {
 			idle = 0;
 			last_work = w->now_ns;
-		} else if (++idle >= IDLE_SPINS && !w->conf.spin) {
+		} else if (++idle >= IDLE_SPINS && !w->conf.spin &&
+			   w->now_ns - last_work >= spin_ns) {
 			idle = IDLE_SPINS; /* no overflow */
 			long t = idle_timeout_ns(w, last_work);
 			if (t >= MIN_SLEEP_NS)

@@ -129,6 +129,8 @@ static void run_rounds(struct myrio_port *a, struct myrio_port *b, const _Atomic
 	myrio_port_close(b);
 }
 
+static struct myrio_sim *in_process_world; /* in_process's, for rounds that need it */
+
 /* The in-process model with conf (idle_ms=60000 and more): rounds from sim0 to sim1. */
 static void in_process(const char *conf, rounds_fn *rounds)
 {
@@ -137,6 +139,7 @@ static void in_process(const char *conf, rounds_fn *rounds)
 	assert_int_equal(myrio_sim_conf_parse(&sc, conf), 0);
 	struct myrio_sim *w;
 	assert_int_equal(myrio_sim_create(&w, &sc), 0);
+	in_process_world = w;
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.sim = w;
@@ -235,6 +238,38 @@ static void claim_wakes_the_model(void **state)
 	myrio_sim_destroy(w);
 }
 
+/* idle_spin_us: after its last work the model polls that long before it sleeps. With
+ * 300 ms, its sleep count stands still for the 100 ms after a burst arrived (a round whose
+ * look came late on a loaded machine is tried again), and moves once the spin is over. */
+static void spins_idle_spin_us(struct myrio_port *a, struct myrio_port *b,
+			       struct myrio_pool *pool, const _Atomic uint32_t *sleeping)
+{
+	(void)sleeping;
+	struct myrio_sim *w = in_process_world;
+	bool still = false;
+	for (uint8_t round = 1; round <= 10 && !still; round++) {
+		send_frames(a, pool, 4, round);
+		assert_int_equal(receive(b, 4, round), 4);
+		double t0 = wall_s();
+		uint64_t n = sim_world_sleeps(w);
+		nap_ms(100);
+		still = sim_world_sleeps(w) == n;
+		if (!still && wall_s() - t0 < 0.25)
+			fail_msg("the model slept within 100 ms of its last work");
+	}
+	assert_true(still);
+	uint64_t n = sim_world_sleeps(w);
+	for (double end = wall_s() + 5; sim_world_sleeps(w) == n && wall_s() < end;)
+		nap_ms(10);
+	assert_true(sim_world_sleeps(w) > n);
+}
+
+static void idle_spin(void **state)
+{
+	(void)state;
+	in_process("idle_spin_us=300000", spins_idle_spin_us);
+}
+
 /* The daemon's model: the wake page comes with every attach (here a third NIC's, on a
  * connection of the test's own); a client can read it but neither write nor resize it. */
 static void daemon_model(void **state)
@@ -285,6 +320,7 @@ int main(void)
 	    cmocka_unit_test(slow_link_keeps_the_model_awake),
 	    cmocka_unit_test(daemon_model),
 	    cmocka_unit_test(claim_wakes_the_model),
+	    cmocka_unit_test(idle_spin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,8 @@
 #   "NIC core" rows: sockperf and latency_loopback on a daemon of their own whose model
 #              thread never sleeps and has CPU 0 (as a NIC's own processor), the
 #              programs on the other CPUs; started for those runs only
+#   placement rows: sockperf on a daemon of its own, the daemon and each program pinned
+#              (taskset) as the row says: one CPU for all, the model apart, a CPU each
 #   kernel:    the same programs over veth (offloads on)
 #
 #   bench/preload_compare.sh [-b BUILD_DIR] [-t SECONDS] [-n ROUNDS] [-v] [MEASUREMENT...]

@@ -239,8 +239,10 @@ static void claim_wakes_the_model(void **state)
 }
 
 /* idle_spin_us: after its last work the model polls that long before it sleeps. With
- * 300 ms, its sleep count stands still for the 100 ms after a burst arrived (a round whose
- * look came late on a loaded machine is tried again), and moves once the spin is over. */
+ * 300 ms, its sleep count stands still for the 100 ms after a burst arrived, and moves once
+ * the spin is over. Without the spin the count moves at least every idle_ms (20 ms) in any
+ * 100 ms; a round whose look came late on a loaded machine may see the spin over already,
+ * so one round of ten standing still is enough. */
 static void spins_idle_spin_us(struct myrio_port *a, struct myrio_port *b,
 			       struct myrio_pool *pool, const _Atomic uint32_t *sleeping)
 {
@@ -250,12 +252,9 @@ static void spins_idle_spin_us(struct myrio_port *a, struct myrio_port *b,
 	for (uint8_t round = 1; round <= 10 && !still; round++) {
 		send_frames(a, pool, 4, round);
 		assert_int_equal(receive(b, 4, round), 4);
-		double t0 = wall_s();
 		uint64_t n = sim_world_sleeps(w);
 		nap_ms(100);
 		still = sim_world_sleeps(w) == n;
-		if (!still && wall_s() - t0 < 0.25)
-			fail_msg("the model slept within 100 ms of its last work");
 	}
 	assert_true(still);
 	uint64_t n = sim_world_sleeps(w);

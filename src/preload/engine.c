@@ -42,6 +42,7 @@ static struct {
 	 * (a send report's interrupt, an interrupt that came after the arm had read the fd,
 	 * a stale wake-up); MYRIO_PRELOAD_COUNTS=1 prints them at exit */
 	uint64_t sleeps, empty_wakes;
+	uint64_t spins; /* blocking calls that polled before they slept (MYRIO_SPIN_US) */
 	bool print_counts;
 	uint64_t armed_deadline;
 	pthread_t progress_thread;
@@ -242,6 +243,7 @@ int engine_block(struct pollfd *extra, nfds_t n, int timeout_ms, const sigset_t 
 	}
 	uint64_t budget = timeout_ms != 0 ? spin_budget() : 0;
 	if (budget) {
+		eng.spins++;
 		int rc = spin(extra, n, timeout_ms, budget);
 		spin_learn(rc != 0);
 		if (rc != 0)
@@ -353,8 +355,8 @@ static void engine_exit(void)
 	if (eng.state != 1 || getpid() != eng.pid)
 		return;
 	if (eng.print_counts)
-		preload_log("sleeps %" PRIu64 ", woken with nothing %" PRIu64, eng.sleeps,
-			    eng.empty_wakes);
+		preload_log("sleeps %" PRIu64 ", woken with nothing %" PRIu64 ", spins %" PRIu64,
+			    eng.sleeps, eng.empty_wakes, eng.spins);
 	engine_lock();
 	eng.stopping = true;
 	fdtab_close_all(); /* connections still open end as the kernel ends them */

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The preload's sleep counts (MYRIO_PRELOAD_COUNTS=1, docs/preload.md) count what happened:
 # - five receives with SO_RCVTIMEO on a socket nothing is sent to each sleep until their
-#   timeout (at least 5 sleeps, none counted as ended with nothing: a timeout is not),
-#   with python3, left out under the sanitizers (it hangs at start with their runtime);
+#   timeout (at least 5 sleeps, none counted as ended with nothing: a timeout is not), and
+#   with MYRIO_SPIN_US=0 none polls before it sleeps (no spin), with MYRIO_SPIN_US=2000 the
+#   first does; with python3, left out under the sanitizers (it hangs at start with their
+#   runtime);
 # - sockperf's UDP ping-pong between two preloaded processes, without the spin
 #   (MYRIO_SPIN_US=0): every message is answered, the client sleeps about once per round
 #   trip (at least for half of them), and not every sleep ends with nothing.
@@ -17,14 +19,16 @@ export MYRIO_PRELOAD_COUNTS=1 MYRIO_SPIN_US=0
 A="$asan_env $build/myrio-run --device simd:nic0@$sock --ip 10.0.0.1/24 --"
 Z="$asan_env $build/myrio-run --device simd:nic1@$sock --ip 10.0.0.2/24 --"
 fail() { echo "FAIL: $*"; exit 1; }
-# counts FILE: "SLEEPS EMPTY" from the preload's line at exit
+# counts FILE: "SLEEPS EMPTY" from the preload's line at exit; spins FILE: its spins
 counts() { sed -n 's/.*sleeps \([0-9]*\), woken with nothing \([0-9]*\).*/\1 \2/p' "$1" | tail -1; }
+spins() { sed -n 's/.*sleeps [0-9]*, woken with nothing [0-9]*, spins \([0-9]*\).*/\1/p' "$1" | tail -1; }
 
 if [[ -n $asan_env ]]; then
 	echo "skip the timed receives: python3 hangs at start with the ASan runtime preloaded"
 elif ! command -v python3 >/dev/null; then
 	echo "skip the timed receives: no python3"
 else
+timed_receives() {
 timeout 60 $A python3 -c '
 import socket, struct
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -36,12 +40,20 @@ for _ in range(5):
         raise SystemExit("a datagram nobody sent")
     except BlockingIOError:
         pass
-print("5 timeouts")' >"$tmp/idle.out" 2>&1 || { cat "$tmp/idle.out"; fail "the timed receives"; }
+print("5 timeouts")' >"$1" 2>&1 || { cat "$1"; fail "the timed receives"; }
+}
+timed_receives "$tmp/idle.out"
 read -r sleeps empty < <(counts "$tmp/idle.out")
-echo "idle: sleeps ${sleeps:-none}, woken with nothing ${empty:-none}"
-[[ -n ${sleeps:-} ]] || fail "no counts at exit"
+spun=$(spins "$tmp/idle.out")
+echo "idle: sleeps ${sleeps:-none}, woken with nothing ${empty:-none}, spins ${spun:-none}"
+[[ -n ${sleeps:-} && -n $spun ]] || fail "no counts at exit"
 ((sleeps >= 5)) || fail "5 receives timed out after fewer sleeps ($sleeps)"
 ((empty == 0)) || fail "a timeout counted as a wake-up with nothing ($empty)"
+((spun == 0)) || fail "MYRIO_SPIN_US=0, yet $spun calls polled before they slept"
+MYRIO_SPIN_US=2000 timed_receives "$tmp/spin.out"
+spun=$(spins "$tmp/spin.out")
+echo "idle with MYRIO_SPIN_US=2000: spins ${spun:-none}"
+((${spun:-0} >= 1)) || fail "MYRIO_SPIN_US=2000, yet no call polled before it slept"
 fi
 
 command -v sockperf >/dev/null || { echo "no sockperf: the ping-pong is skipped"; exit 0; }

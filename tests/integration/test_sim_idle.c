@@ -44,17 +44,24 @@ static bool model_asleep(const _Atomic uint32_t *sleeping)
 	return false;
 }
 
+/* A 60-byte broadcast frame of the local experimental ethertype, its payload all tag. */
+static struct myrio_pkt *frame(struct myrio_pool *pool, uint8_t tag)
+{
+	struct myrio_pkt *p = myrio_pkt_alloc(pool);
+	assert_non_null(p);
+	uint8_t *f = myrio_pkt_data(p);
+	memset(f, 0xff, 6);
+	memset(f + 6, 0x02, 6);
+	f[12] = 0x88, f[13] = 0xb5;
+	memset(f + 14, tag, 46);
+	p->len = 60;
+	return p;
+}
+
 static void send_frames(struct myrio_port *a, struct myrio_pool *pool, unsigned n, uint8_t tag)
 {
 	for (unsigned i = 0; i < n; i++) {
-		struct myrio_pkt *p = myrio_pkt_alloc(pool);
-		assert_non_null(p);
-		uint8_t *f = myrio_pkt_data(p);
-		memset(f, 0xff, 6); /* broadcast */
-		memset(f + 6, 0x02, 6);
-		f[12] = 0x88, f[13] = 0xb5; /* local experimental ethertype */
-		memset(f + 14, tag, 46);
-		p->len = 60;
+		struct myrio_pkt *p = frame(pool, tag);
 		assert_int_equal(myrio_tx_burst(a, &p, 1), 1);
 	}
 }
@@ -143,6 +150,7 @@ static void in_process(const char *conf, rounds_fn *rounds)
 	struct myrio_port_conf pc;
 	myrio_port_conf_init(&pc);
 	pc.sim = w;
+	pc.irq = true; /* interrupts not coalesced (intr_coal_us 0) */
 	struct myrio_port *a, *b;
 	assert_int_equal(myrio_port_open(&a, "sim:sim0", &pc), 0);
 	assert_int_equal(myrio_port_open(&b, "sim:sim1", &pc), 0);
@@ -190,52 +198,28 @@ static bool model_in_deep_sleep(struct myrio_sim *w)
  * update (raised at once, coalescing 0) reports one send and the NIC, not yet re-armed,
  * keeps the second report back. The host arms only once the model sleeps its idle_ms (a
  * minute): the report comes within the test's 5 s only if the claim woke the model. */
-static void claim_wakes_the_model(void **state)
+static void claim_after_quiet(struct myrio_port *a, struct myrio_port *b,
+			      struct myrio_pool *pool, const _Atomic uint32_t *sleeping)
 {
-	(void)state;
-	struct myrio_sim_conf sc;
-	myrio_sim_conf_init(&sc);
-	assert_int_equal(myrio_sim_conf_parse(&sc, "idle_ms=60000,link=1.5k"), 0);
-	struct myrio_sim *w;
-	assert_int_equal(myrio_sim_create(&w, &sc), 0);
-	struct myrio_port_conf pc;
-	myrio_port_conf_init(&pc);
-	pc.sim = w;
-	pc.irq = true;
-	pc.intr_coal_us = 0;
-	struct myrio_port *a, *b;
-	assert_int_equal(myrio_port_open(&a, "sim:sim0", &pc), 0);
-	assert_int_equal(myrio_port_open(&b, "sim:sim1", &pc), 0);
-	struct myrio_pool *pool;
-	assert_int_equal(myrio_port_pool_create(a, 64, 2048, &pool), 0);
-	for (double end = wall_s() + 10; myrio_port_link(b) != MYRIO_LINK_UP && wall_s() < end;)
-		nap_ms(1);
+	(void)sleeping;
 	int fd = myrio_port_irq_fd(a);
 	assert_true(fd >= 0);
-	struct myrio_pkt *p[2];
-	for (int i = 0; i < 2; i++) {
-		p[i] = myrio_pkt_alloc(pool);
-		assert_non_null(p[i]);
-		uint8_t *f = myrio_pkt_data(p[i]);
-		memset(f, 0xff, 6); /* as send_frames, in one burst */
-		memset(f + 6, 0x02, 6);
-		f[12] = 0x88, f[13] = 0xb5;
-		memset(f + 14, 9, 46);
-		p[i]->len = 60;
-	}
-	assert_int_equal(myrio_tx_burst(a, p, 2), 2);
+	struct myrio_pkt *p[2] = {frame(pool, 9), frame(pool, 9)};
+	assert_int_equal(myrio_tx_burst(a, p, 2), 2); /* one burst */
 	assert_int_equal(receive(b, 2, 9), 2); /* both read, the second report held back */
-	assert_true(model_in_deep_sleep(w));
+	assert_true(model_in_deep_sleep(in_process_world));
 	uint64_t v;
 	struct pollfd pf = {.fd = fd, .events = POLLIN};
 	if (poll(&pf, 1, 0) == 1) /* the first update's interrupt */
 		assert_int_equal(read(fd, &v, sizeof(v)), (ssize_t)sizeof(v));
 	assert_int_equal(myrio_port_irq_arm(a), 0); /* handles the first update: claim1 */
 	assert_int_equal(poll(&pf, 1, 5000), 1);
-	myrio_port_close(a);
-	myrio_pool_destroy(pool);
-	myrio_port_close(b);
-	myrio_sim_destroy(w);
+}
+
+static void claim_wakes_the_model(void **state)
+{
+	(void)state;
+	in_process("idle_ms=60000,link=1.5k", claim_after_quiet);
 }
 
 /* idle_spin_us: after its last work the model polls that long before it sleeps. With

@@ -221,10 +221,24 @@ static void forget_fd(int fd)
 	}
 }
 
+/* Lock held: the last close of a UDP socket that sent waits (bounded) for the NIC to report
+ * its datagrams sent, so that a program that closes and then ends at once (_exit) does not
+ * lose them. A signal handler's close does not wait inside the call it interrupted. */
+static void udp_close_flush(int fd)
+{
+	struct psock *ps = fdtab_get(fd);
+	if (!ps || ps->state != PS_UDP || !ps->udp_sent || ps->refs != 1 || engine_nested())
+		return;
+	struct psock *outer = psock_enter(ps);
+	udp_tx_wait(engine_now_ms() + UDP_TX_WAIT_MS, false);
+	psock_exit(ps, outer);
+}
+
 EXPORT int close(int fd)
 {
 	kernel_calls_resolve();
 	engine_lock();
+	udp_close_flush(fd);
 	forget_fd(fd);
 	engine_unlock();
 	return kern.close(fd);

@@ -375,6 +375,8 @@ static void engine_exit(void)
 		}
 		engine_lock();
 	}
+	/* the datagrams the NIC has not reported sent would leave with the process */
+	udp_tx_wait(engine_now_ms() + UDP_TX_WAIT_MS, true);
 	engine_unlock();
 	pthread_join(eng.progress_thread, NULL);
 	/* The stack and port are left to the process's end: other threads may still be in

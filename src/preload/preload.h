@@ -136,6 +136,7 @@ struct psock {
 	uint32_t peer_ip; /* connected UDP peer; 0 = none */
 	uint16_t peer_port;
 	int udp_error; /* pending (negative errno) */
+	bool udp_sent; /* a datagram was taken: its close waits for the NIC (udp_tx_wait) */
 	/* TCP disconnected by connect(AF_UNSPEC) (pending again): ECONNRESET for the next
 	 * read, write or SO_ERROR, as the kernel's sk_err */
 	int reset_err;
@@ -273,6 +274,20 @@ int udp_shutdown(struct psock *ps, int how);
 void udp_close(struct psock *ps);
 short tcp_revents(struct psock *ps);
 short udp_revents(struct psock *ps);
+/* ---- Datagrams the stack took, until the NIC reported them sent (udp_tx.c) ---- */
+/* How long a close of a UDP socket that sent, and the exit, wait for the NIC to report the
+ * datagrams sent (a process gone takes its queued datagrams with it; the kernel's would
+ * leave). docs/preload.md. */
+#define UDP_TX_WAIT_MS 1000
+/* myrio_udp_sendto_copy's answers, the stack's send ring kept track of. */
+int udp_tx_send(struct myrio_udp_sock *u, const void *buf, size_t len, uint32_t ip,
+		uint16_t port);
+/* A send would be taken now (no refusal since the NIC last made room): POLLOUT. */
+bool udp_tx_room(void);
+/* Polls and sleeps until the NIC reported the datagrams taken so far sent (whole: every
+ * frame, those of datagrams in fragments too), at most until deadline_ms; false when it
+ * ran out (one line says so, and later waits return at once). */
+bool udp_tx_wait(uint64_t deadline_ms, bool whole);
 /* Set by a send that failed with EPIPE without MSG_NOSIGNAL: the interposed call raises
  * SIGPIPE once it has left the lock. */
 extern __thread bool preload_raise_sigpipe;

@@ -1,21 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* UDP sends into a full send queue, as a socket program sees them (sh/preload_udp_full):
- *   udp_full send IP PORT COUNT   one datagram, and once the peer's address is resolved, a
+ *   udp_full send IP PORT COUNT END   one datagram, and once the peer's address is resolved, a
  *                                 non-blocking socket sends until EAGAIN (the queue full),
  *                                 then, blocking, the rest of COUNT datagrams, by sendto and
  *                                 sendmsg in turn: each must be taken whole
+ *                                 After the refusal, POLLOUT must be off at once and come
+ *                                 back (epoll) once the queue drained, with room for a send.
+ *                                 The sender ends with exit() (END "exit") or with close()
+ *                                 and _exit() (END "close"): either way right after its
+ *                                 last send, and nothing may be lost to that.
  *   udp_full recv PORT COUNT      receives until COUNT datagrams came or 5 s passed without
  *                                 one, and checks they are 0..COUNT-1, in order
  * A datagram is SIZE bytes: its sequence number, then bytes derived from it. No libmyrio:
- * a plain program, run under myrio-run. */
+ * a plain program, run under myrio-run (and on the kernel's sockets, through a slow
+ * link). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -42,7 +51,7 @@ static ssize_t send_one(int fd, const struct sockaddr_in *to, uint64_t seq, int 
 	return sendmsg(fd, &m, flags);
 }
 
-static int do_send(const char *ip, int port, uint64_t count)
+static int do_send(const char *ip, int port, uint64_t count, bool close_at_end)
 {
 	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	if (inet_pton(AF_INET, ip, &to.sin_addr) != 1)
@@ -75,6 +84,25 @@ static int do_send(const char *ip, int port, uint64_t count)
 		return 1;
 	}
 	printf("non-blocking: EAGAIN after %llu datagrams\n", (unsigned long long)seq);
+	struct pollfd p = {.fd = fd, .events = POLLOUT};
+	if (poll(&p, 1, 0) != 0) {
+		printf("FAIL: POLLOUT right after EAGAIN (revents 0x%x)\n", p.revents);
+		return 1;
+	}
+	int ep = epoll_create1(0);
+	struct epoll_event ev = {.events = EPOLLOUT}, got;
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ||
+	    epoll_wait(ep, &got, 1, 5000) != 1 || !(got.events & EPOLLOUT)) {
+		printf("FAIL: EPOLLOUT did not come back within 5 s\n");
+		return 1;
+	}
+	close(ep);
+	if (send_one(fd, &to, seq, 0) != SIZE) {
+		printf("FAIL: a send after EPOLLOUT: %s\n", strerror(errno));
+		return 1;
+	}
+	seq++;
+	printf("POLLOUT off after EAGAIN, back once the queue drained\n");
 	if (fcntl(fd, F_SETFL, 0) < 0)
 		return 1;
 	uint64_t first_blocking = seq;
@@ -87,10 +115,12 @@ static int do_send(const char *ip, int port, uint64_t count)
 		}
 	}
 	printf("blocking: %llu datagrams more taken\n", (unsigned long long)(seq - first_blocking));
-	/* The last ones are still queued to the NIC: the process stays until they are on the
-	 * wire (the preload's exit does not wait for datagrams) */
-	usleep(2000000);
-	close(fd);
+	/* The last ones are still queued to the NIC: neither end may lose them */
+	fflush(stdout);
+	if (close_at_end) {
+		close(fd);
+		_exit(0);
+	}
 	return 0;
 }
 
@@ -131,10 +161,12 @@ static int do_recv(int port, uint64_t count)
 
 int main(int argc, char **argv)
 {
-	if (argc == 5 && strcmp(argv[1], "send") == 0)
-		return do_send(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 0));
+	if (argc == 6 && strcmp(argv[1], "send") == 0 &&
+	    (!strcmp(argv[5], "exit") || !strcmp(argv[5], "close")))
+		return do_send(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 0),
+			       !strcmp(argv[5], "close"));
 	if (argc == 4 && strcmp(argv[1], "recv") == 0)
 		return do_recv(atoi(argv[2]), strtoull(argv[3], NULL, 0));
-	fprintf(stderr, "usage: udp_full send IP PORT COUNT | recv PORT COUNT\n");
+	fprintf(stderr, "usage: udp_full send IP PORT COUNT exit|close | recv PORT COUNT\n");
 	return 2;
 }

@@ -96,6 +96,9 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	struct psock *ps = psock_lock(fd);
 	if (!ps)
 		return kern.bind(fd, addr, len);
+	int bad_mem = user_addr_in(addr, len);
+	if (bad_mem)
+		return unlock_with(bad_mem);
 	if (ps->state != PS_PENDING || ps->bound_port)
 		return unlock_with(ps->state == PS_DEAD ? -EBADF : -EINVAL);
 	if (!sin_of(addr, len, &ip, &port) || !engine_is_accel_local(ip) || !engine_available()) {
@@ -133,10 +136,17 @@ EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	struct psock *ps = not_pending(psock_lock(fd));
 	if (!ps)
 		return kern.accept4(fd, addr, len, flags);
+	/* As the kernel's: the connection is taken (or the call waits, or says EAGAIN) before
+	 * the address is written; where it cannot be, the connection is closed, EFAULT. */
+	int bad_mem = addr ? user_addr_out(addr, len) : 0;
 	struct psock *outer = psock_enter(ps);
-	int rc = tcp_accept(ps, addr, len, flags);
+	int rc = tcp_accept(ps, bad_mem ? NULL : addr, bad_mem ? NULL : len, flags);
 	psock_exit(ps, outer);
 	engine_unlock();
+	if (rc >= 0 && bad_mem) {
+		close(rc);
+		return (int)neg_errno(bad_mem);
+	}
 	return rc;
 }
 
@@ -172,6 +182,9 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		return kern.connect(fd, addr, len);
 	if (ps->state == PS_DEAD)
 		return unlock_with(-EBADF);
+	int bad_mem = user_addr_in(addr, len);
+	if (bad_mem)
+		return unlock_with(bad_mem);
 	if (addr && len >= sizeof addr->sa_family && addr->sa_family == AF_UNSPEC)
 		return unlock_with(connect_unspec(ps));
 	/* a fork's child has no stack: its pending sockets stay the kernel's */
@@ -371,8 +384,11 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	va_end(ap);
 	kernel_calls_resolve();
 	struct psock *ps = psock_lock(fd);
+	if (ps && (req == FIONBIO || req == FIONREAD) &&
+	    !user_mem_ok(arg, sizeof(int), req == FIONREAD))
+		return unlock_with(-EFAULT);
 	if (ps && ps->state == PS_PENDING) {
-		if (req == FIONBIO && arg)
+		if (req == FIONBIO)
 			ps->nonblock = *(int *)arg != 0;
 		engine_unlock();
 		ps = NULL;
@@ -381,8 +397,6 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 		return kern.ioctl(fd, req, arg);
 	if (ps->state == PS_DEAD)
 		return unlock_with(-EBADF);
-	if ((req == FIONBIO || req == FIONREAD) && !arg)
-		return unlock_with(-EFAULT);
 	if (req == FIONBIO) {
 		ps->nonblock = *(int *)arg != 0;
 		return unlock_with(0);
@@ -418,8 +432,9 @@ EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 		return kern.getsockname(fd, addr, len);
 	if (ps->state == PS_DEAD)
 		return unlock_with(-EBADF);
-	if (!addr || !len)
-		return unlock_with(-EFAULT);
+	int bad_mem = user_addr_out(addr, len);
+	if (bad_mem)
+		return unlock_with(bad_mem);
 	uint32_t ip = ps->bound_ip, rip;
 	uint16_t port = ps->bound_port ? ps->bound_port : ps->unspec_port, rport;
 	if (ps->state == PS_TCP_CONN)
@@ -438,8 +453,9 @@ EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 		return kern.getpeername(fd, addr, len);
 	if (ps->state == PS_DEAD)
 		return unlock_with(-EBADF);
-	if (!addr || !len)
-		return unlock_with(-EFAULT);
+	int bad_mem = user_addr_out(addr, len);
+	if (bad_mem)
+		return unlock_with(bad_mem);
 	uint32_t ip = ps->peer_ip, lip;
 	uint16_t port = ps->peer_port, lport;
 	bool conn = ps->state == PS_UDP ? ps->peer_ip != 0
@@ -457,13 +473,15 @@ EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
 	struct psock *ps = psock_lock(fd);
+	if (ps && !user_mem_ok(len, sizeof *len, true))
+		return unlock_with(-EFAULT); /* as the kernel's get_user of optlen */
 	if (ps && ps->state == PS_PENDING && ps->reset_err && level == SOL_SOCKET &&
 	    name == SO_ERROR) {
+		if (*len < sizeof(int) || !user_mem_ok(val, sizeof(int), true))
+			return unlock_with(*len < sizeof(int) ? -EINVAL : -EFAULT);
 		int err = ps->reset_err; /* connect(AF_UNSPEC) reset the connection */
 		ps->reset_err = 0;
 		engine_unlock();
-		if (!val || !len || *len < sizeof err)
-			return (int)neg_errno(-EINVAL);
 		memcpy(val, &err, sizeof err);
 		*len = sizeof err;
 		return 0;

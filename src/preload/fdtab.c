@@ -23,6 +23,11 @@ struct psock *fdtab_get(int fd)
 	return __atomic_load_n(&t[fd], __ATOMIC_ACQUIRE);
 }
 
+bool fdtab_empty(void)
+{
+	return !__atomic_load_n(&tab, __ATOMIC_ACQUIRE);
+}
+
 struct psock *psock_lock(int fd)
 {
 	if (!fdtab_get(fd))

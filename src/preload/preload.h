@@ -151,6 +151,8 @@ struct psock {
  * and freed by another thread (or a signal handler) at any time: only its address may be
  * compared without the lock. */
 struct psock *fdtab_get(int fd);
+/* No socket was ever this layer's: every call goes straight to the kernel. */
+bool fdtab_empty(void);
 /* The socket fd names, with the engine lock held (its fields may be read); NULL, the lock
  * not held, when fd is not one of this layer's. */
 struct psock *psock_lock(int fd);
@@ -305,6 +307,13 @@ int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *
  * (the array itself with user_mem_ok, where the program gave it). */
 bool user_mem_ok(const void *buf, size_t len, bool writable);
 bool user_iov_ok(const struct iovec *iov, int n, bool writable);
+/* An address the program passes in (bind, connect, sendto, msg_name): 0, -EINVAL when
+ * longer than any address (as the kernel's move_addr_to_kernel), -EFAULT when unreadable. */
+int user_addr_in(const void *addr, socklen_t len);
+/* Where a call returns an address (recvfrom, accept, getsockname...): the length readable
+ * and writable and not negative (-EINVAL), and as much of addr as an IPv4 address fills
+ * writable; else -EFAULT, as the kernel's move_addr_to_user. */
+int user_addr_out(void *addr, socklen_t *len);
 
 /* A socket became fd 0, 1 or 2: the standard stream follows it (calls_stdio.c). */
 void stdio_follow(int fd);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -87,6 +88,23 @@ bool user_iov_ok(const struct iovec *iov, int n, bool writable)
 		if (!user_mem_ok(iov[i].iov_base, iov[i].iov_len, writable))
 			return false;
 	return true;
+}
+
+int user_addr_in(const void *addr, socklen_t len)
+{
+	if (len > sizeof(struct sockaddr_storage))
+		return -EINVAL;
+	return user_mem_ok(addr, len, false) ? 0 : -EFAULT;
+}
+
+int user_addr_out(void *addr, socklen_t *len)
+{
+	if (!user_mem_ok(len, sizeof *len, true))
+		return -EFAULT;
+	if ((int)*len < 0)
+		return -EINVAL;
+	size_t n = *len < sizeof(struct sockaddr_in) ? *len : sizeof(struct sockaddr_in);
+	return user_mem_ok(addr, n, true) ? 0 : -EFAULT;
 }
 
 static void mappings_changed(void)

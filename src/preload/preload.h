@@ -303,9 +303,28 @@ int psock_getsockopt(int fd, struct psock *ps, int level, int name, void *val, s
 int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *val, socklen_t len);
 
 /* A program's buffer may be read (or written) without a fault: false where the kernel's
- * copy would give EFAULT (user_mem.c); user_iov_ok checks the buffers an iovec array names
+ * copy would give EFAULT (user_mem.c, user_mem_ok below); user_iov_ok checks the buffers an iovec array names
  * (the array itself with user_mem_ok, where the program gave it). */
-bool user_mem_ok(const void *buf, size_t len, bool writable);
+bool user_mem_check(const void *buf, size_t len, bool writable);
+/* A range found good (whole pages), the generation of the mappings it was found in, and
+ * the one a call found last, compared inline: most calls pass the buffers, lengths and
+ * addresses of the last one. */
+struct user_range {
+	uintptr_t lo, hi;
+	uint64_t generation;
+	bool writable;
+};
+extern uint64_t user_mem_generation; /* moved by munmap, mprotect, mremap */
+extern __thread struct user_range user_mem_recent;
+static inline bool user_mem_ok(const void *buf, size_t len, bool writable)
+{
+	uintptr_t lo = (uintptr_t)buf;
+	const struct user_range *r = &user_mem_recent;
+	if (lo >= r->lo && lo <= r->hi && len <= r->hi - lo && (r->writable || !writable) &&
+	    r->generation == __atomic_load_n(&user_mem_generation, __ATOMIC_ACQUIRE))
+		return true;
+	return user_mem_check(buf, len, writable);
+}
 bool user_iov_ok(const struct iovec *iov, int n, bool writable);
 /* An address the program passes in (bind, connect, sendto, msg_name): 0, -EINVAL when
  * longer than any address (as the kernel's move_addr_to_kernel), -EFAULT when unreadable. */

@@ -40,7 +40,7 @@ static void to_kernel(int fd, struct psock *ps)
 {
 	engine_lock();
 	tcp_port_release(ps);
-	if (ps->refs > 1)
+	if (psock_refs(ps) > 1)
 		fdtab_clear_psock(ps);
 	else
 		fdtab_clear(fd);
@@ -64,7 +64,10 @@ EXPORT int socket(int domain, int type, int protocol)
 	if (!ps)
 		return fd;
 	ps->nonblock = (type & SOCK_NONBLOCK) != 0;
-	if (fdtab_set(fd, ps) < 0) {
+	engine_lock(); /* a close of the fd's last holder may still be forgetting it (close) */
+	int rc = fdtab_set(fd, ps);
+	engine_unlock();
+	if (rc < 0) {
 		preload_log_once("a socket's fd is past the table: it stays the kernel's");
 		free(ps);
 	}
@@ -223,10 +226,9 @@ EXPORT int shutdown(int fd, int how)
 /* Lock held: fd is closed (or about to be): the table and the epoll shadow follow. */
 static void forget_fd(int fd)
 {
-	struct psock *ps = fdtab_get(fd);
+	struct psock *ps = fdtab_take(fd);
 	if (ps) {
-		fdtab_clear(fd);
-		if (ps->refs == 1)
+		if (psock_refs(ps) == 1)
 			epoll_forget(ps, -1);
 		psock_release(ps);
 	} else {
@@ -240,18 +242,31 @@ static void forget_fd(int fd)
 static void udp_close_flush(int fd)
 {
 	struct psock *ps = fdtab_get(fd);
-	if (!ps || ps->state != PS_UDP || !ps->udp_sent || ps->refs != 1 || engine_nested())
+	if (!ps || ps->state != PS_UDP || !ps->udp_sent || psock_refs(ps) != 1 || engine_nested())
 		return;
 	struct psock *outer = psock_enter(ps);
 	udp_tx_wait(engine_now_ms() + UDP_TX_WAIT_MS, false);
 	psock_exit(ps, outer);
 }
 
+/* A socket's fd is closed in the kernel first, then in the table, the lock held throughout:
+ * a signal handler's dup of it meanwhile either finds it in both (and keeps the socket) or
+ * in neither (EBADF), as with the kernel's own close; a socket() of another thread that
+ * gets the number back waits for the lock to enter it. Other fds are closed after the
+ * lock is let go (a kernel socket's close may linger). */
 EXPORT int close(int fd)
 {
 	kernel_calls_resolve();
 	engine_lock();
-	udp_close_flush(fd);
+	if (fdtab_get(fd)) {
+		udp_close_flush(fd);
+		int rc = kern.close(fd);
+		int err = errno;
+		forget_fd(fd);
+		engine_unlock();
+		errno = err;
+		return rc;
+	}
 	forget_fd(fd);
 	engine_unlock();
 	return kern.close(fd);
@@ -295,54 +310,75 @@ EXPORT pid_t vfork(void)
 	return fork();
 }
 
-/* After the kernel made newfd a copy of oldfd's file: the table follows (the socket that
- * newfd named before, dup2 over it, is released). */
-static int dup_follow(int oldfd, int newfd)
+/* A dup of oldfd's socket: the reference is taken, and the lock held, from before the
+ * kernel's dup until the table follows it, so that a signal handler's close of oldfd in
+ * between leaves the socket to newfd (it was named twice), as the kernel's close would.
+ * A dup of another fd runs without the lock (a dup2 over a kernel socket may linger). */
+static struct psock *dup_begin(int oldfd)
 {
-	if (newfd < 0 || newfd == oldfd)
-		return newfd;
+	kernel_calls_resolve();
 	engine_lock();
-	struct psock *ps = fdtab_get(oldfd), *old_target = fdtab_get(newfd);
-	if (old_target) {
-		fdtab_clear(newfd);
-		if (old_target->refs == 1)
-			epoll_forget(old_target, -1);
-		psock_release(old_target);
-	}
-	if (ps) {
-		ps->refs++;
-		fdtab_set(newfd, ps);
+	struct psock *ps = fdtab_get(oldfd);
+	if (ps)
+		psock_ref(ps);
+	else
+		engine_unlock();
+	return ps;
+}
+
+/* After the kernel made newfd a copy of oldfd's file (or failed, newfd < 0): the table
+ * follows (the socket that newfd named before, dup2 over it, is released). */
+static int dup_end(struct psock *ps, int oldfd, int newfd)
+{
+	int err = errno;
+	if (!ps)
+		engine_lock();
+	if (newfd >= 0 && newfd != oldfd) {
+		struct psock *old_target = fdtab_take(newfd);
+		if (old_target) {
+			if (psock_refs(old_target) == 1)
+				epoll_forget(old_target, -1);
+			psock_release(old_target);
+		}
+		if (ps)
+			fdtab_set(newfd, ps);
+	} else if (ps) {
+		psock_release(ps); /* no new fd names it */
+		ps = NULL;
 	}
 	bool follow = ps && ps->state != PS_PENDING && ps->state != PS_DEAD;
 	engine_unlock();
 	if (follow)
 		stdio_follow(newfd);
+	errno = err;
 	return newfd;
 }
 
 EXPORT int dup(int fd)
 {
-	kernel_calls_resolve();
-	return dup_follow(fd, kern.dup(fd));
+	struct psock *ps = dup_begin(fd);
+	return dup_end(ps, fd, kern.dup(fd));
 }
 
 EXPORT int dup2(int oldfd, int newfd)
 {
-	kernel_calls_resolve();
-	return dup_follow(oldfd, kern.dup2(oldfd, newfd));
+	struct psock *ps = dup_begin(oldfd);
+	return dup_end(ps, oldfd, kern.dup2(oldfd, newfd));
 }
 
 EXPORT int dup3(int oldfd, int newfd, int flags)
 {
-	kernel_calls_resolve();
-	return dup_follow(oldfd, kern.dup3(oldfd, newfd, flags));
+	struct psock *ps = dup_begin(oldfd);
+	return dup_end(ps, oldfd, kern.dup3(oldfd, newfd, flags));
 }
 
 static int fcntl_common(int fd, int cmd, long arg)
 {
 	kernel_calls_resolve();
-	if (fdtab_get(fd) && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
-		return dup_follow(fd, kern.fcntl(fd, cmd, arg));
+	if (fdtab_get(fd) && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) {
+		struct psock *ps = dup_begin(fd);
+		return dup_end(ps, fd, kern.fcntl(fd, cmd, arg));
+	}
 	struct psock *ps = psock_lock(fd);
 	if (!ps)
 		return kern.fcntl(fd, cmd, arg);

@@ -99,6 +99,9 @@ enum psock_state {
 };
 
 struct psock {
+	/* Changed by one atomic operation each (psock_ref, psock_enter...): a signal handler's
+	 * dup, close or call lands between the load and the store of a plain increment of
+	 * the thread it interrupted, and one of the two counts would be lost. */
 	int refs;    /* file descriptors naming it (dup) */
 	int users;   /* calls working on it (psock_enter) */
 	bool closed; /* its last fd was closed while a call worked on it */
@@ -160,6 +163,9 @@ struct psock *psock_lock(int fd);
 bool psock_accelerated(int fd);
 int fdtab_set(int fd, struct psock *ps); /* -1 EMFILE when fd is past the table */
 void fdtab_clear(int fd);
+/* The socket fd named, and fd names none from now on: one atomic exchange, so that of a
+ * close and a signal handler's close of the same fd only one releases the socket. */
+struct psock *fdtab_take(int fd);
 /* At exit: every fd closed, as the kernel closes them (lock held) */
 void fdtab_close_all(void);
 /* Marks every socket dead (the child of a fork) */
@@ -187,6 +193,15 @@ static inline bool psock_reap_due(void)
 	return __atomic_load_n(&psock_reap_due_flag, __ATOMIC_RELAXED);
 }
 struct psock *psock_new(int type);
+/* One more fd names ps (dup); its count, read atomically. */
+static inline void psock_ref(struct psock *ps)
+{
+	__atomic_add_fetch(&ps->refs, 1, __ATOMIC_RELAXED);
+}
+static inline int psock_refs(const struct psock *ps)
+{
+	return __atomic_load_n(&ps->refs, __ATOMIC_RELAXED);
+}
 
 /* ---- A recursive lock a signal handler may take on the thread it interrupted ---- */
 struct sig_lock {

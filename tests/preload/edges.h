@@ -93,4 +93,7 @@ void send_flags_refused(void);
 /* edges_efault.c: bad pointers other than data buffers (run without the preload too) */
 void bad_addresses_efault(void);
 
+/* edges_signals.c: signal handlers on the socket in use (run without the preload too) */
+void signal_dup_close_stress(void);
+
 #endif

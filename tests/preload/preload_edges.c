@@ -768,6 +768,7 @@ static const struct {
     CASE(write_after_fin_then_reset, true),
     CASE(send_flags_refused, false),
     CASE(bad_addresses_efault, true),
+    CASE(signal_dup_close_stress, true),
 };
 
 /* "cases" runs them all, "kernel" those that hold for the kernel's sockets too; a name

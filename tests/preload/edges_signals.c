@@ -20,16 +20,25 @@
 #define SIGNAL_EVERY_NS 20000 /* a timer's period: signals land wherever the program is */
 
 static volatile sig_atomic_t stress_fd = -1, handled, handler_dup_failed;
+/* a dup of the program's, from the dup until its close returned: the handler closes it too,
+ * racing the program's own close of it */
+static volatile sig_atomic_t program_dup = -1;
 
 static void on_usr1(int sig)
 {
 	(void)sig;
 	int saved = errno;
-	int d = dup(stress_fd);
-	if (d >= 0)
-		close(d);
-	else
-		handler_dup_failed++;
+	int theirs = program_dup;
+	if (theirs >= 0 && handled % 2) {
+		program_dup = -1;
+		close(theirs);
+	} else {
+		int d = dup(stress_fd);
+		if (d >= 0)
+			close(d);
+		else
+			handler_dup_failed++;
+	}
 	handled++;
 	errno = saved;
 }
@@ -64,9 +73,12 @@ static bool use_once(int fd, unsigned round)
 	switch (round % 5) {
 	case 0:
 		return getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) == 0 && v == SOCK_DGRAM;
-	case 1: {
+	case 1: { /* its close may find it closed by the handler already: EBADF */
 		int d = dup(fd);
-		return d >= 0 && close(d) == 0;
+		program_dup = d;
+		bool ok = d >= 0 && (close(d) == 0 || errno == EBADF);
+		program_dup = -1;
+		return ok;
 	}
 	case 2:
 		return recv(fd, b, sizeof b, MSG_DONTWAIT) < 0 && errno == EAGAIN;
@@ -78,7 +90,7 @@ static bool use_once(int fd, unsigned round)
 }
 
 /* Signals at a high rate while the program calls on a UDP socket; the handler dups and
- * closes that socket. Every call must answer as usual, no fd may be left over, and the
+ * closes that socket, or closes the dup the program is closing. Every call must answer as usual, no fd may be left over, and the
  * socket's last close must free its port (a count gone wrong either way shows: a socket
  * freed while named, or one never freed). */
 void signal_dup_close_stress(void)

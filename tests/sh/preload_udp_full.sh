@@ -12,16 +12,15 @@ set -uo pipefail
 build=$(cd "${1:?build directory}" && pwd)
 source "$(dirname "$0")/lib/simd.sh"
 simd_need myrio-simd myrio-run libmyrio-preload.so preload_udp_full
-preload_asan_env
 count=${COUNT:-1500}
 simd_start --model "link=10m,tx_ring=64"
 run_pair() { # PORT END
-	timeout 60 $asan_env "$build/myrio-run" --device "simd:nic1@$sock" --ip 10.0.0.2/24 -- \
+	timeout 60 "$build/myrio-run" --device "simd:nic1@$sock" --ip 10.0.0.2/24 -- \
 		"$build/preload_udp_full" recv "$1" "$count" >"$tmp/recv.log" 2>&1 &
 	local recv=$!
 	pids+=($recv)
 	for _ in $(seq 100); do grep -qs listening "$tmp/recv.log" && break; sleep 0.1; done
-	timeout 60 $asan_env "$build/myrio-run" --device "simd:nic0@$sock" --ip 10.0.0.1/24 -- \
+	timeout 60 "$build/myrio-run" --device "simd:nic0@$sock" --ip 10.0.0.1/24 -- \
 		"$build/preload_udp_full" send 10.0.0.2 "$1" "$count" "$2"
 	local rc=$?
 	wait $recv

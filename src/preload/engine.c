@@ -444,6 +444,7 @@ static int engine_start(void)
 	sc.max_tcp_conns = 1024;
 	sc.max_listeners = 32;
 	sc.max_udp_socks = 64;
+	sc.reass_slots = PRELOAD_REASS_SLOTS;
 	sc.tcp_event = tcp_on_event;
 	rc = myrio_stack_create(&eng.stack, eng.port, &sc);
 	if (rc < 0) {

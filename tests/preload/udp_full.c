@@ -11,6 +11,11 @@
  *                                 last send, and nothing may be lost to that.
  *   udp_full recv PORT COUNT      receives until COUNT datagrams came or 5 s passed without
  *                                 one, and checks they are 0..COUNT-1, in order
+ *   udp_full burst IP PORT COUNT  COUNT datagrams of BURST_SIZE bytes (in fragments) at once
+ *   udp_full hold PORT COUNT      binds, reads a line from stdin (sent once the burst is
+ *                                 out), and only then receives: every datagram of the burst
+ *                                 must have been kept for it, as the kernel's socket buffer
+ *                                 keeps them
  * A datagram is SIZE bytes: its sequence number, then bytes derived from it. No libmyrio:
  * a plain program, run under myrio-run (and on the kernel's sockets, through a slow
  * link). */
@@ -30,6 +35,7 @@
 #include <unistd.h>
 
 #define SIZE 1000
+#define BURST_SIZE 2000 /* two fragments at MTU 1500 */
 #define MAX_NONBLOCK_TRIES 200000
 
 static void fill(uint8_t *d, uint64_t seq)
@@ -159,14 +165,61 @@ static int do_recv(int port, uint64_t count)
 	return got == count && bad == 0 ? 0 : 1;
 }
 
+static int do_burst(const char *ip, int port, uint64_t count)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (inet_pton(AF_INET, ip, &to.sin_addr) != 1 || fd < 0)
+		return 2;
+	uint8_t d[BURST_SIZE];
+	for (uint64_t seq = 0; seq < count; seq++) {
+		memcpy(d, &seq, sizeof seq);
+		if (sendto(fd, d, sizeof d, 0, (struct sockaddr *)&to, sizeof to) != sizeof d) {
+			perror("udp_full: burst");
+			return 1;
+		}
+	}
+	printf("burst: %llu datagrams of %d bytes sent\n", (unsigned long long)count, BURST_SIZE);
+	return 0;
+}
+
+static int do_hold(int port, uint64_t count)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct timeval tv = {2, 0};
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
+		perror("udp_full: bind");
+		return 1;
+	}
+	printf("listening\n");
+	fflush(stdout);
+	char line[16];
+	if (!fgets(line, sizeof line, stdin))
+		return 1;
+	uint64_t got = 0;
+	uint8_t d[BURST_SIZE + 1];
+	ssize_t n;
+	while (got < count && (n = recv(fd, d, sizeof d, 0)) == BURST_SIZE)
+		got++;
+	printf("held: received %llu of %llu\n", (unsigned long long)got, (unsigned long long)count);
+	return got == count ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && strcmp(argv[1], "burst") == 0)
+		return do_burst(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 0));
+	if (argc == 4 && strcmp(argv[1], "hold") == 0)
+		return do_hold(atoi(argv[2]), strtoull(argv[3], NULL, 0));
 	if (argc == 6 && strcmp(argv[1], "send") == 0 &&
 	    (!strcmp(argv[5], "exit") || !strcmp(argv[5], "close")))
 		return do_send(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 0),
 			       !strcmp(argv[5], "close"));
 	if (argc == 4 && strcmp(argv[1], "recv") == 0)
 		return do_recv(atoi(argv[2]), strtoull(argv[3], NULL, 0));
-	fprintf(stderr, "usage: udp_full send IP PORT COUNT exit|close | recv PORT COUNT\n");
+	fprintf(stderr, "usage: udp_full send IP PORT COUNT exit|close | recv PORT COUNT | "
+			"burst IP PORT COUNT | hold PORT COUNT\n");
 	return 2;
 }

@@ -6,6 +6,7 @@
 # blocking one must wait for room, so that the receiver, a second preloaded process, counts
 # every datagram, in order. The sender exits right after its last send (then closes and
 # _exits, the second time): the datagrams still queued to the NIC must not be lost to that.
+# Then a burst of fragmented datagrams must wait, whole, for a receiver that reads late.
 # With root, the same program on the kernel's sockets through a veth limited to 10 Mb/s
 # (tbf) between two network namespaces must pass too.
 set -uo pipefail
@@ -32,6 +33,31 @@ run_pair 7300 exit
 run_pair 7301 close
 echo "every datagram the sockets reported sent arrived"
 
+# A burst of datagrams in fragments that the receiver reads only once it is over: all must
+# have been kept (reassembled datagrams hold buffers of their own until read). RUN WRAP
+# IP: the receiver (a command prefix), the sender's prefix, the receiver's address.
+burst=${BURST:-32}
+hold_burst() {
+	local rx=$1 tx=$2 ip=$3
+	rm -f "$tmp/go"
+	mkfifo "$tmp/go"
+	$rx timeout 60 "$build/preload_udp_full" hold 7302 "$burst" <"$tmp/go" >"$tmp/hold.log" 2>&1 &
+	local recv=$!
+	pids+=($recv)
+	exec 9>"$tmp/go"
+	for _ in $(seq 100); do grep -qs listening "$tmp/hold.log" && break; sleep 0.1; done
+	$tx timeout 60 "$build/preload_udp_full" burst "$ip" 7302 "$burst"
+	local rc=$?
+	echo go >&9
+	exec 9>&-
+	wait $recv
+	local rrc=$?
+	cat "$tmp/hold.log"
+	[[ $rc -eq 0 && $rrc -eq 0 ]] || { echo "FAIL (held burst): sender $rc, receiver $rrc"; exit 1; }
+}
+hold_burst "$build/myrio-run --device simd:nic1@$sock --ip 10.0.0.2/24 --" \
+	"$build/myrio-run --device simd:nic0@$sock --ip 10.0.0.1/24 --" 10.0.0.2
+
 # ---- the kernel's sockets, the same program ----
 na=myrio-ufa$$ nb=myrio-ufb$$
 if ! [[ $(id -u) -eq 0 ]] || ! command -v tc >/dev/null || ! ip netns add "$na" 2>/dev/null; then
@@ -55,4 +81,5 @@ wait $recv
 rrc=$?
 cat "$tmp/krecv.log"
 [[ $rc -eq 0 && $rrc -eq 0 ]] || { echo "FAIL (kernel): sender $rc, receiver $rrc"; exit 1; }
+hold_burst "ip netns exec $nb" "ip netns exec $na" 10.9.0.2
 echo "the kernel's sockets agree"

@@ -21,23 +21,7 @@ simd=$!
 trap 'kill $simd 2>/dev/null; wait 2>/dev/null; [[ -n ${KEEP:-} ]] || rm -rf "$tmp"' EXIT
 for _ in $(seq 50); do [[ -S $tmp/simd.sock ]] && break; sleep 0.1; done
 
-# Inclusive instructions of function $2 in callgrind output $1 (as bench/tso_cost.sh).
-incl() {
-	awk -v want="$2" '
-	function named(s,    id) {
-		if (match(s, /^\([0-9]+\)/)) {
-			id = substr(s, 1, RLENGTH)
-			if (length(s) > RLENGTH) names[id] = substr(s, RLENGTH + 2)
-			return names[id]
-		}
-		return s
-	}
-	/^fn=/ { fn = named(substr($0, 4)); next }
-	/^cfn=/ { named(substr($0, 5)); next }
-	/^calls=/ { next }
-	/^[-+*0-9]/ { if (fn == want && NF > 1) total += $2 }
-	END { print total + 0 }' "$1"
-}
+source "$(dirname "$0")/callgrind.sh"
 "$B/myrio-run" --device "simd:nic0@$tmp/simd.sock" --ip 10.0.0.1/24 -- \
 	valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" --toggle-collect=getsockopt \
 	"$py" -c "

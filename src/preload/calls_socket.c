@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,7 +254,9 @@ static void udp_close_flush(int fd)
  * a signal handler's dup of it meanwhile either finds it in both (and keeps the socket) or
  * in neither (EBADF), as with the kernel's own close; a socket() of another thread that
  * gets the number back waits for the lock to enter it. Other fds are closed after the
- * lock is let go (a kernel socket's close may linger). */
+ * lock is let go (a kernel socket's close may linger). close is a cancellation point: one
+ * that came while the lock was held (and cancellation off, engine_lock) acts once it is
+ * let go. */
 EXPORT int close(int fd)
 {
 	kernel_calls_resolve();
@@ -264,6 +267,7 @@ EXPORT int close(int fd)
 		int err = errno;
 		forget_fd(fd);
 		engine_unlock();
+		pthread_testcancel();
 		errno = err;
 		return rc;
 	}

@@ -95,5 +95,6 @@ void bad_addresses_efault(void);
 
 /* edges_signals.c: signal handlers on the socket in use (run without the preload too) */
 void signal_dup_close_stress(void);
+void cancel_in_close(void);
 
 #endif

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Signal handlers that use the socket the program is using: the layer's counts of a
- * socket's fds and calls must come out right whatever instruction a handler interrupts
- * (tests/sh/preload_edges.sh runs the case with the preload and on the kernel's sockets). */
+/* What interrupts a thread in the layer: signal handlers that use the socket the program is
+ * using (the layer's counts of a socket's fds and calls must come out right whatever
+ * instruction a handler interrupts), and cancellation (tests/sh/preload_edges.sh runs the
+ * cases with the preload and on the kernel's sockets). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/socket.h>
@@ -136,4 +138,60 @@ void signal_dup_close_stress(void)
 	CHECK(again >= 0, "the port is free after the last close");
 	close(again);
 	printf("ok signal_dup_close_stress (%u calls, %d signals handled)\n", rounds, (int)handled);
+}
+
+#define CANCEL_PORT 7123
+#define CANCEL_AFTER_US 100000
+#define CANCEL_WAIT_S 10
+
+static void *dup_close_loop(void *arg)
+{
+	int fd = *(int *)arg;
+	for (;;) { /* close is a cancellation point: the thread ends in one */
+		int d = dup(fd);
+		if (d >= 0)
+			close(d);
+	}
+	return NULL;
+}
+
+struct after_cancel {
+	int fd;
+	volatile int done;
+};
+
+static void *call_after_cancel(void *arg)
+{
+	struct after_cancel *a = arg;
+	int v;
+	socklen_t l = sizeof v;
+	getsockopt(a->fd, SOL_SOCKET, SO_TYPE, &v, &l);
+	a->done = 1;
+	return NULL;
+}
+
+/* A thread cancelled while it dups and closes a socket (it ends inside close, a
+ * cancellation point): the other threads' calls go on. */
+void cancel_in_close(void)
+{
+	int fd = udp_bound(CANCEL_PORT);
+	CHECK(fd >= 0, "bind");
+	pthread_t t, probe;
+	CHECK(pthread_create(&t, NULL, dup_close_loop, &fd) == 0, "thread");
+	usleep(CANCEL_AFTER_US);
+	CHECK(pthread_cancel(t) == 0 && pthread_join(t, NULL) == 0, "cancel");
+	/* in a thread of its own, so that a call that never returns fails the case */
+	struct after_cancel a = {.fd = fd};
+	CHECK(pthread_create(&probe, NULL, call_after_cancel, &a) == 0, "thread");
+	for (int i = 0; i < CANCEL_WAIT_S * 100 && !a.done; i++)
+		usleep(10000);
+	if (!a.done) {
+		printf("FAIL cancel_in_close: a call after the cancel did not return in %d s\n",
+		       CANCEL_WAIT_S);
+		fflush(stdout);
+		_exit(1); /* the layer's lock is lost: nothing else would run */
+	}
+	pthread_join(probe, NULL);
+	close(fd);
+	printf("ok cancel_in_close\n");
 }

@@ -769,6 +769,7 @@ static const struct {
     CASE(send_flags_refused, false),
     CASE(bad_addresses_efault, true),
     CASE(signal_dup_close_stress, true),
+    CASE(cancel_in_close, true),
 };
 
 /* "cases" runs them all, "kernel" those that hold for the kernel's sockets too; a name

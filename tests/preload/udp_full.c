@@ -130,18 +130,28 @@ static int do_send(const char *ip, int port, uint64_t count, bool close_at_end)
 	return 0;
 }
 
-static int do_recv(int port, uint64_t count)
+/* A socket bound to port whose receives give up after timeout_s seconds; "listening" said
+ * on stdout for the script that waits for it. -1 on failure. */
+static int bound_listening(int port, int timeout_s)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	struct timeval tv = {5, 0};
+	struct timeval tv = {timeout_s, 0};
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
 		perror("udp_full: bind");
-		return 1;
+		return -1;
 	}
 	printf("listening\n");
 	fflush(stdout);
+	return fd;
+}
+
+static int do_recv(int port, uint64_t count)
+{
+	int fd = bound_listening(port, 5);
+	if (fd < 0)
+		return 1;
 	uint64_t got = 0, bad = 0;
 	uint8_t d[SIZE + 1], want[SIZE];
 	while (got < count) {
@@ -185,16 +195,9 @@ static int do_burst(const char *ip, int port, uint64_t count)
 
 static int do_hold(int port, uint64_t count)
 {
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	struct timeval tv = {2, 0};
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0) {
-		perror("udp_full: bind");
+	int fd = bound_listening(port, 2);
+	if (fd < 0)
 		return 1;
-	}
-	printf("listening\n");
-	fflush(stdout);
 	char line[16];
 	if (!fgets(line, sizeof line, stdin))
 		return 1;

@@ -41,12 +41,12 @@ hold_burst() {
 	local rx=$1 tx=$2 ip=$3
 	rm -f "$tmp/go"
 	mkfifo "$tmp/go"
-	$rx timeout 60 "$build/preload_udp_full" hold 7302 "$burst" <"$tmp/go" >"$tmp/hold.log" 2>&1 &
+	timeout 60 $rx "$build/preload_udp_full" hold 7302 "$burst" <"$tmp/go" >"$tmp/hold.log" 2>&1 &
 	local recv=$!
 	pids+=($recv)
 	exec 9>"$tmp/go"
 	for _ in $(seq 100); do grep -qs listening "$tmp/hold.log" && break; sleep 0.1; done
-	$tx timeout 60 "$build/preload_udp_full" burst "$ip" 7302 "$burst"
+	timeout 60 $tx "$build/preload_udp_full" burst "$ip" 7302 "$burst"
 	local rc=$?
 	echo go >&9
 	exec 9>&-

@@ -14,25 +14,7 @@ t=$B/tests/test_stack_tcp_tso
 [ -x "$t" ] || { echo "build first: $t not found" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "valgrind not installed" >&2; exit 1; }
 
-# Inclusive instructions of function $2 in callgrind output $1, read from the file itself
-# (self cost plus the inclusive cost of its calls, over every file its code came from), so
-# that nothing depends on how the debug information spells this checkout's source paths.
-incl() {
-	awk -v want="$2" '
-	function named(s,    id) { # "(id) name" defines id, "(id)" uses it
-		if (match(s, /^\([0-9]+\)/)) {
-			id = substr(s, 1, RLENGTH)
-			if (length(s) > RLENGTH) names[id] = substr(s, RLENGTH + 2)
-			return names[id]
-		}
-		return s
-	}
-	/^fn=/ { fn = named(substr($0, 4)); next }
-	/^cfn=/ { named(substr($0, 5)); next }
-	/^calls=/ { next }
-	/^[-+*0-9]/ { if (fn == want && NF > 1) total += $2 }
-	END { print total + 0 }' "$1"
-}
+source "$(dirname "$0")/callgrind.sh"
 for c in clean_1500:on switched_off:off; do
 	cg=$(mktemp)
 	MYRIO_TEST_FILTER=${c%%:*} MYRIO_TEST_BYTES=$BYTES valgrind --tool=callgrind \

@@ -5,6 +5,7 @@
  * timeout, and sleeps on the kernel's set and the stack together. Edge-triggered entries
  * report what became ready since their last report; EPOLLONESHOT disables the entry. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "preload.h"
@@ -86,7 +87,7 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	int rc = 0;
 	if (ps->state == PS_DEAD)
 		rc = -EBADF;
-	else if (op != EPOLL_CTL_DEL && !ev)
+	else if (op != EPOLL_CTL_DEL && !user_mem_ok(ev, sizeof *ev, false))
 		rc = -EFAULT;
 	if (rc) {
 		engine_unlock();
@@ -178,8 +179,10 @@ static int collect(int epfd, struct epoll_event *out, int max)
 static int epoll_wait_any(int epfd, struct epoll_event *events, int max, int timeout_ms,
 			  const sigset_t *sigmask)
 {
-	if (max <= 0)
+	if (max <= 0 || (size_t)max > INT_MAX / sizeof *events) /* the kernel's EP_MAX_EVENTS */
 		return (int)neg_errno(-EINVAL);
+	if (!user_mem_ok(events, (size_t)max * sizeof *events, true))
+		return (int)neg_errno(-EFAULT);
 	uint64_t deadline = timeout_ms >= 0 ? engine_now_ms() + (uint64_t)timeout_ms : 0;
 	int n, rc = 0;
 	engine_lock();

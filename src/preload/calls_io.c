@@ -121,6 +121,9 @@ static ssize_t send_path(int fd, const struct iovec *iov, int n, int flags,
 	uint32_t ip = 0;
 	uint16_t port = 0;
 	struct sockaddr_in sin;
+	int bad_mem = to ? user_addr_in(to, tolen) : 0;
+	if (bad_mem)
+		return neg_errno(bad_mem);
 	bool bad_to = to && (tolen < sizeof sin || to->sa_family != AF_INET);
 	if (to && !bad_to)
 		memcpy(&sin, to, sizeof sin);
@@ -168,11 +171,14 @@ static ssize_t recv_path(int fd, const struct iovec *iov, int n, int flags, stru
 	if (stream)
 		*stream = ps->type == SOCK_STREAM;
 	int refused = recv_flags_refused(ps->type, flags);
+	if (!refused && from) /* checked before a datagram is taken: none is lost to it */
+		refused = user_addr_out(from, fromlen);
 	if (refused) {
 		rc = neg_errno(refused);
 	} else if (ps->type == SOCK_STREAM) {
 		rc = tcp_recvv(ps, iov, n, flags);
-		from = NULL;
+		if (rc >= 0 && from)
+			*fromlen = 0; /* a stream names no sender, as the kernel's */
 	} else {
 		uint32_t ip = 0;
 		uint16_t port = 0;
@@ -295,6 +301,8 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 		return neg_errno(-EFAULT);
 	if (msg->msg_iovlen > IOV_MAX)
 		return neg_errno(-EMSGSIZE);
+	if ((int)msg->msg_namelen < 0)
+		return neg_errno(-EINVAL);
 	int msg_flags = 0;
 	bool stream = false;
 	ssize_t rc = recv_path(fd, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
@@ -318,12 +326,20 @@ EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 		return neg_errno(-EFAULT);
 	if (msg->msg_iovlen > IOV_MAX)
 		return neg_errno(-EMSGSIZE);
-	if (msg->msg_controllen && is_ours(fd, msg->msg_name, msg->msg_namelen)) {
+	/* as the kernel's copy_msghdr_from_user: a name longer than any is cut to the longest */
+	if ((int)msg->msg_namelen < 0)
+		return neg_errno(-EINVAL);
+	socklen_t namelen = msg->msg_namelen < sizeof(struct sockaddr_storage)
+				? msg->msg_namelen
+				: sizeof(struct sockaddr_storage);
+	const struct sockaddr *name = namelen ? msg->msg_name : NULL;
+	if (name && user_addr_in(name, namelen))
+		return neg_errno(-EFAULT);
+	if (msg->msg_controllen && is_ours(fd, name, namelen)) {
 		preload_log_once("sendmsg() ancillary data on an accelerated socket (EINVAL)");
 		return neg_errno(-EINVAL);
 	}
-	ssize_t rc = send_path(fd, msg->msg_iov, (int)msg->msg_iovlen, flags, msg->msg_name,
-			       msg->msg_namelen);
+	ssize_t rc = send_path(fd, msg->msg_iov, (int)msg->msg_iovlen, flags, name, namelen);
 	return rc != NOT_OURS ? rc : kern.sendmsg(fd, msg, flags);
 }
 
@@ -371,15 +387,30 @@ EXPORT ssize_t sendfile64(int out_fd, int in_fd, off_t *offset, size_t count)
 	return sendfile(out_fd, in_fd, offset, count);
 }
 
+/* An entry of a program's mmsghdr array may be read and its msg_len written: else the call
+ * ends there, EFAULT for the first, as the kernel's. */
+static bool mmsg_ok(struct mmsghdr *vec, unsigned i)
+{
+	return user_mem_ok(&vec[i], sizeof vec[i], true);
+}
+
 /* As the kernel's: the datagrams one at a time; the count sent, or the first error. */
 EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned n, int flags)
 {
-	if (!is_ours(fd, n ? vec[0].msg_hdr.msg_name : NULL, n ? vec[0].msg_hdr.msg_namelen : 0)) {
-		kernel_calls_resolve();
+	kernel_calls_resolve();
+	if (!fdtab_get(fd))
 		return kern.sendmmsg(fd, vec, n, flags);
-	}
+	if (n && !mmsg_ok(vec, 0))
+		return (int)neg_errno(-EFAULT);
+	const struct msghdr *first = n ? &vec[0].msg_hdr : NULL;
+	if (first && first->msg_namelen && user_addr_in(first->msg_name, first->msg_namelen))
+		return (int)neg_errno(-EFAULT);
+	if (!is_ours(fd, first ? first->msg_name : NULL, first ? first->msg_namelen : 0))
+		return kern.sendmmsg(fd, vec, n, flags);
 	unsigned i = 0;
 	for (; i < n && i < UIO_MAXIOV; i++) {
+		if (!mmsg_ok(vec, i))
+			return i ? (int)i : (int)neg_errno(-EFAULT);
 		ssize_t rc = sendmsg(fd, &vec[i].msg_hdr, flags);
 		if (rc < 0)
 			return i ? (int)i : -1;
@@ -400,6 +431,8 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned n, int flags, struct t
 		preload_log_once("recvmmsg: the timeout argument is ignored (SO_RCVTIMEO is not)");
 	unsigned i = 0;
 	for (; i < n && i < UIO_MAXIOV; i++) {
+		if (!mmsg_ok(vec, i))
+			return i ? (int)i : (int)neg_errno(-EFAULT);
 		int f = flags & ~MSG_WAITFORONE;
 		if (i && (flags & MSG_WAITFORONE))
 			f |= MSG_DONTWAIT;

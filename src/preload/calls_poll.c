@@ -25,9 +25,26 @@ static bool is_accel(int fd)
 	return ps && ps->state != PS_PENDING;
 }
 
+static int kernel_ppoll(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *sigmask)
+{
+	struct timespec ts, *tsp = NULL;
+	if (timeout_ms >= 0) {
+		ts.tv_sec = timeout_ms / 1000;
+		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000;
+		tsp = &ts;
+	}
+	return kern.ppoll(fds, n, tsp, sigmask);
+}
+
 int poll_any(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *sigmask)
 {
 	nfds_t nacc = 0, ours = 0;
+	if (fdtab_empty())
+		return kernel_ppoll(fds, n, timeout_ms, sigmask);
+	if (n > SIZE_MAX / sizeof *fds) /* more than any fd table: the kernel's answer */
+		return (int)neg_errno(-EINVAL);
+	if (!user_mem_ok(fds, n * sizeof *fds, true)) /* read below, as the kernel's copy */
+		return (int)neg_errno(-EFAULT);
 	for (nfds_t i = 0; i < n; i++)
 		ours += fdtab_get(fds[i].fd) != NULL;
 	if (ours) { /* the sockets' states are read under the lock, held from here */
@@ -37,15 +54,8 @@ int poll_any(struct pollfd *fds, nfds_t n, int timeout_ms, const sigset_t *sigma
 		if (!nacc)
 			engine_unlock();
 	}
-	if (!nacc) {
-		struct timespec ts, *tsp = NULL;
-		if (timeout_ms >= 0) {
-			ts.tv_sec = timeout_ms / 1000;
-			ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000;
-			tsp = &ts;
-		}
-		return kern.ppoll(fds, n, tsp, sigmask);
-	}
+	if (!nacc)
+		return kernel_ppoll(fds, n, timeout_ms, sigmask);
 	/* the kernel's fds, and where each came from */
 	struct pollfd *kfds = n > nacc ? calloc(n - nacc, sizeof *kfds) : NULL;
 	nfds_t *from = n > nacc ? calloc(n - nacc, sizeof *from) : NULL;
@@ -201,6 +211,14 @@ static int select_any(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int timeout_
 	return count;
 }
 
+/* The sets as far as the kernel reads and writes them (nfds bits in whole longs). */
+static bool sets_ok(int nfds, fd_set *rd, fd_set *wr, fd_set *ex)
+{
+	size_t bytes = ((size_t)nfds + SET_BITS - 1) / SET_BITS * sizeof(unsigned long);
+	return (!rd || user_mem_ok(rd, bytes, true)) && (!wr || user_mem_ok(wr, bytes, true)) &&
+	       (!ex || user_mem_ok(ex, bytes, true));
+}
+
 static bool any_accel(int nfds, fd_set *rd, fd_set *wr, fd_set *ex)
 {
 	for (int fd = 0; fd < nfds; fd++)
@@ -212,8 +230,9 @@ static bool any_accel(int nfds, fd_set *rd, fd_set *wr, fd_set *ex)
 EXPORT int select(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
 {
 	kernel_calls_resolve();
-	if (nfds < 0 || !any_accel(select_nfds(nfds), rd, wr, ex))
-		return kern.select(nfds, rd, wr, ex, tv);
+	if (nfds < 0 || fdtab_empty() || !sets_ok(select_nfds(nfds), rd, wr, ex) ||
+	    !any_accel(select_nfds(nfds), rd, wr, ex))
+		return kern.select(nfds, rd, wr, ex, tv); /* its EFAULT for a bad set */
 	nfds = select_nfds(nfds);
 	int ms = -1;
 	if (tv) {
@@ -239,7 +258,8 @@ EXPORT int pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, const struct ti
 		   const sigset_t *sigmask)
 {
 	kernel_calls_resolve();
-	if (nfds < 0 || !any_accel(select_nfds(nfds), rd, wr, ex))
+	if (nfds < 0 || fdtab_empty() || !sets_ok(select_nfds(nfds), rd, wr, ex) ||
+	    !any_accel(select_nfds(nfds), rd, wr, ex))
 		return kern.pselect(nfds, rd, wr, ex, ts, sigmask);
 	nfds = select_nfds(nfds);
 	int ms = timespec_ms(ts);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ static void to_kernel(int fd, struct psock *ps)
 {
 	engine_lock();
 	tcp_port_release(ps);
-	if (ps->refs > 1)
+	if (psock_refs(ps) > 1)
 		fdtab_clear_psock(ps);
 	else
 		fdtab_clear(fd);
@@ -64,7 +65,10 @@ EXPORT int socket(int domain, int type, int protocol)
 	if (!ps)
 		return fd;
 	ps->nonblock = (type & SOCK_NONBLOCK) != 0;
-	if (fdtab_set(fd, ps) < 0) {
+	engine_lock(); /* a close of the fd's last holder may still be forgetting it (close) */
+	int rc = fdtab_set(fd, ps);
+	engine_unlock();
+	if (rc < 0) {
 		preload_log_once("a socket's fd is past the table: it stays the kernel's");
 		free(ps);
 	}
@@ -96,6 +100,9 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	struct psock *ps = psock_lock(fd);
 	if (!ps)
 		return kern.bind(fd, addr, len);
+	int bad_mem = user_addr_in(addr, len);
+	if (bad_mem)
+		return unlock_with(bad_mem);
 	if (ps->state != PS_PENDING || ps->bound_port)
 		return unlock_with(ps->state == PS_DEAD ? -EBADF : -EINVAL);
 	if (!sin_of(addr, len, &ip, &port) || !engine_is_accel_local(ip) || !engine_available()) {
@@ -133,10 +140,17 @@ EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 	struct psock *ps = not_pending(psock_lock(fd));
 	if (!ps)
 		return kern.accept4(fd, addr, len, flags);
+	/* As the kernel's: the connection is taken (or the call waits, or says EAGAIN) before
+	 * the address is written; where it cannot be, the connection is closed, EFAULT. */
+	int bad_mem = addr ? user_addr_out(addr, len) : 0;
 	struct psock *outer = psock_enter(ps);
-	int rc = tcp_accept(ps, addr, len, flags);
+	int rc = tcp_accept(ps, bad_mem ? NULL : addr, bad_mem ? NULL : len, flags);
 	psock_exit(ps, outer);
 	engine_unlock();
+	if (rc >= 0 && bad_mem) {
+		close(rc);
+		return (int)neg_errno(bad_mem);
+	}
 	return rc;
 }
 
@@ -172,6 +186,9 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 		return kern.connect(fd, addr, len);
 	if (ps->state == PS_DEAD)
 		return unlock_with(-EBADF);
+	int bad_mem = user_addr_in(addr, len);
+	if (bad_mem)
+		return unlock_with(bad_mem);
 	if (addr && len >= sizeof addr->sa_family && addr->sa_family == AF_UNSPEC)
 		return unlock_with(connect_unspec(ps));
 	/* a fork's child has no stack: its pending sockets stay the kernel's */
@@ -210,10 +227,9 @@ EXPORT int shutdown(int fd, int how)
 /* Lock held: fd is closed (or about to be): the table and the epoll shadow follow. */
 static void forget_fd(int fd)
 {
-	struct psock *ps = fdtab_get(fd);
+	struct psock *ps = fdtab_take(fd);
 	if (ps) {
-		fdtab_clear(fd);
-		if (ps->refs == 1)
+		if (psock_refs(ps) == 1)
 			epoll_forget(ps, -1);
 		psock_release(ps);
 	} else {
@@ -221,10 +237,40 @@ static void forget_fd(int fd)
 	}
 }
 
+/* Lock held: the last close of a UDP socket that sent waits (bounded) for the NIC to report
+ * its datagrams sent, so that a program that closes and then ends at once (_exit) does not
+ * lose them. A signal handler's close does not wait inside the call it interrupted. */
+static void udp_close_flush(int fd)
+{
+	struct psock *ps = fdtab_get(fd);
+	if (!ps || ps->state != PS_UDP || !ps->udp_sent || psock_refs(ps) != 1 || engine_nested())
+		return;
+	struct psock *outer = psock_enter(ps);
+	udp_tx_wait(engine_now_ms() + UDP_TX_WAIT_MS, false);
+	psock_exit(ps, outer);
+}
+
+/* A socket's fd is closed in the kernel first, then in the table, the lock held throughout:
+ * a signal handler's dup of it meanwhile either finds it in both (and keeps the socket) or
+ * in neither (EBADF), as with the kernel's own close; a socket() of another thread that
+ * gets the number back waits for the lock to enter it. Other fds are closed after the
+ * lock is let go (a kernel socket's close may linger). close is a cancellation point: one
+ * that came while the lock was held (and cancellation off, engine_lock) acts once it is
+ * let go. */
 EXPORT int close(int fd)
 {
 	kernel_calls_resolve();
 	engine_lock();
+	if (fdtab_get(fd)) {
+		udp_close_flush(fd);
+		int rc = kern.close(fd);
+		int err = errno;
+		forget_fd(fd);
+		engine_unlock();
+		pthread_testcancel();
+		errno = err;
+		return rc;
+	}
 	forget_fd(fd);
 	engine_unlock();
 	return kern.close(fd);
@@ -268,54 +314,75 @@ EXPORT pid_t vfork(void)
 	return fork();
 }
 
-/* After the kernel made newfd a copy of oldfd's file: the table follows (the socket that
- * newfd named before, dup2 over it, is released). */
-static int dup_follow(int oldfd, int newfd)
+/* A dup of oldfd's socket: the reference is taken, and the lock held, from before the
+ * kernel's dup until the table follows it, so that a signal handler's close of oldfd in
+ * between leaves the socket to newfd (it was named twice), as the kernel's close would.
+ * A dup of another fd runs without the lock (a dup2 over a kernel socket may linger). */
+static struct psock *dup_begin(int oldfd)
 {
-	if (newfd < 0 || newfd == oldfd)
-		return newfd;
+	kernel_calls_resolve();
 	engine_lock();
-	struct psock *ps = fdtab_get(oldfd), *old_target = fdtab_get(newfd);
-	if (old_target) {
-		fdtab_clear(newfd);
-		if (old_target->refs == 1)
-			epoll_forget(old_target, -1);
-		psock_release(old_target);
-	}
-	if (ps) {
-		ps->refs++;
-		fdtab_set(newfd, ps);
+	struct psock *ps = fdtab_get(oldfd);
+	if (ps)
+		psock_ref(ps);
+	else
+		engine_unlock();
+	return ps;
+}
+
+/* After the kernel made newfd a copy of oldfd's file (or failed, newfd < 0): the table
+ * follows (the socket that newfd named before, dup2 over it, is released). */
+static int dup_end(struct psock *ps, int oldfd, int newfd)
+{
+	int err = errno;
+	if (!ps)
+		engine_lock();
+	if (newfd >= 0 && newfd != oldfd) {
+		struct psock *old_target = fdtab_take(newfd);
+		if (old_target) {
+			if (psock_refs(old_target) == 1)
+				epoll_forget(old_target, -1);
+			psock_release(old_target);
+		}
+		if (ps)
+			fdtab_set(newfd, ps);
+	} else if (ps) {
+		psock_release(ps); /* no new fd names it */
+		ps = NULL;
 	}
 	bool follow = ps && ps->state != PS_PENDING && ps->state != PS_DEAD;
 	engine_unlock();
 	if (follow)
 		stdio_follow(newfd);
+	errno = err;
 	return newfd;
 }
 
 EXPORT int dup(int fd)
 {
-	kernel_calls_resolve();
-	return dup_follow(fd, kern.dup(fd));
+	struct psock *ps = dup_begin(fd);
+	return dup_end(ps, fd, kern.dup(fd));
 }
 
 EXPORT int dup2(int oldfd, int newfd)
 {
-	kernel_calls_resolve();
-	return dup_follow(oldfd, kern.dup2(oldfd, newfd));
+	struct psock *ps = dup_begin(oldfd);
+	return dup_end(ps, oldfd, kern.dup2(oldfd, newfd));
 }
 
 EXPORT int dup3(int oldfd, int newfd, int flags)
 {
-	kernel_calls_resolve();
-	return dup_follow(oldfd, kern.dup3(oldfd, newfd, flags));
+	struct psock *ps = dup_begin(oldfd);
+	return dup_end(ps, oldfd, kern.dup3(oldfd, newfd, flags));
 }
 
 static int fcntl_common(int fd, int cmd, long arg)
 {
 	kernel_calls_resolve();
-	if (fdtab_get(fd) && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
-		return dup_follow(fd, kern.fcntl(fd, cmd, arg));
+	if (fdtab_get(fd) && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) {
+		struct psock *ps = dup_begin(fd);
+		return dup_end(ps, fd, kern.fcntl(fd, cmd, arg));
+	}
 	struct psock *ps = psock_lock(fd);
 	if (!ps)
 		return kern.fcntl(fd, cmd, arg);
@@ -357,8 +424,11 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	va_end(ap);
 	kernel_calls_resolve();
 	struct psock *ps = psock_lock(fd);
+	if (ps && (req == FIONBIO || req == FIONREAD) &&
+	    !user_mem_ok(arg, sizeof(int), req == FIONREAD))
+		return unlock_with(-EFAULT);
 	if (ps && ps->state == PS_PENDING) {
-		if (req == FIONBIO && arg)
+		if (req == FIONBIO)
 			ps->nonblock = *(int *)arg != 0;
 		engine_unlock();
 		ps = NULL;
@@ -367,8 +437,6 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 		return kern.ioctl(fd, req, arg);
 	if (ps->state == PS_DEAD)
 		return unlock_with(-EBADF);
-	if ((req == FIONBIO || req == FIONREAD) && !arg)
-		return unlock_with(-EFAULT);
 	if (req == FIONBIO) {
 		ps->nonblock = *(int *)arg != 0;
 		return unlock_with(0);
@@ -404,8 +472,9 @@ EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 		return kern.getsockname(fd, addr, len);
 	if (ps->state == PS_DEAD)
 		return unlock_with(-EBADF);
-	if (!addr || !len)
-		return unlock_with(-EFAULT);
+	int bad_mem = user_addr_out(addr, len);
+	if (bad_mem)
+		return unlock_with(bad_mem);
 	uint32_t ip = ps->bound_ip, rip;
 	uint16_t port = ps->bound_port ? ps->bound_port : ps->unspec_port, rport;
 	if (ps->state == PS_TCP_CONN)
@@ -424,8 +493,9 @@ EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 		return kern.getpeername(fd, addr, len);
 	if (ps->state == PS_DEAD)
 		return unlock_with(-EBADF);
-	if (!addr || !len)
-		return unlock_with(-EFAULT);
+	int bad_mem = user_addr_out(addr, len);
+	if (bad_mem)
+		return unlock_with(bad_mem);
 	uint32_t ip = ps->peer_ip, lip;
 	uint16_t port = ps->peer_port, lport;
 	bool conn = ps->state == PS_UDP ? ps->peer_ip != 0
@@ -443,13 +513,15 @@ EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
 	struct psock *ps = psock_lock(fd);
+	if (ps && !user_mem_ok(len, sizeof *len, true))
+		return unlock_with(-EFAULT); /* as the kernel's get_user of optlen */
 	if (ps && ps->state == PS_PENDING && ps->reset_err && level == SOL_SOCKET &&
 	    name == SO_ERROR) {
+		if (*len < sizeof(int) || !user_mem_ok(val, sizeof(int), true))
+			return unlock_with(*len < sizeof(int) ? -EINVAL : -EFAULT);
 		int err = ps->reset_err; /* connect(AF_UNSPEC) reset the connection */
 		ps->reset_err = 0;
 		engine_unlock();
-		if (!val || !len || *len < sizeof err)
-			return (int)neg_errno(-EINVAL);
 		memcpy(val, &err, sizeof err);
 		*len = sizeof err;
 		return 0;

@@ -8,6 +8,7 @@
  * while others sleep writes it, so news taken by one thread's poll is not lost to a thread
  * that armed before it. The fd stays readable until the last sleeper leaves. */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -70,9 +71,38 @@ static void sleep_end(void)
 	eng.inside--;
 }
 
+/* Once the program cancels threads, the lock is held with cancellation disabled: a
+ * cancellation point under it (the kernel's read, write, close, poll, here or in the
+ * port's calls) would end the thread holding it, and every other thread would wait for
+ * ever. A blocking call's sleep lets go of the lock, so it is where a cancellation acts.
+ * Until the first pthread_cancel no thread can be cancelled, and the lock costs nothing
+ * more (pthread_setcancelstate twice is about 67 instructions a call). */
+static bool cancel_used;
+/* the thread's state before it took the lock, -1 when the lock left it as it was */
+static __thread int cancel_outside = -1;
+
+EXPORT int pthread_cancel(pthread_t t)
+{
+	static int (*real)(pthread_t);
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "pthread_cancel");
+	if (!__atomic_load_n(&cancel_used, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&cancel_used, true, __ATOMIC_RELEASE);
+		/* a thread that took the lock before it saw the flag lets go of it first */
+		engine_lock();
+		engine_unlock();
+	}
+	return real ? real(t) : ESRCH;
+}
+
 void engine_lock(void)
 {
 	sig_lock(&eng.lock);
+	if (!eng.lock.nested && __atomic_load_n(&cancel_used, __ATOMIC_ACQUIRE)) {
+		int was;
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &was);
+		cancel_outside = was;
+	}
 	if (sleeping)
 		sleep_end();
 }
@@ -96,9 +126,14 @@ void engine_unlock(void)
 	}
 	if (psock_reap_due())
 		psock_reap();
+	int cancel = cancel_outside;
+	if (cancel >= 0)
+		cancel_outside = -1;
 	sig_unlock(&eng.lock);
 	if (psock_reap_due())
 		reap_late();
+	if (cancel >= 0)
+		pthread_setcancelstate(cancel, NULL);
 }
 
 bool engine_nested(void)
@@ -377,6 +412,8 @@ static void engine_exit(void)
 		}
 		engine_lock();
 	}
+	/* the datagrams the NIC has not reported sent would leave with the process */
+	udp_tx_wait(engine_now_ms() + UDP_TX_WAIT_MS, true);
 	engine_unlock();
 	pthread_join(eng.progress_thread, NULL);
 	/* The stack and port are left to the process's end: other threads may still be in
@@ -444,6 +481,7 @@ static int engine_start(void)
 	sc.max_tcp_conns = 1024;
 	sc.max_listeners = 32;
 	sc.max_udp_socks = 64;
+	sc.reass_slots = PRELOAD_REASS_SLOTS;
 	sc.tcp_event = tcp_on_event;
 	rc = myrio_stack_create(&eng.stack, eng.port, &sc);
 	if (rc < 0) {

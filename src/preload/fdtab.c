@@ -23,6 +23,11 @@ struct psock *fdtab_get(int fd)
 	return __atomic_load_n(&t[fd], __ATOMIC_ACQUIRE);
 }
 
+bool fdtab_empty(void)
+{
+	return !__atomic_load_n(&tab, __ATOMIC_ACQUIRE);
+}
+
 struct psock *psock_lock(int fd)
 {
 	if (!fdtab_get(fd))
@@ -71,6 +76,13 @@ void fdtab_clear(int fd)
 		__atomic_store_n(&tab[fd], NULL, __ATOMIC_RELEASE);
 }
 
+struct psock *fdtab_take(int fd)
+{
+	if (!tab || fd < 0 || fd >= FDTAB_SIZE)
+		return NULL;
+	return __atomic_exchange_n(&tab[fd], NULL, __ATOMIC_ACQ_REL);
+}
+
 void fdtab_forked(void)
 {
 	if (!tab)
@@ -85,11 +97,9 @@ void fdtab_close_all(void)
 	if (!tab)
 		return;
 	for (int fd = 0; fd < FDTAB_SIZE; fd++) {
-		struct psock *ps = tab[fd];
-		if (ps) {
-			tab[fd] = NULL;
+		struct psock *ps = fdtab_take(fd);
+		if (ps)
 			psock_release(ps);
-		}
 	}
 }
 
@@ -122,7 +132,7 @@ static __thread struct psock *in_use; /* the socket this thread's call works on 
 struct psock *psock_enter(struct psock *ps)
 {
 	struct psock *outer = in_use;
-	ps->users++;
+	__atomic_add_fetch(&ps->users, 1, __ATOMIC_RELAXED);
 	in_use = ps;
 	return outer;
 }
@@ -149,7 +159,7 @@ static void deferred_push(struct psock *ps)
 void psock_exit(struct psock *ps, struct psock *outer)
 {
 	in_use = outer;
-	if (--ps->users || ps->refs)
+	if (__atomic_sub_fetch(&ps->users, 1, __ATOMIC_RELAXED) || psock_refs(ps))
 		return;
 	if (ps->deferred)
 		__atomic_store_n(&psock_reap_due_flag, true, __ATOMIC_RELAXED);
@@ -164,7 +174,8 @@ void psock_reap(void)
 	while ((ps = __atomic_exchange_n(&deferred, NULL, __ATOMIC_RELAXED)))
 		for (; ps; ps = next) {
 			next = ps->deferred_next;
-			if (ps->users) { /* its call frees it (psock_exit, then this) */
+			if (__atomic_load_n(&ps->users, __ATOMIC_RELAXED)) {
+				/* its call frees it (psock_exit, then this) */
 				ps->deferred_next = kept;
 				kept = ps;
 			} else {
@@ -185,9 +196,9 @@ void psock_cancelled(void)
 
 void psock_release(struct psock *ps)
 {
-	if (--ps->refs > 0)
+	if (__atomic_sub_fetch(&ps->refs, 1, __ATOMIC_RELAXED) > 0)
 		return;
-	if (ps->users || engine_nested()) {
+	if (__atomic_load_n(&ps->users, __ATOMIC_RELAXED) || engine_nested()) {
 		/* a call still works on it, or may (a signal handler's close() interrupted this
 		 * thread between its look-up of the socket and psock_enter): it ends with EBADF,
 		 * and the last one out, or the outermost unlock, frees */

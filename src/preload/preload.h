@@ -78,6 +78,12 @@ void preload_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * retransmitting after the process is gone for about as long (eight orphan retries from a
  * 200 ms RTO take 51 s); a process that exits cannot. linger.c, docs/preload.md. */
 #define PRELOAD_EXIT_LINGER_MS 60000
+/* Datagrams of several fragments the stack holds at once, reassembled and queued to
+ * sockets or in progress: a reassembled datagram keeps its 64 KiB buffer until the program
+ * reads it, so the stack's default (4) dropped most of a burst that a program read a moment
+ * later (iperf3 -u -l 2000 from the kernel: 43% lost). As many as the kernel's default
+ * socket buffer (212992 bytes) holds of 3-fragment datagrams. */
+#define PRELOAD_REASS_SLOTS 64
 struct preload_conf {
 	char device[256];
 	uint32_t ip, netmask, gateway; /* host byte order */
@@ -99,6 +105,9 @@ enum psock_state {
 };
 
 struct psock {
+	/* Changed by one atomic operation each (psock_ref, psock_enter...): a signal handler's
+	 * dup, close or call lands between the load and the store of a plain increment of
+	 * the thread it interrupted, and one of the two counts would be lost. */
 	int refs;    /* file descriptors naming it (dup) */
 	int users;   /* calls working on it (psock_enter) */
 	bool closed; /* its last fd was closed while a call worked on it */
@@ -136,6 +145,7 @@ struct psock {
 	uint32_t peer_ip; /* connected UDP peer; 0 = none */
 	uint16_t peer_port;
 	int udp_error; /* pending (negative errno) */
+	bool udp_sent; /* a datagram was taken: its close waits for the NIC (udp_tx_wait) */
 	/* TCP disconnected by connect(AF_UNSPEC) (pending again): ECONNRESET for the next
 	 * read, write or SO_ERROR, as the kernel's sk_err */
 	int reset_err;
@@ -150,6 +160,8 @@ struct psock {
  * and freed by another thread (or a signal handler) at any time: only its address may be
  * compared without the lock. */
 struct psock *fdtab_get(int fd);
+/* No socket was ever this layer's: every call goes straight to the kernel. */
+bool fdtab_empty(void);
 /* The socket fd names, with the engine lock held (its fields may be read); NULL, the lock
  * not held, when fd is not one of this layer's. */
 struct psock *psock_lock(int fd);
@@ -157,6 +169,9 @@ struct psock *psock_lock(int fd);
 bool psock_accelerated(int fd);
 int fdtab_set(int fd, struct psock *ps); /* -1 EMFILE when fd is past the table */
 void fdtab_clear(int fd);
+/* The socket fd named, and fd names none from now on: one atomic exchange, so that of a
+ * close and a signal handler's close of the same fd only one releases the socket. */
+struct psock *fdtab_take(int fd);
 /* At exit: every fd closed, as the kernel closes them (lock held) */
 void fdtab_close_all(void);
 /* Marks every socket dead (the child of a fork) */
@@ -184,6 +199,15 @@ static inline bool psock_reap_due(void)
 	return __atomic_load_n(&psock_reap_due_flag, __ATOMIC_RELAXED);
 }
 struct psock *psock_new(int type);
+/* One more fd names ps (dup); its count, read atomically. */
+static inline void psock_ref(struct psock *ps)
+{
+	__atomic_add_fetch(&ps->refs, 1, __ATOMIC_RELAXED);
+}
+static inline int psock_refs(const struct psock *ps)
+{
+	return __atomic_load_n(&ps->refs, __ATOMIC_RELAXED);
+}
 
 /* ---- A recursive lock a signal handler may take on the thread it interrupted ---- */
 struct sig_lock {
@@ -273,6 +297,20 @@ int udp_shutdown(struct psock *ps, int how);
 void udp_close(struct psock *ps);
 short tcp_revents(struct psock *ps);
 short udp_revents(struct psock *ps);
+/* ---- Datagrams the stack took, until the NIC reported them sent (udp_tx.c) ---- */
+/* How long a close of a UDP socket that sent, and the exit, wait for the NIC to report the
+ * datagrams sent (a process gone takes its queued datagrams with it; the kernel's would
+ * leave). docs/preload.md. */
+#define UDP_TX_WAIT_MS 1000
+/* myrio_udp_sendto_copy's answers, the stack's send ring kept track of. */
+int udp_tx_send(struct myrio_udp_sock *u, const void *buf, size_t len, uint32_t ip,
+		uint16_t port);
+/* A send would be taken now (no refusal since the NIC last made room): POLLOUT. */
+bool udp_tx_room(void);
+/* Polls and sleeps until the NIC reported the datagrams taken so far sent (whole: every
+ * frame, those of datagrams in fragments too), at most until deadline_ms; false when it
+ * ran out (one line says so, and later waits return at once). */
+bool udp_tx_wait(uint64_t deadline_ms, bool whole);
 /* Set by a send that failed with EPIPE without MSG_NOSIGNAL: the interposed call raises
  * SIGPIPE once it has left the lock. */
 extern __thread bool preload_raise_sigpipe;
@@ -286,10 +324,36 @@ int psock_getsockopt(int fd, struct psock *ps, int level, int name, void *val, s
 int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *val, socklen_t len);
 
 /* A program's buffer may be read (or written) without a fault: false where the kernel's
- * copy would give EFAULT (user_mem.c); user_iov_ok checks the buffers an iovec array names
+ * copy would give EFAULT (user_mem.c, user_mem_ok below); user_iov_ok checks the buffers an iovec array names
  * (the array itself with user_mem_ok, where the program gave it). */
-bool user_mem_ok(const void *buf, size_t len, bool writable);
+bool user_mem_check(const void *buf, size_t len, bool writable);
+/* A range found good (whole pages), the generation of the mappings it was found in, and
+ * the one a call found last, compared inline: most calls pass the buffers, lengths and
+ * addresses of the last one. */
+struct user_range {
+	uintptr_t lo, hi;
+	uint64_t generation;
+	bool writable;
+};
+extern uint64_t user_mem_generation; /* moved by munmap, mprotect, mremap */
+extern __thread struct user_range user_mem_recent;
+static inline bool user_mem_ok(const void *buf, size_t len, bool writable)
+{
+	uintptr_t lo = (uintptr_t)buf;
+	const struct user_range *r = &user_mem_recent;
+	if (lo >= r->lo && lo <= r->hi && len <= r->hi - lo && (r->writable || !writable) &&
+	    r->generation == __atomic_load_n(&user_mem_generation, __ATOMIC_ACQUIRE))
+		return true;
+	return user_mem_check(buf, len, writable);
+}
 bool user_iov_ok(const struct iovec *iov, int n, bool writable);
+/* An address the program passes in (bind, connect, sendto, msg_name): 0, -EINVAL when
+ * longer than any address (as the kernel's move_addr_to_kernel), -EFAULT when unreadable. */
+int user_addr_in(const void *addr, socklen_t len);
+/* Where a call returns an address (recvfrom, accept, getsockname...): the length readable
+ * and writable and not negative (-EINVAL), and as much of addr as an IPv4 address fills
+ * writable; else -EFAULT, as the kernel's move_addr_to_user. */
+int user_addr_out(void *addr, socklen_t *len);
 
 /* A socket became fd 0, 1 or 2: the standard stream follows it (calls_stdio.c). */
 void stdio_follow(int fd);

@@ -59,19 +59,31 @@ int psock_wait(struct psock *ps, short events, int64_t timeout_ms, bool nonblock
 	}
 }
 
-static int get_int(const void *val, socklen_t len, int *out)
+/* An option's value from the program, as the kernel's copy_from_sockptr: EINVAL when
+ * shorter than n, EFAULT when it cannot be read. */
+static int get_opt(void *out, size_t n, const void *val, socklen_t len)
 {
-	if (!val || len < sizeof(int))
+	if (len < n)
 		return (int)neg_errno(-EINVAL);
-	memcpy(out, val, sizeof *out);
+	if (!user_mem_ok(val, n, false))
+		return (int)neg_errno(-EFAULT);
+	memcpy(out, val, n);
 	return 0;
 }
 
+static int get_int(const void *val, socklen_t len, int *out)
+{
+	return get_opt(out, sizeof *out, val, len);
+}
+
+/* len was found readable and writable (getsockopt) */
 static int put(void *val, socklen_t *len, const void *src, socklen_t n)
 {
-	if (!val || !len)
-		return (int)neg_errno(-EFAULT);
+	if ((int)*len < 0)
+		return (int)neg_errno(-EINVAL);
 	socklen_t k = *len < n ? *len : n;
+	if (!user_mem_ok(val, k, true))
+		return (int)neg_errno(-EFAULT);
 	memcpy(val, src, k);
 	*len = k;
 	return 0;
@@ -82,14 +94,14 @@ static int put_int(void *val, socklen_t *len, int v)
 	return put(val, len, &v, sizeof v);
 }
 
+/* -1 with errno set when the value cannot be read or is no time */
 static int64_t tv_ms(const void *val, socklen_t len)
 {
 	struct timeval tv;
-	if (len < sizeof tv)
+	if (get_opt(&tv, sizeof tv, val, len) < 0)
 		return -1;
-	memcpy(&tv, val, sizeof tv);
 	if (tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1000000)
-		return -1;
+		return neg_errno(-EINVAL);
 	int64_t ms = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 	return ms == 0 && tv.tv_usec ? 1 : ms;
 }
@@ -240,17 +252,16 @@ int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *
 			return kern.setsockopt(fd, level, name, val, len);
 		case SO_RCVTIMEO:
 		case SO_SNDTIMEO: {
-			int64_t ms = val ? tv_ms(val, len) : -1;
+			int64_t ms = tv_ms(val, len);
 			if (ms < 0)
-				return (int)neg_errno(-EINVAL);
+				return -1;
 			*(name == SO_RCVTIMEO ? &ps->rcvtimeo_ms : &ps->sndtimeo_ms) = ms;
 			return 0;
 		}
 		case SO_LINGER: {
 			struct linger l;
-			if (!val || len < sizeof l)
-				return (int)neg_errno(-EINVAL);
-			memcpy(&l, val, sizeof l);
+			if (get_opt(&l, sizeof l, val, len) < 0)
+				return -1;
 			ps->linger_onoff = l.l_onoff;
 			ps->linger_s = l.l_linger;
 			if (l.l_onoff && l.l_linger)
@@ -284,9 +295,8 @@ int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *
 		case IP_ADD_MEMBERSHIP:
 		case IP_DROP_MEMBERSHIP: {
 			struct ip_mreq m; /* ip_mreqn starts the same way */
-			if (!val || len < sizeof m)
-				return (int)neg_errno(-EINVAL);
-			memcpy(&m, val, sizeof m);
+			if (get_opt(&m, sizeof m, val, len) < 0)
+				return -1;
 			uint32_t group = ntohl(m.imr_multiaddr.s_addr);
 			return (int)neg_errno(name == IP_ADD_MEMBERSHIP
 						  ? myrio_udp_join(ps->u, group)
@@ -294,8 +304,9 @@ int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *
 		}
 		case IP_MULTICAST_TTL: {
 			uint8_t ttl;
-			if (len == 1 && val) {
-				memcpy(&ttl, val, 1);
+			if (len == 1) {
+				if (get_opt(&ttl, 1, val, len) < 0)
+					return -1;
 			} else {
 				if (get_int(val, len, &v) < 0)
 					return -1;

@@ -75,7 +75,7 @@ ssize_t udp_sendv(struct psock *ps, const struct iovec *iov, int n, int flags, u
 	bool nonblock = ps->nonblock || (flags & MSG_DONTWAIT);
 	uint64_t deadline = ps->sndtimeo_ms ? engine_now_ms() + (uint64_t)ps->sndtimeo_ms : 0;
 	for (;;) {
-		int rc = myrio_udp_sendto_copy(ps->u, buf, len, ip, port);
+		int rc = udp_tx_send(ps->u, buf, len, ip, port);
 		if (rc == 0)
 			break;
 		if (rc != -ENOBUFS && rc != -EAGAIN)
@@ -83,13 +83,16 @@ ssize_t udp_sendv(struct psock *ps, const struct iovec *iov, int n, int flags, u
 		/* The send ring or the transmit pool is full, as the kernel's socket buffer:
 		 * a non-blocking socket is told, a blocking one waits for the NIC to complete
 		 * sends, until SO_SNDTIMEO. */
-		if (nonblock || (deadline && engine_now_ms() >= deadline))
+		if (nonblock || (deadline && engine_now_ms() >= deadline)) {
+			epoll_drained(ps, POLLOUT); /* room again is a new edge */
 			return neg_errno(-EAGAIN);
+		}
 		if (engine_block(NULL, 0, 1, NULL) < 0)
 			return -1;
 		if (ps->closed)
 			return neg_errno(-EBADF); /* another thread closed it meanwhile */
 	}
+	ps->udp_sent = true;
 	engine_leave();
 	return (ssize_t)len;
 }
@@ -165,7 +168,7 @@ void udp_close(struct psock *ps)
 
 short udp_revents(struct psock *ps)
 {
-	short r = POLLOUT;
+	short r = udp_tx_room() ? POLLOUT : 0;
 	if (udp_peek(ps))
 		r |= POLLIN;
 	if (!ps->udp_error && ps->peer_ip)

@@ -3,12 +3,15 @@
  * kernel's EFAULT instead of a crash in the copy. A range not known is probed with
  * process_vm_readv (and process_vm_writev of the same bytes, for a buffer to receive into)
  * on this process: one system call per 64 pages, which fails where the copy would fault.
- * A range found good is remembered per thread: programs send from and receive into the
- * same few buffers, so the common call costs a few compares. munmap, mprotect and mremap
+ * A range found good is remembered per thread, widened to whole pages (a page is mapped and
+ * protected whole): programs send from and receive into the same few buffers, and pass
+ * lengths and addresses from the same stack page, so the common call costs a few compares,
+ * the newest range first. munmap, mprotect and mremap
  * forget every range (a generation count), so a buffer unmapped since is probed again. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -20,14 +23,10 @@
 #define KNOWN_RANGES 8
 #define PAGE_SIZE_MIN 4096 /* probing every 4 KiB touches each page whatever its size */
 
-static uint64_t mapping_generation;
+uint64_t user_mem_generation;
+__thread struct user_range user_mem_recent;
 
-struct known_range {
-	uintptr_t lo, hi;
-	uint64_t generation;
-	bool writable;
-};
-static __thread struct known_range known[KNOWN_RANGES];
+static __thread struct user_range known[KNOWN_RANGES];
 static __thread unsigned known_next;
 
 /* One byte per page of [lo, hi), read (and written back when writable is asked). */
@@ -59,7 +58,7 @@ static bool probe(uintptr_t lo, uintptr_t hi, bool writable)
 	return true;
 }
 
-bool user_mem_ok(const void *buf, size_t len, bool writable)
+bool user_mem_check(const void *buf, size_t len, bool writable)
 {
 	if (!len)
 		return true;
@@ -67,17 +66,23 @@ bool user_mem_ok(const void *buf, size_t len, bool writable)
 	if (!lo || len > UINTPTR_MAX - lo)
 		return false;
 	uintptr_t hi = lo + len;
-	uint64_t gen = __atomic_load_n(&mapping_generation, __ATOMIC_ACQUIRE);
-	for (unsigned i = 0; i < KNOWN_RANGES; i++) {
-		const struct known_range *r = &known[i];
-		if (r->generation == gen && r->lo <= lo && hi <= r->hi &&
-		    (r->writable || !writable))
+	uint64_t gen = __atomic_load_n(&user_mem_generation, __ATOMIC_ACQUIRE);
+	for (unsigned k = 1; k <= KNOWN_RANGES; k++) {
+		const struct user_range *r = &known[(known_next - k) % KNOWN_RANGES];
+		if (r->lo <= lo && hi <= r->hi && r->generation == gen &&
+		    (r->writable || !writable)) {
+			user_mem_recent = *r;
 			return true;
+		}
 	}
 	if (!probe(lo, hi, writable))
 		return false;
-	known[known_next] = (struct known_range){lo, hi, gen, writable};
-	known_next = (known_next + 1) % KNOWN_RANGES;
+	uintptr_t page_hi = hi > UINTPTR_MAX - (PAGE_SIZE_MIN - 1)
+				? hi
+				: (hi + PAGE_SIZE_MIN - 1) & ~(uintptr_t)(PAGE_SIZE_MIN - 1);
+	struct user_range *r = &known[known_next++ % KNOWN_RANGES];
+	*r = (struct user_range){lo & ~(uintptr_t)(PAGE_SIZE_MIN - 1), page_hi, gen, writable};
+	user_mem_recent = *r;
 	return true;
 }
 
@@ -89,9 +94,26 @@ bool user_iov_ok(const struct iovec *iov, int n, bool writable)
 	return true;
 }
 
+int user_addr_in(const void *addr, socklen_t len)
+{
+	if (len > sizeof(struct sockaddr_storage))
+		return -EINVAL;
+	return user_mem_ok(addr, len, false) ? 0 : -EFAULT;
+}
+
+int user_addr_out(void *addr, socklen_t *len)
+{
+	if (!user_mem_ok(len, sizeof *len, true))
+		return -EFAULT;
+	if ((int)*len < 0)
+		return -EINVAL;
+	size_t n = *len < sizeof(struct sockaddr_in) ? *len : sizeof(struct sockaddr_in);
+	return user_mem_ok(addr, n, true) ? 0 : -EFAULT;
+}
+
 static void mappings_changed(void)
 {
-	__atomic_add_fetch(&mapping_generation, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&user_mem_generation, 1, __ATOMIC_RELEASE);
 }
 
 /* The generation moves after the change: a range probed while it was under way and

@@ -63,6 +63,9 @@ void cancel_unwound(void *arg);
 		stmt;                                                                              \
 		pthread_cleanup_pop(0);                                                            \
 	} while (0)
+/* Asks the peer for a datagram from a socket of its own to port: the connection that asked
+ * (close it after), or -1. */
+int ask_datagram(int port);
 /* A one-byte exchange with the peer's echo on a new connection; 1 when it worked. */
 int echo_once(void);
 
@@ -86,5 +89,12 @@ void tcp_bind_port0_named(void);
 void recv_flags_as_kernel(void);
 void write_after_fin_then_reset(void);
 void send_flags_refused(void);
+
+/* edges_efault.c: bad pointers other than data buffers (run without the preload too) */
+void bad_addresses_efault(void);
+
+/* edges_signals.c: signal handlers on the socket in use (run without the preload too) */
+void signal_dup_close_stress(void);
+void cancel_in_close(void);
 
 #endif

@@ -39,8 +39,7 @@
 #define UDP_SHUT_PORT 7116
 #define SOCKOPT_PORT 7117
 
-/* Asks the peer for a datagram from a socket of its own to port. */
-static int ask_datagram(int port)
+int ask_datagram(int port)
 {
 	int c = dial(CMD_UDP);
 	uint16_t p = htons((uint16_t)port);

@@ -767,6 +767,9 @@ static const struct {
     CASE(recv_flags_as_kernel, true),
     CASE(write_after_fin_then_reset, true),
     CASE(send_flags_refused, false),
+    CASE(bad_addresses_efault, true),
+    CASE(signal_dup_close_stress, true),
+    CASE(cancel_in_close, true),
 };
 
 /* "cases" runs them all, "kernel" those that hold for the kernel's sockets too; a name

@@ -92,11 +92,13 @@ if [[ -n $asan_env ]]; then
 	echo "skip row: python3 hangs at start with the ASan runtime preloaded (libmyrio or not)"
 elif have curl && have python3; then
 	mkdir -p "$tmp/www" && cp "$tmp/file" "$tmp/www/f.bin"
-	(cd "$tmp/www" && exec timeout 60 $B python3 -m http.server 8000 --bind 10.0.0.2) \
+	(cd "$tmp/www" && exec timeout 60 $B python3 -u -m http.server 8000 --bind 10.0.0.2) \
 		>"$tmp/http.log" 2>&1 &
 	hp=$!
 	pids+=($hp)
-	# python starts slowly: the first SYNs may find no listener (refused, retried)
+	# python starts slowly on a loaded machine: until it made its socket, nic1 has no stack
+	# to answer ARP, and a connect then ends unreachable (not refused, which curl retries)
+	for _ in $(seq 600); do grep -qs "Serving HTTP" "$tmp/http.log" && break; sleep 0.1; done
 	run $A curl -sS --retry 10 --retry-delay 1 --retry-connrefused -o "$tmp/got" \
 		http://10.0.0.2:8000/f.bin || { fail "curl exit $?"; tail -n 20 "$tmp/http.log"; }
 	kill $hp

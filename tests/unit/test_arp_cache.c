@@ -507,8 +507,12 @@ static void frames_beyond_the_ring_at_resolution_are_counted_and_tcp_resends(voi
 	arp_in(&r, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
 	struct tcpv syn;
 	assert_true(cap_tcp(&r, 0, &syn));
-	struct tcpf sa = {.sport = 80, .dport = syn.sport, .seq = 1000, .ack = syn.seq + 1,
-			  .flags = F_SYN | F_ACK, .win = 65535};
+	struct tcpf sa = {.sport = 80,
+			  .dport = syn.sport,
+			  .seq = 1000,
+			  .ack = syn.seq + 1,
+			  .flags = F_SYN | F_ACK,
+			  .win = 65535};
 	raw_send_tcp_poll(&r, &sa);
 	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
 	/* The entry expires past its grace period: what goes next waits for ARP, the

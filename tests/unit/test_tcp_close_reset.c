@@ -29,8 +29,13 @@ static void peer_seg_at(struct raw *r, const struct peer *p, uint32_t seq, uint8
 			const char *data)
 {
 	uint8_t o[40];
-	struct tcpf t = {.sport = p->sport, .dport = p->dport, .seq = seq, .ack = p->rcv_nxt,
-			 .flags = flags, .win = p->win, .data = (const uint8_t *)data,
+	struct tcpf t = {.sport = p->sport,
+			 .dport = p->dport,
+			 .seq = seq,
+			 .ack = p->rcv_nxt,
+			 .flags = flags,
+			 .win = p->win,
+			 .data = (const uint8_t *)data,
 			 .len = (uint16_t)(data ? strlen(data) : 0)};
 	t.optlen = (uint8_t)peer_opts(p, o);
 	t.opts = o;

@@ -451,6 +451,26 @@ static void short_arp_life(struct myrio_stack_conf *c)
 	c->max_retries = 8;
 }
 
+/* Connects to the peer's port 80, resolving its address (the reply comes at once) and
+ * answering the SYN; returns the established connection, its SYN in syn. */
+static struct myrio_tcp_conn *connect_resolving(struct raw *r, struct tcpv *syn)
+{
+	struct myrio_tcp_conn *c;
+	assert_int_equal(myrio_tcp_connect(r->s, PEER_IP, 80, NULL, &c), 0);
+	raw_poll(r);
+	arp_in(r, r->smac, 2, peer_mac, PEER_IP, r->smac, STACK_IP);
+	assert_true(cap_tcp(r, 0, syn));
+	struct tcpf sa = {.sport = 80,
+			  .dport = syn->sport,
+			  .seq = 1000,
+			  .ack = syn->seq + 1,
+			  .flags = F_SYN | F_ACK,
+			  .win = 65535};
+	raw_send_tcp_poll(r, &sa);
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
+	return c;
+}
+
 /* A peer that vanishes once connected: its address fails to resolve again, which is a
  * soft error (Linux: the connection keeps its own retransmission timeout, and reports the
  * error it last heard when that runs out). */
@@ -458,20 +478,8 @@ static void established_peer_gone_is_a_soft_error(void **state)
 {
 	struct raw r;
 	assert_int_equal(raw_open(&r, "arpd", NULL, short_arp_life, false), 0);
-	struct myrio_tcp_conn *c;
-	assert_int_equal(myrio_tcp_connect(r.s, PEER_IP, 80, NULL, &c), 0);
-	raw_poll(&r);
-	arp_in(&r, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
-	struct tcpv v;
-	assert_true(cap_tcp(&r, 0, &v));
-	struct tcpf sa = {.sport = 80,
-			  .dport = v.sport,
-			  .seq = 1000,
-			  .ack = v.seq + 1,
-			  .flags = F_SYN | F_ACK,
-			  .win = 65535};
-	raw_send_tcp_poll(&r, &sa);
-	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
+	struct tcpv syn;
+	struct myrio_tcp_conn *c = connect_resolving(&r, &syn);
 	assert_int_equal(myrio_tcp_write(c, "hello", 5), 5);
 	raw_poll(&r);
 	/* Nobody acknowledges or answers ARP again. */
@@ -501,20 +509,8 @@ static void frames_beyond_the_ring_at_resolution_are_counted_and_tcp_resends(voi
 {
 	struct raw r;
 	assert_int_equal(raw_open(&r, "arpf", "?ring=8", short_arp_life, false), 0);
-	struct myrio_tcp_conn *c;
-	assert_int_equal(myrio_tcp_connect(r.s, PEER_IP, 80, NULL, &c), 0);
-	raw_poll(&r);
-	arp_in(&r, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
 	struct tcpv syn;
-	assert_true(cap_tcp(&r, 0, &syn));
-	struct tcpf sa = {.sport = 80,
-			  .dport = syn.sport,
-			  .seq = 1000,
-			  .ack = syn.seq + 1,
-			  .flags = F_SYN | F_ACK,
-			  .win = 65535};
-	raw_send_tcp_poll(&r, &sa);
-	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
+	struct myrio_tcp_conn *c = connect_resolving(&r, &syn);
 	/* The entry expires past its grace period: what goes next waits for ARP, the
 	 * segment behind 200 datagrams. */
 	raw_advance_ms(&r, 1000 + 3000 + 1);

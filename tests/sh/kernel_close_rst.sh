@@ -10,7 +10,8 @@
 # - linger0:     with SO_LINGER 0 (a RST at once).
 # The peer waits for the reset (POLLERR) and reports what its next recv and send return.
 # The same program first runs on two kernel sockets in the namespace: that is the reference,
-# and our side must give the peer exactly what the kernel's gives it.
+# and our side must give the peer exactly what the kernel's gives it. Twice: the kernel with
+# its defaults, and with timestamps, SACK and window scaling off.
 set -uo pipefail
 build=$(cd "${1:?build directory}" && pwd)
 source "$(dirname "$0")/lib/simd.sh"
@@ -101,7 +102,7 @@ sys.exit(peer(sys.argv[2], sys.argv[3], int(sys.argv[4])))
 PY
 
 # round WHO MODE PORT: our side (WHO: kernel or tcp_lite) and the kernel's peer; the peer's
-# report is appended to $tmp/WHO.out.
+# report is appended to $tmp/WHO.out, our side's output to $tmp/WHO.ours.
 round() {
 	local who=$1 mode=$2 port=$3 ip ours
 	rm -f "$tmp/ready" "$tmp/done"
@@ -124,29 +125,39 @@ round() {
 	wait $opid || echo "$mode: our side ended with $?" >>"$tmp/$who.out"
 }
 
+# The kernel with its defaults, then with timestamps, SACK and window scaling off (the
+# namespace's sysctls, for both of its sockets in the reference).
 modes=(unread unread_fin late linger0)
 port=7000
-for who in kernel tcp_lite; do
-	for mode in "${modes[@]}"; do
-		port=$((port + 1))
-		round "$who" "$mode" "$port"
-	done
-done
-echo "the kernel's peer, our side on the kernel's sockets:"
-sed 's/^/  /' "$tmp/kernel.out"
-echo "the kernel's peer, our side on tcp_lite:"
-sed 's/^/  /' "$tmp/tcp_lite.out"
 status=0
-# The reference must be what the test is about: every close reset the peer.
-if grep -vq ': recv=' "$tmp/kernel.out" || grep -q 'recv=ok\|recv=EOF send=ok' "$tmp/kernel.out"; then
-	echo "FAIL: the kernel-to-kernel reference did not reset as expected"
-	cat "$tmp/kernel.ours"
-	status=1
-fi
-if ! cmp -s "$tmp/kernel.out" "$tmp/tcp_lite.out"; then
-	echo "FAIL: the kernel's peer saw tcp_lite close otherwise than the kernel"
-	cat "$tmp/tcp_lite.ours"
-	status=1
-fi
+for opts in defaults no_options; do
+	if [[ $opts == no_options ]]; then
+		for k in tcp_timestamps tcp_sack tcp_window_scaling; do
+			"${K[@]}" sysctl -qw "net.ipv4.$k=0" || { echo "FAIL: sysctl $k"; exit 1; }
+		done
+	fi
+	rm -f "$tmp/kernel.out" "$tmp/tcp_lite.out"
+	for who in kernel tcp_lite; do
+		for mode in "${modes[@]}"; do
+			port=$((port + 1))
+			round "$who" "$mode" "$port"
+		done
+	done
+	echo "the kernel ($opts) as the peer, our side on the kernel's sockets:"
+	sed 's/^/  /' "$tmp/kernel.out"
+	echo "the kernel ($opts) as the peer, our side on tcp_lite:"
+	sed 's/^/  /' "$tmp/tcp_lite.out"
+	# The reference must be what the test is about: every close reset the peer.
+	if grep -vq ': recv=' "$tmp/kernel.out" || grep -q 'recv=ok\|recv=EOF send=ok' "$tmp/kernel.out"; then
+		echo "FAIL: the kernel-to-kernel reference did not reset as expected"
+		cat "$tmp/kernel.ours"
+		status=1
+	fi
+	if ! cmp -s "$tmp/kernel.out" "$tmp/tcp_lite.out"; then
+		echo "FAIL: the kernel's peer saw tcp_lite close otherwise than the kernel"
+		cat "$tmp/tcp_lite.ours"
+		status=1
+	fi
+done
 ((status == 0)) && echo "every close: the kernel's peer saw what the kernel's own close gives"
 exit $status

@@ -30,7 +30,7 @@ simd_tap_in_ns "$ns" "mcr$$" "$tmp/simd.sock" "$tmp/simd.log" 10.0.0.2/24 ||
 K=(ip netns exec "$ns")
 
 cat >"$tmp/closer.py" <<'PY'
-import errno, fcntl, os, select, socket, struct, sys, termios, time
+import ctypes, errno, os, select, socket, struct, sys, termios, time
 
 DATA = bytes(i % 251 for i in range(1000))
 
@@ -42,9 +42,16 @@ def wait_for(cond, secs):
         time.sleep(0.01)
     return True
 
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ioctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
+
 def unread(c):
-    b = fcntl.ioctl(c, termios.FIONREAD, struct.pack('i', 0))
-    return struct.unpack('i', b)[0]
+    # FIONREAD into an aligned int, as a C program's (fcntl.ioctl hands the call a copy of
+    # its buffer at any alignment)
+    n = ctypes.c_int(0)
+    if libc.ioctl(c.fileno(), termios.FIONREAD, ctypes.byref(n)) < 0:
+        raise OSError(ctypes.get_errno(), 'FIONREAD')
+    return n.value
 
 def ours(mode, port, ready, done):
     ls = socket.socket()

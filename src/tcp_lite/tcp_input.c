@@ -463,19 +463,22 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
  * retransmission from before it is only acknowledged). */
 static bool data_for_nobody(const struct myrio_tcp_conn *c, const struct seg *sg)
 {
-	if (!seq_gt(sg->seq + sg->len, c->rcv_nxt))
-		return false; /* nothing new (the caller saw payload or a FIN) */
+	bool nobody;
 	switch (c->state) {
 	case MYRIO_TCP_FIN_WAIT_1:
 	case MYRIO_TCP_FIN_WAIT_2:
-		return c->rcv_shut;
+		nobody = c->rcv_shut;
+		break;
 	case MYRIO_TCP_CLOSE_WAIT:
 	case MYRIO_TCP_CLOSING:
 	case MYRIO_TCP_LAST_ACK:
-		return seq_ge(sg->seq, c->rcv_nxt);
-	default:
+		nobody = seq_ge(sg->seq, c->rcv_nxt);
+		break;
+	default: /* ESTABLISHED, the data path: one comparison */
 		return false;
 	}
+	/* and something new (the caller saw payload or a FIN) */
+	return nobody && seq_gt(sg->seq + sg->len, c->rcv_nxt);
 }
 
 static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, const struct ip_rx *ip,
@@ -596,7 +599,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 		}
 	}
 	if (sg->len || (sg->flags & TH_FIN)) {
-		if (data_for_nobody(c, sg)) {
+		if (__builtin_expect(data_for_nobody(c, sg), 0)) {
 			s->st.tcp_abort_on_data++;
 			tcp_send_rst_reply(s, ip, th, seglen);
 			/* the error a RST from the peer would leave (Linux's tcp_reset) */

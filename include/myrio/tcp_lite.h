@@ -289,11 +289,18 @@ bool myrio_tcp_eof(const struct myrio_tcp_conn *c);
 
 /* Half-close: FIN after the queued data. Receiving continues. */
 int myrio_tcp_shutdown(struct myrio_tcp_conn *c);
-/* Done with the handle: orderly close (RST if received data was left unread); the stack
- * finishes the close on its own. No events for c afterwards; buffers still held from
- * myrio_tcp_recv are freed with myrio_pkt_free. */
+/* The application reads no more, as shutdown(SHUT_RD) in Linux: once the FIN is sent
+ * (myrio_tcp_shutdown), data the peer sends beyond what was received is answered with a
+ * RST and ends the connection with -ECONNRESET (tcp_abort_on_data), as for a closed one.
+ * For a handle kept after the application's close() until the peer has everything. */
+void myrio_tcp_shutdown_read(struct myrio_tcp_conn *c);
+/* Done with the handle: orderly close; the stack finishes the close on its own. Received
+ * data left unread resets the connection instead (RST, not FIN: RFC 2525 §2.17, as Linux;
+ * tcp_abort_on_close), and so does data that arrives afterwards (tcp_abort_on_data). No
+ * events for c afterwards; buffers still held from myrio_tcp_recv are freed with
+ * myrio_pkt_free. */
 void myrio_tcp_close(struct myrio_tcp_conn *c);
-/* Done with the handle: RST now. */
+/* Done with the handle: RST now (SO_LINGER with a linger time of 0). */
 void myrio_tcp_abort(struct myrio_tcp_conn *c);
 
 enum myrio_tcp_state myrio_tcp_state(const struct myrio_tcp_conn *c);
@@ -456,6 +463,11 @@ struct myrio_stack_stats {
 	 * unreachable (counted with the ICMP errors taken: a connection in its handshake
 	 * ends with -EHOSTUNREACH) */
 	uint64_t arp_failed;
+	/* connections reset by myrio_tcp_close because received data was left unread (Linux's
+	 * TCPAbortOnClose); frames that waited for an address and found the NIC's ring and the
+	 * batch full when it resolved, dropped (TCP sends its segments again; a UDP datagram is
+	 * lost; not in tx_dropped_full) */
+	uint64_t tcp_abort_on_close, arp_resolved_drop;
 };
 
 struct myrio_tcp_conn_stats {

@@ -35,6 +35,7 @@ void linger_add(struct myrio_tcp_conn *c, bool shutdown)
 {
 	if (shutdown)
 		myrio_tcp_shutdown(c);
+	myrio_tcp_shutdown_read(c); /* data sent after close() resets, as the kernel's */
 	if (nlinger == LINGER_MAX) {
 		myrio_tcp_close(c); /* the stack still finishes it while the process runs */
 		return;

@@ -70,9 +70,14 @@ static unsigned unqueue(struct myrio_stack *s, struct arp_entry *e, bool send,
 		struct arp_waiting w = s->arpq[i];
 		if (w.nh != e->ip) {
 			s->arpq[kept++] = w;
-		} else if (send) {
+		} else if (send && stack_tx_room(s)) {
 			memcpy(myrio_pkt_data(w.p), e->mac, 6);
 			stack_tx(s, w.p);
+		} else if (send) {
+			/* More waited than the ring and the batch take: TCP sends its segments
+			 * again, a datagram is lost, so at least say so. */
+			s->st.arp_resolved_drop++;
+			myrio_pkt_free_req(w.p);
 		} else {
 			if (lost)
 				nlost = link_failure_note(w.p, lost, nlost);

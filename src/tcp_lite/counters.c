@@ -116,7 +116,9 @@
 	F(udp_handed_off)                                                                          \
 	F(udp_handoff_rx)                                                                          \
 	F(drop_udp_handoff)                                                                        \
-	F(arp_failed)
+	F(arp_failed)                                                                              \
+	F(tcp_abort_on_close)                                                                      \
+	F(arp_resolved_drop)
 
 int stack_counters(void *arg, struct myrio_xstat_name *names, uint64_t *values, unsigned n)
 {

@@ -258,6 +258,9 @@ struct myrio_tcp_conn {
 	uint32_t ooo_last_seq, ooo_last_end; /* most recent out-of-order arrival (SACK) */
 	uint32_t sack_recent[4]; /* the latest out-of-order arrivals, most recent first */
 	bool fin_rcvd, ack_now;
+	/* The application reads no more (myrio_tcp_close, myrio_tcp_shutdown_read): new data
+	 * once our FIN is out resets the connection (Linux's RCV_SHUTDOWN, tcp_input.c). */
+	bool rcv_shut;
 	uint32_t delack_segs;
 
 	/* keepalive (tcp_timers.c): off while ka_idle_ms is 0 */

@@ -697,6 +697,11 @@ int myrio_tcp_shutdown(struct myrio_tcp_conn *c)
 	return 0;
 }
 
+void myrio_tcp_shutdown_read(struct myrio_tcp_conn *c)
+{
+	c->rcv_shut = true;
+}
+
 void myrio_tcp_abort(struct myrio_tcp_conn *c)
 {
 	if (!c)
@@ -725,12 +730,14 @@ void myrio_tcp_close(struct myrio_tcp_conn *c)
 			reuse_enlist(c);
 		return;
 	}
-	/* Unread data: tell the peer it was lost (RFC 2525 / Linux behaviour). */
+	/* Unread data: tell the peer it was lost (RFC 2525 §2.17, Linux's tcp_close). */
 	if (c->rcvq) {
+		c->s->st.tcp_abort_on_close++;
 		myrio_tcp_abort(c);
 		return;
 	}
 	c->app_owned = false;
+	c->rcv_shut = true;
 	myrio_tcp_shutdown(c);
 	if (c->state == MYRIO_TCP_CLOSED)
 		return;

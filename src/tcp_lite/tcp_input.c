@@ -456,6 +456,31 @@ static void process_ack(struct myrio_tcp_conn *c, const struct seg *sg)
 	}
 }
 
+/* New data (or a FIN out of order) that nobody will read, which RFC 1122 §4.2.2.13 and Linux's
+ * tcp_rcv_state_process answer with a RST ending the connection rather than acknowledge and
+ * lose it: in FIN_WAIT_1 and FIN_WAIT_2 once the application closed or stopped reading, and
+ * in CLOSE_WAIT, CLOSING and LAST_ACK whatever starts at or beyond the peer's FIN (a
+ * retransmission from before it is only acknowledged). */
+static bool data_for_nobody(const struct myrio_tcp_conn *c, const struct seg *sg)
+{
+	bool nobody;
+	switch (c->state) {
+	case MYRIO_TCP_FIN_WAIT_1:
+	case MYRIO_TCP_FIN_WAIT_2:
+		nobody = c->rcv_shut;
+		break;
+	case MYRIO_TCP_CLOSE_WAIT:
+	case MYRIO_TCP_CLOSING:
+	case MYRIO_TCP_LAST_ACK:
+		nobody = seq_ge(sg->seq, c->rcv_nxt);
+		break;
+	default: /* ESTABLISHED, the data path: one comparison */
+		return false;
+	}
+	/* and something new (the caller saw payload or a FIN) */
+	return nobody && seq_gt(sg->seq + sg->len, c->rcv_nxt);
+}
+
 static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, const struct ip_rx *ip,
 			      const uint8_t *th, struct seg *sg)
 {
@@ -574,18 +599,16 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 		}
 	}
 	if (sg->len || (sg->flags & TH_FIN)) {
+		if (__builtin_expect(data_for_nobody(c, sg), 0)) {
+			s->st.tcp_abort_on_data++;
+			tcp_send_rst_reply(s, ip, th, seglen);
+			/* the error a RST from the peer would leave (Linux's tcp_reset) */
+			tcp_conn_finish(c, c->state == MYRIO_TCP_CLOSE_WAIT ? -EPIPE : -ECONNRESET);
+			goto drop;
+		}
 		switch (c->state) {
 		case MYRIO_TCP_FIN_WAIT_1:
 		case MYRIO_TCP_FIN_WAIT_2:
-			if (!c->app_owned && sg->len && seq_gt(sg->seq + sg->len, c->rcv_nxt)) {
-				/* RFC 1122 §4.2.2.13: new data after close() has nobody to
-				 * read it: reset, as Linux does, rather than ACK and lose it. */
-				s->st.tcp_abort_on_data++;
-				tcp_send_rst_reply(s, ip, th, seglen);
-				tcp_conn_finish(c, 0);
-				goto drop;
-			}
-			/* fall through */
 		case MYRIO_TCP_ESTABLISHED:
 			receive_data(c, p, sg->seq, sg->flags & TH_FIN);
 			p = NULL;
@@ -594,7 +617,7 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 			c->ack_now = true;
 			restart_time_wait(c);
 			break;
-		default: /* the peer already closed: nothing more to receive */
+		default: /* from before the peer's FIN (data_for_nobody): acknowledged again */
 			c->ack_now = true;
 			break;
 		}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ARP: replies to requests, resolution with queued frames, give-up after retries, static
- * entries, gratuitous ARP, cache expiry and re-resolution. */
+/* ARP: replies to requests, resolution with queued frames (and those the NIC's ring cannot
+ * take then), give-up after retries, static entries, gratuitous ARP, cache expiry and
+ * re-resolution. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -450,6 +451,26 @@ static void short_arp_life(struct myrio_stack_conf *c)
 	c->max_retries = 8;
 }
 
+/* Connects to the peer's port 80, resolving its address (the reply comes at once) and
+ * answering the SYN; returns the established connection, its SYN in syn. */
+static struct myrio_tcp_conn *connect_resolving(struct raw *r, struct tcpv *syn)
+{
+	struct myrio_tcp_conn *c;
+	assert_int_equal(myrio_tcp_connect(r->s, PEER_IP, 80, NULL, &c), 0);
+	raw_poll(r);
+	arp_in(r, r->smac, 2, peer_mac, PEER_IP, r->smac, STACK_IP);
+	assert_true(cap_tcp(r, 0, syn));
+	struct tcpf sa = {.sport = 80,
+			  .dport = syn->sport,
+			  .seq = 1000,
+			  .ack = syn->seq + 1,
+			  .flags = F_SYN | F_ACK,
+			  .win = 65535};
+	raw_send_tcp_poll(r, &sa);
+	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
+	return c;
+}
+
 /* A peer that vanishes once connected: its address fails to resolve again, which is a
  * soft error (Linux: the connection keeps its own retransmission timeout, and reports the
  * error it last heard when that runs out). */
@@ -457,20 +478,8 @@ static void established_peer_gone_is_a_soft_error(void **state)
 {
 	struct raw r;
 	assert_int_equal(raw_open(&r, "arpd", NULL, short_arp_life, false), 0);
-	struct myrio_tcp_conn *c;
-	assert_int_equal(myrio_tcp_connect(r.s, PEER_IP, 80, NULL, &c), 0);
-	raw_poll(&r);
-	arp_in(&r, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
-	struct tcpv v;
-	assert_true(cap_tcp(&r, 0, &v));
-	struct tcpf sa = {.sport = 80,
-			  .dport = v.sport,
-			  .seq = 1000,
-			  .ack = v.seq + 1,
-			  .flags = F_SYN | F_ACK,
-			  .win = 65535};
-	raw_send_tcp_poll(&r, &sa);
-	assert_int_equal(myrio_tcp_state(c), MYRIO_TCP_ESTABLISHED);
+	struct tcpv syn;
+	struct myrio_tcp_conn *c = connect_resolving(&r, &syn);
 	assert_int_equal(myrio_tcp_write(c, "hello", 5), 5);
 	raw_poll(&r);
 	/* Nobody acknowledges or answers ARP again. */
@@ -490,6 +499,53 @@ static void established_peer_gone_is_a_soft_error(void **state)
 	assert_int_equal(raw_stats(&r).tcp_timeouts, 1); /* its retries ran out, not ARP */
 	assert_int_equal(myrio_tcp_error(c), -EHOSTUNREACH);
 	myrio_tcp_close(c);
+	raw_close(&r);
+}
+
+/* The NIC's ring full when an address resolves: more frames waited for it than the ring
+ * and the batch take. Those left over are dropped and counted (arp_resolved_drop, not
+ * silently); the datagrams among them are lost, a TCP segment is sent again by its timer. */
+static void frames_beyond_the_ring_at_resolution_are_counted_and_tcp_resends(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "arpf", "?ring=8", short_arp_life, false), 0);
+	struct tcpv syn;
+	struct myrio_tcp_conn *c = connect_resolving(&r, &syn);
+	/* The entry expires past its grace period: what goes next waits for ARP, the
+	 * segment behind 200 datagrams. */
+	raw_advance_ms(&r, 1000 + 3000 + 1);
+	uint64_t queued = raw_stats(&r).arp_queued; /* the SYN's */
+	struct myrio_udp_sock *u;
+	assert_int_equal(myrio_udp_open(r.s, 1000, NULL, &u), 0);
+	send_datagrams(&r, u, 200, PEER_IP);
+	assert_int_equal(myrio_tcp_write(c, "resend me", 9), 9);
+	raw_poll(&r);
+	assert_non_null(cap_arp(&r, 0));
+	assert_int_equal(cap_count_tcp(&r), 0);
+	assert_int_equal(raw_stats(&r).arp_queued, queued + 201);
+	arp_in(&r, r.smac, 2, peer_mac, PEER_IP, r.smac, STACK_IP);
+	/* What the ring and the batch took arrives over the next polls; no model time moves,
+	 * so nothing is sent again meanwhile. */
+	unsigned udp = 0, tcp = 0;
+	for (int i = 0; i < 200 && r.ncap; i++) {
+		for (unsigned j = 0; j < r.ncap; j++)
+			udp += myrio_pkt_data(r.cap[j])[23] == 17;
+		tcp += cap_count_tcp(&r);
+		raw_poll(&r);
+	}
+	assert_int_equal(r.ncap, 0);
+	assert_int_equal(tcp, 0); /* the segment was among the dropped */
+	uint64_t dropped = raw_stats(&r).arp_resolved_drop;
+	assert_true(dropped >= 1 && udp < 200);
+	assert_int_equal(udp + dropped, 201);
+	/* The segment comes again, whole, from its retransmission timer. */
+	struct tcpv v = {0};
+	for (int ms = 0; ms < 3000 && !cap_tcp(&r, 0, &v); ms += 10)
+		raw_wait_ms(&r, 10);
+	assert_int_equal(v.len, 9);
+	assert_memory_equal(v.data, "resend me", 9);
+	assert_int_equal(v.seq, syn.seq + 1);
+	myrio_tcp_abort(c);
 	raw_close(&r);
 }
 
@@ -528,6 +584,7 @@ int main(void)
 	    cmocka_unit_test(reconnect_from_the_error_callback_resolves_again),
 	    cmocka_unit_test(established_peer_gone_is_a_soft_error),
 	    cmocka_unit_test(connected_udp_socket_is_not_told),
+	    cmocka_unit_test(frames_beyond_the_ring_at_resolution_are_counted_and_tcp_resends),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

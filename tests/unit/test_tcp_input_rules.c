@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* TCP input against a crafted peer, where tcp_lite once parted from Linux and the RFCs:
- * data after close (RFC 1122 §4.2.2.13), simultaneous open (RFC 9293 §3.5), challenge-ACK
- * budgets that leak nothing (CVE-2016-5696), rate-limited answers to segments not accepted,
- * the 24-day timestamp (RFC 7323 §5.5), TIME_WAIT and its reuse (RFC 9293 §3.10.7.4, RFC
- * 6191), retransmitted SYNs in SYN_RCVD, and sources that may not open connections (RFC
- * 1122 §3.2.1.3). */
+ * simultaneous open (RFC 9293 §3.5), challenge-ACK budgets that leak nothing
+ * (CVE-2016-5696), rate-limited answers to segments not accepted, the 24-day timestamp (RFC
+ * 7323 §5.5), TIME_WAIT and its reuse (RFC 9293 §3.10.7.4, RFC 6191), retransmitted SYNs in
+ * SYN_RCVD, and sources that may not open connections (RFC 1122 §3.2.1.3). Closes that
+ * reset: test_tcp_close_reset.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,42 +27,6 @@ static struct tcpv first_seg(struct raw *r)
 	struct tcpv v;
 	assert_true(cap_tcp(r, 0, &v));
 	return v;
-}
-
-static void data_after_close_is_answered_with_rst(void **state)
-{
-	struct raw r;
-	struct peer p;
-	connected(&r, "ir1", NULL, &p, 41001, 100);
-	myrio_tcp_close(p.c); /* nothing unread: a FIN */
-	raw_poll(&r);
-	struct tcpv v = first_seg(&r);
-	assert_true(v.flags & F_FIN);
-	/* The peer has not seen the FIN yet and sends data nobody will read. */
-	peer_send_poll(&r, &p, F_ACK | F_PSH, "late", 4);
-	v = first_seg(&r);
-	assert_true(v.flags & F_RST);
-	assert_int_equal(v.seq, p.rcv_nxt); /* the peer's ACK field (RFC 9293 §3.10.7) */
-	struct myrio_stack_stats st = raw_stats(&r);
-	assert_int_equal(st.tcp_abort_on_data, 1);
-	/* The connection is gone: the next segment finds none. */
-	peer_send_poll(&r, &p, F_ACK | F_PSH, "more", 4);
-	assert_int_equal(raw_stats(&r).drop_tcp_no_conn, st.drop_tcp_no_conn + 1);
-	raw_close(&r);
-}
-
-static void close_with_unread_data_sends_rst(void **state)
-{
-	struct raw r;
-	struct peer p;
-	connected(&r, "ir2", NULL, &p, 41002, 100);
-	peer_send_poll(&r, &p, F_ACK | F_PSH, "unread", 6);
-	myrio_tcp_close(p.c);
-	raw_poll(&r);
-	struct tcpv v = first_seg(&r);
-	assert_true(v.flags & F_RST);
-	assert_false(v.flags & F_FIN);
-	raw_close(&r);
 }
 
 static void simultaneous_open_connects(void **state)
@@ -373,8 +337,6 @@ static void invalid_sources_open_nothing_and_get_no_answer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(data_after_close_is_answered_with_rst),
-	    cmocka_unit_test(close_with_unread_data_sends_rst),
 	    cmocka_unit_test(simultaneous_open_connects),
 	    cmocka_unit_test(challenge_acks_tell_nothing_about_other_connections),
 	    cmocka_unit_test(the_shared_challenge_budget_varies),

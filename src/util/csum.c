@@ -90,11 +90,26 @@ uint16_t csum_copy16(void *restrict dst, const void *restrict src, size_t len)
 		memcpy(d, &x, 8);
 		a += (x & 0xffffffffu) + (x >> 32);
 	}
-	if (len) { /* the last 1 to 7 bytes, padded with zeros as the sum pads an odd byte */
-		uint64_t x = 0;
-		memcpy(&x, s, len);
-		memcpy(d, &x, len);
-		a += (x & 0xffffffffu) + (x >> 32);
+	/* the last 1 to 7 bytes in fixed-size moves (a variable-length copy costs more than
+	 * the rest of a short piece), as csum_partial16 sums them: the odd byte is the low
+	 * byte of its native word, the high byte once swapped */
+	if (len >= 4) {
+		uint32_t x;
+		memcpy(&x, s, 4);
+		memcpy(d, &x, 4);
+		a += x;
+		d += 4, s += 4, len -= 4;
+	}
+	if (len >= 2) {
+		uint16_t x;
+		memcpy(&x, s, 2);
+		memcpy(d, &x, 2);
+		a += x;
+		d += 2, s += 2, len -= 2;
+	}
+	if (len) {
+		*d = *s;
+		a += *s;
 	}
 	uint16_t sum = csum_fold(a);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

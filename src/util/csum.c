@@ -23,7 +23,27 @@ copy_rounds_avx2(uint8_t *restrict d, const uint8_t *restrict s, size_t len, siz
 	const __m256i z = _mm256_setzero_si256();
 	__m256i a0 = z, a1 = z;
 	size_t i = 0;
-	for (; len - i >= 64; i += 64) {
+	/* 128 bytes a turn while they last: the loop's own instructions are paid half as
+	 * often over a big frame's payload */
+	for (; len - i >= 128; i += 128) {
+		__m256i x0 = _mm256_loadu_si256((const __m256i *)(s + i));
+		__m256i x1 = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+		__m256i x2 = _mm256_loadu_si256((const __m256i *)(s + i + 64));
+		__m256i x3 = _mm256_loadu_si256((const __m256i *)(s + i + 96));
+		_mm256_storeu_si256((__m256i *)(d + i), x0);
+		_mm256_storeu_si256((__m256i *)(d + i + 32), x1);
+		_mm256_storeu_si256((__m256i *)(d + i + 64), x2);
+		_mm256_storeu_si256((__m256i *)(d + i + 96), x3);
+		a0 = _mm256_add_epi64(a0, _mm256_unpacklo_epi32(x0, z));
+		a1 = _mm256_add_epi64(a1, _mm256_unpackhi_epi32(x0, z));
+		a0 = _mm256_add_epi64(a0, _mm256_unpacklo_epi32(x1, z));
+		a1 = _mm256_add_epi64(a1, _mm256_unpackhi_epi32(x1, z));
+		a0 = _mm256_add_epi64(a0, _mm256_unpacklo_epi32(x2, z));
+		a1 = _mm256_add_epi64(a1, _mm256_unpackhi_epi32(x2, z));
+		a0 = _mm256_add_epi64(a0, _mm256_unpacklo_epi32(x3, z));
+		a1 = _mm256_add_epi64(a1, _mm256_unpackhi_epi32(x3, z));
+	}
+	if (len - i >= 64) {
 		__m256i x0 = _mm256_loadu_si256((const __m256i *)(s + i));
 		__m256i x1 = _mm256_loadu_si256((const __m256i *)(s + i + 32));
 		_mm256_storeu_si256((__m256i *)(d + i), x0);
@@ -32,6 +52,7 @@ copy_rounds_avx2(uint8_t *restrict d, const uint8_t *restrict s, size_t len, siz
 		a1 = _mm256_add_epi64(a1, _mm256_unpackhi_epi32(x0, z));
 		a0 = _mm256_add_epi64(a0, _mm256_unpacklo_epi32(x1, z));
 		a1 = _mm256_add_epi64(a1, _mm256_unpackhi_epi32(x1, z));
+		i += 64;
 	}
 	uint64_t l[4];
 	_mm256_storeu_si256((__m256i *)l, _mm256_add_epi64(a0, a1));

@@ -18,9 +18,10 @@ uint64_t csum_add(uint64_t sum, const void *buf, size_t len)
  * words. Each word is biased by -0x8000 (its top bit flipped) so that _mm256_madd_epi16,
  * which multiplies signed words, adds pairs of them exactly into 32-bit lanes: a pair
  * counts 0x10000 short, put back at the end (0x10000 is 1 modulo 0xffff, but the total
- * is kept exact). Three operations per 32 bytes where widening takes four. A lane holds
- * 32767 pairs: len up to AVX_CHUNK. Returns the total, not folded, native order. *done:
- * the bytes handled, a multiple of 64. */
+ * is kept exact). Three operations per 32 bytes where widening takes four. A lane takes
+ * one pair per 64 bytes and overflows after 32768 of them (2 MiB): len is at most
+ * AVX_CHUNK. Returns the total, not folded, native order. *done: the bytes handled, a
+ * multiple of 64. */
 #define AVX_CHUNK (1u << 20)
 __attribute__((target("avx2"))) static uint64_t
 copy_rounds_avx2(uint8_t *restrict d, const uint8_t *restrict s, size_t len, size_t *done)

@@ -16,7 +16,8 @@
 #   model:  the device model's own work (myrio_sim_step: both NICs' firmware loops and the
 #           cable) per frame: myrio-rawbench step, 60- and 1514-byte frames, each sent once
 #           and received once (the benchmark steps the model 64 times per burst of 32, so
-#           quiet iterations count too, as they do for a polling firmware); per data
+#           quiet iterations count too, as they do for a polling firmware; the frame path
+#           alone, tx_poll_slice: send, cable and receive, is printed apart); per data
 #           segment of a zero-copy TCP_STREAM at MTU 1500 and 9000 (its ACKs, the
 #           connection's set-up and the quiet steps included: it moves with the run's
 #           length); and, not moving with it, the model's work to send one TSO segment
@@ -66,20 +67,28 @@ if [[ " $parts " == *" driver "* ]]; then
 			" (target <= 100)\n", ir, n, ir / n }'
 fi
 
-# calls FUNCTION: how many times the last callgrind run entered FUNCTION
+# calls FUNCTION [cost]: how many times the last callgrind run entered FUNCTION, or with
+# "cost" the instructions of those calls (inclusive), from the call sites' records
 calls() {
-	python3 - "$tmp/cg" "$1" <<'PY'
+	python3 - "$tmp/cg" "$1" "${2:-}" <<'PY'
 import re, sys
-ids, total, pending = {}, 0, False
+ids, total, pending, cost, want_cost = {}, 0, False, False, sys.argv[3] == "cost"
+caller = None
 for line in open(sys.argv[1], errors="replace"):
-    m = re.match(r"c?fn=\((\d+)\)(?: (.*))?", line)
+    m = re.match(r"(c?)fn=\((\d+)\)(?: (.*))?", line)
     if m:
-        if m.group(2):
-            ids[m.group(1)] = m.group(2).strip()
-        pending = line.startswith("cfn=") and ids.get(m.group(1)) == sys.argv[2]
+        if m.group(3):
+            ids[m.group(2)] = m.group(3).strip()
+        if not m.group(1):
+            caller = ids.get(m.group(2))
+        pending = bool(m.group(1)) and ids.get(m.group(2)) == sys.argv[2] != caller
     elif pending and line.startswith("calls="):
-        total += int(line.split("=")[1].split()[0])
-        pending = False
+        if not want_cost:
+            total += int(line.split("=")[1].split()[0])
+        pending, cost = False, want_cost
+    elif cost:
+        total += int(line.split()[1])
+        cost = False
 print(total)
 PY
 }
@@ -137,6 +146,14 @@ if [[ " $parts " == *" model "* ]]; then
 		awk -v ir="$i" -v n="$rx" -v s=$size 'BEGIN {
 			printf "   model, %d-byte frames: %d instructions for %d frames moved: " \
 				"%.1f per frame\n", s, ir, n, ir / n }'
+		# of which the frames' own path: the send rings' chains taken, checked, put on
+		# the cable and received (tx_poll_slice); the rest is the firmware loops'
+		# iterations (the benchmark's 64 steps per burst of 32, the ports' set-up and
+		# teardown), interrupts and commands
+		f=$(calls tx_poll_slice cost)
+		awk -v ir="$f" -v n="$rx" -v t="$i" -v s=$size 'BEGIN {
+			printf "   model, %d-byte frames, the frame path (tx_poll_slice): %.1f per " \
+				"frame; the loop and the rest: %.1f\n", s, ir / n, (t - ir) / n }'
 	done
 	for mtu in 1500 9000; do
 		COUNT=myrio_sim_step perf_cost "model, TCP_STREAM mtu$mtu" messages_received 1 \

@@ -121,6 +121,7 @@ static bool dump_segments(struct myrio_capture *c, const struct timeval *ts,
 	t.seq0 = get_be32(f + t.l4 + 4);
 	t.id0 = t.v6 ? 0 : get_be16(f + l3 + 4);
 	t.flags0 = f[t.l4 + 13];
+	tso_layout_sums(f, &t);
 	uint8_t *seg = c->frame + CAPTURE_SNAPLEN;
 	for (uint32_t k = 0; k < t.segs; k++) {
 		uint32_t off = k * t.mss, plen = payload - off < t.mss ? payload - off : t.mss;
@@ -128,7 +129,7 @@ static bool dump_segments(struct myrio_capture *c, const struct timeval *ts,
 		memcpy(seg + t.hlen, f + t.hlen + off, plen);
 		tso_segment_headers(seg, &t, k, plen);
 		uint32_t tcp_len = t.hlen - t.l4 + plen;
-		uint64_t s = tso_pseudo_sum(seg, &t, tcp_len) + csum_add(0, seg + t.l4, tcp_len);
+		uint64_t s = tso_pseudo_sum(&t, tcp_len) + csum_add(0, seg + t.l4, tcp_len);
 		put_be16(seg + t.l4 + 16, csum_finish(s));
 		dump(c, ts, seg, t.hlen + plen);
 	}

@@ -16,6 +16,7 @@
 #include "sim/timing.h"
 #include "util/csum.h"
 #include "util/toeplitz.h"
+#include "util/tso_segment.h"
 
 /* ---- BAR0 layout (§1.3); offsets marked "model" are firmware-chosen (returned by
  * GET_*_OFFSET) and therefore the model's own choice. ---- */
@@ -316,12 +317,10 @@ struct sim_nic {
 	 * the wire (a PAUSE), and its memory must not be read after that. */
 	struct sim_tso {
 		bool active;
-		bool v6;
 		uint32_t idx;	/* its first descriptor */
 		unsigned slice; /* whose send ring holds it: the engine finishes it first */
-		uint32_t l3, l4, hdr, payload, mss, segs, next, seq0;
-		uint16_t id0;
-		uint8_t flags0;
+		struct tso_layout l; /* its headers, and what every segment's sums share */
+		uint32_t payload, next;
 		struct sim_tso_piece {
 			uint64_t iova;
 			uint32_t len;

@@ -74,7 +74,9 @@ static void rx_copy_init(struct rx_copy *c, const struct sim_frame *f)
 static void rx_piece(struct rx_copy *c, uint8_t *dst, const uint8_t *src, uint32_t pos, uint32_t k)
 {
 	uint32_t end = pos + k, at = pos < 14 ? 14 : pos;
-	if (at > pos) /* the Ethernet header: copied, never summed */
+	if (pos == 0 && end >= 14) /* the Ethernet header: copied, never summed */
+		memcpy(dst, src, 14); /* a fixed size: no call */
+	else if (at > pos)
 		memcpy(dst, src, (at < end ? at : end) - pos);
 	while (at < end) {
 		bool head = at < c->cut;
@@ -137,7 +139,11 @@ static uint16_t rx_copy_finish(struct rx_copy *c)
 		return sum;
 	uint32_t p = (uint32_t)f->patch_off;
 	uint8_t *at[2] = {NULL, NULL};
-	for (unsigned i = 0; i < c->nbuf; i++)
+	if (c->nbuf && p + 2 <= c->buf_len[0]) { /* the common case: the first buffer holds it */
+		at[0] = c->buf[0] + p;
+		at[1] = at[0] + 1;
+	}
+	for (unsigned i = 0; i < c->nbuf && !at[1]; i++)
 		for (unsigned j = 0; j < 2; j++)
 			if (p + j >= c->buf_at[i] && p + j - c->buf_at[i] < c->buf_len[i])
 				at[j] = c->buf[i] + (p + j - c->buf_at[i]);

@@ -15,7 +15,6 @@
 #include "util/byteorder.h"
 #include "util/csum.h"
 #include "util/log.h"
-#include "util/tso_segment.h"
 
 #define TSO_MAX_DESC 64u
 #define TSO_MAX_LEN (64u * 1024 + 1024)
@@ -131,27 +130,24 @@ int sim_tso_begin(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, un
 	if (!h.v6 && d[0].cko != h.l4)
 		return bad(nic, idx,
 			   "cksum_offset of an IPv4 request is not the TCP header offset");
+	struct tso_layout *l = &t->l;
+	*l = (struct tso_layout){.l3 = h.l3, .l4 = h.l4, .hlen = hdr, .mss = mss, .v6 = h.v6};
+	tso_layout_sums(f, l);
 	if (nic->tso_mode == 0) {
-		const struct tso_layout l = {.l3 = h.l3, .l4 = h.l4, .v6 = h.v6};
-		uint16_t want = csum_fold(tso_pseudo_sum(f, &l, total - h.l4));
+		uint16_t want = csum_fold(tso_pseudo_sum(l, total - h.l4));
 		if (get_be16(f + h.l4 + 16) != want)
 			return bad(nic, idx,
 				   "TCP checksum seed is not the pseudo-header sum over "
 				   "the whole request's TCP length (mode 0)");
 	}
 	uint32_t payload = total - hdr;
-	t->v6 = h.v6;
 	t->idx = idx;
-	t->l3 = h.l3;
-	t->l4 = h.l4;
-	t->hdr = hdr;
 	t->payload = payload;
-	t->mss = mss;
-	t->segs = payload ? (payload + mss - 1) / mss : 1;
+	l->segs = payload ? (payload + mss - 1) / mss : 1;
 	t->next = 0;
-	t->seq0 = get_be32(f + h.l4 + 4);
-	t->id0 = h.v6 ? 0 : get_be16(f + h.l3 + 4);
-	t->flags0 = f[h.l4 + 13];
+	l->seq0 = get_be32(f + h.l4 + 4);
+	l->id0 = h.v6 ? 0 : get_be16(f + h.l3 + 4);
+	l->flags0 = f[h.l4 + 13];
 	t->pl_i = 0;
 	t->pl_off = 0;
 	t->active = true;
@@ -160,30 +156,22 @@ int sim_tso_begin(struct sim_nic *nic, uint32_t idx, const struct sim_txd *d, un
 
 static uint32_t seg_payload(const struct sim_tso *t, uint32_t k)
 {
-	return t->payload - k * t->mss < t->mss ? t->payload - k * t->mss : t->mss;
+	return t->payload - k * t->l.mss < t->l.mss ? t->payload - k * t->l.mss : t->l.mss;
 }
 
 uint32_t sim_tso_next_len(const struct sim_nic *nic)
 {
-	return nic->tso.hdr + seg_payload(&nic->tso, nic->tso.next);
+	return nic->tso.l.hlen + seg_payload(&nic->tso, nic->tso.next);
 }
 
 void sim_tso_send_next(struct sim_nic *nic, uint64_t now)
 {
 	struct sim_tso *t = &nic->tso;
-	const uint8_t *f = nic->scratch;
+	const struct tso_layout *l = &t->l;
 	uint8_t *seg = nic->scratch + TSO_MAX_LEN; /* scratch is 128 KiB: request, then headers */
-	const struct tso_layout l = {.l3 = t->l3,
-				     .l4 = t->l4,
-				     .hlen = t->hdr,
-				     .mss = t->mss,
-				     .segs = t->segs,
-				     .seq0 = t->seq0,
-				     .id0 = t->id0,
-				     .flags0 = t->flags0,
-				     .v6 = t->v6};
-	uint32_t k = t->next++, hdr = t->hdr, plen = seg_payload(t, k);
-	memcpy(seg, f, hdr);
+	uint32_t k = t->next++, hdr = l->hlen, plen = seg_payload(t, k);
+	if (k == 0) /* later segments rewrite every field that differs (tso_segment_headers) */
+		memcpy(seg, nic->scratch, hdr);
 	uint32_t seglen = hdr + plen;
 	/* The segment's payload: the next plen bytes of the payload descriptors. */
 	struct sim_frag fr[1 + 64];
@@ -206,20 +194,20 @@ void sim_tso_send_next(struct sim_nic *nic, uint64_t now)
 			t->pl_off = 0;
 		}
 	}
-	tso_segment_headers(seg, &l, k, plen);
+	tso_segment_headers(seg, l, k, plen);
 	/* The TCP checksum (field zeroed) over the header and payload, plus the pseudo-header:
 	 * summed where the segment is read (struct sim_frame). */
 	struct sim_frame fm = {.frags = fr,
 			       .nfrags = nf,
 			       .len = seglen,
-			       .patch_off = (int32_t)(l.l4 + 16),
-			       .sum_from = l.l4,
-			       .sum_seed = csum_fold(tso_pseudo_sum(seg, &l, hdr - l.l4 + plen)),
+			       .patch_off = (int32_t)(l->l4 + 16),
+			       .sum_from = l->l4,
+			       .sum_seed = csum_fold(tso_pseudo_sum(l, hdr - l->l4 + plen)),
 			       .sum_tso = true};
 	nic->st.tx_frames++;
 	nic->st.tx_bytes += seglen;
 	nic->st.tx_tso_segments++;
 	sim_wire_send(nic, &fm, now);
-	if (t->next == t->segs)
+	if (t->next == l->segs)
 		t->active = false;
 }

@@ -105,8 +105,8 @@ uint64_t csum_add(uint64_t sum, const void *buf, size_t len);
 
 /* Copies len bytes from src to dst (not overlapping) and returns csum_partial16(src, len):
  * one pass over the bytes where a memcpy and a sum would read them twice. The device
- * model's receive DMA takes its sums this way. With AVX2 (looked up once) 64 bytes a
- * round in two 32-byte registers. */
+ * model's receive DMA takes its sums this way. With AVX2 (looked up once) 128 bytes a
+ * round in four 32-byte registers. */
 uint16_t csum_copy16(void *restrict dst, const void *restrict src, size_t len);
 
 /* Folds to 16 bits; the ones'-complement sum, not inverted. */

@@ -122,6 +122,28 @@ static void copy_and_sum_copies_and_sums_like_the_definition(void **state)
 	}
 }
 
+/* Buffers longer than the vector rounds take at once (their 32-bit lanes are emptied
+ * every MiB): all-ones bytes, the largest words, and random ones. */
+static void copy_and_sum_past_a_mebibyte(void **state)
+{
+	(void)state;
+	static uint8_t src[(3u << 20) + 77], dst[sizeof(src)];
+	uint32_t x = 99;
+	for (int fill = 0; fill < 2; fill++) {
+		for (size_t i = 0; i < sizeof(src); i++) {
+			x = x * 1103515245u + 12345u;
+			src[i] = fill ? (uint8_t)(x >> 24) : 0xff;
+		}
+		static const size_t lens[] = {1u << 20, (1u << 20) + 64, sizeof(src) - 1};
+		for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+			memset(dst, 0, sizeof(dst));
+			assert_int_equal(csum_copy16(dst, src + 1, lens[k]),
+					 by_definition(src + 1, lens[k]));
+			assert_memory_equal(dst, src + 1, lens[k]);
+		}
+	}
+}
+
 /* The NIC's transmit offload rule (§5.5): offsets with the field inside the summed range
  * and the frame, a zero complement stored as 0xFFFF. */
 static void tx_offload_rule(void **state)
@@ -154,6 +176,7 @@ int main(void)
 		cmocka_unit_test(every_length_and_alignment_matches_the_definition),
 		cmocka_unit_test(long_buffers_match_the_definition),
 		cmocka_unit_test(copy_and_sum_copies_and_sums_like_the_definition),
+		cmocka_unit_test(copy_and_sum_past_a_mebibyte),
 		cmocka_unit_test(tx_offload_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -416,6 +416,15 @@ EXPORT int fcntl64(int fd, int cmd, ...)
 	return fcntl_common(fd, cmd, arg);
 }
 
+/* The kernel takes an ioctl's int at any alignment (Python's fcntl.ioctl passes one in a
+ * byte buffer), so it is read by bytes. */
+static int ioctl_int(const void *arg)
+{
+	int v;
+	memcpy(&v, arg, sizeof v);
+	return v;
+}
+
 EXPORT int ioctl(int fd, unsigned long req, ...)
 {
 	va_list ap;
@@ -429,7 +438,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 		return unlock_with(-EFAULT);
 	if (ps && ps->state == PS_PENDING) {
 		if (req == FIONBIO)
-			ps->nonblock = *(int *)arg != 0;
+			ps->nonblock = ioctl_int(arg) != 0;
 		engine_unlock();
 		ps = NULL;
 	}
@@ -438,7 +447,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	if (ps->state == PS_DEAD)
 		return unlock_with(-EBADF);
 	if (req == FIONBIO) {
-		ps->nonblock = *(int *)arg != 0;
+		ps->nonblock = ioctl_int(arg) != 0;
 		return unlock_with(0);
 	}
 	if (req == FIONREAD) {
@@ -448,7 +457,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 			n = (int)myrio_tcp_rx_queued(ps->c);
 		else if (ps->state == PS_UDP && (psock_revents(ps, POLLIN) & POLLIN) && ps->held)
 			n = (int)ps->held->len;
-		*(int *)arg = n;
+		memcpy(arg, &n, sizeof n);
 		return unlock_with(0);
 	}
 	preload_log_once("ioctl: a request this layer does not have on an accelerated socket "

@@ -204,6 +204,14 @@ void pollrdhup_with_data_queued(void)
 	      "revents 0x%x with data queued", p.revents);
 	int queued = -1;
 	CHECK(ioctl(fd, FIONREAD, &queued) == 0 && queued == 5, "FIONREAD %d", queued);
+	/* An int at an odd address, as Python's fcntl.ioctl passes it: the kernel takes it. */
+	unsigned char odd[sizeof(int) + 1];
+	memset(odd, 0xff, sizeof odd);
+	CHECK(ioctl(fd, FIONREAD, odd + 1) == 0, "FIONREAD into an unaligned int");
+	memcpy(&queued, odd + 1, sizeof queued);
+	CHECK(queued == 5, "FIONREAD %d into an unaligned int", queued);
+	memset(odd, 0, sizeof odd);
+	CHECK(ioctl(fd, FIONBIO, odd + 1) == 0, "FIONBIO from an unaligned int");
 	char b[8];
 	CHECK(read(fd, b, sizeof b) == 5 && !memcmp(b, "hello", 5), "the data");
 	CHECK(read(fd, b, sizeof b) == 0, "the end of the stream");

@@ -129,7 +129,7 @@ struct psock {
 	/* TCP: the connection's end was reported once (as the kernel's sk_err) */
 	bool error_reported;
 	bool shut_rd, shut_wr; /* shutdown() (UDP too: the kernel's sk_shutdown) */
-	bool connect_pending;  /* a non-blocking connect() said EINPROGRESS, none said since */
+	bool connect_pending;  /* connecting: no connect() reported it established yet */
 	bool keepalive, reuseaddr;
 	/* TCP: bound_port is held in the port table (tcp_port_claim); exclusively when the
 	 * socket had no SO_REUSEADDR or listens */
@@ -319,6 +319,10 @@ short psock_revents(struct psock *ps, short events);
 /* Waits (lock held) until psock_revents(ps, events) or the timeout; 0 ready, -1 errno
  * (EAGAIN for a timeout or a non-blocking socket, EINTR). */
 int psock_wait(struct psock *ps, short events, int64_t timeout_ms, bool nonblock);
+/* After a wait ended with errno EINTR: whether the call goes on, as Linux restarts a socket
+ * call whose handler has SA_RESTART, unless the socket has a timeout (SO_RCVTIMEO or
+ * SO_SNDTIMEO; timeout_ms >= 0) (sig_restart.c says how the handler is found). */
+bool sig_restart(int64_t timeout_ms);
 
 int psock_getsockopt(int fd, struct psock *ps, int level, int name, void *val, socklen_t *len);
 int psock_setsockopt(int fd, struct psock *ps, int level, int name, const void *val, socklen_t len);

@@ -54,7 +54,7 @@ int psock_wait(struct psock *ps, short events, int64_t timeout_ms, bool nonblock
 		} else if (nonblock) {
 			return (int)neg_errno(-EAGAIN);
 		}
-		if (engine_block(NULL, 0, left, NULL) < 0)
+		if (engine_block(NULL, 0, left, NULL) < 0 && !sig_restart(timeout_ms))
 			return -1;
 	}
 }

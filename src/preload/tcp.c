@@ -95,11 +95,28 @@ static int port_listen(struct psock *ps)
 	return 0;
 }
 
+/* A connect call that finds the attempt ended (refused, reset, timed out), as Linux's
+ * sock_error path in __inet_stream_connect: the error if not yet read (SO_ERROR),
+ * else ECONNABORTED, and the socket is unconnected again, so the next connect starts a
+ * new attempt. */
+static int connect_failed(struct psock *ps)
+{
+	int err = conn_error(ps);
+	tcp_disconnect(ps);
+	ps->reset_err = 0;
+	ps->unspec_port = 0; /* the port went with the attempt */
+	ps->connect_pending = false;
+	return (int)neg_errno(err ? err : -ECONNABORTED);
+}
+
 int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
 {
 	if (ps->state == PS_TCP_CONN) {
-		if (myrio_tcp_state(ps->c) == MYRIO_TCP_SYN_SENT)
+		enum myrio_tcp_state st = myrio_tcp_state(ps->c);
+		if (st == MYRIO_TCP_SYN_SENT)
 			return (int)neg_errno(-EALREADY);
+		if (st == MYRIO_TCP_CLOSED && ps->connect_pending)
+			return connect_failed(ps);
 		/* as Linux: the first call after a non-blocking connect completed says how it
 		 * ended (0 or the error), the next ones EISCONN */
 		int err = conn_error(ps);
@@ -120,6 +137,8 @@ int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
 					 "itself");
 		tcp_port_release(ps);
 	}
+	if (!port) /* Linux sends the SYN; the reset to it refuses */
+		return (int)neg_errno(-ECONNREFUSED);
 	int rc = myrio_tcp_connect(s, ip, port, ps, &ps->c);
 	if (rc < 0)
 		return (int)neg_errno(rc == -ENOBUFS ? -EAGAIN : rc);
@@ -128,12 +147,16 @@ int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
 		myrio_tcp_keepalive(ps->c, ps->keep_idle_s * 1000, ps->keep_intvl_s * 1000,
 				    ps->keep_cnt);
 	engine_leave();
-	ps->connect_pending = ps->nonblock;
+	/* until a connect call reports it established (Linux's SS_CONNECTING) */
+	ps->connect_pending = true;
 	if (ps->nonblock)
 		return (int)neg_errno(-EINPROGRESS);
 	if (psock_wait(ps, POLLOUT, -1, false) < 0)
-		return -1;
-	return (int)neg_errno(conn_error(ps));
+		return -1; /* EINTR: connecting still, as Linux (EALREADY next) */
+	if (myrio_tcp_state(ps->c) == MYRIO_TCP_CLOSED)
+		return connect_failed(ps);
+	ps->connect_pending = false;
+	return 0;
 }
 
 int tcp_listen(struct psock *ps, int backlog)
@@ -286,7 +309,7 @@ static bool peek_wait_more(struct psock *ps, size_t have, size_t want, uint64_t 
 				return false;
 			left = (int)(deadline - now);
 		}
-		if (engine_block(NULL, 0, left, NULL) < 0)
+		if (engine_block(NULL, 0, left, NULL) < 0 && !sig_restart(left))
 			return false; /* a signal: what is there */
 		if (ps->state == PS_TCP_CONN && myrio_tcp_rx_queued(ps->c) > have)
 			return true;

@@ -87,7 +87,7 @@ ssize_t udp_sendv(struct psock *ps, const struct iovec *iov, int n, int flags, u
 			epoll_drained(ps, POLLOUT); /* room again is a new edge */
 			return neg_errno(-EAGAIN);
 		}
-		if (engine_block(NULL, 0, 1, NULL) < 0)
+		if (engine_block(NULL, 0, 1, NULL) < 0 && !sig_restart(deadline ? 0 : -1))
 			return -1;
 		if (ps->closed)
 			return neg_errno(-EBADF); /* another thread closed it meanwhile */

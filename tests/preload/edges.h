@@ -11,6 +11,7 @@
 #include <string.h>
 
 #define PEER_PORT 7000
+#define CLOSED_PORT 7001 /* nothing listens there */
 
 /* A connection's first byte: what the peer does with it. */
 enum {
@@ -96,5 +97,10 @@ void bad_addresses_efault(void);
 /* edges_signals.c: signal handlers on the socket in use (run without the preload too) */
 void signal_dup_close_stress(void);
 void cancel_in_close(void);
+/* edges_restart.c: SA_RESTART handlers during blocking calls (run without the preload too) */
+void sa_restart_recv_goes_on(void);
+
+/* edges_connect.c: connect again after a failed attempt (run without the preload too) */
+void connect_again_after_refusal(void);
 
 #endif

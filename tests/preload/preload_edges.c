@@ -26,7 +26,6 @@
 
 #include "edges.h"
 
-#define CLOSED_PORT 7001
 
 #define BACK_PORT 7002
 #define SLEEPER_PORT 7003
@@ -770,6 +769,8 @@ static const struct {
     CASE(bad_addresses_efault, true),
     CASE(signal_dup_close_stress, true),
     CASE(cancel_in_close, true),
+    CASE(sa_restart_recv_goes_on, true),
+    CASE(connect_again_after_refusal, true),
 };
 
 /* "cases" runs them all, "kernel" those that hold for the kernel's sockets too; a name

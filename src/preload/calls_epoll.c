@@ -86,7 +86,7 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 		return kern.epoll_ctl(epfd, op, fd, ev);
 	int rc = 0;
 	if (ps->state == PS_DEAD)
-		rc = -EBADF;
+		rc = psock_dead(fd);
 	else if (op != EPOLL_CTL_DEL && !user_mem_ok(ev, sizeof *ev, false))
 		rc = -EFAULT;
 	if (rc) {

@@ -53,7 +53,7 @@ static struct psock *enter(int fd, const struct sockaddr *to, socklen_t tolen, s
 	}
 	if (ps->state == PS_DEAD) {
 		engine_unlock();
-		*rc = neg_errno(-EBADF);
+		*rc = neg_errno(psock_dead(fd));
 		return NULL;
 	}
 	if (ps->state == PS_PENDING && !udp_goes_accel(ps, to, tolen)) {

@@ -104,7 +104,7 @@ EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	if (bad_mem)
 		return unlock_with(bad_mem);
 	if (ps->state != PS_PENDING || ps->bound_port)
-		return unlock_with(ps->state == PS_DEAD ? -EBADF : -EINVAL);
+		return unlock_with(ps->state == PS_DEAD ? psock_dead(fd) : -EINVAL);
 	if (!sin_of(addr, len, &ip, &port) || !engine_is_accel_local(ip) || !engine_available()) {
 		to_kernel(fd, ps);
 		engine_unlock();
@@ -185,7 +185,7 @@ EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	if (!ps)
 		return kern.connect(fd, addr, len);
 	if (ps->state == PS_DEAD)
-		return unlock_with(-EBADF);
+		return unlock_with(psock_dead(fd));
 	int bad_mem = user_addr_in(addr, len);
 	if (bad_mem)
 		return unlock_with(bad_mem);
@@ -218,7 +218,7 @@ EXPORT int shutdown(int fd, int how)
 	if (!ps)
 		return kern.shutdown(fd, how);
 	if (ps->state == PS_DEAD)
-		return unlock_with(-EBADF);
+		return unlock_with(psock_dead(fd));
 	int rc = ps->state == PS_UDP ? udp_shutdown(ps, how) : tcp_shutdown(ps, how);
 	engine_unlock();
 	return rc;
@@ -445,7 +445,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...)
 	if (!ps)
 		return kern.ioctl(fd, req, arg);
 	if (ps->state == PS_DEAD)
-		return unlock_with(-EBADF);
+		return unlock_with(psock_dead(fd));
 	if (req == FIONBIO) {
 		ps->nonblock = ioctl_int(arg) != 0;
 		return unlock_with(0);
@@ -480,7 +480,7 @@ EXPORT int getsockname(int fd, struct sockaddr *addr, socklen_t *len)
 	if (!ps)
 		return kern.getsockname(fd, addr, len);
 	if (ps->state == PS_DEAD)
-		return unlock_with(-EBADF);
+		return unlock_with(psock_dead(fd));
 	int bad_mem = user_addr_out(addr, len);
 	if (bad_mem)
 		return unlock_with(bad_mem);
@@ -501,7 +501,7 @@ EXPORT int getpeername(int fd, struct sockaddr *addr, socklen_t *len)
 	if (!ps)
 		return kern.getpeername(fd, addr, len);
 	if (ps->state == PS_DEAD)
-		return unlock_with(-EBADF);
+		return unlock_with(psock_dead(fd));
 	int bad_mem = user_addr_out(addr, len);
 	if (bad_mem)
 		return unlock_with(bad_mem);
@@ -538,7 +538,7 @@ EXPORT int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	if (!(ps = not_pending(ps)))
 		return kern.getsockopt(fd, level, name, val, len);
 	if (ps->state == PS_DEAD)
-		return unlock_with(-EBADF);
+		return unlock_with(psock_dead(fd));
 	int rc = psock_getsockopt(fd, ps, level, name, val, len);
 	engine_unlock();
 	return rc;
@@ -550,7 +550,7 @@ EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t le
 	if (!ps)
 		return kern.setsockopt(fd, level, name, val, len);
 	if (ps->state == PS_DEAD)
-		return unlock_with(-EBADF);
+		return unlock_with(psock_dead(fd));
 	if (ps->state == PS_PENDING) {
 		/* the kernel's socket takes it too, in case it stays the kernel's */
 		int rc = kern.setsockopt(fd, level, name, val, len);

@@ -319,6 +319,9 @@ short psock_revents(struct psock *ps, short events);
 /* Waits (lock held) until psock_revents(ps, events) or the timeout; 0 ready, -1 errno
  * (EAGAIN for a timeout or a non-blocking socket, EINTR). */
 int psock_wait(struct psock *ps, short events, int64_t timeout_ms, bool nonblock);
+/* -EBADF for a fork's child's call on its parent's socket fd; the first such call in the
+ * process logs one line that says why. */
+int psock_dead(int fd);
 /* After a wait ended with errno EINTR: whether the call goes on, as Linux restarts a socket
  * call whose handler has SA_RESTART, unless the socket has a timeout (SO_RCVTIMEO or
  * SO_SNDTIMEO; timeout_ms >= 0) (sig_restart.c says how the handler is found). */

@@ -30,6 +30,16 @@ short psock_revents(struct psock *ps, short events)
 	return r & (events | POLLERR | POLLHUP | POLLNVAL);
 }
 
+int psock_dead(int fd)
+{
+	static bool said;
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		preload_log("fd %d is the parent's accelerated socket; a forked child cannot use "
+			    "it (EBADF; docs/preload.md, fork and exec)",
+			    fd);
+	return -EBADF;
+}
+
 int psock_wait(struct psock *ps, short events, int64_t timeout_ms, bool nonblock)
 {
 	uint64_t deadline = timeout_ms >= 0 ? engine_now_ms() + (uint64_t)timeout_ms : 0;

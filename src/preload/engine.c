@@ -69,9 +69,20 @@ static void sleep_end(void)
 	eng.inside--;
 }
 
+/* The program's cancellation state while this thread holds the lock, which it holds with
+ * cancellation disabled: the reads and writes of the layer's and the stack's eventfds are
+ * cancellation points, and a thread cancelled at one of them died holding the lock, every
+ * later call of the process waiting for it. A cancellation is acted on in the sleep (the
+ * ppoll after the unlock), as at a blocking call of the kernel's. */
+static __thread int cancel_state;
+
 void engine_lock(void)
 {
+	int was;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &was);
 	sig_lock(&eng.lock);
+	if (!eng.lock.nested) /* a signal handler's take nests, or records DISABLE */
+		cancel_state = was;
 	if (sleeping)
 		sleep_end();
 }
@@ -95,9 +106,11 @@ void engine_unlock(void)
 	}
 	if (psock_reap_due())
 		psock_reap();
+	int was = cancel_state;
 	sig_unlock(&eng.lock);
 	if (psock_reap_due())
 		reap_late();
+	pthread_setcancelstate(was, NULL);
 }
 
 bool engine_nested(void)
@@ -341,6 +354,7 @@ static void on_fork_parent(void)
 static void on_fork_child(void)
 {
 	sig_lock_forked(&eng.lock);
+	pthread_setcancelstate(cancel_state, NULL); /* as on_fork_parent's unlock does */
 	if (eng.state == 1) {
 		eng.state = -1;
 		eng.stack = NULL;

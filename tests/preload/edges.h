@@ -65,6 +65,8 @@ void cancel_unwound(void *arg);
 	} while (0)
 /* A one-byte exchange with the peer's echo on a new connection; 1 when it worked. */
 int echo_once(void);
+/* A blocking recv on fd with a 1 s timeout slept (used next to no CPU, *cpu s). */
+int recv_sleeps(int fd, double *cpu);
 
 /* edges_calls.c: the calls compared with the kernel's (run without the preload too) */
 void udp_connect_unspec(void);
@@ -86,5 +88,8 @@ void tcp_bind_port0_named(void);
 void recv_flags_as_kernel(void);
 void write_after_fin_then_reset(void);
 void send_flags_refused(void);
+
+/* edges_cancel.c */
+void cancel_pending_at_entry(void);
 
 #endif

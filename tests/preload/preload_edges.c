@@ -496,7 +496,7 @@ static double thread_cpu_s(void)
 
 /* A blocking recv with a 1 s timeout sleeps: its thread uses next to no CPU (a spinning one
  * uses a large share of that second). */
-static int recv_sleeps(int fd, double *cpu)
+int recv_sleeps(int fd, double *cpu)
 {
 	struct timeval tv = {.tv_sec = 1};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -742,6 +742,7 @@ static const struct {
     CASE(close_while_blocked, false),
     CASE(signal_close_while_blocked, true),
     CASE(cancel_while_blocked, true),
+    CASE(cancel_pending_at_entry, true),
     CASE(epoll_pending_then_kernel, false),
     CASE(vfork_child_close, false),
     CASE(epollet_after_drain, true),

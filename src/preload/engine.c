@@ -378,6 +378,10 @@ static void on_fork_parent(void)
 static void on_fork_child(void)
 {
 	sig_lock_forked(&eng.lock);
+	if (cancel_outside >= 0) { /* as on_fork_parent's unlock does */
+		pthread_setcancelstate(cancel_outside, NULL);
+		cancel_outside = -1;
+	}
 	if (eng.state == 1) {
 		eng.state = -1;
 		eng.stack = NULL;

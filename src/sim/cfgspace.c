@@ -77,29 +77,39 @@ void sim_cfg_power_on(struct sim_nic *nic)
 		nic->sl[q].intrq_gen = 0;
 }
 
+/* The bytes below are read by the model's loop as it runs (DMA, interrupts) and written by
+ * another thread: the daemon's server, or the driver's on an in-process model. Relaxed
+ * atomic byte loads and stores (plain moves on x86): the loop acts on a bit a little
+ * before or after the write, as a device sees a config write land between two of its own
+ * accesses. */
+static uint8_t cfg_byte(const struct sim_nic *nic, unsigned off)
+{
+	return __atomic_load_n(&nic->cfg[off], __ATOMIC_RELAXED);
+}
+
 bool sim_cfg_msix_enabled(const struct sim_nic *nic)
 {
-	return nic->cfg[CAP_MSIX + 3] & 0x80;
+	return cfg_byte(nic, CAP_MSIX + 3) & 0x80;
 }
 
 bool sim_cfg_msi_enabled(const struct sim_nic *nic)
 {
-	return (nic->cfg[CAP_MSI + 2] & 1) || (nic->cfg[CAP_MSIX + 3] & 0x80);
+	return (cfg_byte(nic, CAP_MSI + 2) & 1) || (cfg_byte(nic, CAP_MSIX + 3) & 0x80);
 }
 
 bool sim_cfg_bus_master(const struct sim_nic *nic)
 {
-	return nic->cfg[0x04] & 0x04;
+	return cfg_byte(nic, 0x04) & 0x04;
 }
 
 bool sim_cfg_intx_disabled(const struct sim_nic *nic)
 {
-	return nic->cfg[0x05] & 0x04;
+	return cfg_byte(nic, 0x05) & 0x04;
 }
 
 void sim_cfg_enable_msi(struct sim_nic *nic)
 {
-	nic->cfg[CAP_MSI + 2] |= 1;
+	__atomic_fetch_or(&nic->cfg[CAP_MSI + 2], 1, __ATOMIC_RELAXED);
 }
 
 void sim_nic_set_pcie_width(struct sim_nic *nic, unsigned width)
@@ -154,7 +164,8 @@ static void write_bytes(struct sim_nic *nic, unsigned off, unsigned size, uint32
 	for (unsigned i = 0; i < size; i++) {
 		uint8_t m = mask[i];
 		uint8_t b = (uint8_t)(val >> (8 * i));
-		nic->cfg[off + i] = (uint8_t)((nic->cfg[off + i] & ~m) | (b & m));
+		__atomic_store_n(&nic->cfg[off + i], (uint8_t)((nic->cfg[off + i] & ~m) | (b & m)),
+				 __ATOMIC_RELAXED);
 	}
 }
 
@@ -168,6 +179,7 @@ int sim_nic_cfg_write(struct sim_nic *nic, unsigned off, unsigned size, uint32_t
 	}
 	if (atomic_load_explicit(&nic->removed, memory_order_relaxed))
 		return 0; /* lost, as on a real bus */
+	bool master = sim_cfg_bus_master(nic);
 	for (unsigned i = 0; i < size; i++) {
 		unsigned o = off + i;
 		uint8_t b = (uint8_t)(val >> (8 * i));
@@ -196,10 +208,16 @@ int sim_nic_cfg_write(struct sim_nic *nic, unsigned off, unsigned size, uint32_t
 			m = 0xFF;
 		write_bytes(nic, o, 1, b, &m);
 	}
-	if (!sim_cfg_bus_master(nic)) { /* no more DMA: drop the fast-path translations */
+	if (master && !sim_cfg_bus_master(nic)) {
+		/* no more DMA: drop the fast-path translations, which the loop reads and
+		 * writes, with the loop kept off the NIC (a close or a reset: seldom). With
+		 * bus mastering off the loop fills none (sim_dma_slow refuses). */
+		bool was = atomic_exchange(&nic->halted, true);
+		sim_world_sync(nic->world);
 		nic->dma.cache_gen = 0;
 		for (unsigned q = 0; q < SIM_MAX_SLICES; q++)
 			nic->sl[q].intrq_gen = 0;
+		atomic_store(&nic->halted, was);
 	}
 	/* Vendor-specific capability side effects (§1.7). */
 	nic->vs_mode = nic->cfg[CAP_VS + 0x10];

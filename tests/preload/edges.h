@@ -69,6 +69,8 @@ void cancel_unwound(void *arg);
 int ask_datagram(int port);
 /* A one-byte exchange with the peer's echo on a new connection; 1 when it worked. */
 int echo_once(void);
+/* A blocking recv on fd with a 1 s timeout slept (used next to no CPU, *cpu s). */
+int recv_sleeps(int fd, double *cpu);
 
 /* edges_calls.c: the calls compared with the kernel's (run without the preload too) */
 void udp_connect_unspec(void);
@@ -102,5 +104,8 @@ void sa_restart_recv_goes_on(void);
 
 /* edges_connect.c: connect again after a failed attempt (run without the preload too) */
 void connect_again_after_refusal(void);
+
+/* edges_cancel.c: a cancel pending when a blocking call is entered (run without the preload too) */
+void cancel_pending_at_entry(void);
 
 #endif

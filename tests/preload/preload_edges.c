@@ -510,7 +510,7 @@ static double thread_cpu_s(void)
 
 /* A blocking recv with a 1 s timeout sleeps: its thread uses next to no CPU (a spinning one
  * uses a large share of that second). */
-static int recv_sleeps(int fd, double *cpu)
+int recv_sleeps(int fd, double *cpu)
 {
 	struct timeval tv = {.tv_sec = 1};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -528,18 +528,27 @@ static void on_alarm_close(int sig)
 	close(-1); /* any call into the layer from the handler */
 }
 
-/* A signal handler's close() during a blocking call, then a blocking call that sleeps. */
+/* A signal handler's close() during a blocking call, then a blocking call that sleeps. The
+ * signal comes every 200 ms until the recv returns: one that lands before the recv sleeps
+ * (on a loaded machine the thread may not get there within 200 ms) is handled there and
+ * the recv goes on to sleep, as the kernel's does after a signal that came before it;
+ * the next one lands in the sleep. One comes just before the recv in every run. */
 static void signal_close_while_blocked(void)
 {
 	int fd = udp_bound(7101);
 	CHECK(fd >= 0, "bind");
 	struct sigaction sa = {.sa_handler = on_alarm_close}, old;
 	sigaction(SIGALRM, &sa, &old);
-	struct itimerval it = {.it_value = {.tv_usec = 200000}};
+	struct itimerval it = {.it_value = {.tv_usec = 200000}, .it_interval = {.tv_usec = 200000}},
+			 off = {{0, 0}, {0, 0}};
 	setitimer(ITIMER_REAL, &it, NULL);
+	raise(SIGALRM);
 	char b[16];
 	ssize_t r = recv(fd, b, sizeof b, 0);
+	int err = errno;
+	setitimer(ITIMER_REAL, &off, NULL);
 	sigaction(SIGALRM, &old, NULL);
+	errno = err;
 	CHECK(r < 0 && errno == EINTR, "recv interrupted gave %zd", r);
 	CHECK(echo_once(), "an exchange with the peer");
 	double cpu;
@@ -756,6 +765,7 @@ static const struct {
     CASE(close_while_blocked, false),
     CASE(signal_close_while_blocked, true),
     CASE(cancel_while_blocked, true),
+    CASE(cancel_pending_at_entry, true),
     CASE(epoll_pending_then_kernel, false),
     CASE(vfork_child_close, false),
     CASE(epollet_after_drain, true),

@@ -25,10 +25,14 @@ c = re.search(r"^step cpu: thread ([\d.]+) s, application ([\d.]+) ns per frame,
 assert c, step
 thread, app, model, per_app, per_all = map(float, c.groups())
 rx = int(n.group(2))
-assert thread > 0 and app > 0 and model > 0, step
+# both parts positive (the application's as frames per CPU-second: at a small wall-clock
+# share its ns per frame may print as 0.0)
+assert thread > 0 and per_app > 0 and model > 0, step
 # the two shares add up to the thread's CPU (rounding of the printed figures aside)
 assert abs((app + model) * rx / 1e9 - thread) <= 0.01 * thread + 2e-3, step
-assert abs(per_app - 1e9 / app) <= 0.01 * per_app and per_all < per_app, step
+# the application's ns per frame is printed to 0.1 ns: at a few ns (a loaded machine's
+# wall-clock share) that rounding alone is several percent of it
+assert abs(1e9 / per_app - app) <= 0.05 + 1e-3 and per_all < per_app, step
 
 r = re.search(r"^rate: 60-byte frames, link unlimited: (\d+) frames/s .* over ([\d.]+) s", rate, re.M)
 assert r and int(r.group(1)) > 0, rate
@@ -39,7 +43,9 @@ assert p and a, rate
 proc, nic = map(float, p.groups())
 app_cpu, share, busy, per_busy = map(float, a.groups())
 assert 0 < app_cpu <= proc - nic + 0.01, rate
-assert 0 < share <= 100 and 0 < busy <= app_cpu + 0.001, rate
+# the share and busy are printed to 0.1 % and 1 ms: on a loaded machine (the model's thread
+# seldom on a core) they round to 0; the frames per busy CPU-second say busy was not 0
+assert 0 <= share <= 100 and per_busy > 0 and 0 <= busy <= app_cpu + 0.001, rate
 assert abs(busy - app_cpu * share / 100) <= 0.002 + 0.01 * busy, rate
 print("myrio-rawbench: step and rate CPU figures consistent")
 PY

@@ -22,6 +22,8 @@ int myrio_sim_host_open(struct myrio_sim_host **out, const char *spec)
 		rc = sim_endpoint_tap_open(spec + 4, &ep);
 	else if (strncmp(spec, "packet:", 7) == 0 && spec[7])
 		rc = sim_endpoint_packet_open(spec + 7, &ep);
+	else if (strncmp(spec, "shm:", 4) == 0 && spec[4])
+		rc = sim_endpoint_shm_open(spec + 4, &ep);
 	if (rc == 0)
 		*out = (struct myrio_sim_host *)ep;
 	return rc;

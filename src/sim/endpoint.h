@@ -31,6 +31,9 @@ struct sim_endpoint {
 	const struct sim_endpoint_ops *ops;
 	char name[32];
 	uint64_t rx_frames, tx_frames, drops;
+	/* The index a NIC cabled to this end takes for its default address: 1 at the second
+	 * end of a cable between two processes' models (shm:NAME/1), so the two differ. */
+	unsigned nic_index;
 };
 
 int sim_endpoint_tap_open(const char *ifname, struct sim_endpoint **out);

@@ -202,6 +202,7 @@ int sim_endpoint_shm_open(const char *spec, struct sim_endpoint **out)
 		return -ENOMEM;
 	s->ep.ops = &shm_ops;
 	s->side = slash[1] == '1';
+	s->ep.nic_index = s->side;
 	snprintf(s->path, sizeof(s->path), SHM_PREFIX "%.*s", (int)name_len, spec);
 	snprintf(s->ep.name, sizeof(s->ep.name), "shm:%s", spec);
 	int rc, fd = shm_open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

@@ -18,6 +18,7 @@
 /* after the headers it needs */
 #include <cmocka.h>
 
+#include "myrio/port.h"
 #include "myrio/sim.h"
 #include "sim/endpoint_shm.h"
 
@@ -295,6 +296,35 @@ static void bad_specs_and_taken_ends(void **state)
 	assert_false(name_exists()); /* the other end never came: unlinked at close */
 }
 
+/* Two processes' models, each a world of one NIC sim0: the ends give them different
+ * addresses (the second end's NIC is the pair's second), or neither could reach the other. */
+static void two_worlds_two_addresses(void **state)
+{
+	(void)state;
+	struct myrio_sim_host *h[2];
+	struct myrio_sim *w[2];
+	struct myrio_port *p[2];
+	struct myrio_port_info info[2];
+	const char *spec[2] = {spec0, spec1};
+	for (int i = 0; i < 2; i++) {
+		struct myrio_sim_conf sc;
+		myrio_sim_conf_init(&sc);
+		sc.stepped = true;
+		assert_int_equal(myrio_sim_host_open(&h[i], spec[i]), 0);
+		assert_int_equal(myrio_sim_create_cabled(&w[i], &sc, h[i]), 0);
+		struct myrio_port_conf pc;
+		myrio_port_conf_init(&pc);
+		pc.sim = w[i];
+		assert_int_equal(myrio_port_open(&p[i], "sim:sim0", &pc), 0);
+		assert_int_equal(myrio_port_info(p[i], &info[i]), 0);
+	}
+	assert_memory_not_equal(info[0].mac, info[1].mac, 6);
+	for (int i = 0; i < 2; i++) {
+		myrio_port_close(p[i]);
+		myrio_sim_destroy(w[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +334,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(hostile_indices_and_lengths, setup, teardown),
 	    cmocka_unit_test_setup_teardown(foreign_header_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(bad_specs_and_taken_ends, setup, teardown),
+	    cmocka_unit_test_setup_teardown(two_worlds_two_addresses, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* One end of a model cable that is not a model NIC: a TAP device, an AF_PACKET socket on
- * an existing interface, another process through shared memory. The cable (link-rate model, fault injection) sits between the
- * NIC and the endpoint exactly as between two NICs. Endpoints never block. */
+ * an existing interface, another process through shared memory. The cable (link-rate
+ * model, fault injection) sits between the NIC and the endpoint exactly as between two
+ * NICs. Endpoints never block. */
 #ifndef MYRIO_SIM_ENDPOINT_H
 #define MYRIO_SIM_ENDPOINT_H
 

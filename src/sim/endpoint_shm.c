@@ -140,8 +140,11 @@ static int attach(int fd, const char *spec, struct shm_cable **out)
 {
 	uint64_t until = mono_ms() + SHM_OPEN_WAIT_MS;
 	struct stat st;
-	while (fstat(fd, &st) == 0 && st.st_size == 0 && mono_ms() < until)
+	int rc;
+	while ((rc = fstat(fd, &st)) == 0 && st.st_size == 0 && mono_ms() < until)
 		nap_ms(); /* created, not yet sized */
+	if (rc != 0)
+		return -errno;
 	if (st.st_size != (off_t)sizeof(struct shm_cable)) {
 		log_err("shm:%s: the file has %lld bytes, this build's cable %zu", spec,
 			(long long)st.st_size, sizeof(struct shm_cable));

@@ -11,7 +11,11 @@
 #              programs on the other CPUs; started for those runs only
 #   placement rows: sockperf on a daemon of its own, the daemon and each program pinned
 #              (taskset) as the row says: one CPU for all, the model apart, a CPU each
-#   kernel:    the same programs over veth (offloads on)
+#   kernel:    the same programs over veth (offloads on); "busy" rows: sockperf
+#              --nonblocked (both ends poll), each end on its own CPU
+#   shm rows:  sockperf with both ends preloaded on a model NIC of their own
+#              (MYRIO_DEVICE=sim+shm:NAME/0 and /1, MYRIO_SPIN=1), cabled through shared
+#              memory, each end on its own CPU: no daemon, no wake-up (UDP and TCP)
 #
 #   bench/preload_compare.sh [-b BUILD_DIR] [-t SECONDS] [-n ROUNDS] [-v] [MEASUREMENT...]
 #   -v: each run's JSON line on stderr as it ends, with its wall time
@@ -54,7 +58,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	netns_down
-	rm -rf "$tmp"
+	rm -rf "$tmp" /dev/shm/myrio-shm-plc$$.*
 }
 trap cleanup EXIT
 secs=${T%.*}
@@ -126,7 +130,7 @@ counts() {
 		for (i = 1; i <= NF; i++) { if ($i == "sleeps") s += $(i+1); if ($i == "nothing") e += $(i+1) }
 		n++ } END { if (n == 2) print s + 0, e + 0; else print "- -" }'
 }
-nic_cpu() { [[ $1 == kernel ]] && echo - || cpu_of "${2:-$simd}"; }
+nic_cpu() { [[ $1 == kernel* || $1 == shm ]] && echo - || cpu_of "${2:-$simd}"; }
 nic_delta() { [[ $1 == - ]] && echo - || echo "$2 - $1" | bc; }
 
 # iperf3 WHERE(preload|kernel): Gb/s received; ops = GB
@@ -173,14 +177,30 @@ perf_copy() {
 		d["bytes_received"]/1e9, d["cpu_local_s"] + d["cpu_remote_s"])' 2>/dev/null || echo "- 0 0")
 	emit "$v" "$ops" "$app" "$(nic_delta "$n0" "$n1")"
 }
-# sockperf WHERE [ENV...]: UDP 32 B ping-pong median [us]; ops = round trips. WHERE:
-# preload, kernel, niccore (the preload on a daemon whose model thread has CPU 0), or
-# DAEMON_CPUS:SPIN:CLIENT_CPUS:SERVER_CPUS (the preload on a daemon of its own with that
-# placement, SPIN as niccore_up's: the placement rows)
+# sockperf WHERE [ENV...]: UDP 32 B ping-pong median round trip [us] (p99 and p99.9 too;
+# --full-rtt: sockperf's own figure is half the round trip, latency_loopback's the whole);
+# ops = round trips. WHERE: preload, kernel, kernel_busy (--nonblocked, a CPU each), shm (each end its
+# own model NIC, cabled through shared memory, busy-polling on a CPU each), niccore (the
+# preload on a daemon whose model thread has CPU 0), or DAEMON_CPUS:SPIN:CLIENT_CPUS:SERVER_CPUS
+# (the preload on a daemon of its own with that placement, SPIN as niccore_up's: the
+# placement rows); a _tcp suffix: over TCP
+shm_runs=0
 sockperf_run() {
-	local where=$1 c=$A s=$Z ip=10.0.0.2 n0 n1 sp cpin=() spin=() d=$simd
+	local where=$1 c=$A s=$Z ip=10.0.0.2 n0 n1 sp cpin=() spin=() d=$simd sargs=() sig=INT
 	shift
-	[[ $where == kernel ]] && c=$K1 s=$K2 ip=$IP2
+	[[ $where == *_tcp ]] && where=${where%_tcp} sargs+=(--tcp)
+	[[ $where == kernel* ]] && c=$K1 s=$K2 ip=$IP2
+	if [[ $where == kernel_busy || $where == shm ]]; then
+		cpin=(taskset -c 0) spin=(taskset -c "$LAST_CPU")
+	fi
+	[[ $where == kernel_busy ]] && sargs+=(--nonblocked)
+	if [[ $where == shm ]]; then
+		local cable=plc$$.$((shm_runs++))
+		c="$B/myrio-run --device sim+shm:$cable/0 --ip 10.0.0.1/24 --"
+		s="$B/myrio-run --device sim+shm:$cable/1 --ip 10.0.0.2/24 --"
+		set -- MYRIO_SPIN=1 "$@"
+		sig=KILL # a busy-polling blocking call returns no EINTR: SIGINT would not end it
+	fi
 	[[ $where == niccore ]] && where=0:spin:$APP_CPUS:$APP_CPUS
 	if [[ $where == *:* ]]; then
 		local p
@@ -189,21 +209,31 @@ sockperf_run() {
 		d=$niccore c=$A2 s=$Z2 cpin=(taskset -c "${p[2]}") spin=(taskset -c "${p[3]}")
 	fi
 	env MYRIO_PRELOAD_COUNTS=1 "$@" /usr/bin/time -f "%U %S" -o "$tmp/ts" "${spin[@]}" $s \
-		sockperf server -i "$ip" -p 11111 >"$tmp/srv.txt" 2>&1 &
+		sockperf server -i "$ip" -p 11111 "${sargs[@]}" >"$tmp/srv.txt" 2>&1 &
 	sp=$!
 	sleep 1
 	n0=$(nic_cpu "$where" "$d")
 	env MYRIO_PRELOAD_COUNTS=1 "$@" /usr/bin/time -f "%U %S" -o "$tmp/tc" "${cpin[@]}" $c \
-		sockperf ping-pong -i "$ip" -p 11111 -t "$secs" -m 32 >"$tmp/p.txt" 2>&1
+		sockperf ping-pong -i "$ip" -p 11111 -t "$secs" -m 32 --full-rtt "${sargs[@]}" \
+		>"$tmp/p.txt" 2>&1
 	n1=$(nic_cpu "$where" "$d")
-	stop $sp INT # an orderly exit prints the preload's counts
+	stop $sp $sig # an orderly exit prints the preload's counts
 	[[ -n $niccore ]] && niccore_down
 	local v ops all
 	v=$(grep -o "percentile 50.000 = *[0-9.]*" "$tmp/p.txt" | awk '{ print $NF }')
 	ops=$(grep -o "Valid Duration.*ReceivedMessages=[0-9]*" "$tmp/p.txt" | sed 's/.*=//')
 	all=$(grep -o "Total Run.*ReceivedMessages=[0-9]*" "$tmp/p.txt" | sed 's/.*=//')
 	emit "$v" "$ops" "$(echo "$(cpu_file "$tmp/tc") + $(cpu_file "$tmp/ts")" | bc)" \
-		"$(nic_delta "$n0" "$n1")" "${all:-0}" $(counts "$tmp/p.txt" "$tmp/srv.txt")
+		"$(nic_delta "$n0" "$n1")" "${all:-0}" $(counts "$tmp/p.txt" "$tmp/srv.txt") |
+		tails "$(grep -o "percentile 99.000 = *[0-9.]*" "$tmp/p.txt" | awk '{ print $NF }')" \
+			"$(grep -o "percentile 99.900 = *[0-9.]*" "$tmp/p.txt" | awk '{ print $NF }')"
+}
+# tails P99 P999: emit's JSON line on stdin with the tail latencies added (when known)
+tails() {
+	local l
+	read -r l
+	[[ -n $1 && -n $2 ]] && l="${l%\}}, \"p99\": $1, \"p999\": $2}"
+	echo "$l"
 }
 # latency_loopback on the same daemon's NICs (one process polling both stacks); niccore:
 # on a daemon whose model thread has CPU 0, the program on the last CPU
@@ -220,7 +250,9 @@ loopback() {
 	[[ ${1:-} == niccore ]] && niccore_down
 	local v
 	v=$(sed '/^TCP /,$d' "$tmp/l.txt" | grep -o "median [0-9.]* us" | awk '{ print $2 }')
-	emit "$v" $rt "$(cpu_file "$tmp/tc")" "$(nic_delta "$n0" "$n1")"
+	emit "$v" $rt "$(cpu_file "$tmp/tc")" "$(nic_delta "$n0" "$n1")" |
+		tails "$(sed '/^TCP /,$d' "$tmp/l.txt" | grep -o "p99 [0-9.]* us" | awk '{ print $2 }')" \
+			"$(sed '/^TCP /,$d' "$tmp/l.txt" | grep -o "p99.9 [0-9.]* us" | awk '{ print $2 }')"
 }
 
 # The measurements, by name: each run appends one JSON line (with the load and the steal %
@@ -241,10 +273,12 @@ declare -A measure=(
 	# sleeps); the programs spinning 20 us before they sleep, on a CPU each
 	[sp_apart_spin50]="sockperf_run 0:50:$APP_CPUS:$APP_CPUS"
 	[sp_split_spin20]="sockperf_run 0-$LAST_CPU:sleep:0:$LAST_CPU MYRIO_SPIN_US=20"
+	[sp_shm]="sockperf_run shm" [sp_shm_tcp]="sockperf_run shm_tcp"
+	[sp_kernel_busy]="sockperf_run kernel_busy" [sp_kernel_busy_tcp]="sockperf_run kernel_busy_tcp"
 )
 order=(iperf_preload perf_copy iperf_kernel nuttcp_preload nuttcp_kernel sp_onecore sp_preload
 	loopback sp_kernel sp_preload_spin50 sp_preload_busy sp_niccore loopback_niccore sp_apart
-	sp_split sp_apart_spin50 sp_split_spin20)
+	sp_split sp_apart_spin50 sp_split_spin20 sp_shm sp_shm_tcp sp_kernel_busy sp_kernel_busy_tcp)
 run_one() {
 	local s0 s1 out w0=$SECONDS
 	s0=$(steal_ticks)
@@ -311,6 +345,22 @@ row "sockperf preload, a CPU for each program, model sleeping [us]" us trans 1 s
 row "the same, MYRIO_SPIN_US=20 [us]" us trans 1 sp_split_spin20 loopback loopback 0.5
 row "sockperf preload, programs on one CPU, model polling 50 us before it sleeps [us]" us \
 	trans 1 sp_apart_spin50 loopback loopback 0.5
+row "sockperf preload, own model NICs cabled by shared memory, MYRIO_SPIN=1, a CPU each, vs latency_loopback [us]" \
+	us trans 1 sp_shm loopback loopback 0.5
+row "the same over TCP vs latency_loopback (UDP) [us]" us trans 1 sp_shm_tcp loopback loopback 0.5
+row "the same UDP vs latency_loopback with the model spinning on its own core [us]" us trans 1 \
+	sp_shm loopback_niccore loopback 0.5
+row "sockperf preload on shared memory vs kernel veth --nonblocked, a CPU each [us]" us trans 1 \
+	sp_shm sp_kernel_busy kernel 1
+row "the same over TCP [us]" us trans 1 sp_shm_tcp sp_kernel_busy_tcp kernel 1
+echo "== round-trip tails, median over rounds of each run's p50 / p99 / p99.9 [us]"
+for m in loopback loopback_niccore sp_shm sp_shm_tcp sp_kernel_busy sp_kernel_busy_tcp; do
+	[[ -f $tmp/m.$m ]] && python3 -c 'import json, sys, statistics
+r = [json.loads(l) for l in open(sys.argv[1])]
+r = [x for x in r if x.get("ok") and "p99" in x]
+f = lambda k: "{:.2f}".format(statistics.median(x[k] for x in r)) if r else "-"
+print("    {:20s} {} / {} / {}".format(sys.argv[2], f("value"), f("p99"), f("p999")))' "$tmp/m.$m" "$m"
+done
 echo "== the preload's sleeps per round trip (both ends; MYRIO_PRELOAD_COUNTS): all, ended with nothing"
 for m in sp_preload sp_preload_spin50 sp_preload_busy sp_niccore sp_onecore sp_apart sp_split \
 	sp_apart_spin50 sp_split_spin20; do

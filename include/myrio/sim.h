@@ -75,8 +75,10 @@ void myrio_sim_step(struct myrio_sim *sim, unsigned n);
 uint64_t myrio_sim_now_ns(struct myrio_sim *sim);
 
 /* A host interface as the far end of a model cable, in place of another model NIC:
- * "tap:IFNAME" (a TAP device, created if it does not exist) or "packet:IFNAME" (an
- * AF_PACKET socket on an existing interface). Never blocks. */
+ * "tap:IFNAME" (a TAP device, created if it does not exist), "packet:IFNAME" (an
+ * AF_PACKET socket on an existing interface) or "shm:NAME/0" and "shm:NAME/1" (the two
+ * ends of a cable to another process through shared memory, each process with its own
+ * model: no fd, so that model spins or is stepped). Never blocks. */
 struct myrio_sim_host;
 struct myrio_sim_host_stats {
 	uint64_t to_host, from_host; /* frames written to / read from the interface */

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "myrio/sim.h"
 #include "preload.h"
 
 #define EXIT_RESET_ANSWER_MS 500 /* a reset at exit: the peer's challenge ACK answered */
@@ -34,6 +35,7 @@ static struct {
 	pid_t pid; /* the process that created the stack; another one is a fork's child */
 	struct preload_conf conf;
 	struct myrio_port *port;
+	struct myrio_sim *sim; /* the process's own model NIC, stepped by each poll; or NULL */
 	struct myrio_stack *stack;
 	int stack_fd, wake_fd;
 	unsigned sleepers, inside;
@@ -158,6 +160,8 @@ int engine_progress(void)
 	if (!progress_thread)
 		eng.app_polls++;
 	for (int i = 0; i < 64; i++) {
+		if (eng.sim)
+			myrio_sim_step(eng.sim, 1);
 		int n = myrio_stack_poll(eng.stack);
 		if (n > 0)
 			work += n;
@@ -471,7 +475,9 @@ static int engine_start(void)
 	myrio_port_conf_init(&pc);
 	pc.mtu = eng.conf.mtu;
 	pc.irq = !eng.conf.spin;
-	int rc = myrio_port_open(&eng.port, eng.conf.device, &pc);
+	int rc = own_model_wanted(eng.conf.device)
+		     ? own_model_open(&eng.conf, &pc, &eng.sim, &eng.port)
+		     : myrio_port_open(&eng.port, eng.conf.device, &pc);
 	if (rc < 0) {
 		preload_log("cannot open %s: %s; sockets go to the kernel", eng.conf.device,
 			    strerror(-rc));

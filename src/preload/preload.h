@@ -219,6 +219,13 @@ void sig_unlock(struct sig_lock *l);
 /* In a fork's child (the lock was held across the fork by the forking thread): free. */
 void sig_lock_forked(struct sig_lock *l);
 
+/* ---- A model NIC of the process's own (own_model.c, MYRIO_DEVICE=sim+HOST) ---- */
+struct myrio_sim;
+bool own_model_wanted(const char *device);
+/* The stepped model cabled to HOST and its port (pc->sim set); refused without spin. */
+int own_model_open(const struct preload_conf *conf, struct myrio_port_conf *pc,
+		   struct myrio_sim **sim, struct myrio_port **port);
+
 /* ---- The engine: one stack, its lock, progress and sleeping ---- */
 struct myrio_stack *engine_stack(void); /* creates it on first use; NULL + errno */
 bool engine_available(void);		/* configured and not a fork's child */

@@ -29,9 +29,7 @@
 #include "util/csum.h"
 #include "util/log.h"
 
-#define PKT_MIN_FRAME 14
-#define PKT_MAX_FRAME (9400 + 18) /* 9400-byte MTU plus header and VLAN tag */
-#define PKT_SLOT (sizeof(struct virtio_net_hdr) + PKT_MAX_FRAME + 2)
+#define PKT_SLOT (sizeof(struct virtio_net_hdr) + SIM_EP_MAX_FRAME + 2)
 #define PKT_BATCH 32 /* frames per recvmmsg: one system call for a whole burst */
 
 struct packet_endpoint {
@@ -51,7 +49,7 @@ static void packet_deliver(struct sim_endpoint *ep, const uint8_t *frame, uint32
 	struct virtio_net_hdr vh;
 	struct iovec iov[2];
 	int n = 0;
-	if (len < PKT_MIN_FRAME || len > PKT_MAX_FRAME) {
+	if (len < SIM_EP_MIN_FRAME || len > SIM_EP_MAX_FRAME) {
 		ep->drops++;
 		return;
 	}
@@ -86,7 +84,7 @@ static bool take_frame(struct packet_endpoint *p, uint8_t *buf, size_t n, bool t
 {
 	struct sim_endpoint *ep = &p->ep;
 	size_t hl = p->vnet ? sizeof(struct virtio_net_hdr) : 0;
-	if (truncated || n < hl + PKT_MIN_FRAME || n > hl + PKT_MAX_FRAME) {
+	if (truncated || n < hl + SIM_EP_MIN_FRAME || n > hl + SIM_EP_MAX_FRAME) {
 		ep->drops++; /* runt, or longer than any frame the NIC takes */
 		return false;
 	}

@@ -21,11 +21,8 @@
 #include "sim/endpoint.h"
 #include "util/log.h"
 
-/* Frames a Myri-10G can carry (no FCS): a header at least, at most a 9400-byte MTU with
- * a VLAN tag; anything else is dropped and counted. The buffer takes the largest frame a
- * TAP device can hand over, so that a long one is seen whole and dropped, not truncated. */
-#define TAP_MIN_FRAME 14
-#define TAP_MAX_FRAME (9400 + 18)
+/* The buffer takes the largest frame a TAP device can hand over, so that one longer than
+ * SIM_EP_MAX_FRAME is seen whole and dropped, not truncated. */
 #define TAP_BUF 65536
 
 struct tap_endpoint {
@@ -37,7 +34,7 @@ struct tap_endpoint {
 static void tap_deliver(struct sim_endpoint *ep, const uint8_t *frame, uint32_t len)
 {
 	struct tap_endpoint *t = (struct tap_endpoint *)ep;
-	if (len < TAP_MIN_FRAME || len > TAP_MAX_FRAME) {
+	if (len < SIM_EP_MIN_FRAME || len > SIM_EP_MAX_FRAME) {
 		ep->drops++;
 		return;
 	}
@@ -59,7 +56,7 @@ static unsigned tap_poll(struct sim_endpoint *ep, sim_emit_fn emit, void *ctx, u
 				continue;
 			break; /* EAGAIN: nothing queued */
 		}
-		if (n < TAP_MIN_FRAME || n > TAP_MAX_FRAME) {
+		if (n < SIM_EP_MIN_FRAME || n > SIM_EP_MAX_FRAME) {
 			ep->drops++; /* runt or larger than any MTU the NIC takes */
 			continue;
 		}

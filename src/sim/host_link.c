@@ -8,6 +8,7 @@
 #include "myrio/sim.h"
 #include "sim/endpoint.h"
 #include "sim/model.h"
+#include "sim/nic.h"
 
 static struct sim_endpoint *ep_of(struct myrio_sim_host *h)
 {
@@ -22,6 +23,8 @@ int myrio_sim_host_open(struct myrio_sim_host **out, const char *spec)
 		rc = sim_endpoint_tap_open(spec + 4, &ep);
 	else if (strncmp(spec, "packet:", 7) == 0 && spec[7])
 		rc = sim_endpoint_packet_open(spec + 7, &ep);
+	else if (strncmp(spec, "shm:", 4) == 0 && spec[4])
+		rc = sim_endpoint_shm_open(spec + 4, &ep);
 	if (rc == 0)
 		*out = (struct myrio_sim_host *)ep;
 	return rc;
@@ -37,7 +40,9 @@ int myrio_sim_create_cabled(struct myrio_sim **out, const struct myrio_sim_conf 
 		return rc;
 	}
 	struct sim_nic *nic;
-	if ((rc = sim_world_add_nic(w, "sim0", NULL, &nic)) < 0 ||
+	uint8_t mac[6];
+	sim_nic_default_mac(ep_of(host)->nic_index, mac);
+	if ((rc = sim_world_add_nic(w, "sim0", mac, &nic)) < 0 ||
 	    (rc = sim_world_cable_endpoint(nic, ep_of(host))) < 0) {
 		myrio_sim_host_close(host); /* not the world's: its cable was not made */
 		myrio_sim_destroy(w);

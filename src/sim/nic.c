@@ -22,6 +22,15 @@ bool sim_nic_ratelimit(struct sim_nic *nic, enum sim_diag kind)
 	return n < 16 || (n & 4095) == 0;
 }
 
+void sim_nic_default_mac(unsigned index, uint8_t mac[6])
+{
+	static const uint8_t oui[3] = {0x00, 0x60, 0xdd};
+	memcpy(mac, oui, 3);
+	mac[3] = 0x4d; /* 'M'odel */
+	mac[4] = (uint8_t)(index >> 8);
+	mac[5] = (uint8_t)(index + 1);
+}
+
 int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uint8_t mac[6],
 		struct sim_nic **out)
 {
@@ -38,15 +47,10 @@ int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uin
 		nic->sl[s].irq_fd = -1;
 	nic->rings_at = w->conf.high_rings ? SIM_HIGH_RINGS_SHIFT : 0;
 	snprintf(nic->name, sizeof(nic->name), "%s", name);
-	if (mac) {
+	if (mac)
 		memcpy(nic->eeprom_mac, mac, 6);
-	} else {
-		static const uint8_t oui[3] = {0x00, 0x60, 0xdd};
-		memcpy(nic->eeprom_mac, oui, 3);
-		nic->eeprom_mac[3] = 0x4d; /* 'M'odel */
-		nic->eeprom_mac[4] = (uint8_t)(index >> 8);
-		nic->eeprom_mac[5] = (uint8_t)(index + 1);
-	}
+	else
+		sim_nic_default_mac(index, nic->eeprom_mac);
 	int rc = -ENOMEM;
 	nic->scratch = malloc(SCRATCH_LEN);
 	if (!nic->scratch)

@@ -371,6 +371,8 @@ void sim_wake_wait(struct myrio_sim *w, long timeout_ns);
 int sim_wake_attach(struct sim_nic *nic);
 void sim_wake_detach(struct sim_nic *nic);
 /* nic.c */
+/* The EEPROM address of a world's index-th NIC when none is given (00:60:dd:4d:...). */
+void sim_nic_default_mac(unsigned index, uint8_t mac[6]);
 int sim_nic_new(struct myrio_sim *w, unsigned index, const char *name, const uint8_t mac[6],
 		struct sim_nic **out);
 void sim_nic_free(struct sim_nic *nic);

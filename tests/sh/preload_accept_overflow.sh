@@ -6,7 +6,7 @@
 # backlog 1 that accepts every 10 ms (tests/preload/accept_slow.py), 200 connects from the
 # Linux kernel through a TAP cable: every one must echo. Then the kernel as the server (its
 # queue holds 2, so each connect past it waits a SYN retransmission: 40 connects), a
-# preloaded client: the same.
+# preloaded client: the same. Then MYRIO_MAX_UDP and MYRIO_MAX_TCP at 2: the third is ENOBUFS.
 set -uo pipefail
 build=$(cd "${1:?build directory}" && pwd)
 source "$(dirname "$0")/lib/simd.sh"
@@ -44,3 +44,10 @@ pair() {
 pair preloaded-server "$P" 10.0.0.1 "${K[*]}" "$n"
 [[ ${KERNEL_SERVER:-1} == 1 ]] && pair kernel-server "${K[*]}" 10.0.0.2 "$P" 40
 echo "connections to a slow acceptor with backlog 1: none reset"
+
+# The table sizes are settable; past them, ENOBUFS (tests/preload/limits.py).
+timeout 120 "${K[@]}" python3 "$prog" server 10.0.0.2 7401 2 >"$tmp/lim.srv" 2>&1 &
+pids+=($!)
+listening "$tmp/lim.srv" || { cat "$tmp/lim.srv"; echo "FAIL (limits): no listener"; exit 1; }
+MYRIO_MAX_UDP=2 MYRIO_MAX_TCP=2 timeout 120 $P python3 "$(dirname "$0")/../preload/limits.py" \
+	10.0.0.2 7401 || { echo "FAIL: MYRIO_MAX_UDP/MYRIO_MAX_TCP"; exit 1; }

@@ -2,7 +2,8 @@
 /* Where the stack lives: MYRIO_DEVICE, MYRIO_IP (A.B.C.D/LEN), MYRIO_GW, MYRIO_MTU,
  * MYRIO_SPIN and the table sizes (MYRIO_MAX_TCP, _LISTEN, _UDP) from the environment
  * (myrio-run sets the first ones from its options), else the same keys in the file
- * MYRIO_CONFIG names (default /etc/myrio/preload.conf), one "KEY=VALUE" a line, '#' starting a comment. The environment wins. */
+ * MYRIO_CONFIG names (default /etc/myrio/preload.conf), one "KEY=VALUE" a line, '#'
+ * starting a comment. The environment wins. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -71,9 +71,15 @@ static int apply(struct preload_conf *conf, const char *key, const char *val)
 	return 0;
 }
 
-static const char *const keys[] = {"MYRIO_DEVICE",	  "MYRIO_IP",	"MYRIO_GW",
-				   "MYRIO_MTU",		  "MYRIO_SPIN", "MYRIO_SPIN_US",
-				   "MYRIO_EXIT_LINGER_MS", "MYRIO_MAX_TCP", "MYRIO_MAX_LISTEN",
+static const char *const keys[] = {"MYRIO_DEVICE",
+				   "MYRIO_IP",
+				   "MYRIO_GW",
+				   "MYRIO_MTU",
+				   "MYRIO_SPIN",
+				   "MYRIO_SPIN_US",
+				   "MYRIO_EXIT_LINGER_MS",
+				   "MYRIO_MAX_TCP",
+				   "MYRIO_MAX_LISTEN",
 				   "MYRIO_MAX_UDP"};
 
 static void load_file(struct preload_conf *conf)

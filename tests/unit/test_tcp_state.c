@@ -603,8 +603,12 @@ static void full_accept_queue_holds_handshakes_back(void **state)
 	syn_and_answer(&r, 41000, 100, &v);
 	uint32_t synack_seq = v.seq;
 	myrio_tcp_listener_set_full(l, true);
-	struct tcpf a = {.sport = 41000, .dport = 80, .seq = 101, .ack = synack_seq + 1,
-			 .flags = F_ACK, .win = 1000};
+	struct tcpf a = {.sport = 41000,
+			 .dport = 80,
+			 .seq = 101,
+			 .ack = synack_seq + 1,
+			 .flags = F_ACK,
+			 .win = 1000};
 	raw_send_tcp_poll(&r, &a);
 	assert_int_equal(cap_count_tcp(&r), 0); /* no reset */
 	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 0);

@@ -242,6 +242,11 @@ enum myrio_tcp_state {
 int myrio_tcp_listen(struct myrio_stack *s, uint16_t port, unsigned backlog, void *user,
 		     struct myrio_tcp_listener **out);
 void myrio_tcp_listener_close(struct myrio_tcp_listener *l);
+/* The application's accept queue is full (or has room again). While full, as Linux with
+ * tcp_abort_on_overflow=0, new SYNs and the final ACKs of half-open connections are
+ * dropped (counted in drop_tcp_listen_overflow): the SYN_RCVD ones keep retransmitting
+ * their SYN-ACK and complete once the application accepts; nothing is reset. */
+void myrio_tcp_listener_set_full(struct myrio_tcp_listener *l, bool full);
 
 /* Active open; MYRIO_TCP_EV_CONNECTED or MYRIO_TCP_EV_ERROR follows. */
 int myrio_tcp_connect(struct myrio_stack *s, uint32_t ip, uint16_t port, void *user,
@@ -414,7 +419,7 @@ struct myrio_stack_stats {
 	    tcp_zero_window_probes, tcp_csum_sw, tcp_csum_offload, tcp_tx_copy_nic_busy;
 	uint64_t drop_tcp_short, drop_tcp_csum, drop_tcp_bad_off, drop_tcp_no_conn,
 	    drop_tcp_syn_backlog, drop_tcp_table_full, drop_tcp_ooo_full, drop_tcp_out_of_window,
-	    drop_tcp_bad_ack, drop_tcp_rcv_full;
+	    drop_tcp_bad_ack, drop_tcp_rcv_full, drop_tcp_listen_overflow;
 	uint64_t tcp_active_opens, tcp_passive_opens, tcp_conns_established, tcp_timeouts;
 	/* SYN cookies (backlog full: SYN-ACKs sent statelessly, returning ACKs that carried a
 	 * valid / an invalid cookie) and orphans reset after their FIN retries ran out */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Where the stack lives: MYRIO_DEVICE, MYRIO_IP (A.B.C.D/LEN), MYRIO_GW, MYRIO_MTU and
- * MYRIO_SPIN from the environment (myrio-run sets them from its options), else the same
- * keys in the file MYRIO_CONFIG names (default /etc/myrio/preload.conf), one
- * "KEY=VALUE" a line, '#' starting a comment. The environment wins. */
+/* Where the stack lives: MYRIO_DEVICE, MYRIO_IP (A.B.C.D/LEN), MYRIO_GW, MYRIO_MTU,
+ * MYRIO_SPIN and the table sizes (MYRIO_MAX_TCP, _LISTEN, _UDP) from the environment
+ * (myrio-run sets the first ones from its options), else the same keys in the file
+ * MYRIO_CONFIG names (default /etc/myrio/preload.conf), one "KEY=VALUE" a line, '#'
+ * starting a comment. The environment wins. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,17 @@ static int parse_ip(const char *s, uint32_t *ip, uint32_t *mask)
 	return 0;
 }
 
+/* A table size: 1 to 1,000,000 (a bound on what a typo can make the stack allocate). */
+static int parse_max(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!*s || *end || v < 1 || v > 1000000)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
 static int apply(struct preload_conf *conf, const char *key, const char *val)
 {
 	if (!strcmp(key, "MYRIO_DEVICE"))
@@ -50,12 +62,25 @@ static int apply(struct preload_conf *conf, const char *key, const char *val)
 		conf->spin_us = (uint32_t)strtoul(val, NULL, 10);
 	else if (!strcmp(key, "MYRIO_EXIT_LINGER_MS"))
 		conf->exit_linger_ms = (uint32_t)strtoul(val, NULL, 10);
+	else if (!strcmp(key, "MYRIO_MAX_TCP"))
+		return parse_max(val, &conf->max_tcp);
+	else if (!strcmp(key, "MYRIO_MAX_LISTEN"))
+		return parse_max(val, &conf->max_listen);
+	else if (!strcmp(key, "MYRIO_MAX_UDP"))
+		return parse_max(val, &conf->max_udp);
 	return 0;
 }
 
-static const char *const keys[] = {"MYRIO_DEVICE",	  "MYRIO_IP",	"MYRIO_GW",
-				   "MYRIO_MTU",		  "MYRIO_SPIN", "MYRIO_SPIN_US",
-				   "MYRIO_EXIT_LINGER_MS"};
+static const char *const keys[] = {"MYRIO_DEVICE",
+				   "MYRIO_IP",
+				   "MYRIO_GW",
+				   "MYRIO_MTU",
+				   "MYRIO_SPIN",
+				   "MYRIO_SPIN_US",
+				   "MYRIO_EXIT_LINGER_MS",
+				   "MYRIO_MAX_TCP",
+				   "MYRIO_MAX_LISTEN",
+				   "MYRIO_MAX_UDP"};
 
 static void load_file(struct preload_conf *conf)
 {
@@ -85,6 +110,9 @@ int preload_conf_load(struct preload_conf *conf)
 	conf->spin_us =
 	    sysconf(_SC_NPROCESSORS_ONLN) >= PRELOAD_SPIN_MIN_CPUS ? PRELOAD_SPIN_US : 0;
 	conf->exit_linger_ms = PRELOAD_EXIT_LINGER_MS;
+	conf->max_tcp = PRELOAD_MAX_TCP;
+	conf->max_listen = PRELOAD_MAX_LISTEN;
+	conf->max_udp = PRELOAD_MAX_UDP;
 	load_file(conf);
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		const char *v = getenv(keys[i]);

@@ -488,9 +488,9 @@ static int engine_start(void)
 	sc.ip = eng.conf.ip;
 	sc.netmask = eng.conf.netmask;
 	sc.gateway = eng.conf.gateway;
-	sc.max_tcp_conns = 1024;
-	sc.max_listeners = 32;
-	sc.max_udp_socks = 64;
+	sc.max_tcp_conns = eng.conf.max_tcp;
+	sc.max_listeners = eng.conf.max_listen;
+	sc.max_udp_socks = eng.conf.max_udp;
 	sc.reass_slots = PRELOAD_REASS_SLOTS;
 	sc.tcp_event = tcp_on_event;
 	rc = myrio_stack_create(&eng.stack, eng.port, &sc);

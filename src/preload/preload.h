@@ -84,6 +84,12 @@ void preload_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * later (iperf3 -u -l 2000 from the kernel: 43% lost). As many as the kernel's default
  * socket buffer (212992 bytes) holds of 3-fragment datagrams. */
 #define PRELOAD_REASS_SLOTS 64
+/* The stack's tables, per process (MYRIO_MAX_TCP, MYRIO_MAX_LISTEN, MYRIO_MAX_UDP;
+ * docs/preload.md gives what each costs). A TCP connection holds its slot through
+ * TIME_WAIT. */
+#define PRELOAD_MAX_TCP 1024
+#define PRELOAD_MAX_LISTEN 32
+#define PRELOAD_MAX_UDP 64
 struct preload_conf {
 	char device[256];
 	uint32_t ip, netmask, gateway; /* host byte order */
@@ -91,6 +97,7 @@ struct preload_conf {
 	bool spin;		       /* busy-poll in blocking calls instead of sleeping */
 	uint32_t spin_us; /* poll this long before sleeping (MYRIO_SPIN_US, PRELOAD_SPIN_US) */
 	uint32_t exit_linger_ms; /* MYRIO_EXIT_LINGER_MS, PRELOAD_EXIT_LINGER_MS */
+	uint32_t max_tcp, max_listen, max_udp; /* MYRIO_MAX_TCP, ..., PRELOAD_MAX_TCP, ... */
 };
 /* 0, or -1 with a message when nothing says which device and address to use. */
 int preload_conf_load(struct preload_conf *conf);

@@ -19,11 +19,13 @@ void tcp_on_event(void *arg, struct myrio_tcp_conn *c, enum myrio_tcp_event ev)
 		return; /* readiness is read from the connection's state when asked */
 	struct psock *ls = myrio_tcp_user(c);
 	if (!ls || ls->state != PS_TCP_LISTEN || ls->aq_len == ls->aq_cap) {
-		myrio_tcp_abort(c); /* as a full accept queue: the peer sees a reset */
+		myrio_tcp_abort(c); /* its listener is gone: the peer sees a reset */
 		return;
 	}
 	ls->aq[(ls->aq_head + ls->aq_len++) % ls->aq_cap] = c;
 	myrio_tcp_set_user(c, NULL);
+	/* Full: tcp_lite holds further handshakes back until accept() makes room. */
+	myrio_tcp_listener_set_full(ls->l, ls->aq_len == ls->aq_cap);
 }
 
 /* The connection's end as the call reports it: the error once, then nothing (0). */
@@ -140,8 +142,16 @@ int tcp_connect(int fd, struct psock *ps, uint32_t ip, uint16_t port)
 	if (!port) /* Linux sends the SYN; the reset to it refuses */
 		return (int)neg_errno(-ECONNREFUSED);
 	int rc = myrio_tcp_connect(s, ip, port, ps, &ps->c);
+	if (rc == -ENOBUFS) {
+		/* Every connection slot is taken (MYRIO_MAX_TCP). A blocking connect never
+		 * says EAGAIN on Linux: ENOBUFS, as when socket memory runs out; a
+		 * non-blocking one may be retried (EAGAIN). */
+		preload_log_once("all TCP connection slots in use (those in TIME_WAIT count): "
+				 "raise MYRIO_MAX_TCP");
+		return (int)neg_errno(ps->nonblock ? -EAGAIN : -ENOBUFS);
+	}
 	if (rc < 0)
-		return (int)neg_errno(rc == -ENOBUFS ? -EAGAIN : rc);
+		return (int)neg_errno(rc);
 	ps->state = PS_TCP_CONN;
 	if (ps->keepalive)
 		myrio_tcp_keepalive(ps->c, ps->keep_idle_s * 1000, ps->keep_intvl_s * 1000,
@@ -221,6 +231,7 @@ int tcp_accept(struct psock *ps, struct sockaddr *addr, socklen_t *len, int flag
 	struct myrio_tcp_conn *c = ps->aq[ps->aq_head];
 	ps->aq_head = (ps->aq_head + 1) % ps->aq_cap;
 	ps->aq_len--;
+	myrio_tcp_listener_set_full(ps->l, false);
 	nps->state = PS_TCP_CONN;
 	nps->c = c;
 	nps->nonblock = (flags & SOCK_NONBLOCK) != 0;

@@ -73,6 +73,7 @@
 	F(drop_tcp_out_of_window)                                                                  \
 	F(drop_tcp_bad_ack)                                                                        \
 	F(drop_tcp_rcv_full)                                                                       \
+	F(drop_tcp_listen_overflow)                                                                \
 	F(tcp_active_opens)                                                                        \
 	F(tcp_passive_opens)                                                                       \
 	F(tcp_conns_established)                                                                   \

@@ -182,6 +182,7 @@ struct myrio_tcp_listener {
 	uint16_t port;
 	unsigned backlog;
 	unsigned pending;	   /* SYN_RCVD connections from this listener */
+	bool full;		   /* the application's accept queue is full */
 	uint64_t cookies_until_ms; /* returning ACKs may carry a SYN cookie until then */
 	void *user;
 	struct ready_entry ready;

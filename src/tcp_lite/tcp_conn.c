@@ -379,9 +379,15 @@ int myrio_tcp_listen(struct myrio_stack *s, uint16_t port, unsigned backlog, voi
 		*out = l;
 		return 0;
 	}
-	log_err("tcp_lite: all %u listeners in use; raise conf.max_listeners",
+	log_err("tcp_lite: all %u listeners in use; raise max_listeners "
+		"(MYRIO_MAX_LISTEN under the preload)",
 		s->conf.max_listeners);
 	return -ENOBUFS;
+}
+
+void myrio_tcp_listener_set_full(struct myrio_tcp_listener *l, bool full)
+{
+	l->full = full;
 }
 
 void myrio_tcp_listener_close(struct myrio_tcp_listener *l)

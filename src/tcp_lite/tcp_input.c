@@ -38,6 +38,10 @@ static void passive_open(struct myrio_stack *s, struct myrio_tcp_listener *l,
 			 const struct ip_rx *ip, uint16_t sport, uint16_t dport,
 			 const struct seg *sg)
 {
+	if (l->full) { /* as Linux: the peer retries its SYN until the application accepts */
+		s->st.drop_tcp_listen_overflow++;
+		return;
+	}
 	if (l->pending >= l->backlog || s->conf.syncookies_always) {
 		/* Counted as before (the backlog overflowed), but answered with a cookie. */
 		if (l->pending >= l->backlog)
@@ -556,6 +560,12 @@ static void established_input(struct myrio_tcp_conn *c, struct myrio_pkt *p, con
 			tcp_send_rst_reply(s, ip, th, sg->len);
 			goto drop;
 		}
+		if (c->listener && c->listener->full) {
+			/* The accept queue is full: stay SYN_RCVD; the SYN-ACK's retransmission
+			 * brings the ACK again (Linux, tcp_abort_on_overflow=0). */
+			s->st.drop_tcp_listen_overflow++;
+			goto drop;
+		}
 		c->state = c->fin_queued ? MYRIO_TCP_FIN_WAIT_1 : MYRIO_TCP_ESTABLISHED;
 		c->snd_wl1 = sg->seq - 1; /* take this segment's window */
 		struct myrio_tcp_listener *l = c->listener;
@@ -698,6 +708,8 @@ void tcp_input(struct myrio_stack *s, struct myrio_pkt *p, struct ip_rx *ip)
 		bool cookie_valid = false;
 		if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST | TH_FIN)) == TH_SYN) {
 			passive_open(s, l, ip, sport, dport, &sg);
+		} else if (l && l->full && (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_ACK) {
+			s->st.drop_tcp_listen_overflow++; /* a cookie's ACK: the peer retries */
 		} else if (l && (sg.flags & (TH_SYN | TH_ACK | TH_RST)) == TH_ACK &&
 			   (c = tcp_syncookie_check(s, l, ip->dst, dport, ip->src, sport, sg.seq,
 						    sg.ack, &sg.o, &cookie_valid)) != NULL) {

@@ -381,7 +381,8 @@ static int udp_open(struct myrio_stack *s, uint16_t port, void *user, bool share
 		*out = u;
 		return 0;
 	}
-	log_err("tcp_lite: all %u UDP sockets in use; raise conf.max_udp_socks",
+	log_err("tcp_lite: all %u UDP sockets in use; raise max_udp_socks "
+		"(MYRIO_MAX_UDP under the preload)",
 		s->conf.max_udp_socks);
 	return -ENOBUFS;
 }

@@ -67,7 +67,7 @@ static void passive_open_negotiates_options(void **state)
 	/* peer MSS 1460 minus the timestamp option */
 	assert_int_equal(myrio_tcp_mss(c), 1448);
 	/* Tools see it, with its counters. */
-	char buf[2048];
+	char buf[4096];
 	int n = myrio_stack_conns_format(r.s, buf, sizeof(buf));
 	assert_true(n > 0 && (size_t)n < sizeof(buf));
 	assert_non_null(strstr(buf, "10.0.0.1:80 10.0.0.2:40000 ESTABLISHED segs_in=2 "));
@@ -591,6 +591,44 @@ static void syn_and_answer(struct raw *r, uint16_t sport, uint32_t isn, struct t
 	assert_int_equal(v->ack, isn + 1);
 }
 
+/* The application's accept queue full: nothing is reset; new SYNs and final ACKs are
+ * dropped (counted), the half-open connection keeps retransmitting its SYN-ACK and
+ * completes on the ACK that comes once there is room. */
+static void full_accept_queue_holds_handshakes_back(void **state)
+{
+	struct raw r;
+	assert_int_equal(raw_open(&r, "st40", NULL, NULL, true), 0);
+	struct myrio_tcp_listener *l = listen80(&r);
+	struct tcpv v;
+	syn_and_answer(&r, 41000, 100, &v);
+	uint32_t synack_seq = v.seq;
+	myrio_tcp_listener_set_full(l, true);
+	struct tcpf a = {.sport = 41000,
+			 .dport = 80,
+			 .seq = 101,
+			 .ack = synack_seq + 1,
+			 .flags = F_ACK,
+			 .win = 1000};
+	raw_send_tcp_poll(&r, &a);
+	assert_int_equal(cap_count_tcp(&r), 0); /* no reset */
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 0);
+	struct tcpf syn = {.sport = 41001, .dport = 80, .seq = 7, .flags = F_SYN, .win = 1000};
+	raw_send_tcp_poll(&r, &syn);
+	assert_int_equal(cap_count_tcp(&r), 0); /* the peer's SYN retransmission comes back */
+	struct myrio_stack_stats st = raw_stats(&r);
+	assert_int_equal(st.drop_tcp_listen_overflow, 2);
+	assert_int_equal(st.tcp_resets_sent, 0);
+	raw_wait_ms(&r, 1500);
+	assert_true(cap_tcp(&r, 0, &v)); /* the SYN-ACK again */
+	assert_int_equal(v.flags, F_SYN | F_ACK);
+	assert_int_equal(v.seq, synack_seq);
+	myrio_tcp_listener_set_full(l, false); /* accept() made room */
+	raw_send_tcp_poll(&r, &a);
+	assert_int_equal(r.ev_count[MYRIO_TCP_EV_ACCEPTED], 1);
+	assert_int_equal(myrio_tcp_state(r.last_conn), MYRIO_TCP_ESTABLISHED);
+	raw_close(&r);
+}
+
 /* Backlog full: SYNs are answered with a cookie and no state; only a returning ACK with a
  * valid, recent cookie makes a connection (options: test_tcp_syncookie.c). */
 static void full_backlog_answers_with_syn_cookies(void **state)
@@ -1053,6 +1091,7 @@ int main(void)
 	    cmocka_unit_test(nagle_holds_small_segments_while_data_is_unacked),
 	    cmocka_unit_test(full_send_queue_refuses_then_signals_writable),
 	    cmocka_unit_test(sack_recovery_and_a_lost_retransmission),
+	    cmocka_unit_test(full_accept_queue_holds_handshakes_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

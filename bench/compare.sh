@@ -197,23 +197,43 @@ sockperf_run() {
 	wait_listen $sns $port
 	local secs=${T%.*} # sockperf takes whole seconds
 	((secs >= 1)) || secs=1
-	/usr/bin/time -f "%U %S" -o "$tmp/time" "${cli[@]}" -i $ip -p $port -t "$secs" --full-rtt \
-		"$@" >"$tmp/sp.txt" 2>&1 || true
-	local scpu
-	scpu=$(cpu_of "$(pgrep -P $spid sockperf || echo $spid)")
+	/usr/bin/time -f "%U %S" -o "$tmp/time" "${cli[@]}" -i $ip -p $port -t "$secs" \
+		--full-rtt "$@" >"$tmp/sp.txt" 2>&1 &
+	local tpid=$! cpid= c0= s1= w0= w1=
+	# CPU over the measured window only (from "Starting test", after the warm-up, to "Test
+	# end"), not start-up nor the server spinning before the client: the server's read at
+	# both ends, the client's at the start and from time(1) at its exit (an exited
+	# process's /proc entry no longer holds it)
+	while kill -0 $tpid 2>/dev/null; do
+		[[ -n $cpid ]] || cpid=$(pgrep -P $tpid sockperf || true)
+		if [[ -z $w0 && -n $cpid ]] && grep -q 'Starting test' "$tmp/sp.txt"; then
+			c0=$(echo "$(cpu_of $spid) + $(cpu_of $cpid)" | bc) w0=$(date +%s.%N)
+		elif [[ -n $w0 ]] && grep -q 'Test end' "$tmp/sp.txt"; then
+			s1=$(cpu_of $spid) w1=$(date +%s.%N)
+			break
+		fi
+		sleep 0.01
+	done
+	wait $tpid || true
 	kill $spid 2>/dev/null || true
-	python3 - "$tmp/sp.txt" "$field" "$(awk '{print $1+$2}' "$tmp/time")" "$scpu" <<'PY'
+	[[ -n $w1 ]] || return 1
+	local c1
+	c1=$(echo "$s1 + $(awk '{print $1+$2}' "$tmp/time")" | bc)
+	python3 - "$tmp/sp.txt" "$field" "$c0" "$c1" "$w0" "$w1" <<'PY'
 import json, re, sys
-t, field, ccpu, scpu = open(sys.argv[1]).read(), sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+t, field = open(sys.argv[1]).read(), sys.argv[2]
+c0, c1, w0, w1 = map(float, sys.argv[3:7])
 m = re.search(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=\d+; ReceivedMessages=(\d+)", t)
 med = re.search(r"percentile 50.000 =\s*([\d.]+)", t)
 p999 = re.search(r"percentile 99.900 =\s*([\d.]+)", t)
-if not (m and med and p999):
+if not (m and med and p999) or w1 <= w0:
     print('{"ok": false}'); sys.exit()
-n = int(m.group(2))
-v = {"med": float(med.group(1)), "p999": float(p999.group(1)), "tps": n / float(m.group(1))}[field]
-print(json.dumps({"value": v, "ops": n, "cpu_app_s": ccpu + scpu, "cpu_nic_s": None,
-                  "cpu_proc_s": ccpu + scpu}))
+n, secs = int(m.group(2)), float(m.group(1))
+v = {"med": float(med.group(1)), "p999": float(p999.group(1)), "tps": n / secs}[field]
+# the window's CPU rate over sockperf's valid duration (which lies within the window)
+cpu = (c1 - c0) / (w1 - w0) * secs
+print(json.dumps({"value": v, "ops": n, "secs": secs, "cpu_app_s": cpu, "cpu_nic_s": None,
+                  "cpu_proc_s": cpu}))
 PY
 }
 # loopback FIELD(1 median, 2 p99.9): latency_loopback's UDP round trip, 10 Gb/s model link

@@ -6,7 +6,9 @@
 # verdict from the allowed set. The kernel's side over veth loses no run: it does when
 # another run deletes or takes over its namespaces. Afterwards neither run's namespaces
 # are left and the busy-poll sysctls are back at their values. It measures nothing (0.3 s
-# runs on a shared machine): no figure is asserted, only the form.
+# runs on a shared machine): no figure is asserted, only the form and one bound that holds
+# at any load: the peer's CPU per transaction times its transactions per second fits in the
+# machine's CPUs (its CPU is read over the measured window only).
 set -euo pipefail
 build=${1:?build directory}
 [[ -x $build/myrio-perf && -x $build/udp_mmsg ]] || { echo "no $build/myrio-perf"; exit 77; }
@@ -40,7 +42,7 @@ left=$(ip netns list | grep -cE "^myrio-bench-[ab]q[12]x$$( |$)" || true)
 after=$(sysctls)
 [[ $after == "$before" ]] || { echo "busy-poll sysctls were '$before', left at '$after'"; exit 1; }
 python3 - "$tmp/out1" "$tmp/out2" <<'PY'
-import re, sys
+import os, re, sys
 num = r"(?:n/a|[\d.e+-]+ \[[\d.e+-]+-[\d.e+-]+\])"
 cpu = r"app \S+ nic \S+ process \S+ CPU-(?:s/GB|us/\w+)"
 for path in sys.argv[1:]:
@@ -58,6 +60,11 @@ for path in sys.argv[1:]:
             peer = re.match(rf"\s+(\S+) +{num} \S+ \((\d+) failed(?:; last failure: .*)?; {cpu}\)$", lines[2])
             assert peer, lines[2]
             assert "n/a" not in lines[2].split("(")[0], "no figure of the peer: " + lines[2]
+            # CPU per transaction x transactions per second: no more CPUs than there are
+            rate = re.match(r"\s+\S+ +([\d.e+-]+) \[.*\] trans/s .*process ([\d.e+-]+) CPU-us/trans\)$", lines[2])
+            if rate:
+                cpus = float(rate.group(1)) * float(rate.group(2)) / 1e6
+                assert cpus <= 1.1 * os.cpu_count(), f"the peer's CPU is {cpus:.2f} CPUs: " + lines[2]
             if peer.group(1) == "kernel-mmsg":
                 assert peer.group(2) == "0", "the peer over veth failed: " + lines[2]
             assert re.match(rf"\s+ratio     {num} \((?:ours/peer|peer/ours), \d+ pairs\); target \S+: ", tail), tail

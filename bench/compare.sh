@@ -236,14 +236,24 @@ print(json.dumps({"value": v, "ops": n, "secs": secs, "cpu_app_s": cpu, "cpu_nic
                   "cpu_proc_s": cpu}))
 PY
 }
-# loopback FIELD(1 median, 2 p99.9): latency_loopback's UDP round trip, 10 Gb/s model link
+# loopback FIELD(1 median, 2 p99.9): latency_loopback's UDP round trip, 10 Gb/s model link,
+# for -t seconds (a tenth more of warm-up; its TCP test after it as long again); CPU:
+# latency_loopback's thread (both stacks), the model's thread, the process
 loopback() {
-	"$B/latency_loopback" -n 200000 -s 32 --sim "spin,timing=$TIMING" >"$tmp/l.txt" || return 1
+	"$B/latency_loopback" -n 200000 -d "$(echo "$T * 1000 / 1" | bc)" -s 32 \
+		--sim "spin,timing=$TIMING" >"$tmp/l.txt" || return 1
 	python3 - "$tmp/l.txt" "$1" <<'PY'
 import json, re, sys
 t = open(sys.argv[1]).read().split("TCP ")[0]
-m = re.search(r"median ([\d.]+) us .*p99.9 ([\d.]+) us", t)
-print(json.dumps({"value": float(m.group(int(sys.argv[2]))), "ops": 200000}) if m else '{"ok": false}')
+m = re.search(r"round trips: (\d+)\n.*median ([\d.]+) us .*p99.9 ([\d.]+) us", t)
+c = re.search(r"cpu: thread ([\d.]+) s  model ([\d.]+|n/a)(?: s)?  process ([\d.]+) s  over "
+              r"([\d.]+) s", t)
+if not (m and c):
+    print('{"ok": false}'); sys.exit()
+print(json.dumps({"value": float(m.group(1 + int(sys.argv[2]))), "ops": int(m.group(1)),
+                  "secs": float(c.group(4)), "cpu_app_s": float(c.group(1)),
+                  "cpu_nic_s": None if c.group(2) == "n/a" else float(c.group(2)),
+                  "cpu_proc_s": float(c.group(3))}))
 PY
 }
 lb_med() { loopback 1; }

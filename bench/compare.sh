@@ -9,14 +9,16 @@
 #            MAC latencies and the PCIe bandwidth cap, docs/device-model.md "Timing")
 #   --quick: 2 pairs of 0.3 s, a target row and peer rows over loopback and veth: checks
 #            that the script runs, that its output parses and that two runs at once keep
-#            to their own namespaces (tests/sh/bench_compare_quick.sh); no figures
+#            to their own namespaces (tests/sh/bench_compare_quick.sh); no figures. Minutes,
+#            not seconds: each run's start-up dominates
 #
 # Every row prints both sides' median [min-max] over the pairs, CPU microseconds per
 # operation (transaction, frame, or GB) for the application threads, the model's NIC
 # thread (pthread_getcpuclockid) and the whole process (getrusage), failed runs (counted,
-# never their figures), load and steal, and a verdict: MET / NOT MET only when every pair
-# is on the same side of the target, else INCONCLUSIVE (bench/verdict.py). Absolute targets
-# are a fraction of the ceiling computed for the row (10 Gb/s model link, MTU framing).
+# never their figures), load and steal, and a verdict: MET only when no run failed and
+# every pair clears the target, NOT MET when none does, else INCONCLUSIVE
+# (bench/verdict.py). Absolute targets are a fraction of the ceiling computed for the row
+# (10 Gb/s model link, MTU framing).
 # The cost section first prints instructions per operation (callgrind on the stepped model,
 # bench/stack_cost.sh): the driver per packet, TCP_RR per transaction, TCP_STREAM per KB.
 #
@@ -541,5 +543,6 @@ for s in $sections; do
 	"section_$s"
 done
 echo
-echo "== summary (MET / NOT MET only when every pair agrees; INCONCLUSIVE otherwise)"
+echo "== summary (MET only when no run failed and every pair clears the target; NOT MET" \
+	"when none does; INCONCLUSIVE otherwise)"
 grep '^SUMMARY' "$SUMMARY_FILE" || true

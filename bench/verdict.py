@@ -3,9 +3,10 @@
 """One row of bench/compare.sh from its runs (JSON lines, one per run).
 
 A run: {"side": "ours"|"peer", "ok": bool, "value": x, "ops": n, "cpu_app_s": s,
-"cpu_nic_s": s, "cpu_proc_s": s, "secs": s, "load": l, "steal_pct": p, "error": why}; CPU
-fields may be null (not measured); secs, when given, is the window the CPU was read over: app = the application's threads (myrio-perf: the thread CPU time
-of the busy polls that did work, or all of it when sleeping on interrupts; peers: both processes), nic = the model's
+"cpu_nic_s": s, "cpu_proc_s": s, "secs": s, "load": l, "steal_pct": p, "error": why}; secs,
+when given, is the window the CPU was read over. CPU fields may be null (not measured):
+app = the application's threads (myrio-perf: the thread CPU time of the busy polls that
+did work, or all of it when sleeping on interrupts; peers: both processes), nic = the model's
 thread (pthread_getcpuclockid), process = getrusage(RUSAGE_SELF) of myrio-perf, or both
 peer processes. The row prints each side's median [min-max], the CPU per operation (median
 over runs) and the verdict:

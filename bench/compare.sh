@@ -126,11 +126,17 @@ row() {
 	# pairs are matched by order within each side
 	python3 bench/verdict.py "$tmp/row" "$name" "$unit" "$per" "$lower" "$peer_name" "$goal" |
 		tee -a "$SUMMARY_FILE"
+	keep_row "$name"
 	[[ -n $cpu_field ]] || return 0
 	python3 bench/per_cpu.py "$cpu_field" <"$tmp/row" >"$tmp/row_cpu"
 	local who=${cpu_field#cpu_}
 	python3 bench/verdict.py "$tmp/row_cpu" "${name% \[*} per ${who%_s} CPU-second" \
 		"$per/CPU-s" "$per" 0 "$peer_name" "$cpu_goal" | tee -a "$SUMMARY_FILE"
+}
+
+# keep_row NAME: with ROWS_DIR set, the row's runs (JSON lines) are kept there, for checks
+keep_row() {
+	[[ -z ${ROWS_DIR:-} ]] || cp "$tmp/row" "$ROWS_DIR/$(grep -c '^SUMMARY' "$SUMMARY_FILE").json"
 }
 
 # target_row NAME UNIT PER_OP LOWER FRACTION CEILING OURS_FN: ours against a fraction of

@@ -11,6 +11,7 @@
 #            that the script runs, that its output parses and that two runs at once keep
 #            to their own namespaces (tests/sh/bench_compare_quick.sh); no figures. Minutes,
 #            not seconds: each run's start-up dominates
+#   ROWS_DIR (environment): each peer row's runs (JSON lines) are kept there, numbered
 #
 # Every row prints both sides' median [min-max] over the pairs, CPU microseconds per
 # operation (transaction, frame, or GB) for the application threads, the model's NIC

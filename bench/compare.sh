@@ -9,14 +9,17 @@
 #            MAC latencies and the PCIe bandwidth cap, docs/device-model.md "Timing")
 #   --quick: 2 pairs of 0.3 s, a target row and peer rows over loopback and veth: checks
 #            that the script runs, that its output parses and that two runs at once keep
-#            to their own namespaces (tests/sh/bench_compare_quick.sh); no figures
+#            to their own namespaces (tests/sh/bench_compare_quick.sh); no figures. Minutes,
+#            not seconds: each run's start-up dominates
+#   ROWS_DIR (environment): each peer row's runs (JSON lines) are kept there, numbered
 #
 # Every row prints both sides' median [min-max] over the pairs, CPU microseconds per
 # operation (transaction, frame, or GB) for the application threads, the model's NIC
 # thread (pthread_getcpuclockid) and the whole process (getrusage), failed runs (counted,
-# never their figures), load and steal, and a verdict: MET / NOT MET only when every pair
-# is on the same side of the target, else INCONCLUSIVE (bench/verdict.py). Absolute targets
-# are a fraction of the ceiling computed for the row (10 Gb/s model link, MTU framing).
+# never their figures), load and steal, and a verdict: MET only when no run failed and
+# every pair clears the target, NOT MET when none does, else INCONCLUSIVE
+# (bench/verdict.py). Absolute targets are a fraction of the ceiling computed for the row
+# (10 Gb/s model link, MTU framing).
 # The cost section first prints instructions per operation (callgrind on the stepped model,
 # bench/stack_cost.sh): the driver per packet, TCP_RR per transaction, TCP_STREAM per KB.
 #
@@ -124,11 +127,17 @@ row() {
 	# pairs are matched by order within each side
 	python3 bench/verdict.py "$tmp/row" "$name" "$unit" "$per" "$lower" "$peer_name" "$goal" |
 		tee -a "$SUMMARY_FILE"
+	keep_row "$name"
 	[[ -n $cpu_field ]] || return 0
 	python3 bench/per_cpu.py "$cpu_field" <"$tmp/row" >"$tmp/row_cpu"
 	local who=${cpu_field#cpu_}
 	python3 bench/verdict.py "$tmp/row_cpu" "${name% \[*} per ${who%_s} CPU-second" \
 		"$per/CPU-s" "$per" 0 "$peer_name" "$cpu_goal" | tee -a "$SUMMARY_FILE"
+}
+
+# keep_row NAME: with ROWS_DIR set, the row's runs (JSON lines) are kept there, for checks
+keep_row() {
+	[[ -z ${ROWS_DIR:-} ]] || cp "$tmp/row" "$ROWS_DIR/$(grep -c '^SUMMARY' "$SUMMARY_FILE").json"
 }
 
 # target_row NAME UNIT PER_OP LOWER FRACTION CEILING OURS_FN: ours against a fraction of
@@ -197,33 +206,65 @@ sockperf_run() {
 	wait_listen $sns $port
 	local secs=${T%.*} # sockperf takes whole seconds
 	((secs >= 1)) || secs=1
-	/usr/bin/time -f "%U %S" -o "$tmp/time" "${cli[@]}" -i $ip -p $port -t "$secs" --full-rtt \
-		"$@" >"$tmp/sp.txt" 2>&1 || true
-	local scpu
-	scpu=$(cpu_of "$(pgrep -P $spid sockperf || echo $spid)")
+	/usr/bin/time -f "%U %S" -o "$tmp/time" "${cli[@]}" -i $ip -p $port -t "$secs" \
+		--full-rtt "$@" >"$tmp/sp.txt" 2>&1 &
+	local tpid=$! cpid= c0= s1= w0= w1=
+	# CPU over the measured window only (from "Starting test", after the warm-up, to "Test
+	# end"), not start-up nor the server spinning before the client: the server's read at
+	# both ends, the client's at the start and from time(1) at its exit (an exited
+	# process's /proc entry no longer holds it)
+	while kill -0 $tpid 2>/dev/null; do
+		[[ -n $cpid ]] || cpid=$(pgrep -P $tpid sockperf || true)
+		if [[ -z $w0 && -n $cpid ]] && grep -q 'Starting test' "$tmp/sp.txt"; then
+			c0=$(echo "$(cpu_of $spid) + $(cpu_of $cpid)" | bc) w0=$(date +%s.%N)
+		elif [[ -n $w0 ]] && grep -q 'Test end' "$tmp/sp.txt"; then
+			s1=$(cpu_of $spid) w1=$(date +%s.%N)
+			break
+		fi
+		sleep 0.01
+	done
+	# a client that ended between two looks: the server's end read now, a look later
+	[[ -z $w0 || -n $w1 ]] || s1=$(cpu_of $spid) w1=$(date +%s.%N)
+	wait $tpid || true
 	kill $spid 2>/dev/null || true
-	python3 - "$tmp/sp.txt" "$field" "$(awk '{print $1+$2}' "$tmp/time")" "$scpu" <<'PY'
+	[[ -n $w1 ]] || return 1
+	local c1
+	c1=$(echo "$s1 + $(awk '{print $1+$2}' "$tmp/time")" | bc)
+	python3 - "$tmp/sp.txt" "$field" "$c0" "$c1" "$w0" "$w1" <<'PY'
 import json, re, sys
-t, field, ccpu, scpu = open(sys.argv[1]).read(), sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+t, field = open(sys.argv[1]).read(), sys.argv[2]
+c0, c1, w0, w1 = map(float, sys.argv[3:7])
 m = re.search(r"\[Valid Duration\] RunTime=([\d.]+) sec; SentMessages=\d+; ReceivedMessages=(\d+)", t)
 med = re.search(r"percentile 50.000 =\s*([\d.]+)", t)
 p999 = re.search(r"percentile 99.900 =\s*([\d.]+)", t)
-if not (m and med and p999):
+if not (m and med and p999) or w1 <= w0:
     print('{"ok": false}'); sys.exit()
-n = int(m.group(2))
-v = {"med": float(med.group(1)), "p999": float(p999.group(1)), "tps": n / float(m.group(1))}[field]
-print(json.dumps({"value": v, "ops": n, "cpu_app_s": ccpu + scpu, "cpu_nic_s": None,
-                  "cpu_proc_s": ccpu + scpu}))
+n, secs = int(m.group(2)), float(m.group(1))
+v = {"med": float(med.group(1)), "p999": float(p999.group(1)), "tps": n / secs}[field]
+# the window's CPU rate over sockperf's valid duration (which lies within the window)
+cpu = (c1 - c0) / (w1 - w0) * secs
+print(json.dumps({"value": v, "ops": n, "secs": secs, "cpu_app_s": cpu, "cpu_nic_s": None,
+                  "cpu_proc_s": cpu}))
 PY
 }
-# loopback FIELD(1 median, 2 p99.9): latency_loopback's UDP round trip, 10 Gb/s model link
+# loopback FIELD(1 median, 2 p99.9): latency_loopback's UDP round trip, 10 Gb/s model link,
+# for -t seconds (a tenth more of warm-up; its TCP test after it as long again); CPU:
+# latency_loopback's thread (both stacks), the model's thread, the process
 loopback() {
-	"$B/latency_loopback" -n 200000 -s 32 --sim "spin,timing=$TIMING" >"$tmp/l.txt" || return 1
+	"$B/latency_loopback" -n 200000 -d "$(echo "$T * 1000 / 1" | bc)" -s 32 \
+		--sim "spin,timing=$TIMING" >"$tmp/l.txt" || return 1
 	python3 - "$tmp/l.txt" "$1" <<'PY'
 import json, re, sys
 t = open(sys.argv[1]).read().split("TCP ")[0]
-m = re.search(r"median ([\d.]+) us .*p99.9 ([\d.]+) us", t)
-print(json.dumps({"value": float(m.group(int(sys.argv[2]))), "ops": 200000}) if m else '{"ok": false}')
+m = re.search(r"round trips: (\d+)\n.*median ([\d.]+) us .*p99.9 ([\d.]+) us", t)
+c = re.search(r"cpu: thread ([\d.]+) s  model ([\d.]+|n/a)(?: s)?  process ([\d.]+) s  over "
+              r"([\d.]+) s", t)
+if not (m and c):
+    print('{"ok": false}'); sys.exit()
+print(json.dumps({"value": float(m.group(1 + int(sys.argv[2]))), "ops": int(m.group(1)),
+                  "secs": float(c.group(4)), "cpu_app_s": float(c.group(1)),
+                  "cpu_nic_s": None if c.group(2) == "n/a" else float(c.group(2)),
+                  "cpu_proc_s": float(c.group(3))}))
 PY
 }
 lb_med() { loopback 1; }
@@ -511,5 +552,6 @@ for s in $sections; do
 	"section_$s"
 done
 echo
-echo "== summary (MET / NOT MET only when every pair agrees; INCONCLUSIVE otherwise)"
+echo "== summary (MET only when no run failed and every pair clears the target; NOT MET" \
+	"when none does; INCONCLUSIVE otherwise)"
 grep '^SUMMARY' "$SUMMARY_FILE" || true

@@ -5,7 +5,7 @@
  * to come back; both stacks are polled from the same loop, so the round trip covers the
  * stack and driver twice in each direction plus the NIC (or the device model) and the cable.
  * It measures a UDP ping-pong and then a TCP one and prints min/median/p99/p99.9/max and a
- * histogram of the round-trip times.
+ * histogram of the round-trip times, and the CPU the measured round trips used.
  *
  *   latency_loopback                         in-process model, sim:sim0 <-> sim:sim1
  *   latency_loopback --sim link=unlimited    model options (see myrio/sim.h)
@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -73,15 +74,79 @@ static int open_side(struct side *s, const char *dev, uint32_t ip, uint32_t mtu,
 	return myrio_stack_create(&s->stack, s->port, &sc);
 }
 
+/* CPU used so far, in ns: this thread (both stacks), the model's thread, the process. */
+struct cpu {
+	uint64_t thread, model, process;
+	bool has_model;
+};
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void cpu_read(struct myrio_sim *sim, struct cpu *c)
+{
+	c->thread = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	c->process = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	c->has_model = sim && myrio_sim_thread_cpu_ns(sim, &c->model) == 0;
+}
+
+/* One test's round trips: a warm-up of a tenth of them (or of the time limit), then at
+ * most iters measured ones, which stop at the time limit (0: none). */
+struct phase {
+	unsigned iters, n;
+	uint64_t limit_ns, t0, t1;
+	bool measuring;
+	struct myrio_sim *sim;
+	struct cpu c0, c1;
+	uint64_t *rtt;
+};
+
+static void phase_init(struct phase *p, unsigned iters, uint64_t limit_ns,
+		       struct myrio_sim *sim, uint64_t *rtt)
+{
+	*p = (struct phase){.iters = iters, .limit_ns = limit_ns, .sim = sim, .rtt = rtt};
+	p->t0 = now_ns();
+}
+
+/* Before round trip i: whether to make it. */
+static bool phase_next(struct phase *p, unsigned i)
+{
+	uint64_t t = now_ns();
+	if (!p->measuring && (i >= p->iters / 10 || (p->limit_ns && t - p->t0 > p->limit_ns / 10))) {
+		p->measuring = true;
+		p->t0 = t;
+		cpu_read(p->sim, &p->c0);
+	}
+	return p->n < p->iters && !(p->measuring && p->limit_ns && t - p->t0 > p->limit_ns);
+}
+
+static void phase_record(struct phase *p, uint64_t rtt)
+{
+	if (p->measuring)
+		p->rtt[p->n++] = rtt;
+}
+
+static void phase_end(struct phase *p)
+{
+	p->t1 = now_ns();
+	cpu_read(p->sim, &p->c1);
+}
+
 static int cmp_u64(const void *x, const void *y)
 {
 	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
 	return a < b ? -1 : a > b;
 }
 
-/* Sorts the samples, prints the percentiles and a log2 histogram. */
-static void report(const char *what, uint64_t *rtt, unsigned n, unsigned size)
+/* Sorts the samples, prints the percentiles, a log2 histogram and the CPU. */
+static void report(const char *what, const struct phase *p, unsigned size)
 {
+	uint64_t *rtt = p->rtt;
+	unsigned n = p->n;
 	qsort(rtt, n, sizeof(*rtt), cmp_u64);
 	printf("%s %u-byte round trips: %u\n", what, size, n);
 	printf("  min %.2f us  median %.2f us  p99 %.2f us  p99.9 %.2f us  max %.2f us\n",
@@ -100,17 +165,23 @@ static void report(const char *what, uint64_t *rtt, unsigned n, unsigned size)
 		       bucket[b], bar ? bar : 1,
 		       "##################################################");
 	}
+	printf("  cpu: thread %.6f s  model ", (p->c1.thread - p->c0.thread) / 1e9);
+	if (p->c0.has_model && p->c1.has_model)
+		printf("%.6f s", (p->c1.model - p->c0.model) / 1e9);
+	else
+		printf("n/a");
+	printf("  process %.6f s  over %.6f s\n", (p->c1.process - p->c0.process) / 1e9,
+	       (p->t1 - p->t0) / 1e9);
 }
 
-static int udp_pingpong(struct side *a, struct side *b, unsigned size, unsigned iters,
-			uint64_t *rtt)
+static int udp_pingpong(struct side *a, struct side *b, unsigned size, struct phase *ph)
 {
 	struct myrio_udp_sock *ua, *ub;
 	if (myrio_udp_open(a->stack, 0, NULL, &ua) < 0 ||
 	    myrio_udp_open(b->stack, ECHO_PORT, NULL, &ub) < 0)
 		return -ENOBUFS;
 	int rc = 0;
-	for (unsigned i = 0; i < iters + iters / 10 && rc == 0; i++) { /* first 10%: warm-up */
+	for (unsigned i = 0; rc == 0 && phase_next(ph, i); i++) {
 		struct myrio_pkt *p = myrio_stack_pkt_alloc(a->stack);
 		if (!p)
 			return -ENOBUFS;
@@ -143,16 +214,15 @@ static int udp_pingpong(struct side *a, struct side *b, unsigned size, unsigned 
 				rc = -EBADMSG;
 			myrio_pkt_free(q);
 		}
-		if (i >= iters / 10)
-			rtt[i - iters / 10] = now_ns() - t0;
+		phase_record(ph, now_ns() - t0);
 	}
+	phase_end(ph);
 	myrio_udp_close(ua);
 	myrio_udp_close(ub);
 	return rc;
 }
 
-static int tcp_pingpong(struct side *a, struct side *b, unsigned size, unsigned iters,
-			uint64_t *rtt)
+static int tcp_pingpong(struct side *a, struct side *b, unsigned size, struct phase *ph)
 {
 	struct myrio_tcp_listener *l;
 	struct myrio_tcp_conn *c;
@@ -169,7 +239,7 @@ static int tcp_pingpong(struct side *a, struct side *b, unsigned size, unsigned 
 	}
 	static uint8_t msg[65536], echo[65536];
 	int rc = 0;
-	for (unsigned i = 0; i < iters + iters / 10 && rc == 0; i++) {
+	for (unsigned i = 0; rc == 0 && phase_next(ph, i); i++) {
 		memset(msg, (int)i, size);
 		t0 = now_ns();
 		size_t sent = 0, back = 0;
@@ -198,9 +268,9 @@ static int tcp_pingpong(struct side *a, struct side *b, unsigned size, unsigned 
 				break;
 			}
 		}
-		if (i >= iters / 10)
-			rtt[i - iters / 10] = now_ns() - t0;
+		phase_record(ph, now_ns() - t0);
 	}
+	phase_end(ph);
 	myrio_tcp_close(a->conn);
 	myrio_tcp_close(b->conn);
 	myrio_tcp_listener_close(l);
@@ -209,14 +279,17 @@ static int tcp_pingpong(struct side *a, struct side *b, unsigned size, unsigned 
 	return rc;
 }
 
-static const char usage[] = "usage: latency_loopback [-n ITERS] [-s SIZE] [--mtu 1500|9000] "
-			    "[--sim SPEC] [--pcap FILE] [DEV_A DEV_B]\n";
+static const char usage[] = "usage: latency_loopback [-n ITERS] [-d MS] [-s SIZE] "
+			    "[--mtu 1500|9000] [--sim SPEC] [--pcap FILE] [DEV_A DEV_B]\n"
+			    "  -d, --duration-ms MS: each test stops after MS ms of round trips "
+			    "(0: after ITERS)\n";
 
 int main(int argc, char **argv)
 {
-	unsigned iters = 100000, size = 32, mtu = 1500;
+	unsigned iters = 100000, size = 32, mtu = 1500, duration_ms = 0;
 	const char *sim_spec = "spin", *pcap = NULL;
 	const struct cli_opt opts[] = {{"iters", 'n', .num = &iters}, {"size", 's', .num = &size},
+				       {"duration-ms", 'd', .num = &duration_ms},
 				       {"mtu", 0, .num = &mtu},	      {"sim", 0, .str = &sim_spec},
 				       {"pcap", 0, .str = &pcap},     {0}};
 	if (cli_parse(argc, argv, opts, usage) < 0)
@@ -252,14 +325,22 @@ int main(int argc, char **argv)
 	uint64_t *rtt = calloc(iters, sizeof(*rtt));
 	if (rc == 0 && !rtt)
 		rc = -ENOMEM;
+	struct phase ph;
+	uint64_t limit_ns = duration_ms * 1000000ull;
+	phase_init(&ph, iters, limit_ns, sim, rtt);
 	if (rc == 0)
-		rc = udp_pingpong(&a, &b, size, iters, rtt);
+		rc = udp_pingpong(&a, &b, size, &ph);
+	if (rc == 0 && ph.n == 0)
+		rc = -ETIMEDOUT; /* the warm-up took all the time */
 	if (rc == 0)
-		report("UDP", rtt, iters, size);
+		report("UDP", &ph, size);
+	phase_init(&ph, iters, limit_ns, sim, rtt);
 	if (rc == 0)
-		rc = tcp_pingpong(&a, &b, size, iters, rtt);
+		rc = tcp_pingpong(&a, &b, size, &ph);
+	if (rc == 0 && ph.n == 0)
+		rc = -ETIMEDOUT;
 	if (rc == 0)
-		report("TCP", rtt, iters, size);
+		report("TCP", &ph, size);
 	if (rc < 0)
 		fprintf(stderr, "latency_loopback: %s\n", strerror(-rc));
 	free(rtt);

@@ -6,7 +6,9 @@
 # verdict from the allowed set. The kernel's side over veth loses no run: it does when
 # another run deletes or takes over its namespaces. Afterwards neither run's namespaces
 # are left and the busy-poll sysctls are back at their values. It measures nothing (0.3 s
-# runs on a shared machine): no figure is asserted, only the form.
+# runs on a shared machine): no figure is asserted, only the form and one bound that holds
+# at any load: the peer's CPU per transaction times its transactions per second fits in the
+# machine's CPUs (its CPU is read over the measured window only).
 set -euo pipefail
 build=${1:?build directory}
 [[ -x $build/myrio-perf && -x $build/udp_mmsg ]] || { echo "no $build/myrio-perf"; exit 77; }
@@ -18,14 +20,16 @@ sysctls() { sysctl -n net.core.busy_read net.core.busy_poll | tr '\n' ' '; }
 before=$(sysctls)
 # Inside ctest's 900 s; a run cut short still shows how far it got. The second run starts
 # while the first is under way, so that one's set-up and end fall inside the other's rows.
-RUN_ID=q1x$$ timeout 840 bash bench/compare.sh -b "$build" --quick >"$tmp/out1" 2>&1 &
+mkdir -p "$tmp/rows1"
+ROWS_DIR=$tmp/rows1 RUN_ID=q1x$$ timeout 840 bash bench/compare.sh -b "$build" --quick >"$tmp/out1" 2>&1 &
 p1=$!
 for ((i = 0; i < 300; i++)); do
 	grep -q '^ROW ' "$tmp/out1" && break
 	kill -0 $p1 2>/dev/null || break
 	sleep 0.1
 done
-RUN_ID=q2x$$ timeout 840 bash bench/compare.sh -b "$build" --quick >"$tmp/out2" 2>&1 &
+mkdir -p "$tmp/rows2"
+ROWS_DIR=$tmp/rows2 RUN_ID=q2x$$ timeout 840 bash bench/compare.sh -b "$build" --quick >"$tmp/out2" 2>&1 &
 p2=$!
 rc1=0 rc2=0
 wait $p1 || rc1=$?
@@ -39,11 +43,19 @@ left=$(ip netns list | grep -cE "^myrio-bench-[ab]q[12]x$$( |$)" || true)
 ((left == 0)) || { echo "namespaces left: $(ip netns list)"; exit 1; }
 after=$(sysctls)
 [[ $after == "$before" ]] || { echo "busy-poll sysctls were '$before', left at '$after'"; exit 1; }
-python3 - "$tmp/out1" "$tmp/out2" <<'PY'
-import re, sys
+python3 - "$tmp/out1" "$tmp/out2" "$tmp"/rows[12]/*.json <<'PY'
+import json, os, re, sys
 num = r"(?:n/a|[\d.e+-]+ \[[\d.e+-]+-[\d.e+-]+\])"
 cpu = r"app \S+ nic \S+ process \S+ CPU-(?:s/GB|us/\w+)"
-for path in sys.argv[1:]:
+# the kept rows are --quick's two peer rows, both rates: in each run of a peer, CPU per
+# operation x operations per second (its CPU over its measured window) fits in the
+# machine's CPUs, the clocks' ticks aside
+for path in sys.argv[3:]:
+    for r in map(json.loads, open(path)):
+        if r["side"] == "peer" and r.get("ok") and r.get("cpu_proc_s") is not None and r.get("ops"):
+            cpus = r["cpu_proc_s"] / r["ops"] * r["value"]
+            assert cpus <= 1.1 * os.cpu_count(), f"{path}: {cpus:.2f} CPUs in {r}"
+for path in sys.argv[1:3]:
     out = open(path).read()
     rows = re.findall(r"^ROW (.+)$", out, re.M)
     assert len(rows) == 4, rows

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The preload's sleep counts (MYRIO_PRELOAD_COUNTS=1, docs/preload.md) count what happened:
 # - five receives with SO_RCVTIMEO on a socket nothing is sent to each sleep until their
-#   timeout (at least 5 sleeps, none counted as ended with nothing: a timeout is not), and
+#   timeout (at least 5 sleeps not counted as ended with nothing: a timeout is not), and
 #   with MYRIO_SPIN_US=0 none polls before it sleeps (no spin), with MYRIO_SPIN_US=2000 the
 #   first does; with python3, left out under the sanitizers (it hangs at start with their
 #   runtime);
@@ -48,7 +48,9 @@ spun=$(spins "$tmp/idle.out")
 echo "idle: sleeps ${sleeps:-none}, woken with nothing ${empty:-none}, spins ${spun:-none}"
 [[ -n ${sleeps:-} && -n $spun ]] || fail "no counts at exit"
 ((sleeps >= 5)) || fail "5 receives timed out after fewer sleeps ($sleeps)"
-((empty == 0)) || fail "a timeout counted as a wake-up with nothing ($empty)"
+# a send report of the stack's own (its first ARP or IGMP frame) may wake one sleep with
+# nothing for the socket; the five timeouts must not count as such
+((sleeps - empty >= 5)) || fail "timeouts counted as wake-ups with nothing ($empty of $sleeps)"
 ((spun == 0)) || fail "MYRIO_SPIN_US=0, yet $spun calls polled before they slept"
 MYRIO_SPIN_US=2000 timed_receives "$tmp/spin.out"
 spun=$(spins "$tmp/spin.out")

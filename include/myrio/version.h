@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 #define MYRIO_VERSION_MAJOR 0
-#define MYRIO_VERSION_MINOR 5
+#define MYRIO_VERSION_MINOR 6
 #define MYRIO_VERSION_PATCH 0
 /* One number that compares: MYRIO_VERSION >= MYRIO_VERSION_NUM(0, 2, 0). */
 #define MYRIO_VERSION_NUM(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))

@@ -112,6 +112,16 @@ static int recv_flags_refused(int type, int flags)
 	return 0;
 }
 
+/* A call that succeeds leaves errno as the program left it, as the kernel's do: the waits
+ * inside (a full ring, an empty queue) see EAGAIN or EINTR on their way, and programs test
+ * errno after a loop of successful calls (nuttcp checks it once its timer ends the loop). */
+static ssize_t errno_kept(ssize_t rc, int errno_in)
+{
+	if (rc >= 0)
+		errno = errno_in;
+	return rc;
+}
+
 /* The kernel's call, unless enter() answered (*rc) or took fd (send/recv_path). */
 #define NOT_OURS 0x7ffffffffff0 /* a result no call gives */
 
@@ -121,6 +131,7 @@ static ssize_t send_path(int fd, const struct iovec *iov, int n, int flags,
 	uint32_t ip = 0;
 	uint16_t port = 0;
 	struct sockaddr_in sin;
+	int errno_in = errno;
 	int bad_mem = to ? user_addr_in(to, tolen) : 0;
 	if (bad_mem)
 		return neg_errno(bad_mem);
@@ -157,7 +168,7 @@ static ssize_t send_path(int fd, const struct iovec *iov, int n, int flags,
 	psock_exit(ps, outer);
 	engine_unlock();
 	after_send(rc);
-	return rc;
+	return errno_kept(rc, errno_in);
 }
 
 static ssize_t recv_path(int fd, const struct iovec *iov, int n, int flags, struct sockaddr *from,
@@ -165,6 +176,7 @@ static ssize_t recv_path(int fd, const struct iovec *iov, int n, int flags, stru
 {
 	struct psock *outer;
 	ssize_t rc = NOT_OURS;
+	int errno_in = errno;
 	struct psock *ps = enter(fd, NULL, 0, &outer, &rc);
 	if (!ps)
 		return rc;
@@ -193,7 +205,7 @@ static ssize_t recv_path(int fd, const struct iovec *iov, int n, int flags, stru
 	}
 	psock_exit(ps, outer);
 	engine_unlock();
-	return rc;
+	return errno_kept(rc, errno_in);
 }
 
 EXPORT ssize_t read(int fd, void *buf, size_t len)

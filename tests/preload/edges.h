@@ -92,6 +92,8 @@ void tcp_bind_port0_named(void);
 void recv_flags_as_kernel(void);
 void write_after_fin_then_reset(void);
 void send_flags_refused(void);
+void errno_kept_on_success(void);
+void fdopen_fileno(void);
 
 /* edges_efault.c: bad pointers other than data buffers (run without the preload too) */
 void bad_addresses_efault(void);

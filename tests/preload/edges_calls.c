@@ -37,6 +37,7 @@
 #define FREED_PORT 7115
 #define FREED_ROUNDS 3000
 #define UDP_SHUT_PORT 7116
+#define ERRNO_PORT 7125
 #define SOCKOPT_PORT 7117
 
 int ask_datagram(int port)
@@ -869,4 +870,54 @@ void send_flags_refused(void)
 	      "only what was sent");
 	close(fd);
 	printf("ok send_flags_refused\n");
+}
+
+/* A send or receive that succeeds leaves errno as it was, though the preload's waited for
+ * room in a full ring or for a datagram on the way (nuttcp tests errno after its loop). */
+void errno_kept_on_success(void)
+{
+	enum { SENTINEL = 12345 };
+	int u = udp_bound(ERRNO_PORT);
+	CHECK(u >= 0, "bind");
+	struct sockaddr_in far = peer_addr(CLOSED_PORT);
+	static char b[1400];
+	int sent = 0;
+	for (int i = 0; i < 3000; i++) {
+		errno = SENTINEL;
+		ssize_t n = sendto(u, b, sizeof b, 0, (struct sockaddr *)&far, sizeof far);
+		if (n < 0 && (errno == ENOBUFS || errno == EAGAIN))
+			continue; /* the kernel's loopback may refuse, and says so */
+		CHECK(n == (ssize_t)sizeof b, "sendto %d: %zd (%s)", i, n, strerror(errno));
+		CHECK(errno == SENTINEL, "sendto %d succeeded and set errno to %d", i, errno);
+		sent++;
+	}
+	CHECK(sent > 0, "no datagram sent");
+	int c = ask_datagram(ERRNO_PORT);
+	CHECK(c >= 0, "dial");
+	errno = SENTINEL;
+	ssize_t n = recv(u, b, sizeof b, 0); /* blocks until the peer's datagram comes */
+	CHECK(n > 0, "recv: %zd (%s)", n, strerror(errno));
+	CHECK(errno == SENTINEL, "recv succeeded and set errno to %d", errno);
+	close(c);
+	close(u);
+	printf("ok errno_kept_on_success\n");
+}
+
+/* fdopen of a socket gives a FILE whose fileno is the socket, and errno is left alone. */
+void fdopen_fileno(void)
+{
+	int fd = dial(CMD_ECHO);
+	CHECK(fd >= 0, "dial");
+	FILE *f = fdopen(fd, "r+");
+	CHECK(f != NULL, "fdopen");
+	errno = 0;
+	CHECK(fileno(f) == fd, "fileno %d of the socket %d's FILE", fileno(f), fd);
+	CHECK(fileno_unlocked(f) == fd, "fileno_unlocked of the socket's FILE");
+	CHECK(errno == 0, "fileno set errno %d", errno);
+	CHECK(fputs("abc\n", f) >= 0 && fflush(f) == 0, "write through the FILE");
+	char line[8];
+	CHECK(fgets(line, sizeof line, f) && !strcmp(line, "abc\n"), "the echo through the FILE");
+	CHECK(fileno(stdin) == 0, "fileno of stdin");
+	fclose(f);
+	printf("ok fdopen_fileno\n");
 }

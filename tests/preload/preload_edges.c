@@ -796,6 +796,8 @@ static const struct {
     CASE(cancel_in_close, true),
     CASE(sa_restart_recv_goes_on, true),
     CASE(connect_again_after_refusal, true),
+    CASE(errno_kept_on_success, true),
+    CASE(fdopen_fileno, true),
 };
 
 /* "cases" runs them all, "kernel" those that hold for the kernel's sockets too; a name

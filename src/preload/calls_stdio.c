@@ -4,32 +4,102 @@
  * instead, so here: fdopen of an accelerated socket, and a socket dup'ed onto fd 0, 1 or 2
  * (the classic way to speak on a socket with stdio, as nuttcp does), get one. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "preload.h"
 
+/* A socket's FILE: its fd, and the FILE, so that fileno() names the fd as the C library's
+ * own FILEs do (it gives -1 and EBADF for a fopencookie one; nuttcp polls its control
+ * connection by fileno). */
+struct socket_file {
+	int fd;
+	FILE *f;
+	struct socket_file *next;
+};
+static struct socket_file *socket_files;
+static pthread_mutex_t socket_files_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static ssize_t cookie_read(void *c, char *buf, size_t n)
 {
-	return read((int)(intptr_t)c, buf, n);
+	return read(((struct socket_file *)c)->fd, buf, n);
 }
 
 static ssize_t cookie_write(void *c, const char *buf, size_t n)
 {
-	return write((int)(intptr_t)c, buf, n);
+	return write(((struct socket_file *)c)->fd, buf, n);
 }
 
 static int cookie_close(void *c)
 {
-	return close((int)(intptr_t)c);
+	struct socket_file *sf = c;
+	pthread_mutex_lock(&socket_files_lock);
+	for (struct socket_file **p = &socket_files; *p; p = &(*p)->next)
+		if (*p == sf) {
+			*p = sf->next;
+			break;
+		}
+	pthread_mutex_unlock(&socket_files_lock);
+	int fd = sf->fd;
+	free(sf);
+	return close(fd);
 }
 
 static FILE *socket_file(int fd, const char *mode)
 {
+	struct socket_file *sf = malloc(sizeof *sf);
+	if (!sf)
+		return NULL;
 	cookie_io_functions_t io = {
 	    .read = cookie_read, .write = cookie_write, .close = cookie_close};
-	return fopencookie((void *)(intptr_t)fd, mode, io);
+	sf->fd = fd;
+	sf->f = fopencookie(sf, mode, io);
+	if (!sf->f) {
+		free(sf);
+		return NULL;
+	}
+	pthread_mutex_lock(&socket_files_lock);
+	sf->next = socket_files;
+	socket_files = sf;
+	pthread_mutex_unlock(&socket_files_lock);
+	return sf->f;
+}
+
+/* The fd of one of the socket FILEs, or -1. */
+static int socket_file_fd(FILE *f)
+{
+	int fd = -1;
+	pthread_mutex_lock(&socket_files_lock);
+	for (struct socket_file *sf = socket_files; sf && fd < 0; sf = sf->next)
+		if (sf->f == f)
+			fd = sf->fd;
+	pthread_mutex_unlock(&socket_files_lock);
+	return fd;
+}
+
+EXPORT int fileno(FILE *f)
+{
+	static int (*kernel_fileno)(FILE *);
+	int fd = socket_file_fd(f);
+	if (fd >= 0)
+		return fd;
+	if (!kernel_fileno)
+		*(void **)&kernel_fileno = dlsym(RTLD_NEXT, "fileno");
+	return kernel_fileno(f);
+}
+
+EXPORT int fileno_unlocked(FILE *f)
+{
+	static int (*kernel_fileno_unlocked)(FILE *);
+	int fd = socket_file_fd(f);
+	if (fd >= 0)
+		return fd;
+	if (!kernel_fileno_unlocked)
+		*(void **)&kernel_fileno_unlocked = dlsym(RTLD_NEXT, "fileno_unlocked");
+	return kernel_fileno_unlocked(f);
 }
 
 EXPORT FILE *fdopen(int fd, const char *mode)

@@ -9,7 +9,7 @@
 #   iperf3 TCP and UDP (-u -b): bytes sent = bytes received, UDP loss bounded
 #   sockperf ping-pong/throughput (UDP and TCP): replies counted
 #   nuttcp -t -T 5 -w 128 -v against nuttcp -1 --nofork (both ends speak on the control
-#   socket through stdio): the bytes both ends report, equal
+#   socket through stdio): the bytes both ends report, equal; and -u -R 50m: a result
 # A program missing from the machine skips its row; a row that fails fails the test.
 set -uo pipefail
 build=${1:?build directory}
@@ -185,6 +185,14 @@ if have nuttcp; then
 	# the receiver stops at its own -T too: what was in flight then is not counted
 	[[ -n $t && -n $r ]] && awk -v t="$t" -v r="$r" 'BEGIN { exit !(t > 1 && r <= t && r >= 0.95 * t) }' &&
 		echo "nuttcp: $t MB sent, $r MB received" || fail "nuttcp: sent ${t:-?} MB, received ${r:-?} MB"
+	# UDP at a set rate: the client polls its control connection by fileno(), and tests
+	# errno once its timer ends the sending loop
+	bg "$tmp/nutu.srv" $B nuttcp -1 --nofork
+	run $A nuttcp -u -R 50m -T 2 10.0.0.2 >"$tmp/nutu.log" 2>&1 ||
+		{ fail "nuttcp -u exit"; tail -n 5 "$tmp/nutu.log" "$tmp/nutu.srv"; }
+	wait $bgpid
+	grep -q 'Mbps.*drop/pkt' "$tmp/nutu.log" && grep 'Mbps' "$tmp/nutu.log" ||
+		fail "nuttcp -u: no result line"
 fi
 
 # ---- the Linux kernel through a TAP cable ----

@@ -80,26 +80,27 @@ static int socket_file_fd(FILE *f)
 	return fd;
 }
 
-EXPORT int fileno(FILE *f)
+/* A socket FILE's fd, else what the C library's function (looked up once) says. */
+static int fileno_with(FILE *f, int (**kernel)(FILE *), const char *name)
 {
-	static int (*kernel_fileno)(FILE *);
 	int fd = socket_file_fd(f);
 	if (fd >= 0)
 		return fd;
-	if (!kernel_fileno)
-		*(void **)&kernel_fileno = dlsym(RTLD_NEXT, "fileno");
-	return kernel_fileno(f);
+	if (!*kernel)
+		*(void **)kernel = dlsym(RTLD_NEXT, name);
+	return (*kernel)(f);
+}
+
+EXPORT int fileno(FILE *f)
+{
+	static int (*kernel_fileno)(FILE *);
+	return fileno_with(f, &kernel_fileno, "fileno");
 }
 
 EXPORT int fileno_unlocked(FILE *f)
 {
 	static int (*kernel_fileno_unlocked)(FILE *);
-	int fd = socket_file_fd(f);
-	if (fd >= 0)
-		return fd;
-	if (!kernel_fileno_unlocked)
-		*(void **)&kernel_fileno_unlocked = dlsym(RTLD_NEXT, "fileno_unlocked");
-	return kernel_fileno_unlocked(f);
+	return fileno_with(f, &kernel_fileno_unlocked, "fileno_unlocked");
 }
 
 EXPORT FILE *fdopen(int fd, const char *mode)

@@ -236,6 +236,17 @@ static inline uint64_t desc_addr(struct sim_nic *nic, uint32_t off, uint32_t lo_
 	return (uint64_t)sim_rd32(nic, off) << 32 | __builtin_bswap32(lo_raw);
 }
 
+/* Big buffers a frame of len bytes takes (2 bytes of padding first), or 0 while the host has
+ * set no big buffer size: a reset (a client the daemon dropped) clears it while a peer's
+ * send may still ask. */
+static uint32_t big_buffers_needed(const struct sim_nic *nic, uint32_t len)
+{
+	uint32_t big = nic->big_size;
+	if (nic->always_n)
+		return nic->always_n;
+	return big ? (uint32_t)(((uint64_t)len + 2 + big - 1) / big) : 0;
+}
+
 /* True if `frames` frames of len bytes would find their buffers posted in one slice's
  * rings. */
 static bool slice_has_room(const struct sim_nic *nic, const struct sim_slice *q, uint32_t len,
@@ -247,11 +258,10 @@ static bool slice_has_room(const struct sim_nic *nic, const struct sim_slice *q,
 		r = &q->small;
 	} else {
 		r = &q->big;
-		uint32_t big = nic->big_size;
-		need = nic->always_n ? nic->always_n : (len + 2 + big - 1) / big;
+		need = big_buffers_needed(nic, len);
 	}
 	need *= frames;
-	if (need > r->mask + 1)
+	if (!need || need > r->mask + 1)
 		return true; /* can never fit: dropped as overrun, or by the driver's ring size */
 	/* valid slots are a contiguous run from cons: the host posts in order and every
 	 * consumed slot is re-invalidated */
@@ -333,8 +343,8 @@ void sim_rx_frame(struct sim_nic *nic, const struct sim_frame *f)
 	} else {
 		struct sim_rxring *r = &q->big;
 		uint32_t big = nic->big_size;
-		uint32_t need = nic->always_n ? nic->always_n : (len + 2 + big - 1) / big;
-		if ((uint64_t)need * big < (uint64_t)len + 2 || need > r->mask + 1) {
+		uint32_t need = big_buffers_needed(nic, len);
+		if (!need || (uint64_t)need * big < (uint64_t)len + 2 || need > r->mask + 1) {
 			nic->ctr.dropped_overrun++;
 			return;
 		}

@@ -268,6 +268,22 @@ static void hung_or_resetting_peer_holds_nobody(void **state)
 	assert_int_equal(h_nic_stats(c->b.nic).rx_down, 8);
 }
 
+/* A running peer whose big buffer size is gone (a reset between the check of its running
+ * state and its rings: the daemon dropped its client) holds nobody and divides by nothing;
+ * the frame is dropped at the peer as an overrun. */
+static void peer_without_big_size_holds_nobody(void **state)
+{
+	struct hpair *c = *state;
+	h_cmd(&c->a, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL);
+	h_cmd(&c->b, MCP_CMD_ENABLE_FLOW_CONTROL, 0, 0, 0, NULL);
+	c->b.nic->big_size = 0;
+	uint8_t f[1200];
+	send_to_b(c, 1000, 1, f);
+	assert_int_equal(h_nic_stats(c->a.nic).tx_frames, 1);
+	assert_int_equal(h_nic_counters(c->a.nic).dropped_pause, 0);
+	assert_int_equal(h_nic_counters(c->b.nic).dropped_overrun, 1);
+}
+
 static void down_nic_receives_nothing(void **state)
 {
 	struct hpair *c = *state;
@@ -318,6 +334,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(mtu_and_runts, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(bad_completion_injected, setup, h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(hung_or_resetting_peer_holds_nobody, setup,
+					    h_pair_teardown),
+	    cmocka_unit_test_setup_teardown(peer_without_big_size_holds_nobody, setup,
 					    h_pair_teardown),
 	    cmocka_unit_test_setup_teardown(down_nic_receives_nothing, setup, h_pair_teardown),
 	    cmocka_unit_test(single_posting_across_wraps),
